@@ -1,6 +1,7 @@
 package oauthmeta
 
 import (
+	"net/netip"
 	"net/url"
 	"strings"
 )
@@ -33,11 +34,24 @@ func CanonicalResource(raw string) (string, error) {
 		return "", errField(ErrInvalidResource, "resource", "user information")
 	}
 	scheme := strings.ToLower(u.Scheme)
-	host := strings.ToLower(u.Hostname())
-	if host == "" {
-		return "", errField(ErrInvalidResource, "resource", "empty host")
+	host := u.Hostname()
+	if host == "" || !asciiHost(host) {
+		return "", errField(ErrInvalidResource, "resource", "invalid host")
+	}
+	host = strings.ToLower(host)
+	if strings.Contains(host, ":") {
+		// Only a bracketed IPv6 literal may contain colons.
+		if !strings.HasPrefix(u.Host, "[") {
+			return "", errField(ErrInvalidResource, "resource", "invalid host")
+		}
+		if _, err := netip.ParseAddr(host); err != nil {
+			return "", errField(ErrInvalidResource, "resource", "invalid host")
+		}
 	}
 	port := u.Port()
+	if !validPort(u.Host, port) {
+		return "", errField(ErrInvalidResource, "resource", "invalid port")
+	}
 	if (scheme == "https" && port == "443") || (scheme == "http" && port == "80") {
 		port = ""
 	}
@@ -55,6 +69,9 @@ func CanonicalResource(raw string) (string, error) {
 	if u.RawQuery != "" || u.ForceQuery {
 		out += "?" + u.RawQuery
 	}
+	if len(out) > maxURLLength {
+		return "", errField(ErrInvalidResource, "resource", "too long")
+	}
 	return out, nil
 }
 
@@ -70,4 +87,34 @@ func SameResource(a, b string) bool {
 		return false
 	}
 	return ca == cb
+}
+
+// validPort reports whether the authority's port (if any) is 1 to 5 digits
+// and the authority does not end in a bare colon.
+func validPort(authority, port string) bool {
+	if port == "" {
+		return !strings.HasSuffix(authority, ":")
+	}
+	if len(port) > 5 {
+		return false
+	}
+	for i := 0; i < len(port); i++ {
+		if port[i] < '0' || port[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// asciiHost reports whether host consists of ASCII letters, digits, '-', '.',
+// '_' and, for IPv6 literals, ':' only. Internationalised names must be in
+// their A-label (punycode) form.
+func asciiHost(host string) bool {
+	for i := 0; i < len(host); i++ {
+		c := host[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == ':') {
+			return false
+		}
+	}
+	return true
 }

@@ -27,6 +27,9 @@ func TestCanonicalResource(t *testing.T) {
 		{in: "mcp.example.com/mcp", wantErr: ErrInvalidResource},
 		{in: "urn:example:mcp", wantErr: ErrInvalidResource},
 		{in: "", wantErr: ErrInvalidResource},
+		{in: "A://::", wantErr: ErrInvalidResource},
+		{in: "https://h:/mcp", wantErr: ErrInvalidResource},
+		{in: "https://h:123456/mcp", wantErr: ErrInvalidResource},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
