@@ -1,0 +1,163 @@
+package oauthtest
+
+import (
+	"crypto/tls"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// JWKS and metadata paths served by [JWKSServer].
+const (
+	JWKSPath     = "/jwks"
+	MetadataPath = "/.well-known/oauth-authorization-server"
+)
+
+// JWKSServer is an https test server on 127.0.0.1 that publishes a JWK Set
+// at [JWKSPath] and RFC 8414 metadata naming it at [MetadataPath]. Its
+// issuer identifier is its URL. Counters, keys, status and cache headers
+// can be changed while it runs; all methods are safe for concurrent use.
+type JWKSServer struct {
+	// Server is the underlying test server; it is closed by t.Cleanup.
+	Server *httptest.Server
+	// Issuer is the server URL, also the metadata "issuer".
+	Issuer string
+	// JWKSURI is the URL of the JWK Set.
+	JWKSURI string
+
+	jwksFetches     atomic.Int64
+	metadataFetches atomic.Int64
+
+	mu           sync.Mutex
+	keys         []*Key
+	status       int
+	cacheControl string
+	gate         chan struct{}
+	extraJWKS    []json.RawMessage
+}
+
+// NewJWKSServer starts a server publishing keys.
+func NewJWKSServer(t testing.TB, keys ...*Key) *JWKSServer {
+	t.Helper()
+	s := &JWKSServer{keys: keys, status: http.StatusOK}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+JWKSPath, s.serveJWKS)
+	mux.HandleFunc("GET "+MetadataPath, s.serveMetadata)
+	s.Server = httptest.NewTLSServer(mux)
+	t.Cleanup(s.Server.Close)
+	s.Issuer = s.Server.URL
+	s.JWKSURI = s.Server.URL + JWKSPath
+	return s
+}
+
+// TLSConfig returns a client TLS configuration that trusts the server.
+func (s *JWKSServer) TLSConfig() *tls.Config {
+	return s.Server.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+}
+
+// SetKeys replaces the published keys.
+func (s *JWKSServer) SetKeys(keys ...*Key) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.keys = keys
+}
+
+// AddRawJWK publishes an extra JWK given as raw JSON (for keys the Key type
+// cannot express, such as symmetric or encryption keys).
+func (s *JWKSServer) AddRawJWK(jwk string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.extraJWKS = append(s.extraJWKS, json.RawMessage(jwk))
+}
+
+// SetStatus makes the JWK Set endpoint answer with status (200 restores it).
+func (s *JWKSServer) SetStatus(status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.status = status
+}
+
+// SetCacheControl sets the Cache-Control header of JWK Set responses.
+func (s *JWKSServer) SetCacheControl(v string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cacheControl = v
+}
+
+// Hold makes JWK Set requests wait until the returned function is called,
+// so a test can pile up concurrent requests behind one fetch.
+func (s *JWKSServer) Hold() (release func()) {
+	g := make(chan struct{})
+	s.mu.Lock()
+	s.gate = g
+	s.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			s.gate = nil
+			s.mu.Unlock()
+			close(g)
+		})
+	}
+}
+
+// JWKSFetches reports how many JWK Set requests arrived.
+func (s *JWKSServer) JWKSFetches() int { return int(s.jwksFetches.Load()) }
+
+// MetadataFetches reports how many metadata requests arrived.
+func (s *JWKSServer) MetadataFetches() int { return int(s.metadataFetches.Load()) }
+
+func (s *JWKSServer) serveJWKS(w http.ResponseWriter, r *http.Request) {
+	s.jwksFetches.Add(1)
+	s.mu.Lock()
+	gate, status, cc := s.gate, s.status, s.cacheControl
+	keys := append([]*Key(nil), s.keys...)
+	extra := append([]json.RawMessage(nil), s.extraJWKS...)
+	s.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if status != http.StatusOK {
+		http.Error(w, "unavailable", status)
+		return
+	}
+	var members []json.RawMessage
+	for _, k := range keys {
+		b, err := k.JWK().MarshalJSON()
+		if err != nil {
+			http.Error(w, "marshal", http.StatusInternalServerError)
+			return
+		}
+		members = append(members, b)
+	}
+	members = append(members, extra...)
+	if members == nil {
+		members = []json.RawMessage{}
+	}
+	w.Header().Set("Content-Type", "application/jwk-set+json")
+	if cc != "" {
+		w.Header().Set("Cache-Control", cc)
+	}
+	_ = json.NewEncoder(w).Encode(map[string]any{"keys": members})
+}
+
+func (s *JWKSServer) serveMetadata(w http.ResponseWriter, r *http.Request) {
+	s.metadataFetches.Add(1)
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"issuer":                           s.Issuer,
+		"authorization_endpoint":           s.Issuer + "/authorize",
+		"token_endpoint":                   s.Issuer + "/token",
+		"jwks_uri":                         s.JWKSURI,
+		"response_types_supported":         []string{"code"},
+		"code_challenge_methods_supported": []string{"S256"},
+	})
+}

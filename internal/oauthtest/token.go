@@ -1,0 +1,179 @@
+package oauthtest
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"testing"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+)
+
+// AccessToken describes the claims of an RFC 9068 §2.2 JWT access token.
+// Zero fields are left out of the payload, so a test can build a token that
+// lacks any claim.
+type AccessToken struct {
+	Issuer    string
+	Subject   string
+	Audience  []string // one member encodes as a string
+	ClientID  string
+	Scope     string
+	ID        string // "jti"
+	IssuedAt  time.Time
+	NotBefore time.Time
+	Expiry    time.Time
+	// Extra claims are added last and override the ones above.
+	Extra map[string]any
+}
+
+// Claims returns the payload as a JSON object.
+func (a AccessToken) Claims() map[string]any {
+	c := map[string]any{}
+	put := func(name, v string) {
+		if v != "" {
+			c[name] = v
+		}
+	}
+	put("iss", a.Issuer)
+	put("sub", a.Subject)
+	put("client_id", a.ClientID)
+	put("scope", a.Scope)
+	put("jti", a.ID)
+	switch len(a.Audience) {
+	case 0:
+	case 1:
+		c["aud"] = a.Audience[0]
+	default:
+		c["aud"] = a.Audience
+	}
+	for name, t := range map[string]time.Time{"iat": a.IssuedAt, "nbf": a.NotBefore, "exp": a.Expiry} {
+		if !t.IsZero() {
+			c[name] = t.Unix()
+		}
+	}
+	for k, v := range a.Extra {
+		c[k] = v
+	}
+	return c
+}
+
+// Header describes the JOSE header of a minted token. The zero value gives
+// typ "at+jwt" and the key's "kid".
+type Header struct {
+	// Type is "typ". Empty means "at+jwt"; use OmitType to leave it out.
+	Type     string
+	OmitType bool
+	// KeyID overrides the key's ID; OmitKeyID leaves "kid" out.
+	KeyID     string
+	OmitKeyID bool
+	// EmbedJWK puts the signing key's public JWK in a "jwk" header.
+	EmbedJWK bool
+	// Extra headers, such as "jku" or "x5u".
+	Extra map[string]any
+}
+
+// Mint signs tok with k and returns the compact JWS.
+func (k *Key) Mint(t testing.TB, tok AccessToken) string {
+	t.Helper()
+	return k.MintWith(t, Header{}, tok)
+}
+
+// MintWith signs tok with k under header h.
+func (k *Key) MintWith(t testing.TB, h Header, tok AccessToken) string {
+	t.Helper()
+	payload, err := json.Marshal(tok.Claims())
+	if err != nil {
+		t.Fatalf("oauthtest: marshal claims: %v", err)
+	}
+	return k.Sign(t, h, payload)
+}
+
+// Sign signs an arbitrary payload (which need not be JSON) with k under
+// header h, for tokens whose payload a struct cannot express, such as
+// duplicate member names.
+func (k *Key) Sign(t testing.TB, h Header, payload []byte) string {
+	t.Helper()
+	opts := &jose.SignerOptions{EmbedJWK: h.EmbedJWK}
+	if !h.OmitType {
+		typ := h.Type
+		if typ == "" {
+			typ = "at+jwt"
+		}
+		opts.WithType(jose.ContentType(typ))
+	}
+	if !h.OmitKeyID && !h.EmbedJWK {
+		kid := k.ID
+		if h.KeyID != "" {
+			kid = h.KeyID
+		}
+		opts.WithHeader(jose.HeaderKey("kid"), kid)
+	}
+	for name, v := range h.Extra {
+		opts.WithHeader(jose.HeaderKey(name), v)
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.SignatureAlgorithm(k.Algorithm), Key: k.Signer}, opts)
+	if err != nil {
+		t.Fatalf("oauthtest: signer: %v", err)
+	}
+	return compact(t, signer, payload)
+}
+
+// HMAC signs payload with HS256 under secret, the shape of an algorithm
+// confusion attack when secret is a public key's PEM (RFC 8725 §2.1).
+func HMAC(t testing.TB, secret []byte, h Header, payload []byte) string {
+	t.Helper()
+	opts := &jose.SignerOptions{}
+	typ := h.Type
+	if typ == "" {
+		typ = "at+jwt"
+	}
+	opts.WithType(jose.ContentType(typ))
+	if h.KeyID != "" {
+		opts.WithHeader(jose.HeaderKey("kid"), h.KeyID)
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.HS256, Key: secret}, opts)
+	if err != nil {
+		t.Fatalf("oauthtest: hmac signer: %v", err)
+	}
+	return compact(t, signer, payload)
+}
+
+// Unsigned returns an alg "none" token with the given header members
+// (alg is forced to "none") and payload, and an empty signature.
+func Unsigned(t testing.TB, header map[string]any, payload []byte) string {
+	t.Helper()
+	h := map[string]any{}
+	for k, v := range header {
+		h[k] = v
+	}
+	h["alg"] = "none"
+	hb, err := json.Marshal(h)
+	if err != nil {
+		t.Fatalf("oauthtest: marshal header: %v", err)
+	}
+	enc := base64.RawURLEncoding
+	return enc.EncodeToString(hb) + "." + enc.EncodeToString(payload) + "."
+}
+
+// MustJSON marshals v or fails the test.
+func MustJSON(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("oauthtest: marshal: %v", err)
+	}
+	return b
+}
+
+func compact(t testing.TB, signer jose.Signer, payload []byte) string {
+	t.Helper()
+	obj, err := signer.Sign(payload)
+	if err != nil {
+		t.Fatalf("oauthtest: sign: %v", err)
+	}
+	s, err := obj.CompactSerialize()
+	if err != nil {
+		t.Fatalf("oauthtest: serialize: %v", err)
+	}
+	return s
+}

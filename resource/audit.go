@@ -1,0 +1,125 @@
+package resource
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// Decision is the outcome an audit [Event] records.
+type Decision string
+
+// Decisions.
+const (
+	// DecisionAllow: the request was authenticated and authorized and
+	// passed to the wrapped handler.
+	DecisionAllow Decision = "allow"
+	// DecisionDeny: the request was refused (see Event.Status and
+	// Event.Reason).
+	DecisionDeny Decision = "deny"
+	// DecisionStepUp: a valid token lacked scopes; a 403 insufficient_scope
+	// challenge was issued (Event.Required).
+	DecisionStepUp Decision = "step_up"
+	// DecisionPassthroughBlocked: an outbound request carrying the inbound
+	// token was refused by the guard transport.
+	DecisionPassthroughBlocked Decision = "passthrough_blocked"
+)
+
+// Event is one audit record. It never contains a token or any other
+// credential.
+type Event struct {
+	Time     time.Time
+	Decision Decision
+	// Status is the HTTP status sent (0 for passthrough events).
+	Status int
+	// Reason is the fixed description of the failure, such as "token
+	// expired"; empty when allowed.
+	Reason string
+	// Err is the error behind a denial, for errors.Is; nil when allowed.
+	Err error
+	// HTTPMethod and Path describe the inbound request (for passthrough
+	// events, the refused outbound request's host is in Path).
+	HTTPMethod string
+	Path       string
+	RemoteAddr string
+	Origin     string
+	// MCPMethod and MCPName come from the parsed body, when the policy
+	// needed it.
+	MCPMethod string
+	MCPName   string
+	// Issuer, Subject and ClientID come from a verified token.
+	Issuer   string
+	Subject  string
+	ClientID string
+	// Required lists the scopes the operation needed (step-up events).
+	Required []string
+}
+
+func (v *Verifier) emit(r *http.Request, d Decision, status int, err error, info *TokenInfo, op *mcpMessage) {
+	e := Event{
+		Time:       v.now(),
+		Decision:   d,
+		Status:     status,
+		Err:        err,
+		Reason:     description(err),
+		HTTPMethod: r.Method,
+		Path:       r.URL.Path,
+		RemoteAddr: r.RemoteAddr,
+		Origin:     r.Header.Get("Origin"),
+	}
+	if err != nil && e.Reason == "" {
+		e.Reason = classReason(err)
+	}
+	if info != nil {
+		e.Issuer, e.Subject, e.ClientID = info.Issuer, info.Subject, info.ClientID
+	}
+	if op != nil {
+		e.MCPMethod, e.MCPName = string(op.method), string(op.name)
+	}
+	if se := (*ScopeError)(nil); errors.As(err, &se) {
+		e.Required = se.Required
+	}
+	v.record(r.Context(), e)
+}
+
+func classReason(err error) string {
+	if c := classOf(err); c != nil {
+		return c.msg
+	}
+	return "error"
+}
+
+// record hands e to the audit callback and the logger.
+func (v *Verifier) record(ctx context.Context, e Event) {
+	if v.audit != nil {
+		v.audit(ctx, e)
+	}
+	if v.logger == nil {
+		return
+	}
+	level := slog.LevelInfo
+	if e.Decision != DecisionAllow {
+		level = slog.LevelWarn
+	}
+	attrs := []slog.Attr{
+		slog.String("decision", string(e.Decision)),
+		slog.Int("status", e.Status),
+		slog.String("method", e.HTTPMethod),
+		slog.String("path", e.Path),
+	}
+	for _, a := range []struct{ k, v string }{
+		{"reason", e.Reason}, {"remote", e.RemoteAddr}, {"origin", e.Origin},
+		{"mcp_method", e.MCPMethod}, {"mcp_name", e.MCPName},
+		{"iss", e.Issuer}, {"sub", e.Subject}, {"client_id", e.ClientID},
+	} {
+		if a.v != "" {
+			attrs = append(attrs, slog.String(a.k, a.v))
+		}
+	}
+	if len(e.Required) > 0 {
+		attrs = append(attrs, slog.Any("required_scopes", e.Required))
+	}
+	v.logger.LogAttrs(ctx, level, "mcpauth resource decision", attrs...)
+}

@@ -1,0 +1,197 @@
+package resource
+
+import (
+	"fmt"
+	"hash/maphash"
+	"sync"
+	"time"
+)
+
+// Defaults applied to zero-valued [CacheConfig] fields.
+const (
+	DefaultCacheEntries = 10000
+	DefaultCacheBytes   = 16 << 20
+	DefaultCacheMaxAge  = 5 * time.Minute
+)
+
+// CacheConfig bounds the verified-token cache: a repeated token is
+// recognised without checking its signature again, until its "exp" or
+// MaxAge after it was verified, whichever comes first. The zero value is an
+// enabled cache with the defaults.
+type CacheConfig struct {
+	// Disabled turns the cache off, so every request is verified in full.
+	Disabled bool
+	// MaxEntries bounds the number of cached tokens. Zero means
+	// [DefaultCacheEntries].
+	MaxEntries int
+	// MaxBytes bounds the estimated memory of the entries (token, claims
+	// and a fixed per-entry overhead). Zero means [DefaultCacheBytes].
+	MaxBytes int64
+	// MaxAge bounds how long a verification is reused; a key removed from
+	// the issuer's key set stops being honoured for cached tokens after at
+	// most MaxAge. Zero means [DefaultCacheMaxAge].
+	MaxAge time.Duration
+}
+
+const (
+	cacheShards = 16
+	// entryOverhead estimates the memory of an entry beyond the token and
+	// claims bytes: the entry, the TokenInfo, its strings and slices, and
+	// the map and queue slots. Measured by BenchmarkCacheMemory.
+	entryOverhead = 512
+)
+
+// tokenCache maps a keyed hash of a token to its verification result. The
+// token itself is kept in the entry and compared in constant time on every
+// hit, so a hash collision can never lend one token another's identity.
+// It is safe for concurrent use.
+type tokenCache struct {
+	seed   maphash.Seed
+	maxAge time.Duration
+	shards [cacheShards]cacheShard
+}
+
+type cacheShard struct {
+	mu         sync.RWMutex
+	m          map[uint64]*cacheEntry
+	queue      []*cacheEntry // insertion order, for eviction
+	head       int
+	bytes      int64
+	maxEntries int
+	maxBytes   int64
+	_          [40]byte // keep shards on separate cache lines
+}
+
+type cacheEntry struct {
+	key   uint64
+	token string
+	until time.Time
+	av    *authValue
+	size  int64
+}
+
+func newTokenCache(cfg CacheConfig) (*tokenCache, error) {
+	if cfg.MaxEntries < 0 || cfg.MaxBytes < 0 || cfg.MaxAge < 0 {
+		return nil, fmt.Errorf("%w: negative cache bound", ErrInvalidConfig)
+	}
+	if cfg.Disabled {
+		return nil, nil
+	}
+	if cfg.MaxEntries == 0 {
+		cfg.MaxEntries = DefaultCacheEntries
+	}
+	if cfg.MaxBytes == 0 {
+		cfg.MaxBytes = DefaultCacheBytes
+	}
+	if cfg.MaxAge == 0 {
+		cfg.MaxAge = DefaultCacheMaxAge
+	}
+	c := &tokenCache{seed: maphash.MakeSeed(), maxAge: cfg.MaxAge}
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.m = make(map[uint64]*cacheEntry)
+		s.maxEntries = (cfg.MaxEntries + cacheShards - 1) / cacheShards
+		s.maxBytes = cfg.MaxBytes / cacheShards
+	}
+	return c, nil
+}
+
+func (c *tokenCache) shard(h uint64) *cacheShard { return &c.shards[h%cacheShards] }
+
+// get returns the cached result for token, or nil.
+func (c *tokenCache) get(token string, now time.Time) *authValue {
+	if c == nil {
+		return nil
+	}
+	h := maphash.String(c.seed, token)
+	s := c.shard(h)
+	s.mu.RLock()
+	e := s.m[h]
+	s.mu.RUnlock()
+	if e == nil || !now.Before(e.until) || !equalConstantTime(e.token, token) {
+		return nil
+	}
+	return e.av
+}
+
+// contains reports whether token is cached and current, for the
+// passthrough guard.
+func (c *tokenCache) contains(token string, now time.Time) bool {
+	return c.get(token, now) != nil
+}
+
+// put stores a verification result until min(exp, now+maxAge).
+func (c *tokenCache) put(token string, av *authValue, exp, now time.Time) {
+	if c == nil {
+		return
+	}
+	until := now.Add(c.maxAge)
+	if exp.Before(until) {
+		until = exp
+	}
+	if !now.Before(until) {
+		return
+	}
+	h := maphash.String(c.seed, token)
+	e := &cacheEntry{key: h, token: token, until: until, av: av,
+		size: int64(len(token)+len(av.info.Claims)) + entryOverhead}
+	s := c.shard(h)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old := s.m[h]; old != nil {
+		s.bytes -= old.size
+	}
+	s.m[h] = e
+	s.queue = append(s.queue, e)
+	s.bytes += e.size
+	s.evict(now)
+}
+
+// evict drops entries from the head of the queue while the shard is over
+// its bounds or the head is stale (replaced) or expired.
+func (s *cacheShard) evict(now time.Time) {
+	for s.head < len(s.queue) {
+		e := s.queue[s.head]
+		live := s.m[e.key] == e
+		if live && now.Before(e.until) && len(s.m) <= s.maxEntries && s.bytes <= s.maxBytes {
+			break
+		}
+		s.queue[s.head] = nil
+		s.head++
+		if live {
+			delete(s.m, e.key)
+			s.bytes -= e.size
+		}
+	}
+	if s.head > 64 && s.head > len(s.queue)/2 {
+		n := copy(s.queue, s.queue[s.head:])
+		clear(s.queue[n:])
+		s.queue = s.queue[:n]
+		s.head = 0
+	}
+}
+
+// len reports the number of cached entries (tests and benchmarks).
+func (c *tokenCache) len() int {
+	n := 0
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.RLock()
+		n += len(s.m)
+		s.mu.RUnlock()
+	}
+	return n
+}
+
+// equalConstantTime compares two strings in time that depends only on
+// their lengths.
+func equalConstantTime(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	var d byte
+	for i := 0; i < len(a); i++ {
+		d |= a[i] ^ b[i]
+	}
+	return d == 0
+}

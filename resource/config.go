@@ -1,0 +1,200 @@
+package resource
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// Defaults applied to zero-valued [Config] fields.
+const (
+	DefaultLeeway        = 30 * time.Second
+	MaxLeeway            = 5 * time.Minute
+	DefaultMaxTokenBytes = 8 << 10
+	DefaultMaxBodyBytes  = 4 << 20
+	DefaultMetadataTTL   = time.Hour
+)
+
+// DefaultAlgorithms is the signing algorithm allowlist used when
+// [Config.Algorithms] is nil.
+func DefaultAlgorithms() []string { return []string{"ES256", "RS256"} }
+
+// Config configures a [Verifier]. [New] validates it; the zero value of each
+// optional field is documented and never turns a check off.
+type Config struct {
+	// Resource is the canonical URI of the protected MCP endpoint, for
+	// example "https://mcp.example.com/mcp". REQUIRED. It must be https
+	// (plain http only to a loopback host with InsecureAllowLoopback), with
+	// no query, fragment or user information. Tokens must name it in "aud"
+	// (RFC 8707, RFC 9068 §4; RS-08), and the metadata document names it
+	// byte for byte in "resource" (RFC 9728 §3.3; RS-03).
+	Resource string
+	// AudienceAliases are further identifiers accepted in "aud", for a
+	// server reachable under several names. Nil means only Resource.
+	AudienceAliases []string
+	// Issuers are the trusted authorization servers, listed in this order
+	// in the metadata's "authorization_servers". REQUIRED, at least one.
+	Issuers []Issuer
+	// ScopesSupported is advertised in the metadata's "scopes_supported"
+	// (RFC 9728 §2). It is separate from what Policy enforces. Nil omits the
+	// member. "offline_access" is refused (RS-23).
+	ScopesSupported []string
+	// Policy decides which scopes each MCP operation needs. Nil means a
+	// valid token for this resource is enough for every operation.
+	Policy *Policy
+	// Algorithms is the JWS algorithm allowlist: ES256, ES384, ES512, RS256,
+	// RS384, RS512, PS256, PS384, PS512 and EdDSA are accepted. Nil means
+	// [DefaultAlgorithms]. "none" and HMAC algorithms are refused (RFC 8725
+	// §3.1).
+	Algorithms []string
+	// InsecureAllowJWTType also accepts the legacy typ "JWT" besides
+	// "at+jwt" (RFC 9068 §4). False means at+jwt only, which keeps ID tokens
+	// and other JWTs out (RFC 8725 §3.11).
+	InsecureAllowJWTType bool
+	// Leeway is the clock skew allowed on exp, nbf and iat. Zero means
+	// [DefaultLeeway]; at most [MaxLeeway].
+	Leeway time.Duration
+	// Introspection enables RFC 7662 introspection of tokens that are not
+	// JWTs. Nil means such tokens are refused as invalid_token.
+	Introspection *IntrospectionConfig
+	// Cache configures the verified-token cache; the zero value is enabled
+	// with default bounds.
+	Cache CacheConfig
+	// AllowedOrigins lists the Origin values (such as
+	// "https://app.example.com") allowed besides the resource's own
+	// origin. A request with any other Origin gets 403 before
+	// authentication (TR-01). Nil allows only the resource's origin and
+	// requests without Origin.
+	AllowedOrigins []string
+	// ResourceName is the metadata's "resource_name". Empty omits it.
+	ResourceName string
+	// ResourceDocumentation is the metadata's "resource_documentation".
+	// Empty omits it.
+	ResourceDocumentation string
+	// MetadataTTL is the max-age of the metadata document. Zero means
+	// [DefaultMetadataTTL].
+	MetadataTTL time.Duration
+	// MaxTokenBytes bounds the length of a token; longer ones are refused
+	// before parsing. Zero means [DefaultMaxTokenBytes].
+	MaxTokenBytes int
+	// MaxBodyBytes bounds the request body read for the scope policy.
+	// Zero means [DefaultMaxBodyBytes].
+	MaxBodyBytes int64
+	// KeyRefetchInterval is the minimum time between two fetches of an
+	// issuer's keys caused by unknown key IDs, for key sets New creates.
+	// Zero means [DefaultRefetchInterval].
+	KeyRefetchInterval time.Duration
+	// TLSConfig is used to fetch metadata and keys for key sets New
+	// creates. Nil means the system roots.
+	TLSConfig *tls.Config
+	// InsecureAllowLoopback permits plain http and loopback addresses for
+	// Resource, the issuers, and key fetches, for development on one
+	// machine. False means https and public addresses only (RS-24).
+	InsecureAllowLoopback bool
+	// Audit, if set, receives one [Event] per decision. It is called on
+	// the request's goroutine and must not block.
+	Audit func(context.Context, Event)
+	// Logger, if set, also receives every Event as a structured record
+	// (denials at Warn, the rest at Info).
+	Logger *slog.Logger
+	// Now is the clock. Nil means time.Now.
+	Now func() time.Time
+}
+
+// Issuer is one trusted authorization server.
+type Issuer struct {
+	// Issuer is the issuer identifier, compared byte for byte with "iss"
+	// (RS-09). REQUIRED.
+	Issuer string
+	// JWKSURI is the issuer's JWK Set URL. Empty means it is taken from
+	// the issuer's validated RFC 8414 metadata on first use. Ignored when
+	// Keys is set.
+	JWKSURI string
+	// Keys resolves the issuer's signing keys. Nil means a [RemoteKeys]
+	// that New creates (without I/O) and [Verifier.Close] closes.
+	Keys KeySource
+}
+
+func (c *Config) validate() error {
+	if len(c.Issuers) == 0 {
+		return fmt.Errorf("%w: at least one issuer is required", ErrInvalidConfig)
+	}
+	if c.Leeway < 0 || c.Leeway > MaxLeeway {
+		return fmt.Errorf("%w: leeway must be between 0 and %s", ErrInvalidConfig, MaxLeeway)
+	}
+	if c.MaxTokenBytes < 0 || c.MaxBodyBytes < 0 || c.MetadataTTL < 0 || c.KeyRefetchInterval < 0 {
+		return fmt.Errorf("%w: negative limit", ErrInvalidConfig)
+	}
+	if err := checkScopes("scopes_supported", c.ScopesSupported); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (c *Config) urlPolicy() oauthmeta.URLPolicy {
+	return oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: c.InsecureAllowLoopback}
+}
+
+// canonicalResource checks and canonicalises cfg.Resource.
+func canonicalResource(raw string, p oauthmeta.URLPolicy) (string, error) {
+	canon, err := oauthmeta.CanonicalResource(raw)
+	if err != nil {
+		return "", fmt.Errorf("%w: resource: %w", ErrInvalidConfig, err)
+	}
+	if err := p.CheckURL(canon); err != nil {
+		return "", fmt.Errorf("%w: resource: %w", ErrInvalidConfig, err)
+	}
+	u, _ := url.Parse(canon)
+	if u.RawQuery != "" || u.ForceQuery {
+		return "", fmt.Errorf("%w: resource must not have a query", ErrInvalidConfig)
+	}
+	return canon, nil
+}
+
+// checkScopes validates a configured scope list (RS-23: never advertise or
+// challenge offline_access).
+func checkScopes(what string, scopes []string) error {
+	for _, s := range scopes {
+		if !oauthmeta.ValidScopeToken(s) {
+			return fmt.Errorf("%w: %s: invalid scope token", ErrInvalidConfig, what)
+		}
+		if s == "offline_access" {
+			return fmt.Errorf("%w: %s: offline_access must not be advertised or required (RS-23)", ErrInvalidConfig, what)
+		}
+	}
+	return nil
+}
+
+// originOf returns the RFC 6454 serialisation of u's origin.
+func originOf(u *url.URL) string {
+	return normalizeOrigin(u.Scheme + "://" + u.Host)
+}
+
+// canonicalOrigin checks one configured origin.
+func canonicalOrigin(o string) (string, error) {
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", fmt.Errorf("%w: allowed origin %q is not scheme://host[:port]", ErrInvalidConfig, o)
+	}
+	return originOf(u), nil
+}
+
+// normalizeOrigin lower-cases an origin and drops a default port, so
+// "HTTPS://App.example.com:443" and "https://app.example.com" compare equal.
+func normalizeOrigin(o string) string {
+	o = strings.ToLower(o)
+	switch {
+	case strings.HasPrefix(o, "https://"):
+		o = strings.TrimSuffix(o, ":443")
+	case strings.HasPrefix(o, "http://"):
+		o = strings.TrimSuffix(o, ":80")
+	}
+	return o
+}

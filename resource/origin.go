@@ -1,0 +1,74 @@
+package resource
+
+import (
+	"net/http"
+	"strings"
+)
+
+// checkOrigin applies the Origin allowlist (TR-01; MCP 2026-07-28
+// Streamable HTTP "Security Warning"): a request without Origin passes, a
+// present Origin must be the resource's own origin or a configured one.
+// It returns the allowed Origin for the CORS response headers.
+func (v *Verifier) checkOrigin(r *http.Request) (string, error) {
+	vals := r.Header["Origin"]
+	switch len(vals) {
+	case 0:
+		return "", nil
+	case 1:
+		if _, ok := v.origins[normalizeOrigin(vals[0])]; ok {
+			return vals[0], nil
+		}
+	}
+	return "", ErrOriginNotAllowed
+}
+
+// setCORS adds the response headers for an allowed cross-origin request;
+// WWW-Authenticate is exposed so browser clients can read challenges
+// (RS-26).
+func setCORS(w http.ResponseWriter, origin string) {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Add("Vary", "Origin")
+	h.Set("Access-Control-Expose-Headers", "WWW-Authenticate")
+}
+
+// preflight answers OPTIONS without authentication (RS-26): a CORS
+// preflight from an allowed origin gets the allowed methods and headers, any
+// other OPTIONS the Allow header. It never reaches the wrapped handler.
+func preflight(w http.ResponseWriter, r *http.Request, origin string) {
+	h := w.Header()
+	h.Set("Allow", "GET, POST, DELETE, OPTIONS")
+	if origin != "" && r.Header.Get("Access-Control-Request-Method") != "" {
+		h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
+		h.Set("Access-Control-Allow-Headers", allowedRequestHeaders(r.Header.Get("Access-Control-Request-Headers")))
+		h.Set("Access-Control-Max-Age", "600")
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// allowedRequestHeaders echoes the requested header names when they are
+// all valid tokens (MCP has open-ended Mcp-Param-* headers), or falls back
+// to the fixed MCP set.
+func allowedRequestHeaders(requested string) string {
+	const fixed = "Authorization, Content-Type, Accept, Mcp-Method, Mcp-Name, Mcp-Protocol-Version, Last-Event-ID"
+	if requested == "" || len(requested) > 1024 {
+		return fixed
+	}
+	for _, name := range strings.Split(requested, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" || !isHeaderToken(name) {
+			return fixed
+		}
+	}
+	return requested
+}
+
+func isHeaderToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,207 @@
+package resource
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// Defaults applied to zero-valued [IntrospectionConfig] fields.
+const (
+	DefaultIntrospectionTTL         = time.Minute
+	DefaultIntrospectionNegativeTTL = 10 * time.Second
+	DefaultIntrospectionConcurrency = 16
+	maxIntrospectionBody            = 64 << 10
+)
+
+// IntrospectionConfig configures RFC 7662 introspection of access tokens
+// that are not JWTs (RS-11). The resource server authenticates to the
+// endpoint with client_secret_basic (RFC 7662 §2.1).
+type IntrospectionConfig struct {
+	// Endpoint is the introspection endpoint URL. REQUIRED; https (plain
+	// http only to loopback with Config.InsecureAllowLoopback).
+	Endpoint string
+	// Issuer is the issuer whose tokens the endpoint describes; it must be
+	// one of Config.Issuers. An "iss" in a response must equal it; an absent
+	// "iss" means this issuer. Empty means the only configured issuer
+	// (an error when there are several).
+	Issuer string
+	// ClientID and ClientSecret authenticate the resource server. REQUIRED.
+	ClientID     string
+	ClientSecret string
+	// HTTPClient sends the requests. Nil means a client with a 10 s
+	// timeout that follows no redirects.
+	HTTPClient *http.Client
+	// CacheTTL bounds how long an active result is reused (never past the
+	// token's "exp"). Zero means [DefaultIntrospectionTTL].
+	CacheTTL time.Duration
+	// NegativeTTL is how long an inactive or rejected token is remembered.
+	// Zero means [DefaultIntrospectionNegativeTTL].
+	NegativeTTL time.Duration
+	// MaxConcurrent bounds the introspection calls in flight; further
+	// requests wait for a slot until their context ends. Zero means
+	// [DefaultIntrospectionConcurrency].
+	MaxConcurrent int
+}
+
+type introspector struct {
+	cfg    IntrospectionConfig
+	v      *Verifier
+	client *http.Client
+	pos    *tokenCache
+	neg    *tokenCache
+	sem    chan struct{}
+}
+
+func newIntrospector(cfg IntrospectionConfig, v *Verifier) (*introspector, error) {
+	if cfg.Endpoint == "" || cfg.ClientID == "" || cfg.ClientSecret == "" {
+		return nil, fmt.Errorf("%w: introspection needs an endpoint and client credentials", ErrInvalidConfig)
+	}
+	p := oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: v.insecure}
+	if err := p.CheckURL(cfg.Endpoint); err != nil {
+		return nil, fmt.Errorf("%w: introspection endpoint: %w", ErrInvalidConfig, err)
+	}
+	if cfg.Issuer == "" {
+		if len(v.issuerOrder) != 1 {
+			return nil, fmt.Errorf("%w: introspection issuer required with several issuers", ErrInvalidConfig)
+		}
+		cfg.Issuer = v.issuerOrder[0]
+	}
+	if _, ok := v.issuers[cfg.Issuer]; !ok {
+		return nil, fmt.Errorf("%w: introspection issuer is not a configured issuer", ErrInvalidConfig)
+	}
+	if cfg.CacheTTL < 0 || cfg.NegativeTTL < 0 || cfg.MaxConcurrent < 0 {
+		return nil, fmt.Errorf("%w: negative introspection bound", ErrInvalidConfig)
+	}
+	in := &introspector{cfg: cfg, v: v, client: cfg.HTTPClient,
+		sem: make(chan struct{}, orDefault(cfg.MaxConcurrent, DefaultIntrospectionConcurrency))}
+	if in.client == nil {
+		in.client = &http.Client{
+			Timeout:       10 * time.Second,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
+	}
+	in.pos, _ = newTokenCache(CacheConfig{MaxAge: orDefault(cfg.CacheTTL, DefaultIntrospectionTTL)})
+	in.neg, _ = newTokenCache(CacheConfig{MaxAge: orDefault(cfg.NegativeTTL, DefaultIntrospectionNegativeTTL)})
+	return in, nil
+}
+
+// introspect asks the endpoint about raw, with positive and negative
+// caching, and applies the same checks as to a JWT: active, issuer,
+// audience, expiry (required), nbf/iat, no confirmation claim. Any failure
+// to get an answer fails closed with [ErrIntrospection] (503).
+func (in *introspector) introspect(ctx context.Context, raw string, now time.Time) (*TokenInfo, error) {
+	if av := in.pos.get(raw, now); av != nil {
+		return av.info, nil
+	}
+	if av := in.neg.get(raw, now); av != nil {
+		return nil, ErrInactive
+	}
+	select {
+	case in.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, errIntrospectionBusy
+	}
+	body, resp, err := in.call(ctx, raw)
+	<-in.sem
+	if err != nil {
+		return nil, errors.Join(ErrIntrospection, err)
+	}
+	info, err := in.check(body, resp, now)
+	if err != nil {
+		in.neg.put(raw, &authValue{info: &TokenInfo{}}, now.Add(time.Hour), now)
+		return nil, err
+	}
+	in.pos.put(raw, &authValue{info: info, token: raw}, info.Expiry, now)
+	return info, nil
+}
+
+func (in *introspector) check(body []byte, r *oauthmeta.IntrospectionResponse, now time.Time) (*TokenInfo, error) {
+	if !r.Active {
+		return nil, ErrInactive
+	}
+	iss := r.Iss
+	if iss == "" {
+		iss = in.cfg.Issuer
+	}
+	if iss != in.cfg.Issuer {
+		return nil, ErrIssuer
+	}
+	switch strings.ToLower(r.TokenType) {
+	case "", "bearer", "access_token", "urn:ietf:params:oauth:token-type:access_token":
+	default:
+		return nil, ErrTokenType // refresh tokens, DPoP tokens, … (RS-18)
+	}
+	cs := claimSet{issuer: iss, audience: r.Aud, bound: r.Cnf != nil}
+	for _, t := range []struct {
+		v   int64
+		dst **float64
+	}{{r.Exp, &cs.exp}, {r.Nbf, &cs.nbf}, {r.Iat, &cs.iat}} {
+		if t.v != 0 {
+			f := float64(t.v)
+			*t.dst = &f
+		}
+	}
+	exp, iat, err := in.v.checkClaims(&cs, now)
+	if err != nil {
+		return nil, err
+	}
+	scopes, err := oauthmeta.ParseScope(r.Scope)
+	if err != nil {
+		return nil, ErrMalformedToken
+	}
+	return &TokenInfo{
+		Scheme: schemeBearer, Issuer: iss, Subject: r.Sub, ClientID: r.ClientID,
+		Audience: r.Aud, Scopes: scopes, Expiry: exp, IssuedAt: iat, ID: r.Jti, Claims: body,
+	}, nil
+}
+
+// call performs the RFC 7662 §2.1 request. Errors never include the token.
+func (in *introspector) call(ctx context.Context, raw string) ([]byte, *oauthmeta.IntrospectionResponse, error) {
+	form := url.Values{"token": {raw}, "token_type_hint": {"access_token"}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, in.cfg.Endpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, nil, errors.New("resource: introspection request")
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	// RFC 6749 §2.3.1: the credentials are form-encoded before Basic.
+	req.SetBasicAuth(url.QueryEscape(in.cfg.ClientID), url.QueryEscape(in.cfg.ClientSecret))
+	resp, err := in.client.Do(req)
+	if err != nil {
+		return nil, nil, fmt.Errorf("resource: introspection call failed: %w", stripURLError(err))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+		return nil, nil, fmt.Errorf("resource: introspection status %d", resp.StatusCode)
+	}
+	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return nil, nil, errors.New("resource: introspection response is not application/json")
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxIntrospectionBody+1))
+	if err != nil || len(body) > maxIntrospectionBody {
+		return nil, nil, errors.New("resource: introspection response unreadable or too large")
+	}
+	r, err := oauthmeta.ParseIntrospectionResponse(body)
+	if err != nil {
+		return nil, nil, err
+	}
+	return body, r, nil
+}
+
+func stripURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}

@@ -1,0 +1,159 @@
+package resource
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/mcpauth/mcpauth/internal/jsonx"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// maxKeyTries bounds how many candidate keys one token may be checked
+// against (a token without "kid" against a large key set).
+const maxKeyTries = 4
+
+// jwtClaims is the RFC 9068 §2.2 payload, decoded strictly (case-sensitive
+// names, duplicates rejected).
+type jwtClaims struct {
+	Iss      string             `json:"iss"`
+	Sub      string             `json:"sub"`
+	Aud      oauthmeta.Audience `json:"aud"`
+	Exp      *float64           `json:"exp"`
+	Nbf      *float64           `json:"nbf"`
+	Iat      *float64           `json:"iat"`
+	ClientID string             `json:"client_id"`
+	Scope    string             `json:"scope"`
+	Jti      string             `json:"jti"`
+	Cnf      oauthmeta.RawJSON  `json:"cnf"`
+}
+
+// looksLikeJWT reports whether raw has the JWS compact shape: three
+// base64url segments, the first two non-empty.
+func looksLikeJWT(raw string) bool {
+	dots := 0
+	seg := 0
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case c == '.':
+			if seg == 0 && dots < 2 {
+				return false
+			}
+			dots++
+			seg = 0
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-', c == '_':
+			seg++
+		default:
+			return false
+		}
+	}
+	return dots == 2 && seg > 0
+}
+
+// verifyJWT validates an RFC 9068 JWT access token (RS-10): the cheap
+// checks (shape, algorithm, type, issuer, audience, times) first, so that
+// a token that fails them never makes a key source fetch; then the key
+// lookup by "kid" and the signature. Header members jku, x5u, x5c and jwk
+// are never used to find a key (RFC 8725 §3.10).
+func (v *Verifier) verifyJWT(ctx context.Context, raw string, now time.Time) (*TokenInfo, error) {
+	jws, err := jose.ParseSignedCompact(raw, v.joseAlgs)
+	if err != nil {
+		var ua *jose.ErrUnexpectedSignatureAlgorithm
+		if errors.As(err, &ua) {
+			return nil, ErrAlgorithm
+		}
+		return nil, ErrMalformedToken
+	}
+	if len(jws.Signatures) != 1 {
+		return nil, ErrMalformedToken
+	}
+	h := jws.Signatures[0].Protected
+	if err := v.checkHeader(&h); err != nil {
+		return nil, err
+	}
+	payload := jws.UnsafePayloadWithoutVerification()
+	var c jwtClaims
+	if err := jsonx.DecodeObject(payload, &c); err != nil {
+		return nil, ErrMalformedToken
+	}
+	iss, ok := v.issuers[c.Iss]
+	if !ok {
+		return nil, ErrIssuer // RS-09: exact match with a configured issuer
+	}
+	cs := claimSet{issuer: c.Iss, audience: c.Aud, exp: c.Exp, nbf: c.Nbf, iat: c.Iat, bound: len(c.Cnf) > 0 && string(c.Cnf) != "null"}
+	exp, iat, err := v.checkClaims(&cs, now)
+	if err != nil {
+		return nil, err
+	}
+	scopes, err := oauthmeta.ParseScope(c.Scope)
+	if err != nil {
+		return nil, ErrMalformedToken
+	}
+	if err := verifySignature(ctx, jws, iss.keys, h.KeyID, h.Algorithm); err != nil {
+		return nil, err
+	}
+	return &TokenInfo{
+		Scheme:   schemeBearer,
+		Issuer:   c.Iss,
+		Subject:  c.Sub,
+		ClientID: c.ClientID,
+		Audience: c.Aud,
+		Scopes:   scopes,
+		Expiry:   exp,
+		IssuedAt: iat,
+		ID:       c.Jti,
+		Claims:   payload,
+	}, nil
+}
+
+// checkHeader applies the RFC 9068 §4 type rule and refuses the unencoded
+// payload option.
+func (v *Verifier) checkHeader(h *jose.Header) error {
+	typ, _ := h.ExtraHeaders[jose.HeaderType].(string)
+	switch {
+	case strings.EqualFold(typ, "at+jwt"), strings.EqualFold(typ, "application/at+jwt"):
+	case v.allowJWTType && strings.EqualFold(typ, "JWT"):
+	default:
+		return ErrTokenType
+	}
+	if _, ok := h.ExtraHeaders["b64"]; ok {
+		return ErrMalformedToken
+	}
+	return nil
+}
+
+// verifySignature finds the keys for kid and checks the signature with
+// those whose type fits alg.
+func verifySignature(ctx context.Context, jws *jose.JSONWebSignature, src KeySource, kid, alg string) error {
+	keys, err := src.Keys(ctx, kid)
+	if err != nil {
+		switch {
+		case errors.Is(err, ErrInvalidToken), errors.Is(err, ErrUnavailable):
+			return err
+		case ctx.Err() != nil:
+			return ErrKeysUnavailable
+		default:
+			return errors.Join(ErrKeysUnavailable, err)
+		}
+	}
+	tried := 0
+	for _, k := range keys {
+		if !keyFits(k, alg) {
+			continue
+		}
+		if tried++; tried > maxKeyTries {
+			break
+		}
+		if _, err := jws.Verify(k.Public); err == nil {
+			return nil
+		}
+	}
+	if tried == 0 {
+		return ErrUnknownKey
+	}
+	return ErrSignature
+}

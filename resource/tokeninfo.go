@@ -1,0 +1,72 @@
+package resource
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"time"
+)
+
+// TokenInfo is the validated identity behind a request: what the wrapped
+// handler may rely on instead of the token itself (RS-19). Values are shared
+// between requests presenting the same token (through the verified-token
+// cache) and must be treated as read-only.
+type TokenInfo struct {
+	// Scheme is the authentication scheme the token came with ("Bearer").
+	Scheme string
+	// Issuer is the validated "iss".
+	Issuer string
+	// Subject is "sub"; empty if the token has none.
+	Subject string
+	// ClientID is "client_id"; empty if the token has none.
+	ClientID string
+	// Audience is "aud"; it contains the resource.
+	Audience []string
+	// Scopes are the granted scopes from "scope", as issued (before the
+	// policy's implied scopes are added).
+	Scopes []string
+	// Expiry is "exp".
+	Expiry time.Time
+	// IssuedAt is "iat"; zero if absent.
+	IssuedAt time.Time
+	// ID is "jti"; empty if absent.
+	ID string
+	// Claims is the raw JSON claims object: the JWT payload, or the
+	// introspection response.
+	Claims json.RawMessage
+}
+
+// HasScope reports whether the token was granted scope s literally (without
+// the policy's implied scopes; see [Verifier.Grants] for those).
+func (t *TokenInfo) HasScope(s string) bool { return t != nil && slices.Contains(t.Scopes, s) }
+
+// authValue is what the middleware puts in the request context: the
+// identity, and the raw token for the passthrough guard (never exported).
+type authValue struct {
+	info  *TokenInfo
+	token string
+}
+
+type ctxKey struct{}
+
+// TokenInfoFromContext returns the identity the middleware validated for
+// the request whose context is ctx, or nil if there is none.
+func TokenInfoFromContext(ctx context.Context) *TokenInfo {
+	if av, ok := ctx.Value(ctxKey{}).(*authValue); ok {
+		return av.info
+	}
+	return nil
+}
+
+// ContextWithTokenInfo returns a copy of ctx carrying info, for tests of
+// handlers that call [TokenInfoFromContext].
+func ContextWithTokenInfo(ctx context.Context, info *TokenInfo) context.Context {
+	return context.WithValue(ctx, ctxKey{}, &authValue{info: info})
+}
+
+func inboundToken(ctx context.Context) string {
+	if av, ok := ctx.Value(ctxKey{}).(*authValue); ok {
+		return av.token
+	}
+	return ""
+}
