@@ -1,6 +1,7 @@
 package selfcheck
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -109,7 +110,8 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 // WriteTable writes the report as an aligned text table, one check a line
 // (STATUS, ID, CHECK, DETAIL), followed by the counts.
 func (r *Report) WriteTable(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "STATUS\tID\tCHECK\tDETAIL")
 	for _, res := range r.Results {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", strings.ToUpper(string(res.Status)), res.ID, res.Name, res.Detail)
@@ -117,7 +119,14 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	var out strings.Builder
+	for _, line := range strings.SplitAfter(buf.String(), "\n") {
+		if line != "" {
+			out.WriteString(strings.TrimRight(line, " \n") + "\n")
+		}
+	}
 	s := r.Summary()
-	_, err := fmt.Fprintf(w, "%s: %d pass, %d warn, %d fail, %d skip\n", r.URL, s.Pass, s.Warn, s.Fail, s.Skip)
+	fmt.Fprintf(&out, "%s: %d pass, %d warn, %d fail, %d skip\n", r.URL, s.Pass, s.Warn, s.Fail, s.Skip)
+	_, err := io.WriteString(w, out.String())
 	return err
 }
