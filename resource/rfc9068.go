@@ -32,7 +32,8 @@ type jwtClaims struct {
 }
 
 // looksLikeJWT reports whether raw has the JWS compact shape: three
-// base64url segments, the first two non-empty.
+// base64url segments, the first two non-empty (an empty signature still
+// goes the JWT way, to be refused as alg "none").
 func looksLikeJWT(raw string) bool {
 	dots := 0
 	seg := 0
@@ -51,7 +52,7 @@ func looksLikeJWT(raw string) bool {
 			return false
 		}
 	}
-	return dots == 2 && seg > 0
+	return dots == 2
 }
 
 // verifyJWT validates an RFC 9068 JWT access token (RS-10): the cheap

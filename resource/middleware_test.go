@@ -1,0 +1,456 @@
+package resource_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpauth/mcpauth/internal/golden"
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/resource"
+)
+
+func testPolicy() *resource.Policy {
+	return &resource.Policy{
+		Default: []string{"mcp:tools"},
+		Tools:   map[string][]string{"write_file": {"files:write"}},
+		Implies: map[string][]string{"admin": {"files:write", "mcp:tools"}},
+	}
+}
+
+type unavailableKeys struct{}
+
+func (unavailableKeys) Keys(context.Context, string) ([]resource.Key, error) {
+	return nil, resource.ErrKeysUnavailable
+}
+
+// TestChallenges covers RS-04…RS-07, RS-12, RS-16, RS-17, RS-25 and RS-26:
+// the status, the challenge and the body of every refusal, and that the
+// token never appears in a response.
+func TestChallenges(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(c *resource.Config) { c.Policy = testPolicy() })
+	valid := f.token(nil)
+	expired := f.token(func(c *oauthtest.AccessToken) { c.Expiry = f.clock.Now().Add(-time.Hour) })
+	readOnly := f.token(func(c *oauthtest.AccessToken) { c.Scope = "files:read" })
+	tests := []struct {
+		name      string
+		req       func() *http.Request
+		status    int
+		errCode   string // "" means the challenge has no error attribute
+		desc      string
+		scope     string
+		challenge bool
+	}{
+		{"RS-04 RS-05 RS-06 no credentials", func() *http.Request { return mcpPost("", "") },
+			401, "", "", "mcp:tools", true},
+		{"RS-07 expired token", func() *http.Request { return mcpPost(expired, "") },
+			401, "invalid_token", "token expired", "mcp:tools", true},
+		{"RS-07 garbage token", func() *http.Request { return mcpPost("garbage", "") },
+			401, "invalid_token", "token format not supported", "mcp:tools", true},
+		{"RS-16 two Authorization headers", func() *http.Request {
+			r := mcpPost(valid, "")
+			r.Header.Add("Authorization", "Bearer "+valid)
+			return r
+		}, 400, "invalid_request", "more than one credential in the request", "mcp:tools", true},
+		{"RS-16 Bearer a b", func() *http.Request {
+			r := mcpPost("", "")
+			r.Header.Set("Authorization", "Bearer a b")
+			return r
+		}, 400, "invalid_request", "malformed Authorization header", "mcp:tools", true},
+		{"RS-16 Bearer without token", func() *http.Request {
+			r := mcpPost("", "")
+			r.Header.Set("Authorization", "Bearer")
+			return r
+		}, 400, "invalid_request", "malformed Authorization header", "mcp:tools", true},
+		{"RS-16 token in query and header", func() *http.Request {
+			r := mcpPost(valid, "")
+			r.URL.RawQuery = "access_token=" + url.QueryEscape(valid)
+			return r
+		}, 400, "invalid_request", "more than one credential in the request", "mcp:tools", true},
+		{"RS-17 valid token in the query only", func() *http.Request {
+			r := mcpPost("", "")
+			r.URL.RawQuery = "access_token=" + url.QueryEscape(valid)
+			return r
+		}, 400, "invalid_request", "access token in the query string", "mcp:tools", true},
+		{"RS-16 token in a form body", func() *http.Request {
+			r := httptest.NewRequest(http.MethodPost, testResource, strings.NewReader("access_token="+valid))
+			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			return r
+		}, 400, "invalid_request", "form-encoded request body", "mcp:tools", true},
+		{"other scheme counts as no credentials", func() *http.Request {
+			r := mcpPost("", "")
+			r.Header.Set("Authorization", "Basic dXNlcjpwYXNz")
+			return r
+		}, 401, "", "", "mcp:tools", true},
+		{"RS-12 insufficient scope", func() *http.Request { return mcpPost(readOnly, toolCall("write_file")) },
+			403, "insufficient_scope", "the operation needs more scopes", "mcp:tools files:write", true},
+		{"lowercase bearer scheme accepted", func() *http.Request {
+			r := mcpPost("", "")
+			r.Header.Set("Authorization", "bearer "+valid)
+			return r
+		}, 200, "", "", "", false},
+		{"upper-case scheme and extra spaces accepted", func() *http.Request {
+			r := mcpPost("", "")
+			r.Header.Set("Authorization", "BEARER   "+valid)
+			return r
+		}, 200, "", "", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rec, s := f.serve(tt.req())
+			if rec.Code != tt.status {
+				t.Fatalf("status = %d, want %d (body %s)", rec.Code, tt.status, rec.Body)
+			}
+			for _, tok := range []string{valid, expired, readOnly} {
+				if strings.Contains(rec.Body.String(), tok) || strings.Contains(fmt.Sprint(rec.Header()), tok) {
+					t.Fatal("RS-24: response echoes the token")
+				}
+			}
+			if !tt.challenge {
+				if got := rec.Header().Values("WWW-Authenticate"); got != nil {
+					t.Errorf("unexpected challenge %q", got)
+				}
+				if s.count() != 1 {
+					t.Errorf("handler called %d times", s.count())
+				}
+				return
+			}
+			if s.count() != 0 {
+				t.Fatal("the wrapped handler ran for a refused request")
+			}
+			c := bearerChallenge(t, rec)
+			if got := c.Value("error"); got != tt.errCode {
+				t.Errorf("error = %q, want %q", got, tt.errCode)
+			}
+			if got := c.Value("error_description"); got != tt.desc {
+				t.Errorf("error_description = %q, want %q", got, tt.desc)
+			}
+			if got := c.Value("scope"); got != tt.scope {
+				t.Errorf("scope = %q, want %q", got, tt.scope)
+			}
+			if got := c.Value("resource_metadata"); got != testPRM {
+				t.Errorf("RS-25: resource_metadata = %q", got)
+			}
+			if got := rec.Header().Get("Access-Control-Expose-Headers"); !strings.Contains(got, "WWW-Authenticate") {
+				t.Errorf("RS-26: Access-Control-Expose-Headers = %q", got)
+			}
+		})
+	}
+}
+
+
+// TestChallengeGolden pins the exact challenge texts.
+func TestChallengeGolden(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(c *resource.Config) { c.Policy = testPolicy() })
+	rec, _ := f.serve(mcpPost("", ""))
+	golden.Text(t, "challenge_401.txt", rec.Header().Get("WWW-Authenticate"))
+	rec, _ = f.serve(mcpPost(f.token(func(c *oauthtest.AccessToken) { c.Expiry = f.clock.Now().Add(-time.Hour) }), ""))
+	golden.Text(t, "challenge_401_invalid_token.txt", rec.Header().Get("WWW-Authenticate"))
+	golden.JSON(t, "error_invalid_token.json", jsonValue(t, rec.Body.Bytes()))
+	rec, _ = f.serve(mcpPost(f.token(func(c *oauthtest.AccessToken) { c.Scope = "files:read" }), toolCall("write_file")))
+	golden.Text(t, "challenge_403.txt", rec.Header().Get("WWW-Authenticate"))
+}
+
+// TestUnavailable: a key source that cannot answer gives 503 with no
+// challenge and no detail, and the handler does not run.
+func TestUnavailable(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	f2 := newFixture(t, func(c *resource.Config) {
+		c.Issuers = []resource.Issuer{{Issuer: testIssuer, Keys: unavailableKeys{}}}
+	})
+	rec, s := f2.serve(mcpPost(f.token(nil), ""))
+	if rec.Code != http.StatusServiceUnavailable || s.count() != 0 {
+		t.Fatalf("status %d, handler calls %d", rec.Code, s.count())
+	}
+	if rec.Header().Get("WWW-Authenticate") != "" {
+		t.Error("503 carries a challenge")
+	}
+	if got := strings.TrimSpace(rec.Body.String()); got != `{"error":"temporarily_unavailable"}` {
+		t.Errorf("body %s has detail", got)
+	}
+}
+
+// TestStripAuthorization covers RS-19: the handler sees no Authorization
+// header but the validated identity.
+func TestStripAuthorization(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	req := mcpPost(f.token(nil), "")
+	rec, s := f.serve(req)
+	if rec.Code != 200 {
+		t.Fatalf("status %d", rec.Code)
+	}
+	if len(s.authorization) != 0 {
+		t.Errorf("RS-19: handler saw Authorization %q", s.authorization)
+	}
+	if s.info == nil || s.info.Subject != "user-1" || s.info.ClientID != "client-1" {
+		t.Errorf("TokenInfo = %+v", s.info)
+	}
+	if req.Header.Get("Authorization") != "" {
+		t.Error("RS-19: Authorization still on the request after the middleware")
+	}
+}
+
+// TestPerRequestAuthentication covers RS-20 and TR-09: every request on one
+// connection is authenticated on its own, and a session id is no
+// credential.
+func TestPerRequestAuthentication(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	s := &seen{}
+	srv := httptest.NewServer(f.v.Middleware(s.handler()))
+	t.Cleanup(srv.Close)
+	client := srv.Client()
+	send := func(token string, hdr map[string]string) int {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := send(f.token(nil), nil); got != 200 {
+		t.Fatalf("first request: %d", got)
+	}
+	if got := send("", nil); got != 401 {
+		t.Errorf("RS-20: second request without a token on the same connection: %d, want 401", got)
+	}
+	if got := send("", map[string]string{"Mcp-Session-Id": "session-from-before"}); got != 401 {
+		t.Errorf("RS-20: Mcp-Session-Id without a token: %d, want 401", got)
+	}
+	other := f.token(func(c *oauthtest.AccessToken) { c.Subject = "user-2" })
+	if got := send(other, nil); got != 200 || s.info.Subject != "user-2" {
+		t.Errorf("TR-09: a different token on the same connection: %d, subject %q", got, s.info.Subject)
+	}
+	if s.count() != 2 {
+		t.Errorf("handler calls = %d, want 2", s.count())
+	}
+}
+
+// TestOptionsAndCORS covers RS-26 and TR-01.
+func TestOptionsAndCORS(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(c *resource.Config) { c.AllowedOrigins = []string{"https://app.example.org"} })
+	valid := f.token(nil)
+	tests := []struct {
+		name        string
+		method      string
+		origin      string
+		token       string
+		status      int
+		allowOrigin string
+		handler     bool
+	}{
+		{"RS-26 preflight is never challenged", http.MethodOptions, "https://app.example.org", "", 204, "https://app.example.org", false},
+		{"RS-26 OPTIONS without Origin", http.MethodOptions, "", "", 204, "", false},
+		{"TR-01 preflight from a foreign origin", http.MethodOptions, "https://evil.example", "", 403, "", false},
+		{"TR-01 foreign origin with a valid token", http.MethodPost, "https://evil.example", valid, 403, "", false},
+		{"TR-01 no Origin is allowed", http.MethodPost, "", valid, 200, "", true},
+		{"TR-01 the resource's own origin", http.MethodPost, "https://mcp.example.com", valid, 200, "https://mcp.example.com", true},
+		{"TR-01 a configured origin", http.MethodPost, "https://app.example.org", valid, 200, "https://app.example.org", true},
+		{"TR-01 origin null", http.MethodPost, "null", valid, 403, "", false},
+		{"RS-26 allowed origin without token gets an exposed challenge", http.MethodPost, "https://app.example.org", "", 401, "https://app.example.org", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			req := mcpPost(tt.token, "")
+			req.Method = tt.method
+			if tt.origin != "" {
+				req.Header.Set("Origin", tt.origin)
+			}
+			if tt.method == http.MethodOptions {
+				req.Header.Set("Access-Control-Request-Method", "POST")
+				req.Header.Set("Access-Control-Request-Headers", "authorization, content-type, mcp-method, mcp-param-tenant")
+			}
+			rec, s := f.serve(req)
+			if rec.Code != tt.status {
+				t.Fatalf("status = %d, want %d", rec.Code, tt.status)
+			}
+			if (s.count() == 1) != tt.handler {
+				t.Errorf("handler ran: %v", s.count() == 1)
+			}
+			if got := rec.Header().Get("Access-Control-Allow-Origin"); got != tt.allowOrigin {
+				t.Errorf("Access-Control-Allow-Origin = %q, want %q", got, tt.allowOrigin)
+			}
+			if tt.status == 403 {
+				if rec.Header().Get("WWW-Authenticate") != "" {
+					t.Error("TR-01 403 carries a challenge")
+				}
+				if code := rpcErrorCode(t, rec.Body.Bytes()); code != -32600 {
+					t.Errorf("JSON-RPC code %d", code)
+				}
+			}
+			if tt.method == http.MethodOptions && tt.status == 204 {
+				if rec.Header().Get("WWW-Authenticate") != "" {
+					t.Error("RS-26: OPTIONS challenged")
+				}
+				if tt.origin != "" && !strings.Contains(rec.Header().Get("Access-Control-Allow-Headers"), "mcp-param-tenant") {
+					t.Errorf("Access-Control-Allow-Headers = %q", rec.Header().Get("Access-Control-Allow-Headers"))
+				}
+			}
+			if tt.status == 401 && !strings.Contains(rec.Header().Get("Access-Control-Expose-Headers"), "WWW-Authenticate") {
+				t.Error("RS-26: WWW-Authenticate not exposed")
+			}
+		})
+	}
+}
+
+// TestCheckOrder covers TR-11: Origin (403), then authentication (401),
+// then header checks (400), then scope (403).
+func TestCheckOrder(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(c *resource.Config) { c.Policy = testPolicy() })
+	readOnly := f.token(func(c *oauthtest.AccessToken) { c.Scope = "files:read" })
+	tests := []struct {
+		name   string
+		origin string
+		token  string
+		header string // Mcp-Name
+		status int
+	}{
+		{"TR-11 bad origin beats missing token", "https://evil.example", "", "write_file", 403},
+		{"TR-11 missing token beats header mismatch", "", "", "read_file", 401},
+		{"TR-11 header mismatch beats missing scope", "", readOnly, "read_file", 400},
+		{"TR-11 scope last", "", readOnly, "write_file", 403},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			req := mcpPost(tt.token, toolCall("write_file"))
+			req.Header.Set("Mcp-Method", "tools/call")
+			req.Header.Set("Mcp-Name", tt.header)
+			if tt.origin != "" {
+				req.Header.Set("Origin", tt.origin)
+			}
+			rec, s := f.serve(req)
+			if rec.Code != tt.status || s.count() != 0 {
+				t.Errorf("status %d (want %d), handler calls %d", rec.Code, tt.status, s.count())
+			}
+		})
+	}
+}
+
+// TestConfigRefusals covers RS-23, RS-24 and the fail-closed configuration
+// rules.
+func TestConfigRefusals(t *testing.T) {
+	t.Parallel()
+	keys := resource.StaticKeys{{ID: "k", Public: oauthtest.NewKey(t, oauthtest.ES256, "k").Public()}}
+	base := func() resource.Config {
+		return resource.Config{Resource: testResource, Issuers: []resource.Issuer{{Issuer: testIssuer, Keys: keys}}}
+	}
+	tests := []struct {
+		name   string
+		mutate func(*resource.Config)
+	}{
+		{"RS-24 plain http resource", func(c *resource.Config) { c.Resource = "http://mcp.example.com/mcp" }},
+		{"RS-24 plain http loopback without the insecure switch", func(c *resource.Config) { c.Resource = "http://127.0.0.1:8080/mcp" }},
+		{"RS-23 offline_access advertised", func(c *resource.Config) { c.ScopesSupported = []string{"mcp:tools", "offline_access"} }},
+		{"RS-23 offline_access required by the policy", func(c *resource.Config) {
+			c.Policy = &resource.Policy{Tools: map[string][]string{"x": {"offline_access"}}}
+		}},
+		{"no resource", func(c *resource.Config) { c.Resource = "" }},
+		{"resource with a fragment", func(c *resource.Config) { c.Resource = testResource + "#x" }},
+		{"resource with a query", func(c *resource.Config) { c.Resource = testResource + "?x=1" }},
+		{"no issuers", func(c *resource.Config) { c.Issuers = nil }},
+		{"issuer with a query", func(c *resource.Config) { c.Issuers[0].Issuer = testIssuer + "?x" }},
+		{"issuer twice", func(c *resource.Config) { c.Issuers = append(c.Issuers, c.Issuers[0]) }},
+		{"alg none", func(c *resource.Config) { c.Algorithms = []string{"none"} }},
+		{"HS256", func(c *resource.Config) { c.Algorithms = []string{"HS256"} }},
+		{"empty allowlist", func(c *resource.Config) { c.Algorithms = []string{} }},
+		{"negative leeway", func(c *resource.Config) { c.Leeway = -1 }},
+		{"huge leeway", func(c *resource.Config) { c.Leeway = resource.MaxLeeway + 1 }},
+		{"bad origin", func(c *resource.Config) { c.AllowedOrigins = []string{"https://a.example/path"} }},
+		{"invalid scope", func(c *resource.Config) { c.ScopesSupported = []string{"a b"} }},
+		{"introspection without credentials", func(c *resource.Config) {
+			c.Introspection = &resource.IntrospectionConfig{Endpoint: "https://auth.example.com/introspect"}
+		}},
+		{"introspection over http", func(c *resource.Config) {
+			c.Introspection = &resource.IntrospectionConfig{Endpoint: "http://auth.example.com/introspect", ClientID: "a", ClientSecret: "b"}
+		}},
+		{"negative cache size", func(c *resource.Config) { c.Cache.MaxEntries = -1 }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := base()
+			tt.mutate(&cfg)
+			if _, err := resource.New(cfg); !errors.Is(err, resource.ErrInvalidConfig) {
+				t.Errorf("New error = %v, want ErrInvalidConfig", err)
+			}
+		})
+	}
+	t.Run("RS-24 loopback http with the insecure switch", func(t *testing.T) {
+		t.Parallel()
+		cfg := base()
+		cfg.Resource = "http://127.0.0.1:8080/mcp"
+		cfg.InsecureAllowLoopback = true
+		if _, err := resource.New(cfg); err != nil {
+			t.Errorf("New: %v", err)
+		}
+	})
+}
+
+// TestAuditAndLogs covers RS-24 (no token in logs) and the audit hook: one
+// event per decision.
+func TestAuditAndLogs(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	f := newFixture(t, func(c *resource.Config) {
+		c.Policy = testPolicy()
+		c.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+	})
+	valid := f.token(nil)
+	readOnly := f.token(func(c *oauthtest.AccessToken) { c.Scope = "files:read" })
+	expired := f.token(func(c *oauthtest.AccessToken) { c.Expiry = f.clock.Now().Add(-time.Hour) })
+	f.serve(mcpPost(valid, ""))
+	f.serve(mcpPost(readOnly, toolCall("write_file")))
+	f.serve(mcpPost(expired, ""))
+	f.serve(mcpPost("", ""))
+	events := f.events.all()
+	want := []resource.Decision{resource.DecisionAllow, resource.DecisionStepUp, resource.DecisionDeny, resource.DecisionDeny}
+	if len(events) != len(want) {
+		t.Fatalf("%d events, want %d", len(events), len(want))
+	}
+	for i, e := range events {
+		if e.Decision != want[i] {
+			t.Errorf("event %d decision %q, want %q", i, e.Decision, want[i])
+		}
+	}
+	if got := events[1].Required; len(got) != 2 || got[1] != "files:write" || events[1].MCPName != "write_file" {
+		t.Errorf("step-up event = %+v", events[1])
+	}
+	if !errors.Is(events[2].Err, resource.ErrExpired) || events[2].Reason != "token expired" || events[2].Status != 401 {
+		t.Errorf("deny event = %+v", events[2])
+	}
+	all := logs.String() + fmt.Sprintf("%+v", events)
+	for _, tok := range []string{valid, readOnly, expired} {
+		if strings.Contains(all, tok) || strings.Contains(all, tok[len(tok)-20:]) {
+			t.Fatal("RS-24: a token appears in the logs or audit events")
+		}
+	}
+	if strings.Count(logs.String(), "\n") != 4 {
+		t.Errorf("logs:\n%s", logs.String())
+	}
+}
