@@ -149,7 +149,6 @@ func TestChallenges(t *testing.T) {
 	}
 }
 
-
 // TestChallengeGolden pins the exact challenge texts.
 func TestChallengeGolden(t *testing.T) {
 	t.Parallel()

@@ -141,7 +141,9 @@ func TestVerifyJWT(t *testing.T) {
 			return f.key.MintWith(t, oauthtest.Header{Extra: map[string]any{"crit": []string{"exp"}, "exp": 1}}, valid)
 		}, resource.ErrInvalidToken},
 		{"RS-18 DPoP-bound token presented as bearer", func() string {
-			return f.token(func(c *oauthtest.AccessToken) { c.Extra = map[string]any{"cnf": map[string]any{"jkt": "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"}} })
+			return f.token(func(c *oauthtest.AccessToken) {
+				c.Extra = map[string]any{"cnf": map[string]any{"jkt": "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"}}
+			})
 		}, resource.ErrBoundToken},
 		{"RS-18 refresh token (opaque) without introspection", func() string { return "rt_3f9a8b7c6d5e4f3a2b1c" }, resource.ErrUnsupportedToken},
 		{"RS-18 encrypted token", func() string { return "a.b.c.d.e" }, resource.ErrUnsupportedToken},
