@@ -43,8 +43,20 @@ type Policy struct {
 }
 
 // ParsePolicy decodes a policy from its JSON form strictly (one object,
-// case-sensitive names, no duplicates) and validates it.
+// case-sensitive names, no duplicates, no unknown members, so a misspelt
+// rule cannot silently go unenforced) and validates it.
 func ParsePolicy(data []byte) (*Policy, error) {
+	var members map[string]oauthmeta.RawJSON
+	if err := jsonx.DecodeObject(data, &members); err != nil {
+		return nil, fmt.Errorf("%w: policy: %w", ErrInvalidConfig, err)
+	}
+	for name := range members {
+		switch name {
+		case "default", "methods", "tools", "resources", "prompts", "implies":
+		default:
+			return nil, fmt.Errorf("%w: policy: unknown member %.40q", ErrInvalidConfig, name)
+		}
+	}
 	var p Policy
 	if err := jsonx.DecodeObject(data, &p); err != nil {
 		return nil, fmt.Errorf("%w: policy: %w", ErrInvalidConfig, err)

@@ -2,6 +2,7 @@ package resource_test
 
 import (
 	"encoding/json"
+	"net/http/httptest"
 	"testing"
 )
 
@@ -13,3 +14,5 @@ func jsonValue(t testing.TB, b []byte) any {
 	}
 	return v
 }
+
+func httpRecorder() *httptest.ResponseRecorder { return httptest.NewRecorder() }
