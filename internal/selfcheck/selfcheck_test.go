@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -371,4 +372,17 @@ func TestGolden(t *testing.T) {
 	}
 	golden.JSON(t, "report.json", rep)
 	golden.Text(t, "report.txt", table(t, rep))
+
+	// The JSON form decodes back into a Report.
+	js, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back selfcheck.Report
+	if err := json.Unmarshal(js, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.URL != rep.URL || !back.Time.Equal(rep.Time) || !reflect.DeepEqual(back.Results, rep.Results) {
+		t.Errorf("round trip: got %+v", back)
+	}
 }

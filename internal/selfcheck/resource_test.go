@@ -1,0 +1,70 @@
+package selfcheck_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/internal/selfcheck"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+	"github.com/mcpauth/mcpauth/resource"
+)
+
+// TestResourceMiddleware runs the check against mcpauth's own resource
+// middleware in front of a canned MCP handler, with a real signed token: the
+// check and the middleware agree on every requirement they share.
+func TestResourceMiddleware(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewUnstartedServer(nil)
+	base := "http://" + srv.Listener.Addr().String()
+	key := oauthtest.NewKey(t, oauthtest.ES256, "k1")
+	v, err := resource.New(resource.Config{
+		Resource:              base + "/mcp",
+		Issuers:               []resource.Issuer{{Issuer: base, Keys: resource.StaticKeys{{ID: key.ID, Algorithm: key.Algorithm, Public: key.Public()}}}},
+		ScopesSupported:       []string{"mcp:tools", "mcp:admin"},
+		Policy:                &resource.Policy{Default: []string{"mcp:tools"}, Tools: map[string][]string{adminTool: {"mcp:admin"}}},
+		InsecureAllowLoopback: true,
+		Now:                   fixedNow,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	mux := http.NewServeMux()
+	v.Mount(mux, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"jsonrpc": "2.0", "id": 1, "result": map[string]any{"tools": []any{}}})
+	}))
+	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(oauthmeta.AuthServerMetadata{
+			Issuer: base, AuthorizationEndpoint: base + "/authorize", TokenEndpoint: base + "/token",
+			ResponseTypesSupported: []string{"code"}, CodeChallengeMethodsSupported: []string{"S256"},
+			AuthorizationResponseISSParameterSupported: true, ClientIDMetadataDocumentSupported: true,
+		})
+	})
+	srv.Config.Handler = mux
+	srv.Start()
+	defer srv.Close()
+
+	token := key.Mint(t, oauthtest.AccessToken{
+		Issuer: base, Subject: "alice", Audience: []string{base + "/mcp"}, ClientID: "c", Scope: "mcp:tools",
+		ID: "j1", IssuedAt: fixedNow(), Expiry: fixedNow().Add(time.Hour),
+	})
+	cfg := selfcheck.Config{URL: base + "/mcp", Token: token, StepUpTool: adminTool, InsecureAllowHTTPLoopback: true, Now: fixedNow}
+	rep := run(t, cfg)
+	for _, res := range rep.Results {
+		if res.Status != selfcheck.StatusPass && res.ID != "RS-19" {
+			t.Errorf("%s %s: %s (%s)", res.ID, res.Name, res.Status, res.Detail)
+		}
+	}
+	if t.Failed() || testing.Verbose() {
+		t.Log("\n" + table(t, rep))
+	}
+}
