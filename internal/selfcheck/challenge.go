@@ -96,7 +96,7 @@ func (r *runner) checkPointer(ctx context.Context, name, rm string) {
 		r.add("RS-04", name, StatusFail, "no resource_metadata and no metadata at the well-known URL: clients cannot find the authorization server")
 		return
 	case rm == r.cfg.prmURL && r.prm == nil:
-		r.add("RS-04", name, StatusFail, "resource_metadata names %s, which is not served", rm)
+		r.add("RS-04", name, StatusFail, "resource_metadata names %s, which gave no usable document (see RS-02)", rm)
 		return
 	case rm == r.cfg.prmURL:
 		r.add("RS-04", name, StatusPass, "resource_metadata=%s", rm)

@@ -18,8 +18,8 @@ const (
 	// DefaultTimeout bounds each request to the server under test.
 	DefaultTimeout = 10 * time.Second
 	// MaxBodyBytes caps every response body read from the server under
-	// test.
-	MaxBodyBytes = 64 << 10
+	// test; a longer body is cut and reported, never read further.
+	MaxBodyBytes = 1 << 20
 	// MaxAuthServers bounds how many authorization servers listed in the
 	// metadata are checked.
 	MaxAuthServers = 4

@@ -23,6 +23,7 @@ const (
 type fakeOpts struct {
 	noPRM              bool   // RS-02: no metadata at the path-inserted URL
 	wrongResource      bool   // RS-03: metadata names URL + "/"
+	huge               bool   // metadata and tools/list results over 1 MiB
 	noAuthServers      bool   // RS-01: authorization_servers absent
 	offlineAccess      bool   // RS-23: offline_access advertised
 	rootClaimsPath     bool   // RS-02: root metadata names the endpoint
@@ -107,6 +108,9 @@ func (f *fake) prm(w http.ResponseWriter, r *http.Request) {
 	}
 	if f.o.offlineAccess {
 		m.ScopesSupported = append(m.ScopesSupported, "offline_access")
+	}
+	if f.o.huge {
+		m.ResourceDocumentation = f.URL + "/" + strings.Repeat("x", 1<<20)
 	}
 	writeJSON(w, http.StatusOK, m)
 }
@@ -320,5 +324,9 @@ func (f *fake) call(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{"code": -32603, "message": "bad token " + presented(r)}})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{"tools": []any{}}})
+	tools := []any{}
+	if f.o.huge {
+		tools = append(tools, map[string]any{"name": "big", "description": strings.Repeat("x", 1<<20)})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"jsonrpc": "2.0", "id": msg.ID, "result": map[string]any{"tools": tools}})
 }

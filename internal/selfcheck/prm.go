@@ -59,6 +59,9 @@ func (r *runner) getPRM(ctx context.Context, url string) (*prmDoc, string) {
 	if ex.status != http.StatusOK {
 		return nil, fmt.Sprintf("answered %d", ex.status)
 	}
+	if ex.truncated {
+		return nil, fmt.Sprintf("document larger than %d bytes", MaxBodyBytes)
+	}
 	if mt, _, _ := mime.ParseMediaType(ex.header.Get("Content-Type")); mt != "application/json" {
 		return nil, "Content-Type " + r.quote(ex.header.Get("Content-Type")) + ", RFC 9728 §3.2 requires application/json"
 	}

@@ -34,12 +34,13 @@ type probe struct {
 }
 
 // exchange is what came back: a status, headers and at most MaxBodyBytes of
-// body, or the transport error.
+// body (truncated says there was more), or the transport error.
 type exchange struct {
-	status int
-	header http.Header
-	body   []byte
-	err    error
+	status    int
+	header    http.Header
+	body      []byte
+	truncated bool
+	err       error
 }
 
 func (e exchange) is2xx() bool { return e.err == nil && e.status >= 200 && e.status < 300 }
@@ -87,9 +88,12 @@ func (r *runner) send(ctx context.Context, pr probe) exchange {
 	defer resp.Body.Close()
 	ex := exchange{status: resp.StatusCode, header: resp.Header}
 	if !pr.noBody {
-		ex.body, err = io.ReadAll(io.LimitReader(resp.Body, MaxBodyBytes))
+		ex.body, err = io.ReadAll(io.LimitReader(resp.Body, MaxBodyBytes+1))
 		if err != nil {
 			ex.err = stripURL(err)
+		}
+		if len(ex.body) > MaxBodyBytes {
+			ex.body, ex.truncated = ex.body[:MaxBodyBytes], true
 		}
 	}
 	return ex
@@ -179,6 +183,9 @@ func (r *runner) describe(ex exchange) string {
 func (r *runner) rpcOutcome(ex exchange) (ok bool, what string) {
 	mt, _, _ := mime.ParseMediaType(ex.header.Get("Content-Type"))
 	data := ex.body
+	if mt == "application/json" && ex.truncated {
+		return true, "response over the size cap (not inspected)"
+	}
 	if mt == "text/event-stream" {
 		data = nil
 		sc := bufio.NewScanner(bytes.NewReader(ex.body))

@@ -17,8 +17,10 @@ const maxDetail = 400
 // Network failures and refusals are results, not errors. If ctx ends
 // early, Run returns the report so far together with ctx.Err().
 //
-// Run sends a few dozen requests, one at a time, and starts no goroutines
-// that outlive it. It is safe to call concurrently with different configs.
+// Run sends about twenty requests, one at a time, each bounded by
+// Config.Timeout; give ctx a deadline to bound the whole run. It leaves no
+// idle connections or goroutines of its own behind, and is safe to call
+// concurrently.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	p, err := cfg.prepare()
 	if err != nil {
@@ -29,6 +31,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.HTTPClient == nil {
 		defer p.client.CloseIdleConnections()
 	}
+	defer p.fetcher.Client().CloseIdleConnections()
 	steps := []func(context.Context){
 		r.checkPRM,
 		r.checkNoToken,

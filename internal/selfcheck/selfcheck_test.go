@@ -143,6 +143,7 @@ func TestBrokenServers(t *testing.T) {
 		want    want
 	}{
 		{"RS-02 no metadata at the path-inserted URL", fakeOpts{noPRM: true}, false, want{"RS-02": fail, "RS-04": fail}},
+		{"RS-02 metadata over the size cap", fakeOpts{huge: true}, false, want{"RS-02": fail, "RS-04": fail}},
 		{"RS-03 metadata resource not identical", fakeOpts{wrongResource: true}, false, want{"RS-03": fail}},
 		{"RS-01 no authorization servers", fakeOpts{noAuthServers: true}, false, want{"RS-01": fail}},
 		{"RS-23 offline_access advertised", fakeOpts{offlineAccess: true}, false, want{"RS-23": warn}},
