@@ -36,7 +36,9 @@ type Config struct {
 	URL string
 	// Token is a valid access token for URL. Empty skips the checks that
 	// need one (a successful call, RS-20, TR-03, RS-12). It is sent only to
-	// URL and never appears in the report.
+	// URL and never appears in the report. The RS-17 check sends it once
+	// in the query string, where proxies and access logs may record it:
+	// use a short-lived token.
 	Token string
 	// StepUpTool names a tool that Token lacks the scope for; the check
 	// calls it and expects 403 insufficient_scope (RS-12). Empty skips

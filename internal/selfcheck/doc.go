@@ -26,10 +26,14 @@
 //     Client ID Metadata Document support reported (CL-06, CL-07, AS-02,
 //     AS-03, AS-06, AS-15).
 //
-// Grading follows the strength of the requirement: a broken MUST is
-// [StatusFail], a missed SHOULD or toolkit recommendation is [StatusWarn],
-// and a check that cannot run (no token given, nothing to inspect) is
-// [StatusSkip]. [Report.Failed] is what a command's exit code should follow.
+// Grading follows the strength of the requirement as clients meet it: a
+// broken MUST that breaks clients or security is [StatusFail]; a missed
+// SHOULD, a toolkit recommendation, or a deviation clients survive (no
+// resource_metadata while the well-known URL works, 401 instead of 400 for
+// a malformed header, a root document naming the endpoint) is
+// [StatusWarn]; a check that cannot run (no token given, nothing to
+// inspect) or cannot be decided from outside is [StatusSkip].
+// [Report.Failed] is what a command's exit code should follow.
 //
 // The server under test is untrusted. Requests to the URL itself and to
 // the well-known URLs derived from it (the same origin the caller chose) use
