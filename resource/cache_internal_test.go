@@ -1,0 +1,136 @@
+package resource
+
+import (
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+func testValue(claims int) *authValue {
+	return &authValue{info: &TokenInfo{Claims: make([]byte, claims)}}
+}
+
+func TestTokenCacheExpiry(t *testing.T) {
+	t.Parallel()
+	c, _ := newTokenCache(CacheConfig{MaxAge: time.Minute})
+	t0 := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
+	c.put("short", testValue(0), t0.Add(10*time.Second), t0) // exp first
+	c.put("long", testValue(0), t0.Add(time.Hour), t0)       // max age first
+	c.put("expired", testValue(0), t0.Add(-time.Second), t0) // never stored
+	tests := []struct {
+		token string
+		at    time.Duration
+		hit   bool
+	}{
+		{"short", 9 * time.Second, true},
+		{"short", 10 * time.Second, false},
+		{"long", 59 * time.Second, true},
+		{"long", 60 * time.Second, false},
+		{"expired", 0, false},
+		{"unknown", 0, false},
+		{"shor", 0, false},
+	}
+	for _, tt := range tests {
+		if got := c.get(tt.token, t0.Add(tt.at)) != nil; got != tt.hit {
+			t.Errorf("get(%q) at +%s = %v, want %v", tt.token, tt.at, got, tt.hit)
+		}
+	}
+}
+
+func TestTokenCacheBounds(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
+	c, _ := newTokenCache(CacheConfig{MaxEntries: 160, MaxBytes: 1 << 30})
+	for i := 0; i < 10000; i++ {
+		c.put("token-"+strconv.Itoa(i), testValue(10), t0.Add(time.Hour), t0)
+	}
+	if n := c.len(); n > 160 || n < 100 {
+		t.Errorf("entries = %d, want about 160", n)
+	}
+	if c.get("token-9999", t0) == nil {
+		t.Error("the newest entry was evicted")
+	}
+	if c.get("token-0", t0) != nil {
+		t.Error("the oldest entry survived")
+	}
+	for i := range c.shards {
+		if q := len(c.shards[i].queue); q > 4*c.shards[i].maxEntries+64 {
+			t.Errorf("shard %d queue grew to %d", i, q)
+		}
+	}
+	b, _ := newTokenCache(CacheConfig{MaxEntries: 1 << 20, MaxBytes: 16 * (entryOverhead + 1000 + 10)})
+	for i := 0; i < 1000; i++ {
+		b.put("token-"+strconv.Itoa(i)+string(make([]byte, 1000)), testValue(10), t0.Add(time.Hour), t0)
+	}
+	if n := b.len(); n > 32 {
+		t.Errorf("byte bound ignored: %d entries", n)
+	}
+}
+
+// TestTokenCacheReplace: re-verifying a token replaces its entry without
+// growing the queue without bound.
+func TestTokenCacheReplace(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
+	c, _ := newTokenCache(CacheConfig{MaxAge: time.Second})
+	now := t0
+	for i := 0; i < 5000; i++ {
+		c.put("same", testValue(0), now.Add(time.Hour), now)
+		now = now.Add(2 * time.Second)
+	}
+	total := 0
+	for i := range c.shards {
+		total += len(c.shards[i].queue) - c.shards[i].head
+	}
+	if total > 70 || c.len() != 1 {
+		t.Errorf("queue %d entries, map %d", total, c.len())
+	}
+}
+
+func TestTokenCacheDisabled(t *testing.T) {
+	t.Parallel()
+	c, err := newTokenCache(CacheConfig{Disabled: true})
+	if err != nil || c != nil {
+		t.Fatal(c, err)
+	}
+	c.put("x", testValue(0), time.Now().Add(time.Hour), time.Now())
+	if c.get("x", time.Now()) != nil {
+		t.Error("disabled cache hit")
+	}
+}
+
+func TestTokenCacheConcurrent(t *testing.T) {
+	t.Parallel()
+	c, _ := newTokenCache(CacheConfig{MaxEntries: 500})
+	t0 := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 2000; i++ {
+				tok := "t" + strconv.Itoa((g*7919+i)%1500)
+				if v := c.get(tok, t0); v == nil {
+					c.put(tok, testValue(1), t0.Add(time.Hour), t0)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if c.len() > 512 {
+		t.Errorf("entries %d", c.len())
+	}
+}
+
+func TestEqualConstantTime(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		a, b string
+		eq   bool
+	}{{"", "", true}, {"a", "a", true}, {"a", "b", false}, {"ab", "a", false}, {"abc", "abd", false}} {
+		if equalConstantTime(tt.a, tt.b) != tt.eq {
+			t.Errorf("%q %q", tt.a, tt.b)
+		}
+	}
+}

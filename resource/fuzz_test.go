@@ -1,0 +1,89 @@
+package resource_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/resource"
+)
+
+// FuzzVerify feeds random tokens to a Verifier with static keys: it never
+// panics and never succeeds, and every failure has a class. The seeds are
+// near misses: signed by another key, expired, wrong audience, alg none.
+func FuzzVerify(f *testing.F) {
+	fx := newFixture(f, nil)
+	attacker := oauthtest.NewKey(f, oauthtest.ES256, "k1")
+	now := fx.clock.Now()
+	valid := fx.claims()
+	f.Add(attacker.Mint(f, valid))
+	f.Add(fx.token(func(c *oauthtest.AccessToken) { c.Expiry = now.Add(-time.Hour) }))
+	f.Add(fx.token(func(c *oauthtest.AccessToken) { c.Audience = []string{"https://other.example/mcp"} }))
+	f.Add(fx.token(func(c *oauthtest.AccessToken) { c.Issuer = otherIssuer }))
+	f.Add(fx.key.MintWith(f, oauthtest.Header{Type: "JWT"}, valid))
+	f.Add(oauthtest.Unsigned(f, map[string]any{"typ": "at+jwt", "kid": "k1"}, oauthtest.MustJSON(f, valid.Claims())))
+	f.Add(oauthtest.HMAC(f, []byte("0123456789abcdef0123456789abcdef"), oauthtest.Header{KeyID: "k1"}, oauthtest.MustJSON(f, valid.Claims())))
+	f.Add("a.b.c")
+	f.Add("opaque")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, token string) {
+		info, err := fx.v.Verify(context.Background(), token)
+		if err == nil || info != nil {
+			t.Fatalf("fuzzed token accepted: %q", token)
+		}
+		if !errors.Is(err, resource.ErrInvalidToken) && !errors.Is(err, resource.ErrUnavailable) {
+			t.Fatalf("error without a class: %v", err)
+		}
+		if len(token) > 8 && strings.Contains(err.Error(), token) {
+			t.Fatal("error contains the token")
+		}
+	})
+}
+
+// FuzzMiddlewareAuthorization feeds random Authorization headers and
+// bodies through the middleware: never a panic, never a 2xx, never a 500.
+func FuzzMiddlewareAuthorization(f *testing.F) {
+	fx := newFixture(f, func(c *resource.Config) { c.Policy = testPolicy() })
+	f.Add("Bearer "+oauthtest.NewKey(f, oauthtest.ES256, "k1").Mint(f, fx.claims()), toolCall("write_file"))
+	f.Add("bearer a b", `[{}]`)
+	f.Add("Bearer", `{"method":"tools/call","params":{"name":"x"}}`)
+	f.Add("Basic Zm9vOmJhcg==", "")
+	f.Add("DPoP abc", `{`)
+	f.Fuzz(func(t *testing.T, authz, body string) {
+		req := httptest.NewRequest(http.MethodPost, testResource, strings.NewReader(body))
+		req.Header.Set("Authorization", authz)
+		rec := httptest.NewRecorder()
+		called := false
+		fx.v.Middleware(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { called = true })).ServeHTTP(rec, req)
+		if called || rec.Code < 400 || rec.Code >= 500 && rec.Code != 503 {
+			t.Fatalf("Authorization %q: status %d, handler called %v", authz, rec.Code, called)
+		}
+	})
+}
+
+// FuzzParsePolicy: the policy parser never panics, and an accepted policy
+// can be used.
+func FuzzParsePolicy(f *testing.F) {
+	f.Add([]byte(issuePolicy))
+	f.Add([]byte(`{"implies":{"a":["b"],"b":["a"]}}`))
+	f.Add([]byte(`{"tools":{"x":[]}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := resource.ParsePolicy(data)
+		if err != nil {
+			if !errors.Is(err, resource.ErrInvalidConfig) {
+				t.Fatalf("unclassified error %v", err)
+			}
+			return
+		}
+		key := oauthtest.NewKey(t, oauthtest.ES256, "k")
+		if _, err := resource.New(resource.Config{Resource: testResource, Policy: p,
+			Issuers: []resource.Issuer{{Issuer: testIssuer, Keys: resource.StaticKeys{{ID: "k", Public: key.Public()}}}}}); err != nil {
+			t.Fatalf("accepted policy refused by New: %v", err)
+		}
+	})
+}

@@ -1,0 +1,76 @@
+package resource
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestParseAuthorization(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		header, token string
+		err           error
+	}{
+		{"Bearer abc", "abc", nil},
+		{"bearer abc", "abc", nil},
+		{"BeArEr  abc==", "abc==", nil},
+		{"Bearer a.b-c_d~e+f/g=", "a.b-c_d~e+f/g=", nil},
+		{"Bearer a b", "", ErrMalformedCredentials},
+		{"Bearer ", "", ErrMalformedCredentials},
+		{"Bearer", "", ErrMalformedCredentials},
+		{"Bearer =abc", "", ErrMalformedCredentials},
+		{"Bearer ab=c", "", ErrMalformedCredentials},
+		{"Bearer abc\x00", "", ErrMalformedCredentials},
+		{"Basic abc", "", ErrNoToken},
+		{"DPoP abc", "", ErrNoToken},
+		{"", "", ErrNoToken},
+		{" Bearer abc", "", ErrNoToken},
+	}
+	for _, tt := range tests {
+		c, err := parseAuthorization(tt.header)
+		if !errors.Is(err, tt.err) || (err == nil && (c.token != tt.token || c.scheme != "Bearer")) {
+			t.Errorf("%q: %+v %v", tt.header, c, err)
+		}
+	}
+}
+
+func TestQueryHasToken(t *testing.T) {
+	t.Parallel()
+	for q, want := range map[string]bool{
+		"": false, "a=1": false, "access_token=x": true, "ACCESS_TOKEN=x": true,
+		"a=1&access%5Ftoken=x": true, "access=1": false, "access_token": true, "%zz&access": true,
+	} {
+		if got := queryHasToken(q); got != want {
+			t.Errorf("%q: %v", q, got)
+		}
+	}
+}
+
+// FuzzExtractCredential: the credential parser never panics and never
+// returns a token that is not an RFC 6750 b64token.
+func FuzzExtractCredential(f *testing.F) {
+	for _, s := range []string{"Bearer abc", "bearer a b", "Bearer", "Basic x", "Bearer a.b.c", "Bearer ==", ""} {
+		f.Add(s, "")
+	}
+	f.Add("Bearer x", "access_token=y")
+	f.Fuzz(func(t *testing.T, header, query string) {
+		r := httptest.NewRequest(http.MethodPost, "https://h/mcp", strings.NewReader("{}"))
+		r.URL.RawQuery = query
+		if header != "" {
+			r.Header["Authorization"] = []string{header}
+		}
+		c, err := extractCredential(r)
+		if err != nil {
+			if classOf(err) == nil {
+				t.Fatalf("unclassified %v", err)
+			}
+			return
+		}
+		if !isB64Token(c.token) || c.scheme != schemeBearer {
+			t.Fatalf("bad credential %+v from %q", c, header)
+		}
+	})
+}
