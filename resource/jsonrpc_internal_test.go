@@ -11,10 +11,10 @@ import (
 func TestScanMessage(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name              string
-		body              string
+		name               string
+		body               string
 		method, name2, ver string
-		err               error
+		err                error
 	}{
 		{"tools/call", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":[1,2,{"b":"c"}]}}}`, "tools/call", "x", "", nil},
 		{"resources/read", `{"method":"resources/read","params":{"uri":"file:///a","name":"ignored"}}`, "resources/read", "file:///a", "", nil},
