@@ -1,0 +1,58 @@
+// Package dpop implements OAuth 2.0 Demonstrating Proof of Possession (DPoP,
+// RFC 9449) for every side of mcpauth: the client builds proofs, the
+// resource server and the authorization server check them. All JWS work
+// (signing, parsing, signature verification, JWK thumbprints) is done by
+// go-jose v4.
+//
+// It implements:
+//
+//   - §4.2 proof syntax, client side: [Prover] signs a fresh proof per
+//     request with typ dpop+jwt, the public key in "jwk", a 128-bit random
+//     "jti", "htm", "htu" (query and fragment removed, [NormalizeHTU]),
+//     "iat", "ath" ([AccessTokenHash]) with an access token and "nonce" when
+//     the server supplied one. ES256 by default; ES384/ES512, RS256/PS256
+//     (and 384/512) and EdDSA with a configured key or any crypto.Signer.
+//   - §4.3 proof checking, server side: [Verifier.Verify] checks the compact
+//     JWS shape and size, typ, the algorithm allowlist (asymmetric only) and
+//     its fit with the key type, a public-only "jwk", the signature with that
+//     key, htm, htu after RFC 3986 normalization, the iat window, "ath"
+//     (present exactly when a token is presented, and equal to its hash),
+//     nonces, and jti replay (keyed by key thumbprint and jti, in a bounded
+//     cache from package replay). [ProofFromHeader] enforces "at most one
+//     DPoP header".
+//   - §6 / RFC 7638 key binding: [JKT], [Prover.JKT], [Proof.JKT] and
+//     [Proof.CheckBinding] for comparing the proof key with "cnf.jkt".
+//   - §7.1 the DPoP authentication scheme and its WWW-Authenticate challenge
+//     ([Challenge], with "algs", "error" and "error_description", formatted
+//     by oauthmeta.Challenge).
+//   - §8 and §9 server-provided nonces: the [NonceSource] seam and
+//     [HMACNonces], a stateless rotating implementation.
+//   - §12.2 error codes: every error maps to invalid_dpop_proof,
+//     use_dpop_nonce, or (for a token bound to another key) invalid_token
+//     through [OAuthError].
+//
+// A client that reuses its key sends the same protected header with every
+// proof; the Verifier keeps validated headers in a small bounded cache so
+// such a proof costs one signature verification plus claim checks, not a
+// header parse and thumbprint each time.
+//
+// Typical server use:
+//
+//	proof, err := dpop.ProofFromHeader(r.Header)
+//	if err == nil {
+//		var p *dpop.Proof
+//		p, err = verifier.Verify(ctx, proof, dpop.Request{Method: r.Method, URL: resourceURL, AccessToken: token})
+//		if err == nil {
+//			err = p.CheckBinding(tokenCnfJKT)
+//		}
+//	}
+//	if err != nil {
+//		w.Header().Set("WWW-Authenticate", dpop.Challenge(verifier.Algorithms(), err).String())
+//	}
+//
+// It deliberately does not: parse the Authorization header or access tokens
+// (package resource does), issue tokens or "cnf" claims (package authserver
+// does), handle "dpop_jkt" in authorization requests, or implement the
+// draft MCP DPoP profile's "content_digest" claim. The server URL to compare
+// "htu" with is the caller's to supply from configuration.
+package dpop

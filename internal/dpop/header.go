@@ -1,0 +1,178 @@
+package dpop
+
+import (
+	"crypto"
+	"encoding/json"
+	"strings"
+	"sync"
+
+	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/mcpauth/mcpauth/internal/jsonx"
+)
+
+// proofHeader is a validated proof header: everything Verify needs from the
+// first segment of a proof, derived from it alone.
+type proofHeader struct {
+	alg string
+	key crypto.PublicKey
+	jkt string
+	// sig is go-jose's parse of this exact protected header.
+	sig jose.Signature
+}
+
+// verifyWithJose checks the signature of a proof whose first segment is this
+// header's: go-jose verifies it over (header, payload) with the embedded
+// key. Every header seen for the first time is checked this way.
+func (h *proofHeader) verifyWithJose(payload, signature []byte) error {
+	s := h.sig
+	s.Signature = signature
+	obj := jose.JSONWebSignature{Signatures: []jose.Signature{s}}
+	if err := obj.DetachedVerify(payload, h.key); err != nil {
+		return fail(ErrBadSignature, "")
+	}
+	return nil
+}
+
+// verifyCached checks the signature of a later proof with a byte-identical
+// header: the (alg, key) pair go-jose accepted for it goes straight to the
+// signature primitive go-jose would call (see sigcheck.go).
+func (h *proofHeader) verifyCached(signingInput string, signature []byte) error {
+	if !verifySignature(h.alg, h.key, signingInput, signature) {
+		return fail(ErrBadSignature, "")
+	}
+	return nil
+}
+
+// rawHeader is the strict view of a proof header used to name the failed
+// check precisely before go-jose parses it.
+type rawHeader struct {
+	Typ  *string        `json:"typ"`
+	Alg  *string        `json:"alg"`
+	JWK  map[string]any `json:"jwk"`
+	Crit any            `json:"crit"`
+	B64  any            `json:"b64"`
+}
+
+// parseHeader validates the header of proof (whose first segment is seg)
+// and returns it; the signature is not checked yet.
+func (v *Verifier) parseHeader(proof, seg string) (*proofHeader, error) {
+	data, err := v.b64.DecodeString(seg)
+	if err != nil {
+		return nil, fail(ErrMalformedProof, "header is not base64url")
+	}
+	var rh rawHeader
+	if err := jsonx.DecodeObject(data, &rh); err != nil {
+		return nil, fail(ErrMalformedProof, "header is not a JSON object")
+	}
+	if err := v.checkRawHeader(&rh); err != nil {
+		return nil, err
+	}
+	obj, err := jose.ParseSignedCompact(proof, v.joseAlgs)
+	if err != nil {
+		if jwkErr := checkJWKParses(rh.JWK); jwkErr != nil {
+			return nil, jwkErr
+		}
+		return nil, fail(ErrMalformedProof, "not a compact JWS")
+	}
+	sig := obj.Signatures[0]
+	jwk := sig.Protected.JSONWebKey
+	if jwk == nil || !jwk.Valid() || !jwk.IsPublic() {
+		return nil, fail(ErrInvalidJWK, "")
+	}
+	alg := *rh.Alg
+	if err := checkKeyAlg(jwk.Key, alg); err != nil {
+		return nil, fail(err, "")
+	}
+	jkt, err := JKT(jwk.Key)
+	if err != nil {
+		return nil, fail(ErrInvalidJWK, "no thumbprint")
+	}
+	return &proofHeader{alg: alg, key: jwk.Key, jkt: jkt, sig: sig}, nil
+}
+
+// checkRawHeader applies the RFC 9449 §4.3 header checks 4, 5 and 7.
+func (v *Verifier) checkRawHeader(rh *rawHeader) error {
+	if rh.Typ == nil || !isProofType(*rh.Typ) {
+		return fail(ErrWrongType, "")
+	}
+	if rh.Alg == nil || !v.allowsAlg(*rh.Alg) {
+		return fail(ErrAlgNotAllowed, "")
+	}
+	if rh.Crit != nil || rh.B64 != nil {
+		return fail(ErrMalformedProof, "crit and b64 are not allowed")
+	}
+	if rh.JWK == nil {
+		return fail(ErrMissingJWK, "")
+	}
+	// Members only private or symmetric keys have (RFC 7518 §6.2.2, §6.3.2,
+	// §6.4.1, RFC 8037 §2).
+	for _, m := range [...]string{"d", "p", "q", "dp", "dq", "qi", "oth", "k"} {
+		if _, ok := rh.JWK[m]; ok {
+			return fail(ErrPrivateJWK, "")
+		}
+	}
+	if a, ok := rh.JWK["alg"]; ok && a != *rh.Alg {
+		return fail(ErrAlgKeyMismatch, "jwk alg differs")
+	}
+	return nil
+}
+
+// checkJWKParses tells a bad key from a bad JWS after go-jose refused a
+// proof whose header passed checkRawHeader.
+func checkJWKParses(jwk map[string]any) error {
+	data, err := json.Marshal(jwk)
+	if err != nil {
+		return fail(ErrInvalidJWK, "")
+	}
+	var k jose.JSONWebKey
+	if err := k.UnmarshalJSON(data); err != nil {
+		return fail(ErrInvalidJWK, "")
+	}
+	return nil
+}
+
+// isProofType matches "dpop+jwt" case-insensitively, with or without the
+// "application/" prefix (RFC 7515 §4.1.9).
+func isProofType(typ string) bool {
+	typ = strings.ToLower(typ)
+	return typ == ProofType || typ == "application/"+ProofType
+}
+
+// headerCache maps the first segment of recently verified proofs to their
+// validated header. It is bounded and evicts the oldest entry first; it is
+// safe for concurrent use.
+type headerCache struct {
+	mu    sync.RWMutex
+	max   int
+	items map[string]*proofHeader
+	order []string // ring of keys in insertion order
+	next  int
+}
+
+func newHeaderCache(max int) *headerCache {
+	return &headerCache{max: max, items: make(map[string]*proofHeader, max), order: make([]string, 0, max)}
+}
+
+func (c *headerCache) get(seg string) *proofHeader {
+	c.mu.RLock()
+	h := c.items[seg]
+	c.mu.RUnlock()
+	return h
+}
+
+func (c *headerCache) put(seg string, h *proofHeader) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.items[seg]; ok {
+		return
+	}
+	if len(c.order) < c.max {
+		c.order = append(c.order, seg)
+	} else {
+		delete(c.items, c.order[c.next])
+		c.order[c.next] = seg
+		c.next = (c.next + 1) % c.max
+	}
+	c.items[seg] = h
+}

@@ -1,0 +1,309 @@
+package dpop
+
+import (
+	"context"
+	"crypto"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/mcpauth/mcpauth/internal/jwtassert/replay"
+)
+
+// Defaults for the zero values of [VerifierConfig].
+const (
+	// DefaultIATWindow is how old a proof may be: five minutes, the window
+	// the MCP DPoP profile asks servers to accept.
+	DefaultIATWindow = 5 * time.Minute
+	// DefaultLeeway is how far in the future "iat" may lie (client clock
+	// skew): also five minutes, for the MCP profile's ±5 minutes.
+	DefaultLeeway = 5 * time.Minute
+	// DefaultMaxProofSize bounds a proof: 8 KiB holds an RSA-4096 proof.
+	DefaultMaxProofSize = 8 << 10
+	// DefaultKeyCacheSize is how many distinct proof headers (client keys)
+	// stay parsed between requests.
+	DefaultKeyCacheSize = 1024
+)
+
+// VerifierConfig configures a [Verifier]. Zero values of the optional fields
+// mean the documented defaults, never "check disabled".
+type VerifierConfig struct {
+	// Algorithms is the allowlist of proof "alg" values, also what
+	// [Verifier.Algorithms] reports for the "algs" challenge parameter and
+	// "dpop_signing_alg_values_supported". Nil or empty means [ES256].
+	// Allowed members: ES256, ES384, ES512, RS256, RS384, RS512, PS256, PS384,
+	// PS512, EdDSA; anything else (none, HS256, ...) is a configuration error.
+	Algorithms []string
+	// IATWindow is the maximum age of a proof ("iat" ≥ now − IATWindow).
+	// Zero means DefaultIATWindow; negative is an error.
+	IATWindow time.Duration
+	// Leeway is the allowed clock skew into the future ("iat" ≤ now +
+	// Leeway). Zero means DefaultLeeway; negative is an error.
+	Leeway time.Duration
+	// MaxProofSize bounds the proof length in bytes. Zero means
+	// DefaultMaxProofSize; negative is an error.
+	MaxProofSize int
+	// Replay records accepted (key thumbprint, jti) pairs until the proof
+	// could no longer be accepted ("iat" + IATWindow). Nil means a private
+	// in-memory cache of MaxReplayEntries entries; share a Store between
+	// instances that serve the same URIs.
+	Replay replay.Store
+	// MaxReplayEntries sizes the private replay cache used when Replay is
+	// nil. Zero means replay.DefaultMaxEntries. A full cache refuses new
+	// proofs (ErrReplayCheckUnavailable) rather than forget live ones: size it
+	// for peak proofs per second × (IATWindow + Leeway).
+	MaxReplayEntries int
+	// Nonces, when set, makes every proof carry a nonce it accepts (RFC 9449
+	// §8, §9). Nil means no server nonce is required (a per-request
+	// Request.Nonce still is).
+	Nonces NonceSource
+	// KeyCacheSize bounds the cache of validated proof headers (one per
+	// client key in use). Zero means DefaultKeyCacheSize; negative is an
+	// error. The cache only saves work: a miss re-parses the header.
+	KeyCacheSize int
+	// Now is the clock. Nil means time.Now.
+	Now func() time.Time
+}
+
+// Verifier checks DPoP proofs (RFC 9449 §4.3): the resource-server and
+// authorization-server side. Create it with [NewVerifier]; it is safe for
+// concurrent use.
+type Verifier struct {
+	algs     []string
+	joseAlgs []jose.SignatureAlgorithm
+	window   time.Duration
+	leeway   time.Duration
+	maxSize  int
+	replay   replay.Store
+	nonces   NonceSource
+	now      func() time.Time
+	headers  *headerCache
+	lastURL  atomic.Pointer[urlMemo]
+	b64      *base64.Encoding // strict: canonical base64url only
+	// joseOnly makes every proof go through go-jose's DetachedVerify, even
+	// for a known header; tests and benchmarks in this package set it.
+	joseOnly bool
+}
+
+// urlMemo remembers the last request URL's normalization: a server checks
+// proofs against few distinct URLs.
+type urlMemo struct{ raw, norm string }
+
+// NewVerifier validates cfg and returns a Verifier. It starts nothing in the
+// background.
+func NewVerifier(cfg VerifierConfig) (*Verifier, error) {
+	algs := cfg.Algorithms
+	if len(algs) == 0 {
+		algs = []string{ES256}
+	}
+	joseAlgs, err := checkAlgorithms(algs)
+	if err != nil {
+		return nil, err
+	}
+	v := &Verifier{
+		joseAlgs: joseAlgs,
+		window:   orDefault(cfg.IATWindow, DefaultIATWindow),
+		leeway:   orDefault(cfg.Leeway, DefaultLeeway),
+		maxSize:  orDefault(cfg.MaxProofSize, DefaultMaxProofSize),
+		replay:   cfg.Replay,
+		nonces:   cfg.Nonces,
+		now:      cfg.Now,
+		b64:      base64.RawURLEncoding.Strict(),
+	}
+	for _, a := range joseAlgs {
+		v.algs = append(v.algs, string(a))
+	}
+	if cfg.IATWindow < 0 || cfg.Leeway < 0 || cfg.MaxProofSize < 0 || cfg.KeyCacheSize < 0 {
+		return nil, errors.New("dpop: negative IATWindow, Leeway, MaxProofSize or KeyCacheSize")
+	}
+	if v.replay == nil {
+		c, err := replay.New(replay.Config{MaxEntries: cfg.MaxReplayEntries, Now: cfg.Now})
+		if err != nil {
+			return nil, fmt.Errorf("dpop: %w", err)
+		}
+		v.replay = c
+	}
+	v.headers = newHeaderCache(orDefault(cfg.KeyCacheSize, DefaultKeyCacheSize))
+	return v, nil
+}
+
+func orDefault[T int | time.Duration](v, def T) T {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+func (v *Verifier) clock() time.Time {
+	if v.now == nil {
+		return time.Now()
+	}
+	return v.now()
+}
+
+func (v *Verifier) allowsAlg(alg string) bool { return slices.Contains(v.algs, alg) }
+
+// Algorithms returns the accepted proof algorithms, for the "algs" challenge
+// parameter (RFC 9449 §7.1) and "dpop_signing_alg_values_supported" (§5.1,
+// RFC 9728 §2). The slice is a copy.
+func (v *Verifier) Algorithms() []string { return slices.Clone(v.algs) }
+
+// Nonce returns a fresh nonce from VerifierConfig.Nonces for the DPoP-Nonce
+// response header, or "" when no NonceSource is configured.
+func (v *Verifier) Nonce(ctx context.Context) (string, error) {
+	if v.nonces == nil {
+		return "", nil
+	}
+	return v.nonces.Nonce(ctx)
+}
+
+// Proof is a verified DPoP proof.
+type Proof struct {
+	// JKT is the RFC 7638 SHA-256 thumbprint of the proof key: compare it
+	// with the access token's "cnf.jkt" ([Proof.CheckBinding]) or bind a new
+	// token to it.
+	JKT string
+	// PublicKey is the key the proof was signed with.
+	PublicKey crypto.PublicKey
+	// Algorithm is the proof's JWS "alg".
+	Algorithm string
+	// JTI, HTM, HTU and Nonce are the claims of the same names.
+	JTI, HTM, HTU, Nonce string
+	// IssuedAt is the "iat" claim.
+	IssuedAt time.Time
+}
+
+// CheckBinding returns nil if jkt (the "cnf.jkt" of the access token
+// presented with the proof) names the proof's key, and an error wrapping
+// [ErrKeyMismatch] (code invalid_token) otherwise, including for an empty
+// jkt: a DPoP proof cannot vouch for an unbound token.
+func (p *Proof) CheckBinding(jkt string) error {
+	if jkt == "" || subtle.ConstantTimeCompare([]byte(jkt), []byte(p.JKT)) != 1 {
+		return fail(ErrKeyMismatch, "")
+	}
+	return nil
+}
+
+// Verify checks proof, the value of the request's single DPoP header, for
+// req (RFC 9449 §4.3). Sending at most one DPoP header is the client's
+// obligation and checking it the caller's: use [ProofFromHeader], which
+// refuses a missing, repeated or comma-joined header. When req.AccessToken
+// is set, the caller must still compare the token's "cnf.jkt" with the
+// result ([Proof.CheckBinding]).
+//
+// Checks run from cheap to expensive: size and shape, header (cached per
+// key), claims (htm, htu, iat, ath), the signature, the nonce, and last the
+// jti replay check, so only a proof that passed everything else consumes a
+// replay-cache entry. Every error wraps a sentinel of this package and an
+// *oauthmeta.Error.
+func (v *Verifier) Verify(ctx context.Context, proof string, req Request) (*Proof, error) {
+	if proof == "" {
+		return nil, fail(ErrMissingProof, "")
+	}
+	if len(proof) > v.maxSize {
+		return nil, fail(ErrProofTooLarge, "")
+	}
+	if !validMethod(req.Method) {
+		return nil, fail(ErrInvalidRequest, "method is not an HTTP token")
+	}
+	htu, err := v.normalizeRequestURL(req.URL)
+	if err != nil {
+		return nil, err
+	}
+	hseg, pseg, sseg, ok := splitCompact(proof)
+	if !ok {
+		return nil, fail(ErrMalformedProof, "not three base64url segments")
+	}
+	hdr := v.headers.get(hseg)
+	cached := hdr != nil
+	if !cached {
+		if hdr, err = v.parseHeader(proof, hseg); err != nil {
+			return nil, err
+		}
+	}
+	payload, err1 := v.b64.DecodeString(pseg)
+	sig, err2 := v.b64.DecodeString(sseg)
+	if err1 != nil || err2 != nil {
+		return nil, fail(ErrMalformedProof, "payload or signature is not base64url")
+	}
+	c, err := v.checkClaims(payload, req, htu)
+	if err != nil {
+		return nil, err
+	}
+	if cached && !v.joseOnly {
+		err = hdr.verifyCached(proof[:len(hseg)+1+len(pseg)], sig)
+	} else {
+		err = hdr.verifyWithJose(payload, sig)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !cached {
+		v.headers.put(hseg, hdr)
+	}
+	if err := v.checkNonce(ctx, c.nonce, req.Nonce); err != nil {
+		return nil, err
+	}
+	until := c.iat.Add(v.window + time.Second)
+	if err := v.replay.Use(ctx, "dpop\x00"+hdr.jkt+"\x00"+c.jti, until); err != nil {
+		if errors.Is(err, replay.ErrReplayed) {
+			return nil, fail(ErrReplayedProof, "")
+		}
+		return nil, fail(ErrReplayCheckUnavailable, "")
+	}
+	return &Proof{
+		JKT: hdr.jkt, PublicKey: hdr.key, Algorithm: hdr.alg,
+		JTI: c.jti, HTM: req.Method, HTU: c.htu, Nonce: c.nonce, IssuedAt: c.iat,
+	}, nil
+}
+
+func (v *Verifier) normalizeRequestURL(raw string) (string, error) {
+	if m := v.lastURL.Load(); m != nil && m.raw == raw {
+		return m.norm, nil
+	}
+	norm, err := NormalizeHTU(raw)
+	if err != nil {
+		return "", err
+	}
+	v.lastURL.Store(&urlMemo{raw: raw, norm: norm})
+	return norm, nil
+}
+
+// checkNonce applies RFC 9449 §4.3 check 10 for a per-request nonce and for
+// the configured NonceSource.
+func (v *Verifier) checkNonce(ctx context.Context, got, want string) error {
+	if want == "" && v.nonces == nil {
+		return nil
+	}
+	if got == "" {
+		return fail(ErrNonceRequired, "")
+	}
+	if want != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+		return fail(ErrNonceInvalid, "")
+	}
+	if v.nonces != nil {
+		if err := v.nonces.CheckNonce(ctx, got); err != nil {
+			return fail(ErrNonceInvalid, "")
+		}
+	}
+	return nil
+}
+
+// splitCompact splits a JWS compact serialization into its three segments.
+// The signature may be empty here (an "alg":"none" proof is then refused by
+// its header, which names the reason).
+func splitCompact(s string) (h, p, sig string, ok bool) {
+	h, rest, ok1 := strings.Cut(s, ".")
+	p, sig, ok2 := strings.Cut(rest, ".")
+	if !ok1 || !ok2 || h == "" || p == "" || strings.Contains(sig, ".") {
+		return "", "", "", false
+	}
+	return h, p, sig, true
+}

@@ -1,0 +1,566 @@
+package dpop_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"errors"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpauth/mcpauth/internal/dpop"
+	"github.com/mcpauth/mcpauth/internal/jwtassert/replay"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+const (
+	testURL   = "https://mcp.example.com/mcp"
+	testToken = "eyJhbGciOiJFUzI1NiJ9.access-token.sig"
+)
+
+// absent marks a header parameter or claim to delete.
+type absent struct{}
+
+// env is one verifier and one client key.
+type env struct {
+	t   *testing.T
+	clk *clock
+	key *ecdsa.PrivateKey
+	v   *dpop.Verifier
+}
+
+func newEnv(t *testing.T, mod func(*dpop.VerifierConfig)) *env {
+	t.Helper()
+	clk := newClock()
+	cfg := dpop.VerifierConfig{Now: clk.Now}
+	if mod != nil {
+		mod(&cfg)
+	}
+	v, err := dpop.NewVerifier(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{t: t, clk: clk, key: fixedKey(t, 7), v: v}
+}
+
+func (e *env) header(over map[string]any) map[string]any {
+	h := map[string]any{"typ": "dpop+jwt", "alg": "ES256", "jwk": jwkMap(e.t, &e.key.PublicKey)}
+	return apply(h, over)
+}
+
+func (e *env) claims(over map[string]any) map[string]any {
+	c := map[string]any{
+		"jti": "jti-" + strings.Repeat("x", 8) + time.Now().String(),
+		"htm": "POST",
+		"htu": testURL,
+		"iat": e.clk.Now().Unix(),
+		"ath": dpop.AccessTokenHash(testToken),
+	}
+	return apply(c, over)
+}
+
+func apply(m, over map[string]any) map[string]any {
+	out := maps.Clone(m)
+	for k, v := range over {
+		if _, del := v.(absent); del {
+			delete(out, k)
+		} else {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// proof signs claims under header with the env key.
+func (e *env) proof(hdr, claims map[string]any) string {
+	return signRaw(e.t, "ES256", e.key, e.header(hdr), e.claims(claims))
+}
+
+func resourceReq() dpop.Request {
+	return dpop.Request{Method: "POST", URL: testURL, AccessToken: testToken}
+}
+
+func TestVerifyRejects(t *testing.T) {
+	t.Parallel()
+	rsaKey := must(rsa.GenerateKey(rand.Reader, 2048))
+	weakRSA := must(rsa.GenerateKey(rand.Reader, 1024))
+	p384 := must(ecdsa.GenerateKey(elliptic.P384(), rand.Reader))
+	other := fixedKey(t, 9)
+	allowRSA := func(c *dpop.VerifierConfig) { c.Algorithms = []string{"ES256", "RS256"} }
+
+	tests := []struct {
+		name     string
+		cfg      func(*dpop.VerifierConfig)
+		proof    func(e *env) string
+		req      func() dpop.Request
+		wantErr  error
+		wantCode oauthmeta.ErrorCode
+	}{
+		{name: "empty proof", proof: func(e *env) string { return "" }, wantErr: dpop.ErrMissingProof},
+		{name: "oversized proof", cfg: func(c *dpop.VerifierConfig) { c.MaxProofSize = 100 },
+			proof: func(e *env) string { return e.proof(nil, nil) }, wantErr: dpop.ErrProofTooLarge},
+		{name: "not a JWS", proof: func(e *env) string { return "not-a-jwt" }, wantErr: dpop.ErrMalformedProof},
+		{name: "JWE shape", proof: func(e *env) string { return "a.b.c.d.e" }, wantErr: dpop.ErrMalformedProof},
+		{name: "two proofs joined", proof: func(e *env) string { return e.proof(nil, nil) + ", " + e.proof(nil, nil) },
+			wantErr: dpop.ErrMalformedProof},
+		{name: "header not JSON", proof: func(e *env) string { return "bm90IGpzb24.e30.c2ln" }, wantErr: dpop.ErrMalformedProof},
+		{name: "typ missing (RFC 9449 §4.3 check 4)", proof: func(e *env) string { return e.proof(map[string]any{"typ": absent{}}, nil) },
+			wantErr: dpop.ErrWrongType},
+		{name: "typ JWT", proof: func(e *env) string { return e.proof(map[string]any{"typ": "JWT"}, nil) }, wantErr: dpop.ErrWrongType},
+		{name: "typ at+jwt", proof: func(e *env) string { return e.proof(map[string]any{"typ": "at+jwt"}, nil) }, wantErr: dpop.ErrWrongType},
+		{name: "alg none (RS-10, §4.3 check 5)", proof: func(e *env) string {
+			return signRaw(e.t, "none", nil, e.header(map[string]any{"alg": "none"}), e.claims(nil))
+		}, wantErr: dpop.ErrAlgNotAllowed},
+		{name: "alg HS256 with symmetric key", proof: func(e *env) string {
+			return signRaw(e.t, "HS256", []byte("0123456789abcdef0123456789abcdef"), e.header(map[string]any{"alg": "HS256"}), e.claims(nil))
+		}, wantErr: dpop.ErrAlgNotAllowed},
+		{name: "alg missing", proof: func(e *env) string { return e.proof(map[string]any{"alg": absent{}}, nil) }, wantErr: dpop.ErrAlgNotAllowed},
+		{name: "RS256 not in allowlist", proof: func(e *env) string {
+			return signRaw(e.t, "RS256", rsaKey, e.header(map[string]any{"alg": "RS256", "jwk": jwkMap(e.t, &rsaKey.PublicKey)}), e.claims(nil))
+		}, wantErr: dpop.ErrAlgNotAllowed},
+		{name: "jwk missing", proof: func(e *env) string { return e.proof(map[string]any{"jwk": absent{}}, nil) }, wantErr: dpop.ErrMissingJWK},
+		{name: "private key in jwk (§4.3 check 7)", proof: func(e *env) string {
+			return e.proof(map[string]any{"jwk": jwkMap(e.t, e.key)}, nil)
+		}, wantErr: dpop.ErrPrivateJWK},
+		{name: "RSA prime in jwk without d", cfg: allowRSA, proof: func(e *env) string {
+			j := jwkMap(e.t, &rsaKey.PublicKey)
+			j["p"] = "AQAB"
+			return signRaw(e.t, "RS256", rsaKey, e.header(map[string]any{"alg": "RS256", "jwk": j}), e.claims(nil))
+		}, wantErr: dpop.ErrPrivateJWK},
+		{name: "symmetric jwk", proof: func(e *env) string {
+			return e.proof(map[string]any{"jwk": map[string]any{"kty": "oct", "k": "c2VjcmV0"}}, nil)
+		}, wantErr: dpop.ErrPrivateJWK},
+		{name: "jwk point not on curve", proof: func(e *env) string {
+			j := jwkMap(e.t, &e.key.PublicKey)
+			j["y"] = j["x"]
+			return e.proof(map[string]any{"jwk": j}, nil)
+		}, wantErr: dpop.ErrInvalidJWK},
+		{name: "jwk unknown kty", proof: func(e *env) string {
+			return e.proof(map[string]any{"jwk": map[string]any{"kty": "XYZ"}}, nil)
+		}, wantErr: dpop.ErrInvalidJWK},
+		{name: "RSA key under 2048 bits", cfg: allowRSA, proof: func(e *env) string {
+			return signRaw(e.t, "RS256", weakRSA, e.header(map[string]any{"alg": "RS256", "jwk": jwkMap(e.t, &weakRSA.PublicKey)}), e.claims(nil))
+		}, wantErr: dpop.ErrInvalidJWK},
+		{name: "ES256 with a P-384 key", proof: func(e *env) string {
+			return signRaw(e.t, "ES384", p384, e.header(map[string]any{"jwk": jwkMap(e.t, &p384.PublicKey)}), e.claims(nil))
+		}, wantErr: dpop.ErrAlgKeyMismatch},
+		{name: "ES256 with an RSA key", cfg: allowRSA, proof: func(e *env) string {
+			return signRaw(e.t, "RS256", rsaKey, e.header(map[string]any{"jwk": jwkMap(e.t, &rsaKey.PublicKey)}), e.claims(nil))
+		}, wantErr: dpop.ErrAlgKeyMismatch},
+		{name: "jwk alg member differs", proof: func(e *env) string {
+			j := jwkMap(e.t, &e.key.PublicKey)
+			j["alg"] = "ES384"
+			return e.proof(map[string]any{"jwk": j}, nil)
+		}, wantErr: dpop.ErrAlgKeyMismatch},
+		{name: "crit header", proof: func(e *env) string { return e.proof(map[string]any{"crit": []string{"exp"}}, nil) },
+			wantErr: dpop.ErrMalformedProof},
+		{name: "signed by another key (§4.3 check 6)", proof: func(e *env) string {
+			return signRaw(e.t, "ES256", other, e.header(nil), e.claims(nil))
+		}, wantErr: dpop.ErrBadSignature},
+		{name: "tampered signature", proof: func(e *env) string {
+			p := e.proof(nil, nil)
+			return p[:len(p)-10] + "AAAAAAAAAA"
+		}, wantErr: dpop.ErrBadSignature},
+		{name: "jti missing (§4.3 check 3)", proof: func(e *env) string { return e.proof(nil, map[string]any{"jti": absent{}}) },
+			wantErr: dpop.ErrMissingClaim},
+		{name: "jti empty", proof: func(e *env) string { return e.proof(nil, map[string]any{"jti": ""}) }, wantErr: dpop.ErrMissingClaim},
+		{name: "htm missing", proof: func(e *env) string { return e.proof(nil, map[string]any{"htm": absent{}}) }, wantErr: dpop.ErrMissingClaim},
+		{name: "htu missing", proof: func(e *env) string { return e.proof(nil, map[string]any{"htu": absent{}}) }, wantErr: dpop.ErrMissingClaim},
+		{name: "iat missing", proof: func(e *env) string { return e.proof(nil, map[string]any{"iat": absent{}}) }, wantErr: dpop.ErrMissingClaim},
+		{name: "iat not a number", proof: func(e *env) string { return e.proof(nil, map[string]any{"iat": "1785240000"}) },
+			wantErr: dpop.ErrMalformedProof},
+		{name: "payload not an object", proof: func(e *env) string {
+			return signRaw(e.t, "ES256", e.key, e.header(nil), []string{"jti"})
+		}, wantErr: dpop.ErrMalformedProof},
+		{name: "proof for another method (§4.3 check 8)", proof: func(e *env) string { return e.proof(nil, map[string]any{"htm": "GET"}) },
+			wantErr: dpop.ErrHTMMismatch},
+		{name: "method compared case-sensitively", proof: func(e *env) string { return e.proof(nil, map[string]any{"htm": "post"}) },
+			wantErr: dpop.ErrHTMMismatch},
+		{name: "proof for another URL (§4.3 check 9)", proof: func(e *env) string {
+			return e.proof(nil, map[string]any{"htu": "https://other.example.com/mcp"})
+		}, wantErr: dpop.ErrHTUMismatch},
+		{name: "proof for another path", proof: func(e *env) string {
+			return e.proof(nil, map[string]any{"htu": "https://mcp.example.com/mcp/"})
+		}, wantErr: dpop.ErrHTUMismatch},
+		{name: "proof for another scheme", proof: func(e *env) string {
+			return e.proof(nil, map[string]any{"htu": "http://mcp.example.com/mcp"})
+		}, wantErr: dpop.ErrHTUMismatch},
+		{name: "htu with query (§4.2)", proof: func(e *env) string {
+			return e.proof(nil, map[string]any{"htu": testURL + "?a=b"})
+		}, wantErr: dpop.ErrHTUMismatch},
+		{name: "htu with fragment", proof: func(e *env) string { return e.proof(nil, map[string]any{"htu": testURL + "#f"}) },
+			wantErr: dpop.ErrHTUMismatch},
+		{name: "htu not a URL", proof: func(e *env) string { return e.proof(nil, map[string]any{"htu": "mcp"}) },
+			wantErr: dpop.ErrHTUMismatch},
+		{name: "expired iat (§4.3 check 11)", proof: func(e *env) string {
+			return e.proof(nil, map[string]any{"iat": e.clk.Now().Add(-dpop.DefaultIATWindow - time.Second).Unix()})
+		}, wantErr: dpop.ErrStaleProof},
+		{name: "future iat", proof: func(e *env) string {
+			return e.proof(nil, map[string]any{"iat": e.clk.Now().Add(dpop.DefaultLeeway + time.Second).Unix()})
+		}, wantErr: dpop.ErrFutureProof},
+		{name: "short window", cfg: func(c *dpop.VerifierConfig) { c.IATWindow = 10 * time.Second }, proof: func(e *env) string {
+			return e.proof(nil, map[string]any{"iat": e.clk.Now().Add(-11 * time.Second).Unix()})
+		}, wantErr: dpop.ErrStaleProof},
+		{name: "huge iat", proof: func(e *env) string { return e.proof(nil, map[string]any{"iat": 1e300}) }, wantErr: dpop.ErrFutureProof},
+		{name: "negative iat", proof: func(e *env) string { return e.proof(nil, map[string]any{"iat": -1}) }, wantErr: dpop.ErrStaleProof},
+		{name: "wrong ath (§4.3 check 12)", proof: func(e *env) string {
+			return e.proof(nil, map[string]any{"ath": dpop.AccessTokenHash("another-token")})
+		}, wantErr: dpop.ErrATHMismatch},
+		{name: "ath missing with a token", proof: func(e *env) string { return e.proof(nil, map[string]any{"ath": absent{}}) },
+			wantErr: dpop.ErrMissingClaim},
+		{name: "ath without a token", proof: func(e *env) string { return e.proof(nil, nil) },
+			req: func() dpop.Request { return dpop.Request{Method: "POST", URL: testURL} }, wantErr: dpop.ErrUnexpectedATH},
+		{name: "nonce missing when required (§9)", cfg: withNonces, proof: func(e *env) string { return e.proof(nil, nil) },
+			wantErr: dpop.ErrNonceRequired, wantCode: oauthmeta.CodeUseDPoPNonce},
+		{name: "forged nonce", cfg: withNonces, proof: func(e *env) string {
+			return e.proof(nil, map[string]any{"nonce": strings.Repeat("A", 32)})
+		}, wantErr: dpop.ErrNonceInvalid, wantCode: oauthmeta.CodeUseDPoPNonce},
+		{name: "per-request nonce missing", proof: func(e *env) string { return e.proof(nil, nil) },
+			req: func() dpop.Request { r := resourceReq(); r.Nonce = "n-1"; return r }, wantErr: dpop.ErrNonceRequired,
+			wantCode: oauthmeta.CodeUseDPoPNonce},
+		{name: "per-request nonce differs", proof: func(e *env) string { return e.proof(nil, map[string]any{"nonce": "n-0"}) },
+			req: func() dpop.Request { r := resourceReq(); r.Nonce = "n-1"; return r }, wantErr: dpop.ErrNonceInvalid,
+			wantCode: oauthmeta.CodeUseDPoPNonce},
+		{name: "request method not a token", proof: func(e *env) string { return e.proof(nil, nil) },
+			req: func() dpop.Request { r := resourceReq(); r.Method = "PO ST"; return r }, wantErr: dpop.ErrInvalidRequest,
+			wantCode: oauthmeta.CodeInvalidRequest},
+		{name: "request URL relative", proof: func(e *env) string { return e.proof(nil, nil) },
+			req: func() dpop.Request { r := resourceReq(); r.URL = "/mcp"; return r }, wantErr: dpop.ErrInvalidRequest,
+			wantCode: oauthmeta.CodeInvalidRequest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, tt.cfg)
+			req := resourceReq()
+			if tt.req != nil {
+				req = tt.req()
+			}
+			p, err := e.v.Verify(context.Background(), tt.proof(e), req)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("Verify error = %v, want %v", err, tt.wantErr)
+			}
+			if p != nil {
+				t.Fatal("Verify returned a proof with an error")
+			}
+			code := tt.wantCode
+			if code == "" {
+				code = oauthmeta.CodeInvalidDPoPProof
+			}
+			if !errors.Is(err, &oauthmeta.Error{Code: code}) {
+				t.Fatalf("error %v does not carry code %s", err, code)
+			}
+			if strings.Contains(err.Error(), testToken) || strings.Contains(dpop.OAuthError(err).Description, testToken) {
+				t.Fatal("error text leaks the access token")
+			}
+		})
+	}
+}
+
+func withNonces(c *dpop.VerifierConfig) {
+	n, err := dpop.NewHMACNonces(dpop.HMACNonceConfig{Key: []byte(strings.Repeat("k", 32)), Now: c.Now})
+	if err != nil {
+		panic(err)
+	}
+	c.Nonces = n
+}
+
+func TestVerifyAccepts(t *testing.T) {
+	t.Parallel()
+	rsaKey := must(rsa.GenerateKey(rand.Reader, 2048))
+	_, edKey, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		key   func() any
+		alg   string
+		req   dpop.Request
+		claim map[string]any
+	}{
+		{name: "ES256 resource request", alg: "ES256"},
+		{name: "ES384", alg: "ES384", key: func() any { return must(ecdsa.GenerateKey(elliptic.P384(), rand.Reader)) }},
+		{name: "ES512", alg: "ES512", key: func() any { return must(ecdsa.GenerateKey(elliptic.P521(), rand.Reader)) }},
+		{name: "RS256", alg: "RS256", key: func() any { return rsaKey }},
+		{name: "PS256", alg: "PS256", key: func() any { return rsaKey }},
+		{name: "EdDSA", alg: "EdDSA", key: func() any { return edKey }},
+		{name: "token request without ath", alg: "ES256", req: dpop.Request{Method: "POST", URL: "https://as.example.com/token"},
+			claim: map[string]any{"htu": "https://as.example.com/token", "ath": absent{}}},
+		{name: "htu differs only by normalization", alg: "ES256",
+			claim: map[string]any{"htu": "HTTPS://MCP.Example.COM:443/%6Dcp"}},
+		{name: "request URL with query and fragment", alg: "ES256",
+			req: dpop.Request{Method: "POST", URL: testURL + "?x=1#frag", AccessToken: testToken}},
+		{name: "typ with application/ prefix", alg: "ES256", claim: map[string]any{}},
+		{name: "fractional iat", alg: "ES256", claim: map[string]any{"iat": float64(t0().Unix()) - 0.5}},
+		{name: "iat at the edge of the window", alg: "ES256", claim: map[string]any{"iat": t0().Add(-dpop.DefaultIATWindow).Unix()}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, func(c *dpop.VerifierConfig) {
+				c.Algorithms = []string{"ES256", "ES384", "ES512", "RS256", "PS256", "EdDSA"}
+			})
+			var key any = e.key
+			if tt.key != nil {
+				key = tt.key()
+			}
+			req := tt.req
+			if req.Method == "" {
+				req = resourceReq()
+			}
+			hdr := map[string]any{"alg": tt.alg, "jwk": jwkMap(t, publicOf(key))}
+			if tt.name == "typ with application/ prefix" {
+				hdr["typ"] = "application/dpop+jwt"
+			}
+			proof := signAlg(t, tt.alg, key, e.header(hdr), e.claims(tt.claim))
+			p, err := e.v.Verify(context.Background(), proof, req)
+			if err != nil {
+				t.Fatalf("Verify: %v", err)
+			}
+			want, err := dpop.JKT(publicOf(key))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.JKT != want || p.Algorithm != tt.alg || p.HTM != req.Method {
+				t.Fatalf("proof = %+v, want jkt %s alg %s", p, want, tt.alg)
+			}
+			if err := p.CheckBinding(want); err != nil {
+				t.Fatalf("CheckBinding(own jkt): %v", err)
+			}
+		})
+	}
+}
+
+func publicOf(key any) any {
+	switch k := key.(type) {
+	case *ecdsa.PrivateKey:
+		return &k.PublicKey
+	case *rsa.PrivateKey:
+		return &k.PublicKey
+	case ed25519.PrivateKey:
+		return k.Public()
+	}
+	return nil
+}
+
+// signAlg signs with the right primitive for alg, PS256 included.
+func signAlg(t *testing.T, alg string, key any, hdr, claims map[string]any) string {
+	t.Helper()
+	if alg != "PS256" {
+		return signRaw(t, alg, key, hdr, claims)
+	}
+	return signPSS(t, key.(*rsa.PrivateKey), hdr, claims)
+}
+
+func TestVerifyRefusesReplay(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	proof := e.proof(nil, map[string]any{"jti": "once"})
+	if _, err := e.v.Verify(context.Background(), proof, resourceReq()); err != nil {
+		t.Fatalf("first use: %v", err)
+	}
+	_, err := e.v.Verify(context.Background(), proof, resourceReq())
+	if !errors.Is(err, dpop.ErrReplayedProof) || !errors.Is(err, &oauthmeta.Error{Code: oauthmeta.CodeInvalidDPoPProof}) {
+		t.Fatalf("replayed proof: %v, want ErrReplayedProof", err)
+	}
+	// The same jti under another key is another proof.
+	other := &env{t: t, clk: e.clk, key: fixedKey(t, 11), v: e.v}
+	if _, err := e.v.Verify(context.Background(), other.proof(nil, map[string]any{"jti": "once"}), resourceReq()); err != nil {
+		t.Fatalf("same jti, other key: %v", err)
+	}
+	// Once the proof is too old anyway, its jti is forgotten.
+	e.clk.Advance(dpop.DefaultIATWindow + 2*time.Second)
+	if _, err := e.v.Verify(context.Background(), proof, resourceReq()); !errors.Is(err, dpop.ErrStaleProof) {
+		t.Fatalf("old proof: %v, want ErrStaleProof", err)
+	}
+}
+
+func TestVerifyFailedProofDoesNotBurnJTI(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	bad := e.proof(nil, map[string]any{"jti": "j", "htm": "GET"})
+	if _, err := e.v.Verify(context.Background(), bad, resourceReq()); !errors.Is(err, dpop.ErrHTMMismatch) {
+		t.Fatalf("bad proof: %v", err)
+	}
+	if _, err := e.v.Verify(context.Background(), e.proof(nil, map[string]any{"jti": "j"}), resourceReq()); err != nil {
+		t.Fatalf("good proof with the same jti: %v", err)
+	}
+}
+
+func TestVerifyKnownHeaderStillChecksSignature(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	if _, err := e.v.Verify(context.Background(), e.proof(nil, nil), resourceReq()); err != nil {
+		t.Fatal(err) // the header is now cached
+	}
+	good := e.proof(nil, map[string]any{"jti": "second"})
+	parts := strings.Split(good, ".")
+	forged := parts[0] + "." + b64json(t, e.claims(map[string]any{"jti": "third"})) + "." + parts[2]
+	if _, err := e.v.Verify(context.Background(), forged, resourceReq()); !errors.Is(err, dpop.ErrBadSignature) {
+		t.Fatalf("payload swapped under a known header: %v, want ErrBadSignature", err)
+	}
+	stolen := parts[0] + "." + parts[1] + "." + strings.Split(e.proof(nil, nil), ".")[2]
+	if _, err := e.v.Verify(context.Background(), stolen, resourceReq()); !errors.Is(err, dpop.ErrBadSignature) {
+		t.Fatalf("signature of another proof: %v, want ErrBadSignature", err)
+	}
+	if _, err := e.v.Verify(context.Background(), good, resourceReq()); err != nil {
+		t.Fatalf("genuine proof after the forgeries: %v", err)
+	}
+}
+
+func TestVerifyReplayStoreFailureFailsClosed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(c *dpop.VerifierConfig) { c.MaxReplayEntries = 1 })
+	if _, err := e.v.Verify(context.Background(), e.proof(nil, nil), resourceReq()); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.v.Verify(context.Background(), e.proof(nil, map[string]any{"jti": "another"}), resourceReq())
+	if !errors.Is(err, dpop.ErrReplayCheckUnavailable) || !errors.Is(err, &oauthmeta.Error{Code: oauthmeta.CodeTemporarilyUnavailable}) {
+		t.Fatalf("full replay cache: %v, want ErrReplayCheckUnavailable", err)
+	}
+	if !errors.Is(err, dpop.ErrReplayCheckUnavailable) {
+		t.Fatal(err)
+	}
+	var _ replay.Store = failingStore{}
+	e2 := newEnv(t, func(c *dpop.VerifierConfig) { c.Replay = failingStore{} })
+	if _, err := e2.v.Verify(context.Background(), e2.proof(nil, nil), resourceReq()); !errors.Is(err, dpop.ErrReplayCheckUnavailable) {
+		t.Fatalf("failing store: %v", err)
+	}
+}
+
+type failingStore struct{}
+
+func (failingStore) Use(context.Context, string, time.Time) error { return errors.New("store down") }
+
+func TestVerifyNonceFlow(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, withNonces)
+	ctx := context.Background()
+	_, err := e.v.Verify(ctx, e.proof(nil, nil), resourceReq())
+	if !dpop.IsNonceError(err) {
+		t.Fatalf("first proof without nonce: %v, want a nonce error", err)
+	}
+	nonce, err := e.v.Nonce(ctx)
+	if err != nil || nonce == "" {
+		t.Fatalf("Nonce() = %q, %v", nonce, err)
+	}
+	p, err := e.v.Verify(ctx, e.proof(nil, map[string]any{"nonce": nonce}), resourceReq())
+	if err != nil {
+		t.Fatalf("retry with nonce: %v", err)
+	}
+	if p.Nonce != nonce {
+		t.Fatalf("Proof.Nonce = %q, want %q", p.Nonce, nonce)
+	}
+	e.clk.Advance(11 * time.Minute) // two periods later the nonce is stale
+	_, err = e.v.Verify(ctx, e.proof(nil, map[string]any{"nonce": nonce}), resourceReq())
+	if !errors.Is(err, dpop.ErrNonceInvalid) {
+		t.Fatalf("stale nonce: %v, want ErrNonceInvalid", err)
+	}
+}
+
+func TestCheckBinding(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	p, err := e.v.Verify(context.Background(), e.proof(nil, nil), resourceReq())
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherJKT, _ := dpop.JKT(&fixedKey(t, 3).PublicKey)
+	tests := []struct {
+		name    string
+		jkt     string
+		wantErr error
+	}{
+		{"token bound to this key", p.JKT, nil},
+		{"token bound to another key", otherJKT, dpop.ErrKeyMismatch},
+		{"unbound token", "", dpop.ErrKeyMismatch},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := p.CheckBinding(tt.jkt)
+			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
+				t.Fatalf("CheckBinding = %v, want %v", err, tt.wantErr)
+			}
+			if err != nil && !errors.Is(err, &oauthmeta.Error{Code: oauthmeta.CodeInvalidToken}) {
+				t.Fatalf("key mismatch must map to invalid_token: %v", err)
+			}
+		})
+	}
+}
+
+func TestNewVerifierRejectsBadConfig(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		cfg  dpop.VerifierConfig
+	}{
+		{"alg none", dpop.VerifierConfig{Algorithms: []string{"none"}}},
+		{"HS256", dpop.VerifierConfig{Algorithms: []string{"ES256", "HS256"}}},
+		{"unknown alg", dpop.VerifierConfig{Algorithms: []string{"ES257"}}},
+		{"negative window", dpop.VerifierConfig{IATWindow: -time.Second}},
+		{"negative leeway", dpop.VerifierConfig{Leeway: -time.Second}},
+		{"negative size", dpop.VerifierConfig{MaxProofSize: -1}},
+		{"negative key cache", dpop.VerifierConfig{KeyCacheSize: -1}},
+		{"negative replay entries", dpop.VerifierConfig{MaxReplayEntries: -1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if _, err := dpop.NewVerifier(tt.cfg); err == nil {
+				t.Fatal("NewVerifier accepted a bad config")
+			}
+		})
+	}
+}
+
+func TestVerifierDefaults(t *testing.T) {
+	t.Parallel()
+	v, err := dpop.NewVerifier(dpop.VerifierConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := v.Algorithms(); len(got) != 1 || got[0] != "ES256" {
+		t.Fatalf("default Algorithms = %v, want [ES256]", got)
+	}
+	if n, err := v.Nonce(context.Background()); n != "" || err != nil {
+		t.Fatalf("Nonce without a source = %q, %v", n, err)
+	}
+}
+
+func TestVerifyConcurrent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	const n = 32
+	proofs := make([]string, n)
+	for i := range proofs {
+		proofs[i] = e.proof(nil, map[string]any{"jti": strings.Repeat("j", i+1)})
+	}
+	errs := make(chan error, 2*n)
+	for _, p := range append(proofs, proofs...) {
+		go func() {
+			_, err := e.v.Verify(context.Background(), p, resourceReq())
+			errs <- err
+		}()
+	}
+	var ok, replayed int
+	for range 2 * n {
+		switch err := <-errs; {
+		case err == nil:
+			ok++
+		case errors.Is(err, dpop.ErrReplayedProof):
+			replayed++
+		default:
+			t.Errorf("unexpected error: %v", err)
+		}
+	}
+	if ok != n || replayed != n {
+		t.Fatalf("accepted %d and refused %d as replays, want %d each", ok, replayed, n)
+	}
+}
