@@ -28,7 +28,7 @@ type absent struct{}
 
 // env is one verifier and one client key.
 type env struct {
-	t   *testing.T
+	t   testing.TB
 	clk *clock
 	key *ecdsa.PrivateKey
 	v   *dpop.Verifier
