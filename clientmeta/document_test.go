@@ -1,0 +1,200 @@
+package clientmeta
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mcpauth/mcpauth/internal/golden"
+)
+
+func TestValidateClientID(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		id   string
+		ok   bool
+	}{
+		{"CIMD-01 https with path", "https://c.example/x.json", true},
+		{"CIMD-01 port allowed", "https://c:8443/x.json", true},
+		{"CIMD-01 nested path", "https://app.example.com/oauth/client.json", true},
+		{"CIMD-01 http refused", "http://c/x.json", false},
+		{"CIMD-01 no path", "https://c", false},
+		{"CIMD-01 root path", "https://c/", false},
+		{"CIMD-01 dot-dot segment", "https://c/a/../x", false},
+		{"CIMD-01 dot segment", "https://c/./x", false},
+		{"CIMD-01 encoded dot-dot", "https://c/a/%2E%2e/x", false},
+		{"CIMD-01 fragment", "https://c/x#f", false},
+		{"CIMD-01 empty fragment", "https://c/x#", false},
+		{"CIMD-01 userinfo", "https://u:p@c/x", false},
+		{"CIMD-01 user only", "https://u@c/x", false},
+		{"CIMD-01 query refused", "https://c/x?a=1", false},
+		{"CIMD-01 empty query refused", "https://c/x?", false},
+		{"uppercase scheme", "HTTPS://c/x", false},
+		{"space", "https://c/x y", false},
+		{"backslash", `https://c\x`, false},
+		{"empty", "", false},
+		{"no host", "https:///x", false},
+		{"too long", "https://c/" + strings.Repeat("a", 3000), false},
+		{"dots inside a segment are fine", "https://c/a..b/x.json", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := ValidateClientID(tt.id)
+			if tt.ok && err != nil {
+				t.Fatalf("ValidateClientID(%q) = %v, want nil", tt.id, err)
+			}
+			if !tt.ok && !errors.Is(err, ErrInvalidClientID) {
+				t.Fatalf("ValidateClientID(%q) = %v, want ErrInvalidClientID", tt.id, err)
+			}
+		})
+	}
+}
+
+func TestIsURLClientID(t *testing.T) {
+	t.Parallel()
+	for id, want := range map[string]bool{
+		"https://c/x": true, "HTTP://c/x": true, "http://c": true,
+		"abc": false, "": false, "https": false, "urn:x": false,
+	} {
+		if got := IsURLClientID(id); got != want {
+			t.Errorf("IsURLClientID(%q) = %v, want %v", id, got, want)
+		}
+	}
+}
+
+func TestParseDocument(t *testing.T) {
+	t.Parallel()
+	const id = "https://c.example/client.json"
+	valid := docJSON(id)
+	tests := []struct {
+		name    string
+		body    string
+		url     string
+		wantErr []error
+	}{
+		{"valid", valid, id, nil},
+		{"CIMD-02 client_id with trailing slash", docJSON(id + "/"), id, []error{ErrInvalidDocument, ErrClientIDMismatch}},
+		{"CIMD-02 client_id differs in case", docJSON("https://C.example/client.json"), id, []error{ErrClientIDMismatch}},
+		{"CIMD-02 client_id missing", `{"client_name":"x","redirect_uris":["https://c.example/cb"]}`, id, []error{ErrClientIDMismatch}},
+		{"CIMD-02 client_name missing", `{"client_id":"` + id + `","redirect_uris":["https://c.example/cb"]}`, id, []error{ErrInvalidDocument}},
+		{"CIMD-02 redirect_uris missing", `{"client_id":"` + id + `","client_name":"x"}`, id, []error{ErrInvalidDocument}},
+		{"CIMD-02 bad redirect uri", `{"client_id":"` + id + `","client_name":"x","redirect_uris":["javascript:alert(1)"]}`, id, []error{ErrInvalidDocument, ErrInvalidRedirectURI}},
+		{"CIMD-03 client_secret", strings.Replace(valid, `{`, `{"client_secret":"s3cret",`, 1), id, []error{ErrInvalidDocument, ErrSharedSecret}},
+		{"CIMD-03 client_secret null", strings.Replace(valid, `{`, `{"client_secret":null,`, 1), id, []error{ErrSharedSecret}},
+		{"CIMD-03 client_secret_expires_at", strings.Replace(valid, `{`, `{"client_secret_expires_at":0,`, 1), id, []error{ErrSharedSecret}},
+		{"CIMD-03 client_secret_basic", strings.Replace(valid, `"none"`, `"client_secret_basic"`, 1), id, []error{ErrSharedSecret}},
+		{"CIMD-03 client_secret_post", strings.Replace(valid, `"none"`, `"client_secret_post"`, 1), id, []error{ErrSharedSecret}},
+		{"CIMD-03 client_secret_jwt", strings.Replace(valid, `"none"`, `"client_secret_jwt"`, 1), id, []error{ErrSharedSecret}},
+		{"CIMD-03 private_key_jwt without keys", strings.Replace(valid, `"none"`, `"private_key_jwt"`, 1), id, []error{ErrInvalidDocument}},
+		{"CIMD-03 private_key_jwt with jwks_uri", strings.Replace(valid, `"none"`, `"private_key_jwt","jwks_uri":"https://c.example/jwks.json"`, 1), id, nil},
+		{"unknown auth method", strings.Replace(valid, `"none"`, `"tls_client_auth"`, 1), id, []error{ErrInvalidDocument}},
+		{"response_types without code", strings.Replace(valid, `["code"]`, `["token"]`, 1), id, []error{ErrInvalidDocument}},
+		{"logo_uri over http", strings.Replace(valid, `{`, `{"logo_uri":"http://c.example/logo.png",`, 1), id, []error{ErrInvalidDocument}},
+		{"duplicate member", strings.Replace(valid, `{`, `{"client_name":"other",`, 1), id, []error{ErrInvalidDocument}},
+		{"case-variant member ignored, not matched", strings.Replace(valid, `"client_name"`, `"Client_Name"`, 1), id, []error{ErrInvalidDocument}},
+		{"array", `[` + valid + `]`, id, []error{ErrInvalidDocument}},
+		{"not JSON", `<html>`, id, []error{ErrInvalidDocument}},
+		{"empty", ``, id, []error{ErrInvalidDocument}},
+		{"invalid client_id URL even if equal", docJSON("http://c.example/client.json"), "http://c.example/client.json", []error{ErrInvalidClientID}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			doc, err := ParseDocument([]byte(tt.body), tt.url)
+			if tt.wantErr == nil {
+				if err != nil {
+					t.Fatalf("ParseDocument: %v", err)
+				}
+				if doc.ClientID != tt.url {
+					t.Fatalf("client_id = %q", doc.ClientID)
+				}
+				return
+			}
+			for _, want := range tt.wantErr {
+				if !errors.Is(err, want) {
+					t.Fatalf("err = %v, want errors.Is %v", err, want)
+				}
+			}
+			if err != nil && strings.Contains(err.Error(), "s3cret") {
+				t.Fatalf("error leaks document content: %v", err)
+			}
+		})
+	}
+}
+
+func TestDocumentGolden(t *testing.T) {
+	t.Parallel()
+	const id = "https://c.example/client.json"
+	doc, err := ParseDocument([]byte(docJSON(id)), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.JSON(t, "document.json", doc)
+	if doc.AuthMethod() != "none" || !doc.LocalhostOnly() {
+		t.Fatalf("AuthMethod = %q, LocalhostOnly = %v", doc.AuthMethod(), doc.LocalhostOnly())
+	}
+}
+
+func TestCheckRedirectURI(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		uri string
+		ok  bool
+	}{
+		{"https://app.example.com/cb", true},
+		{"http://127.0.0.1:3000/callback", true},
+		{"http://127.0.0.1/callback", true},
+		{"http://[::1]:8080/cb", true},
+		{"http://localhost:3000/cb", true},
+		{"com.example.app:/oauth2redirect", true},
+		{"cursor://anysphere.cursor-mcp/oauth/callback", true},
+		{"https://app.example.com/cb?x=1", true},
+		{"http://app.example.com/cb", false},
+		{"https://app.example.com/cb#frag", false},
+		{"https://user@app.example.com/cb", false},
+		{"javascript:alert(1)", false},
+		{"data:text/html,hi", false},
+		{"file:///etc/passwd", false},
+		{"vbscript:x", false},
+		{"/relative/cb", false},
+		{"", false},
+		{"https:///cb", false},
+		{"https://a b/cb", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.uri, func(t *testing.T) {
+			t.Parallel()
+			err := CheckRedirectURI(tt.uri)
+			if tt.ok != (err == nil) {
+				t.Fatalf("CheckRedirectURI(%q) = %v, want ok=%v", tt.uri, err, tt.ok)
+			}
+			if err != nil && !errors.Is(err, ErrInvalidRedirectURI) {
+				t.Fatalf("err = %v, want ErrInvalidRedirectURI", err)
+			}
+		})
+	}
+}
+
+func TestLocalhostOnly(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		uris []string
+		want bool
+	}{
+		{"loopback only", []string{"http://127.0.0.1:1/cb", "http://localhost/cb"}, true},
+		{"one public", []string{"http://127.0.0.1:1/cb", "https://app.example/cb"}, false},
+		{"private-use scheme", []string{"com.example:/cb"}, false},
+		{"none", nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := LocalhostOnly(tt.uris); got != tt.want {
+				t.Fatalf("LocalhostOnly = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,119 @@
+package clientmeta
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// publicAddr is what the fake resolver answers for every public-looking
+// name. No packet is ever sent to it: dials are redirected to 127.0.0.1.
+var publicAddr = netip.MustParseAddr("93.184.216.34")
+
+// fakeResolver answers every lookup with addrs and counts calls.
+type fakeResolver struct {
+	addrs []netip.Addr
+	calls atomic.Int32
+}
+
+func (r *fakeResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
+	r.calls.Add(1)
+	return r.addrs, nil
+}
+
+// forbidDial fails the test if any connection is attempted.
+func forbidDial(t *testing.T) func(context.Context, string, string) (net.Conn, error) {
+	return func(_ context.Context, network, address string) (net.Conn, error) {
+		t.Errorf("dial %s %s attempted; it must be refused before any connect", network, address)
+		return nil, errors.New("dial forbidden in this test")
+	}
+}
+
+// fakeClock is a settable clock safe for concurrent use.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *fakeClock {
+	return &fakeClock{t: time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// target is a TLS test server on 127.0.0.1 dressed up as a public host: the
+// resolver says every name is publicAddr, and the dial function quietly
+// connects to the test server instead.
+type target struct {
+	srv   *httptest.Server
+	hits  atomic.Int32
+	dials atomic.Int32
+}
+
+func newTarget(t *testing.T, h http.Handler) *target {
+	t.Helper()
+	tg := &target{}
+	tg.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tg.hits.Add(1)
+		h.ServeHTTP(w, r)
+	}))
+	tg.srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	tg.srv.StartTLS()
+	t.Cleanup(tg.srv.Close)
+	return tg
+}
+
+// config returns a resolver configuration that reaches the target.
+func (tg *target) config(clock *fakeClock) ResolverConfig {
+	return ResolverConfig{
+		HostResolver: &fakeResolver{addrs: []netip.Addr{publicAddr}},
+		Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
+			tg.dials.Add(1)
+			if address != "93.184.216.34:443" && address != "93.184.216.34:8443" {
+				return nil, errors.New("unexpected dial target " + address)
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, network, tg.srv.Listener.Addr().String())
+		},
+		TLSConfig: tg.srv.Client().Transport.(*http.Transport).TLSClientConfig,
+		Now:       clock.Now,
+	}
+}
+
+// docJSON returns a valid document for clientID.
+func docJSON(clientID string) string {
+	return `{"client_id":"` + clientID + `","client_name":"Example MCP Client",` +
+		`"redirect_uris":["http://127.0.0.1:3000/callback"],` +
+		`"grant_types":["authorization_code","refresh_token"],"response_types":["code"],` +
+		`"token_endpoint_auth_method":"none"}`
+}
+
+// serveDoc answers with body and the given headers.
+func serveDoc(body string, headers ...string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		for i := 0; i+1 < len(headers); i += 2 {
+			w.Header().Set(headers[i], headers[i+1])
+		}
+		_, _ = w.Write([]byte(body))
+	}
+}
