@@ -16,6 +16,8 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/cryptosigner"
+
+	"github.com/mcpauth/mcpauth/internal/jwtassert/jwa"
 )
 
 // ProofType is the "typ" header of a DPoP proof (RFC 9449 §4.2).
@@ -95,13 +97,13 @@ func NewProver(cfg ProverConfig) (*Prover, error) {
 	pub := key.Public()
 	alg := cfg.Algorithm
 	if alg == "" {
-		a, err := defaultAlg(pub)
+		a, err := jwa.ForKey(pub)
 		if err != nil {
 			return nil, err
 		}
 		alg = a
 	}
-	if !supportedAlg(alg) {
+	if !jwa.Supported(alg) {
 		return nil, fmt.Errorf("dpop: algorithm %q is not supported for proofs", alg)
 	}
 	if err := checkKeyAlg(pub, alg); err != nil {

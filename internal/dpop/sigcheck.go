@@ -7,6 +7,8 @@ import (
 	"crypto/rsa"
 	"crypto/sha256"
 	"math/big"
+
+	"github.com/mcpauth/mcpauth/internal/jwtassert/jwa"
 )
 
 // verifySignature checks a JWS signature over signingInput (the first two
@@ -60,7 +62,7 @@ func verifyECDSA(alg string, k *ecdsa.PublicKey, signingInput string, sig []byte
 	default:
 		return false
 	}
-	if k.Curve != curveFor(alg) || len(sig) != 2*size {
+	if k.Curve != jwa.Curve(alg) || len(sig) != 2*size {
 		return false
 	}
 	r := new(big.Int).SetBytes(sig[:size])

@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/mcpauth/mcpauth/internal/jwtassert/jwa"
 )
 
 // JKT returns the JWK SHA-256 thumbprint of a public key (RFC 7638 §3,
@@ -34,7 +36,7 @@ func AccessTokenHash(accessToken string) string {
 
 // checkPublic accepts exactly the public key types a proof can carry.
 func checkPublic(pub crypto.PublicKey) error {
-	alg, err := defaultAlg(pub)
+	alg, err := jwa.ForKey(pub)
 	if err != nil {
 		return err
 	}

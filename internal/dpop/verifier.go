@@ -99,15 +99,12 @@ type urlMemo struct{ raw, norm string }
 // NewVerifier validates cfg and returns a Verifier. It starts nothing in the
 // background.
 func NewVerifier(cfg VerifierConfig) (*Verifier, error) {
-	algs := cfg.Algorithms
-	if len(algs) == 0 {
-		algs = []string{ES256}
-	}
-	joseAlgs, err := checkAlgorithms(algs)
+	algs, joseAlgs, err := checkAlgorithms(cfg.Algorithms)
 	if err != nil {
 		return nil, err
 	}
 	v := &Verifier{
+		algs:     algs,
 		joseAlgs: joseAlgs,
 		window:   orDefault(cfg.IATWindow, DefaultIATWindow),
 		leeway:   orDefault(cfg.Leeway, DefaultLeeway),
@@ -116,9 +113,6 @@ func NewVerifier(cfg VerifierConfig) (*Verifier, error) {
 		nonces:   cfg.Nonces,
 		now:      cfg.Now,
 		b64:      base64.RawURLEncoding.Strict(),
-	}
-	for _, a := range joseAlgs {
-		v.algs = append(v.algs, string(a))
 	}
 	if cfg.IATWindow < 0 || cfg.Leeway < 0 || cfg.MaxProofSize < 0 || cfg.KeyCacheSize < 0 {
 		return nil, errors.New("dpop: negative IATWindow, Leeway, MaxProofSize or KeyCacheSize")
