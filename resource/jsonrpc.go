@@ -142,6 +142,9 @@ type scanner struct {
 	pos   int
 	depth int
 	buf   []byte
+	// strict refuses duplicate member names in every object and invalid
+	// UTF-8 in every string, as internal/jsonx does.
+	strict bool
 }
 
 func (s *scanner) topObject(m *mcpMessage) error {

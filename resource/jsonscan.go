@@ -51,6 +51,8 @@ func (s *scanner) object(member func(key []byte) error) error {
 		s.depth--
 		return nil
 	}
+	var seenArr [16][]byte
+	seen := seenArr[:0]
 	for {
 		if s.peek() != '"' {
 			return errScan
@@ -58,6 +60,14 @@ func (s *scanner) object(member func(key []byte) error) error {
 		key, err := s.str(true)
 		if err != nil {
 			return err
+		}
+		if s.strict {
+			for _, k := range seen {
+				if string(k) == string(key) {
+					return errScan // duplicate member name
+				}
+			}
+			seen = append(seen, key)
 		}
 		if err := s.expect(':'); err != nil {
 			return err
@@ -184,6 +194,9 @@ func (s *scanner) str(decode bool) ([]byte, error) {
 		case c == '"':
 			v := s.data[start:s.pos]
 			s.pos++
+			if s.strict && !utf8.Valid(v) {
+				return nil, errScan
+			}
 			return v, nil
 		case c == '\\':
 			return s.escaped(start, decode)
@@ -205,6 +218,9 @@ func (s *scanner) escaped(start int, decode bool) ([]byte, error) {
 		c := s.data[s.pos]
 		switch {
 		case c == '"':
+			if s.strict && !utf8.Valid(s.data[start:s.pos]) {
+				return nil, errScan
+			}
 			s.pos++
 			if !decode {
 				return nil, nil

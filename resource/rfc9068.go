@@ -8,7 +8,6 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 
-	"github.com/mcpauth/mcpauth/internal/jsonx"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -17,7 +16,8 @@ import (
 const maxKeyTries = 4
 
 // jwtClaims is the RFC 9068 §2.2 payload, decoded strictly (case-sensitive
-// names, duplicates rejected).
+// names, duplicates rejected) by decodeClaims; the tags describe the same
+// shape for internal/jsonx, which the fuzz test compares against.
 type jwtClaims struct {
 	Iss      string             `json:"iss"`
 	Sub      string             `json:"sub"`
@@ -77,8 +77,8 @@ func (v *Verifier) verifyJWT(ctx context.Context, raw string, now time.Time) (*T
 		return nil, err
 	}
 	payload := jws.UnsafePayloadWithoutVerification()
-	var c jwtClaims
-	if err := jsonx.DecodeObject(payload, &c); err != nil {
+	c, err := decodeClaims(payload)
+	if err != nil {
 		return nil, ErrMalformedToken
 	}
 	iss, ok := v.issuers[c.Iss]

@@ -1,0 +1,79 @@
+package resource
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/mcpauth/mcpauth/internal/jsonx"
+)
+
+func TestDecodeClaims(t *testing.T) {
+	t.Parallel()
+	good := []string{
+		`{"iss":"a","aud":["x","y"],"exp":1.5e9,"nbf":null,"scope":"a b","x":{"y":[1,{"z":null}]}}`,
+		` {"aud":"x","cnf":{"jkt":"t"},"iss":"\u0061"} `,
+		`{}`,
+	}
+	bad := []string{
+		`{"iss":"a","iss":"b"}`, `{"x":{"a":1,"a":2}}`, `{"iss":1}`, `{"aud":[1]}`, `{"aud":{}}`,
+		`{"exp":"1"}`, `{"exp":1e400}`, "{\"sub\":\"\xff\"}", "{\"\xff\":1}", `[]`, `{"iss":"a"} x`, `{"iss":"\ud800"}`,
+	}
+	for _, s := range good {
+		if _, err := decodeClaims([]byte(s)); err != nil {
+			t.Errorf("%s: %v", s, err)
+		}
+	}
+	for _, s := range bad {
+		if _, err := decodeClaims([]byte(s)); err == nil {
+			t.Errorf("%s accepted", s)
+		}
+	}
+}
+
+// FuzzDecodeClaims holds decodeClaims to the answers of internal/jsonx, the
+// project's strict decoder: the same inputs accepted, the same values.
+func FuzzDecodeClaims(f *testing.F) {
+	for _, s := range []string{
+		`{"iss":"https://a","sub":"u","aud":["https://h/mcp","x"],"exp":1785585600,"iat":1.5,"scope":"a b","client_id":"c","jti":"j"}`,
+		`{"aud":"x","cnf":{"jkt":"abc"},"nbf":null}`, `{"iss":"a","iss":"b"}`, `{"x":[{"a":1,"a":2}]}`, `{"exp":-0.0e-5}`,
+		`{"aud":[]}`, `{"sub":"\u00e9\ud83d\ude00"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err1 := decodeClaims(data)
+		var want jwtClaims
+		err2 := jsonx.DecodeObject(data, &want)
+		if (err1 == nil) != (err2 == nil) {
+			if err1 != nil && depth(data) > maxJSONDepth {
+				return // deeper nesting than this decoder allows
+			}
+			t.Fatalf("decodeClaims err %v, jsonx err %v, input %q", err1, err2, data)
+		}
+		if err1 != nil {
+			return
+		}
+		gb, wb := len(got.Cnf) > 0 && string(got.Cnf) != "null", len(want.Cnf) > 0 && string(want.Cnf) != "null"
+		got.Cnf, want.Cnf = nil, nil
+		if len(got.Aud) == 0 && len(want.Aud) == 0 {
+			got.Aud, want.Aud = nil, nil
+		}
+		if gb != wb || !reflect.DeepEqual(got, want) {
+			t.Fatalf("decodeClaims %+v (bound %v), jsonx %+v (bound %v), input %q", got, gb, want, wb, data)
+		}
+	})
+}
+
+func depth(data []byte) int {
+	d, m := 0, 0
+	for _, c := range data {
+		switch c {
+		case '{', '[':
+			d++
+			m = max(m, d)
+		case '}', ']':
+			d--
+		}
+	}
+	return m
+}
