@@ -76,7 +76,7 @@ func (e *benchEnv) tokens(b *testing.B, n int) []string {
 // nopWriter is a ResponseWriter that allocates nothing.
 type nopWriter struct{ h http.Header }
 
-func (w *nopWriter) Header() http.Header       { return w.h }
+func (w *nopWriter) Header() http.Header         { return w.h }
 func (w *nopWriter) Write(p []byte) (int, error) { return len(p), nil }
 func (w *nopWriter) WriteHeader(int)             {}
 
