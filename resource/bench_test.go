@@ -356,4 +356,3 @@ func BenchmarkCacheMemory(b *testing.B) {
 		})
 	}
 }
-
