@@ -1,0 +1,96 @@
+package oauthtest_test
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
+)
+
+func TestMintVerifies(t *testing.T) {
+	t.Parallel()
+	for _, alg := range []string{oauthtest.ES256, oauthtest.ES384, oauthtest.RS256, oauthtest.PS256, oauthtest.EdDSA} {
+		t.Run(alg, func(t *testing.T) {
+			t.Parallel()
+			k := oauthtest.NewKey(t, alg, "kid-"+alg)
+			tok := k.Mint(t, oauthtest.AccessToken{Issuer: "https://as", Audience: []string{"https://rs/mcp"}, Expiry: oauthtest.Epoch().Add(time.Hour)})
+			jws, err := jose.ParseSignedCompact(tok, []jose.SignatureAlgorithm{jose.SignatureAlgorithm(alg)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := jws.Signatures[0].Protected
+			if h.KeyID != "kid-"+alg || h.ExtraHeaders["typ"] != "at+jwt" {
+				t.Errorf("header %+v", h)
+			}
+			payload, err := jws.Verify(k.Public())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var c map[string]any
+			if err := json.Unmarshal(payload, &c); err != nil || c["aud"] != "https://rs/mcp" || c["exp"] != float64(oauthtest.Epoch().Add(time.Hour).Unix()) {
+				t.Errorf("claims %v %v", c, err)
+			}
+		})
+	}
+}
+
+func TestUnsignedAndHMAC(t *testing.T) {
+	t.Parallel()
+	if tok := oauthtest.Unsigned(t, map[string]any{"typ": "at+jwt"}, []byte(`{}`)); tok[len(tok)-1] != '.' {
+		t.Errorf("unsigned token %q", tok)
+	}
+	tok := oauthtest.HMAC(t, make([]byte, 32), oauthtest.Header{}, []byte(`{}`))
+	if _, err := jose.ParseSignedCompact(tok, []jose.SignatureAlgorithm{jose.HS256}); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestClock(t *testing.T) {
+	t.Parallel()
+	c := oauthtest.NewClock(oauthtest.Epoch())
+	c.Advance(time.Minute)
+	if !c.Now().Equal(oauthtest.Epoch().Add(time.Minute)) {
+		t.Error(c.Now())
+	}
+}
+
+func TestJWKSServer(t *testing.T) {
+	t.Parallel()
+	k := oauthtest.NewKey(t, oauthtest.ES256, "k1")
+	s := oauthtest.NewJWKSServer(t, k)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: s.TLSConfig()}, Timeout: 5 * time.Second}
+	get := func(u string, v any) int {
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, u, nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if v != nil {
+			_ = json.NewDecoder(resp.Body).Decode(v)
+		}
+		return resp.StatusCode
+	}
+	var set jose.JSONWebKeySet
+	if get(s.JWKSURI, &set) != 200 || len(set.Keys) != 1 || set.Keys[0].KeyID != "k1" {
+		t.Errorf("set %+v", set)
+	}
+	var md map[string]any
+	if get(s.Issuer+oauthtest.MetadataPath, &md) != 200 || md["jwks_uri"] != s.JWKSURI || md["issuer"] != s.Issuer {
+		t.Errorf("metadata %v", md)
+	}
+	s.SetStatus(500)
+	if get(s.JWKSURI, nil) != 500 {
+		t.Error("status")
+	}
+	if s.JWKSFetches() != 2 || s.MetadataFetches() != 1 {
+		t.Errorf("counters %d %d", s.JWKSFetches(), s.MetadataFetches())
+	}
+	var _ *tls.Config = s.TLSConfig()
+}
