@@ -32,7 +32,8 @@ const (
 type Event struct {
 	Time     time.Time
 	Decision Decision
-	// Status is the HTTP status sent (0 for passthrough events).
+	// Status is the HTTP status the middleware sent; 0 when the request
+	// was passed to the wrapped handler, and for passthrough events.
 	Status int
 	// Reason is the fixed description of the failure, such as "token
 	// expired"; empty when allowed.

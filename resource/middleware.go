@@ -62,7 +62,7 @@ func (v *Verifier) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		return
 	}
 	if v.audit != nil || v.logger != nil {
-		v.emit(r, DecisionAllow, http.StatusOK, nil, av.info, op)
+		v.emit(r, DecisionAllow, 0, nil, av.info, op)
 	}
 	next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, av)))
 }
