@@ -3,10 +3,8 @@ package dpop
 import (
 	"crypto"
 	"crypto/ecdsa"
-	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -15,7 +13,6 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
-	"github.com/go-jose/go-jose/v4/cryptosigner"
 
 	"github.com/mcpauth/mcpauth/internal/jwtassert/jwa"
 )
@@ -114,25 +111,11 @@ func NewProver(cfg ProverConfig) (*Prover, error) {
 		return nil, err
 	}
 	opts := (&jose.SignerOptions{EmbedJWK: true}).WithType(ProofType)
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.SignatureAlgorithm(alg), Key: signingKey(key)}, opts)
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.SignatureAlgorithm(alg), Key: jwa.SigningKey(key)}, opts)
 	if err != nil {
 		return nil, fmt.Errorf("dpop: signer: %w", err)
 	}
 	return &Prover{signer: signer, alg: alg, pub: pub, jkt: jkt, now: cfg.Now, rand: rnd}, nil
-}
-
-// signingKey hands go-jose the concrete key types it signs with natively and
-// wraps any other crypto.Signer.
-func signingKey(k crypto.Signer) any {
-	switch k := k.(type) {
-	case *ecdsa.PrivateKey, *rsa.PrivateKey:
-		return k
-	case ed25519.PrivateKey:
-		return k
-	case *ed25519.PrivateKey:
-		return *k
-	}
-	return cryptosigner.Opaque(k)
 }
 
 func (p *Prover) clock() time.Time {

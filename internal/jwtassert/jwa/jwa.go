@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/go-jose/go-jose/v4/cryptosigner"
 )
 
 // Asymmetric JWS algorithm names.
@@ -143,4 +145,20 @@ func ForKey(pub crypto.PublicKey) (string, error) {
 		return "", err
 	}
 	return alg, nil
+}
+
+// SigningKey returns the value to put in go-jose's SigningKey.Key for k: the
+// key itself for the types go-jose signs with natively (*ecdsa.PrivateKey,
+// *rsa.PrivateKey, ed25519.PrivateKey), and any other crypto.Signer (a key
+// in an HSM or KMS) wrapped with go-jose's cryptosigner.
+func SigningKey(k crypto.Signer) any {
+	switch k := k.(type) {
+	case *ecdsa.PrivateKey, *rsa.PrivateKey:
+		return k
+	case ed25519.PrivateKey:
+		return k
+	case *ed25519.PrivateKey:
+		return *k
+	}
+	return cryptosigner.Opaque(k)
 }

@@ -1,0 +1,429 @@
+package jwtassert_test
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpauth/mcpauth/internal/golden"
+	"github.com/mcpauth/mcpauth/internal/jwtassert"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+const (
+	clientID = "https://client.example.com/client.json"
+	asIssuer = "https://as.example.com"
+)
+
+// caEnv is one client key and one verifier.
+type caEnv struct {
+	t   testing.TB
+	clk *clock
+	key *ecdsa.PrivateKey
+	v   *jwtassert.ClientAssertionVerifier
+}
+
+func newCAEnv(t testing.TB, mod func(*jwtassert.ClientAssertionVerifierConfig)) *caEnv {
+	t.Helper()
+	clk := newClock()
+	cfg := jwtassert.ClientAssertionVerifierConfig{Audiences: []string{asIssuer}, Now: clk.Now}
+	if mod != nil {
+		mod(&cfg)
+	}
+	v, err := jwtassert.NewClientAssertionVerifier(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &caEnv{t: t, clk: clk, key: fixedKey(t, 3), v: v}
+}
+
+func (e *caEnv) keys() jwtassert.StaticKeys {
+	return jwtassert.StaticKeys{{ID: "k1", Public: &e.key.PublicKey}}
+}
+
+// assertion hand-signs a client assertion with the given overrides.
+func (e *caEnv) assertion(hdr, claims map[string]any) string {
+	h := apply(map[string]any{"alg": "ES256", "typ": "client-authentication+jwt", "kid": "k1"}, hdr)
+	now := e.clk.Now().Unix()
+	c := apply(map[string]any{
+		"iss": clientID, "sub": clientID, "aud": asIssuer, "jti": "jti-1", "iat": now, "exp": now + 60,
+	}, claims)
+	var key any = e.key
+	if k, ok := hdr["_key"]; ok {
+		key = k
+		delete(h, "_key")
+	}
+	return signRaw(e.t, key, h, c)
+}
+
+func TestClientAssertionVerifyRejects(t *testing.T) {
+	t.Parallel()
+	other := fixedKey(t, 4)
+	rsaKey := must(rsa.GenerateKey(rand.Reader, 2048))
+	tests := []struct {
+		name    string
+		cfg     func(*jwtassert.ClientAssertionVerifierConfig)
+		make    func(e *caEnv) string
+		keys    func(e *caEnv) jwtassert.KeySource
+		client  string
+		wantErr error
+		code    oauthmeta.ErrorCode
+	}{
+		{name: "empty", make: func(e *caEnv) string { return "" }, wantErr: jwtassert.ErrMalformed},
+		{name: "garbage", make: func(e *caEnv) string { return "a.b.c" }, wantErr: jwtassert.ErrMalformed},
+		{name: "JWE shape", make: func(e *caEnv) string { return "a.b.c.d.e" }, wantErr: jwtassert.ErrMalformed},
+		{name: "too large", cfg: func(c *jwtassert.ClientAssertionVerifierConfig) { c.MaxSize = 64 },
+			make: func(e *caEnv) string { return e.assertion(nil, nil) }, wantErr: jwtassert.ErrTooLarge},
+		{name: "alg none (RS-10)", make: func(e *caEnv) string {
+			return e.assertion(map[string]any{"alg": "none", "_key": nil}, nil)
+		}, wantErr: jwtassert.ErrAlgNotAllowed},
+		{name: "HS256 with the public key as secret", make: func(e *caEnv) string {
+			secret, _ := json.Marshal(e.key.PublicKey.X.Bytes())
+			return e.assertion(map[string]any{"alg": "HS256", "_key": secret}, nil)
+		}, wantErr: jwtassert.ErrAlgNotAllowed},
+		{name: "alg outside the allowlist", cfg: func(c *jwtassert.ClientAssertionVerifierConfig) { c.Algorithms = []string{"RS256"} },
+			make: func(e *caEnv) string { return e.assertion(nil, nil) }, wantErr: jwtassert.ErrAlgNotAllowed},
+		{name: "crit header", make: func(e *caEnv) string { return e.assertion(map[string]any{"crit": []string{"x"}}, nil) },
+			wantErr: jwtassert.ErrMalformed},
+		{name: "typ at+jwt (RFC 8725 §3.11)", make: func(e *caEnv) string { return e.assertion(map[string]any{"typ": "at+jwt"}, nil) },
+			wantErr: jwtassert.ErrWrongType},
+		{name: "typ dpop+jwt", make: func(e *caEnv) string { return e.assertion(map[string]any{"typ": "dpop+jwt"}, nil) },
+			wantErr: jwtassert.ErrWrongType},
+		{name: "typ of an ID-JAG", make: func(e *caEnv) string { return e.assertion(map[string]any{"typ": "oauth-id-jag+jwt"}, nil) },
+			wantErr: jwtassert.ErrWrongType},
+		{name: "explicit type required, JWT given", cfg: func(c *jwtassert.ClientAssertionVerifierConfig) { c.RequireExplicitType = true },
+			make: func(e *caEnv) string { return e.assertion(map[string]any{"typ": "JWT"}, nil) }, wantErr: jwtassert.ErrWrongType},
+		{name: "iss missing", make: func(e *caEnv) string { return e.assertion(nil, map[string]any{"iss": absent{}}) },
+			wantErr: jwtassert.ErrMissingClaim},
+		{name: "iss is another client", make: func(e *caEnv) string { return e.assertion(nil, map[string]any{"iss": "other", "sub": "other"}) },
+			wantErr: jwtassert.ErrIssuerMismatch},
+		{name: "iss differs from sub", make: func(e *caEnv) string { return e.assertion(nil, map[string]any{"sub": "someone-else"}) },
+			wantErr: jwtassert.ErrSubjectMismatch},
+		{name: "sub missing", make: func(e *caEnv) string { return e.assertion(nil, map[string]any{"sub": absent{}}) },
+			wantErr: jwtassert.ErrMissingClaim},
+		{name: "no expected client_id", client: "-", make: func(e *caEnv) string { return e.assertion(nil, nil) },
+			wantErr: jwtassert.ErrIssuerMismatch},
+		{name: "assertion for another audience", make: func(e *caEnv) string {
+			return e.assertion(nil, map[string]any{"aud": "https://other-as.example.com"})
+		}, wantErr: jwtassert.ErrAudience},
+		{name: "token endpoint audience not configured (rfc7523bis)", make: func(e *caEnv) string {
+			return e.assertion(nil, map[string]any{"aud": asIssuer + "/token"})
+		}, wantErr: jwtassert.ErrAudience},
+		{name: "aud missing", make: func(e *caEnv) string { return e.assertion(nil, map[string]any{"aud": absent{}}) },
+			wantErr: jwtassert.ErrMissingClaim},
+		{name: "aud not a string", make: func(e *caEnv) string { return e.assertion(nil, map[string]any{"aud": 42}) },
+			wantErr: jwtassert.ErrMalformed},
+		{name: "expired assertion", make: func(e *caEnv) string {
+			return e.assertion(nil, map[string]any{"exp": e.clk.Now().Add(-jwtassert.DefaultLeeway - time.Second).Unix()})
+		}, wantErr: jwtassert.ErrExpired},
+		{name: "exp missing", make: func(e *caEnv) string { return e.assertion(nil, map[string]any{"exp": absent{}}) },
+			wantErr: jwtassert.ErrMissingClaim},
+		{name: "exp too far ahead", make: func(e *caEnv) string {
+			return e.assertion(nil, map[string]any{"exp": e.clk.Now().Add(10 * time.Minute).Unix()})
+		}, wantErr: jwtassert.ErrLifetimeTooLong},
+		{name: "exp as string", make: func(e *caEnv) string { return e.assertion(nil, map[string]any{"exp": "soon"}) },
+			wantErr: jwtassert.ErrMalformed},
+		{name: "nbf in the future", make: func(e *caEnv) string {
+			return e.assertion(nil, map[string]any{"nbf": e.clk.Now().Add(time.Minute).Unix()})
+		}, wantErr: jwtassert.ErrNotYetValid},
+		{name: "iat in the future", make: func(e *caEnv) string {
+			return e.assertion(nil, map[string]any{"iat": e.clk.Now().Add(time.Minute).Unix()})
+		}, wantErr: jwtassert.ErrIssuedInFuture},
+		{name: "jti missing", make: func(e *caEnv) string { return e.assertion(nil, map[string]any{"jti": absent{}}) },
+			wantErr: jwtassert.ErrMissingClaim},
+		{name: "signed by another key", make: func(e *caEnv) string { return e.assertion(map[string]any{"_key": other}, nil) },
+			wantErr: jwtassert.ErrBadSignature},
+		{name: "tampered payload", make: func(e *caEnv) string {
+			parts := strings.Split(e.assertion(nil, nil), ".")
+			return parts[0] + "." + b64json(t, map[string]any{"iss": clientID, "sub": clientID, "aud": asIssuer, "jti": "x",
+				"exp": e.clk.Now().Unix() + 60}) + "." + parts[2]
+		}, wantErr: jwtassert.ErrBadSignature},
+		{name: "unknown kid", make: func(e *caEnv) string { return e.assertion(map[string]any{"kid": "k2"}, nil) },
+			wantErr: jwtassert.ErrUnknownKey},
+		{name: "no key of the right type", make: func(e *caEnv) string { return e.assertion(nil, nil) },
+			keys:    func(e *caEnv) jwtassert.KeySource { return jwtassert.PublicKeys(&rsaKey.PublicKey) },
+			wantErr: jwtassert.ErrUnknownKey},
+		{name: "jwk header ignored (RS-10)", make: func(e *caEnv) string {
+			return e.assertion(map[string]any{"_key": other, "kid": absent{}, "jwk": jwkMap(t, &other.PublicKey)}, nil)
+		}, wantErr: jwtassert.ErrBadSignature},
+		{name: "key source down", make: func(e *caEnv) string { return e.assertion(nil, nil) },
+			keys: func(e *caEnv) jwtassert.KeySource { return failingKeys{} }, wantErr: jwtassert.ErrKeySourceUnavailable,
+			code: oauthmeta.CodeTemporarilyUnavailable},
+		{name: "no key source", make: func(e *caEnv) string { return e.assertion(nil, nil) },
+			keys: func(e *caEnv) jwtassert.KeySource { return nil }, wantErr: jwtassert.ErrUnknownKey},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newCAEnv(t, tt.cfg)
+			var keys jwtassert.KeySource = e.keys()
+			if tt.keys != nil {
+				keys = tt.keys(e)
+			}
+			client := clientID
+			if tt.client == "-" {
+				client = ""
+			}
+			got, err := e.v.Verify(context.Background(), tt.make(e), client, keys)
+			if !errors.Is(err, tt.wantErr) || got != nil {
+				t.Fatalf("Verify = %v, %v; want %v", got, err, tt.wantErr)
+			}
+			code := tt.code
+			if code == "" {
+				code = oauthmeta.CodeInvalidClient
+			}
+			if !errors.Is(err, &oauthmeta.Error{Code: code}) {
+				t.Fatalf("error %v does not carry %s", err, code)
+			}
+		})
+	}
+}
+
+type failingKeys struct{}
+
+func (failingKeys) Keys(context.Context, string) ([]jwtassert.Key, error) { return nil, errors.New("jwks down") }
+
+func TestClientAssertionReplay(t *testing.T) {
+	t.Parallel()
+	e := newCAEnv(t, nil)
+	ctx := context.Background()
+	a := e.assertion(nil, nil)
+	if _, err := e.v.Verify(ctx, a, clientID, e.keys()); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.v.Verify(ctx, a, clientID, e.keys())
+	if !errors.Is(err, jwtassert.ErrReplayed) || !errors.Is(err, &oauthmeta.Error{Code: oauthmeta.CodeInvalidClient}) {
+		t.Fatalf("replayed client assertion: %v, want ErrReplayed/invalid_client", err)
+	}
+	// A new assertion with a new jti is fine.
+	if _, err := e.v.Verify(ctx, e.assertion(nil, map[string]any{"jti": "jti-2"}), clientID, e.keys()); err != nil {
+		t.Fatal(err)
+	}
+	// The replay store fails closed.
+	full := newCAEnv(t, func(c *jwtassert.ClientAssertionVerifierConfig) { c.MaxReplayEntries = 1 })
+	if _, err := full.v.Verify(ctx, full.assertion(nil, nil), clientID, full.keys()); err != nil {
+		t.Fatal(err)
+	}
+	_, err = full.v.Verify(ctx, full.assertion(nil, map[string]any{"jti": "x"}), clientID, full.keys())
+	if !errors.Is(err, jwtassert.ErrReplayCheckUnavailable) || !errors.Is(err, &oauthmeta.Error{Code: oauthmeta.CodeTemporarilyUnavailable}) {
+		t.Fatalf("full replay cache: %v", err)
+	}
+}
+
+func TestClientAssertionAccepts(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		cfg    func(*jwtassert.ClientAssertionVerifierConfig)
+		hdr    map[string]any
+		claims map[string]any
+	}{
+		{name: "explicitly typed"},
+		{name: "untyped", hdr: map[string]any{"typ": absent{}}},
+		{name: "typ JWT", hdr: map[string]any{"typ": "JWT"}},
+		{name: "typ with application/ prefix", hdr: map[string]any{"typ": "application/client-authentication+jwt"}},
+		{name: "aud array with the issuer", claims: map[string]any{"aud": []string{"https://x", asIssuer}}},
+		{name: "token endpoint audience when configured", claims: map[string]any{"aud": asIssuer + "/token"},
+			cfg: func(c *jwtassert.ClientAssertionVerifierConfig) { c.Audiences = append(c.Audiences, asIssuer+"/token") }},
+		{name: "no kid", hdr: map[string]any{"kid": absent{}}},
+		{name: "exp within leeway", claims: map[string]any{"exp": t0().Add(-10 * time.Second).Unix()}},
+		{name: "no iat", claims: map[string]any{"iat": absent{}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newCAEnv(t, tt.cfg)
+			got, err := e.v.Verify(context.Background(), e.assertion(tt.hdr, tt.claims), clientID, e.keys())
+			if err != nil {
+				t.Fatalf("Verify: %v", err)
+			}
+			if got.ClientID != clientID || got.JTI != "jti-1" || got.KeyID != "k1" {
+				t.Fatalf("result = %+v", got)
+			}
+		})
+	}
+}
+
+// TestClientAssertionRoundTrip signs with ClientAssertionSigner for every
+// key type and verifies with ClientAssertionVerifier.
+func TestClientAssertionRoundTrip(t *testing.T) {
+	t.Parallel()
+	rsaKey := must(rsa.GenerateKey(rand.Reader, 2048))
+	_, edKey, _ := ed25519.GenerateKey(rand.Reader)
+	tests := []struct {
+		name string
+		key  crypto.Signer
+		alg  string
+	}{
+		{"ES256", fixedKey(t, 1), ""},
+		{"ES384", must(ecdsa.GenerateKey(elliptic.P384(), rand.Reader)), ""},
+		{"RS256", rsaKey, ""},
+		{"PS256", rsaKey, "PS256"},
+		{"EdDSA", edKey, ""},
+		{"opaque signer", opaque{fixedKey(t, 2)}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			clk := newClock()
+			s, err := jwtassert.NewClientAssertionSigner(jwtassert.ClientAssertionSignerConfig{
+				ClientID: clientID, Key: tt.key, Algorithm: tt.alg, KeyID: "kid-1", Now: clk.Now,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, err := jwtassert.NewClientAssertionVerifier(jwtassert.ClientAssertionVerifierConfig{
+				Audiences: []string{asIssuer}, Algorithms: []string{"ES256", "ES384", "RS256", "PS256", "EdDSA"},
+				RequireExplicitType: true, Now: clk.Now,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := s.Sign(asIssuer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys := jwtassert.StaticKeys{{ID: "kid-1", Public: tt.key.Public()}}
+			got, err := v.Verify(context.Background(), a, clientID, keys)
+			if err != nil {
+				t.Fatalf("Verify: %v", err)
+			}
+			if !got.ExpiresAt.Equal(t0().Add(jwtassert.DefaultAssertionLifetime)) || !got.IssuedAt.Equal(t0()) {
+				t.Fatalf("times = %v, %v", got.IssuedAt, got.ExpiresAt)
+			}
+			if id, err := jwtassert.UnverifiedClientID(a); err != nil || id != clientID {
+				t.Fatalf("UnverifiedClientID = %q, %v", id, err)
+			}
+			b, _ := s.Sign(asIssuer)
+			if b == a {
+				t.Fatal("two assertions are identical (jti not fresh)")
+			}
+		})
+	}
+}
+
+type opaque struct{ k *ecdsa.PrivateKey }
+
+func (o opaque) Public() crypto.PublicKey { return o.k.Public() }
+func (o opaque) Sign(r io.Reader, d []byte, opts crypto.SignerOpts) ([]byte, error) {
+	return o.k.Sign(r, d, opts)
+}
+
+// TestClientAssertionGolden pins the decoded header and claims.
+func TestClientAssertionGolden(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	s, err := jwtassert.NewClientAssertionSigner(jwtassert.ClientAssertionSignerConfig{
+		ClientID: clientID, Key: fixedKey(t, 1), KeyID: "client-key-1", Now: clk.Now,
+		Rand: bytes.NewReader(bytes.Repeat([]byte{0x5A}, 16)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := s.Sign(asIssuer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.JSON(t, "client_assertion.json", decodeJWT(t, a))
+}
+
+// decodeJWT returns {"header": ..., "claims": ...} of a compact JWS.
+func decodeJWT(t *testing.T, jwt string) map[string]any {
+	t.Helper()
+	parts := strings.Split(jwt, ".")
+	out := map[string]any{}
+	for i, name := range []string{"header", "claims"} {
+		data, err := base64.RawURLEncoding.DecodeString(parts[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v map[string]any
+		if err := json.Unmarshal(data, &v); err != nil {
+			t.Fatal(err)
+		}
+		out[name] = v
+	}
+	return out
+}
+
+func TestNewClientAssertionSignerRejects(t *testing.T) {
+	t.Parallel()
+	key := fixedKey(t, 1)
+	tests := []struct {
+		name string
+		cfg  jwtassert.ClientAssertionSignerConfig
+	}{
+		{"no client_id", jwtassert.ClientAssertionSignerConfig{Key: key}},
+		{"no key", jwtassert.ClientAssertionSignerConfig{ClientID: "c"}},
+		{"HS256", jwtassert.ClientAssertionSignerConfig{ClientID: "c", Key: key, Algorithm: "HS256"}},
+		{"alg for another key", jwtassert.ClientAssertionSignerConfig{ClientID: "c", Key: key, Algorithm: "RS256"}},
+		{"lifetime too long", jwtassert.ClientAssertionSignerConfig{ClientID: "c", Key: key, Lifetime: time.Hour}},
+		{"weak RSA", jwtassert.ClientAssertionSignerConfig{ClientID: "c", Key: must(rsa.GenerateKey(rand.Reader, 1024))}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if _, err := jwtassert.NewClientAssertionSigner(tt.cfg); err == nil {
+				t.Fatal("accepted a bad config")
+			}
+		})
+	}
+	s, _ := jwtassert.NewClientAssertionSigner(jwtassert.ClientAssertionSignerConfig{ClientID: "c", Key: key})
+	if _, err := s.Sign(""); err == nil {
+		t.Fatal("Sign accepted an empty audience")
+	}
+}
+
+func TestNewClientAssertionVerifierRejects(t *testing.T) {
+	t.Parallel()
+	for name, cfg := range map[string]jwtassert.ClientAssertionVerifierConfig{
+		"no audiences":    {},
+		"empty audience":  {Audiences: []string{""}},
+		"HS256 allowed":   {Audiences: []string{asIssuer}, Algorithms: []string{"HS256"}},
+		"none allowed":    {Audiences: []string{asIssuer}, Algorithms: []string{"none"}},
+		"negative leeway": {Audiences: []string{asIssuer}, Leeway: -1},
+		"negative size":   {Audiences: []string{asIssuer}, MaxSize: -1},
+	} {
+		if _, err := jwtassert.NewClientAssertionVerifier(cfg); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func TestUnverifiedClientID(t *testing.T) {
+	t.Parallel()
+	e := newCAEnv(t, nil)
+	tests := []struct {
+		name    string
+		in      string
+		want    string
+		wantErr error
+	}{
+		{"valid", e.assertion(nil, nil), clientID, nil},
+		{"iss differs", e.assertion(nil, map[string]any{"iss": "x"}), "", jwtassert.ErrIssuerMismatch},
+		{"no sub", e.assertion(nil, map[string]any{"sub": absent{}}), "", jwtassert.ErrMissingClaim},
+		{"garbage", "x", "", jwtassert.ErrMalformed},
+		{"bad payload", "a.!!.c", "", jwtassert.ErrMalformed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := jwtassert.UnverifiedClientID(tt.in)
+			if got != tt.want || !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
+				t.Fatalf("UnverifiedClientID = %q, %v; want %q, %v", got, err, tt.want, tt.wantErr)
+			}
+		})
+	}
+}

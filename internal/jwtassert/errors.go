@@ -1,0 +1,116 @@
+package jwtassert
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// Sentinel errors, one per failed check. Every error returned by
+// [ClientAssertionVerifier.Verify] and [GrantVerifier.Verify] wraps exactly
+// one of them (errors.Is) and an [*oauthmeta.Error] (errors.As, or
+// [OAuthError]) whose code is invalid_client for client assertions (RFC 7523
+// §3.2, RFC 6749 §5.2; answer 401) and invalid_grant for authorization grants
+// (RFC 7523 §3.1; answer 400), except ErrKeySourceUnavailable and
+// ErrReplayCheckUnavailable, which are temporarily_unavailable (answer 503).
+// Descriptions name the failed check, never a claim value or the JWT.
+var (
+	// ErrTooLarge: the JWT is longer than the configured MaxSize.
+	ErrTooLarge = errors.New("jwtassert: JWT too large")
+	// ErrMalformed: not a JWS in compact serialization with a JSON object
+	// header and payload of the expected types (RFC 7523 §3 items 1–10
+	// presuppose it).
+	ErrMalformed = errors.New("jwtassert: malformed JWT")
+	// ErrAlgNotAllowed: "alg" is none, symmetric, or not in the allowlist
+	// (RFC 8725 §3.1).
+	ErrAlgNotAllowed = errors.New("jwtassert: signature algorithm not allowed")
+	// ErrWrongType: the "typ" header does not fit the kind of JWT expected
+	// (RFC 8725 §3.11): a client assertion typed as something else, an
+	// authorization grant without the profile's type.
+	ErrWrongType = errors.New("jwtassert: wrong JWT type")
+	// ErrMissingClaim: a required claim is absent or empty.
+	ErrMissingClaim = errors.New("jwtassert: missing claim")
+	// ErrIssuerMismatch: a client assertion's "iss" is not the client_id
+	// (RFC 7523 §3 item 1).
+	ErrIssuerMismatch = errors.New("jwtassert: iss is not the client_id")
+	// ErrSubjectMismatch: a client assertion's "sub" is not the client_id
+	// (RFC 7523 §3 item 2.B).
+	ErrSubjectMismatch = errors.New("jwtassert: sub is not the client_id")
+	// ErrUnknownIssuer: an authorization grant from an issuer this server
+	// does not trust (RFC 7523 §3 item 1).
+	ErrUnknownIssuer = errors.New("jwtassert: untrusted issuer")
+	// ErrAudience: "aud" names none of the accepted audiences (RFC 7523 §3
+	// item 3, draft-ietf-oauth-rfc7523bis).
+	ErrAudience = errors.New("jwtassert: audience not accepted")
+	// ErrExpired: "exp" has passed, leeway included (RFC 7523 §3 item 4).
+	ErrExpired = errors.New("jwtassert: JWT expired")
+	// ErrLifetimeTooLong: "exp" lies further in the future than the maximum
+	// lifetime allows (RFC 7523 §3 item 4: "unreasonably far in the future").
+	ErrLifetimeTooLong = errors.New("jwtassert: JWT lifetime too long")
+	// ErrNotYetValid: "nbf" lies in the future, leeway included (item 5).
+	ErrNotYetValid = errors.New("jwtassert: JWT not yet valid")
+	// ErrIssuedInFuture: "iat" lies in the future, leeway included (item 6).
+	ErrIssuedInFuture = errors.New("jwtassert: JWT issued in the future")
+	// ErrReplayed: a JWT with this issuer and jti was accepted before
+	// (item 7).
+	ErrReplayed = errors.New("jwtassert: JWT replayed")
+	// ErrClientIDMismatch: an authorization grant's "client_id" is not the
+	// client that presents it (draft-ietf-oauth-identity-assertion-authz-grant
+	// §4.4.1).
+	ErrClientIDMismatch = errors.New("jwtassert: client_id does not match the authenticated client")
+	// ErrUnknownKey: no key of the issuer fits the JWT's "kid" and "alg".
+	ErrUnknownKey = errors.New("jwtassert: no matching verification key")
+	// ErrBadSignature: the signature does not verify (item 9).
+	ErrBadSignature = errors.New("jwtassert: invalid signature")
+	// ErrKeySourceUnavailable: the issuer's keys could not be obtained.
+	// Code temporarily_unavailable.
+	ErrKeySourceUnavailable = errors.New("jwtassert: verification keys unavailable")
+	// ErrReplayCheckUnavailable: the replay store could not record the jti
+	// (full or failing); the JWT is refused. Code temporarily_unavailable.
+	ErrReplayCheckUnavailable = errors.New("jwtassert: replay check unavailable")
+)
+
+// checkError is the one error type of this package: a sentinel plus the
+// OAuth error it maps to. detail names the check, never a value.
+type checkError struct {
+	sentinel error
+	oauth    *oauthmeta.Error
+	detail   string
+}
+
+func (e *checkError) Error() string {
+	if e.detail == "" {
+		return e.sentinel.Error()
+	}
+	return e.sentinel.Error() + ": " + e.detail
+}
+
+func (e *checkError) Unwrap() []error { return []error{e.sentinel, e.oauth} }
+
+// fail builds the error of a failed check for a JWT whose failures map to
+// code. detail must be a constant string.
+func fail(sentinel error, code oauthmeta.ErrorCode, detail string) error {
+	if sentinel == ErrKeySourceUnavailable || sentinel == ErrReplayCheckUnavailable {
+		code = oauthmeta.CodeTemporarilyUnavailable
+	}
+	desc := strings.TrimPrefix(sentinel.Error(), "jwtassert: ")
+	if detail != "" {
+		desc += " (" + detail + ")"
+	}
+	return &checkError{sentinel: sentinel, oauth: &oauthmeta.Error{Code: code, Description: desc}, detail: detail}
+}
+
+// OAuthError returns the OAuth error for err: the *oauthmeta.Error it wraps,
+// or, for an error from outside this package, invalid_request without a
+// description. It returns nil for a nil err.
+func OAuthError(err error) *oauthmeta.Error {
+	if err == nil {
+		return nil
+	}
+	var oe *oauthmeta.Error
+	if errors.As(err, &oe) {
+		return oe
+	}
+	return &oauthmeta.Error{Code: oauthmeta.CodeInvalidRequest}
+}

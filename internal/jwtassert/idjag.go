@@ -1,0 +1,165 @@
+package jwtassert
+
+import (
+	"crypto"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// Wire constants of the Identity Assertion JWT Authorization Grant
+// (draft-ietf-oauth-identity-assertion-authz-grant, used by the MCP
+// Enterprise-Managed Authorization extension).
+const (
+	// IDJAGType is the "typ" header of an ID-JAG (§3).
+	IDJAGType = "oauth-id-jag+jwt"
+	// TokenTypeIDJAG is the RFC 8693 token type of an ID-JAG: the
+	// "requested_token_type" of the token exchange at the IdP and the
+	// "issued_token_type" of its response (§4.3).
+	TokenTypeIDJAG = "urn:ietf:params:oauth:token-type:id-jag"
+	// GrantProfileIDJAG is the value a resource authorization server lists
+	// in "authorization_grant_profiles_supported" (§7.2).
+	GrantProfileIDJAG = "urn:ietf:params:oauth:grant-profile:id-jag"
+)
+
+// DefaultIDJAGLifetime is how long a built ID-JAG is valid.
+const DefaultIDJAGLifetime = 5 * time.Minute
+
+// IDJAGSignerConfig configures an [IDJAGSigner]: the IdP side.
+type IDJAGSignerConfig struct {
+	// Issuer is the IdP's issuer identifier, the "iss" of every grant.
+	// Required.
+	Issuer string
+	// Key signs the grants (see ClientAssertionSignerConfig.Key). Required.
+	Key crypto.Signer
+	// Algorithm is the JWS "alg". Empty means the key's default.
+	Algorithm string
+	// KeyID is the "kid" header, naming the key in the IdP's JWKS.
+	KeyID string
+	// Lifetime is exp − iat. Zero means DefaultIDJAGLifetime; at most one
+	// hour.
+	Lifetime time.Duration
+	// Now is the clock. Nil means time.Now.
+	Now func() time.Time
+	// Rand is the source of the jti (128 random bits). Nil means
+	// crypto/rand.
+	Rand io.Reader
+}
+
+// IDJAGSigner issues ID-JAGs (draft-ietf-oauth-identity-assertion-authz-grant
+// §3), for an authorization server playing the IdP in tests and demos. It is
+// safe for concurrent use.
+type IDJAGSigner struct {
+	issuer string
+	life   time.Duration
+	s      *jwtSigner
+}
+
+// NewIDJAGSigner validates cfg and returns a signer.
+func NewIDJAGSigner(cfg IDJAGSignerConfig) (*IDJAGSigner, error) {
+	if cfg.Issuer == "" {
+		return nil, errors.New("jwtassert: Issuer is required")
+	}
+	life := cfg.Lifetime
+	if life == 0 {
+		life = DefaultIDJAGLifetime
+	}
+	if life < time.Second || life > DefaultMaxGrantLifetime {
+		return nil, errors.New("jwtassert: Lifetime must be between 1s and 1h")
+	}
+	s, err := newJWTSigner(signerConfig{key: cfg.Key, alg: cfg.Algorithm, kid: cfg.KeyID, typ: IDJAGType, now: cfg.Now, rand: cfg.Rand})
+	if err != nil {
+		return nil, err
+	}
+	return &IDJAGSigner{issuer: cfg.Issuer, life: life, s: s}, nil
+}
+
+// IDJAGClaims are the per-grant claims of an ID-JAG.
+type IDJAGClaims struct {
+	// Subject is "sub", the user's identifier at the resource authorization
+	// server. Required.
+	Subject string
+	// Audience is "aud", the issuer identifier of the resource
+	// authorization server (the MCP server's authorization server).
+	// Required.
+	Audience string
+	// ClientID is "client_id", the client's identifier at the resource
+	// authorization server. Required.
+	ClientID string
+	// Resource is "resource": the MCP server's resource identifier(s)
+	// (RFC 8707). Optional; MCP requires it to be the MCP server's when set.
+	Resource []string
+	// Scope is "scope", joined with spaces. Optional.
+	Scope []string
+	// Extra holds further identity claims (email, amr, acr, auth_time,
+	// tenant). Names this package sets are refused.
+	Extra map[string]any
+}
+
+// idjagClaims is the payload of an ID-JAG.
+type idjagClaims struct {
+	Iss      string             `json:"iss"`
+	Sub      string             `json:"sub"`
+	Aud      string             `json:"aud"`
+	ClientID string             `json:"client_id"`
+	JTI      string             `json:"jti"`
+	Iat      int64              `json:"iat"`
+	Exp      int64              `json:"exp"`
+	Resource oauthmeta.Audience `json:"resource,omitempty"`
+	Scope    string             `json:"scope,omitempty"`
+}
+
+// Sign returns a new ID-JAG with typ oauth-id-jag+jwt and the claims of §3:
+// iss, sub, aud, client_id, jti (fresh), iat, exp, and resource, scope and
+// Extra when given.
+func (s *IDJAGSigner) Sign(c IDJAGClaims) (string, error) {
+	if c.Subject == "" || c.Audience == "" || c.ClientID == "" {
+		return "", errors.New("jwtassert: ID-JAG needs Subject, Audience and ClientID")
+	}
+	for _, sc := range c.Scope {
+		if !oauthmeta.ValidScopeToken(sc) {
+			return "", errors.New("jwtassert: invalid scope token")
+		}
+	}
+	jti, err := s.s.jti()
+	if err != nil {
+		return "", err
+	}
+	now := s.s.clock()
+	claims := idjagClaims{
+		Iss: s.issuer, Sub: c.Subject, Aud: c.Audience, ClientID: c.ClientID, JTI: jti,
+		Iat: now.Unix(), Exp: now.Add(s.life).Unix(), Resource: c.Resource, Scope: oauthmeta.FormatScope(c.Scope),
+	}
+	if len(c.Extra) == 0 {
+		return s.s.sign(claims)
+	}
+	merged, err := mergeClaims(claims, c.Extra)
+	if err != nil {
+		return "", err
+	}
+	return s.s.sign(merged)
+}
+
+// mergeClaims adds extra to the registered claims, refusing any overlap.
+func mergeClaims(registered any, extra map[string]any) (map[string]any, error) {
+	data, err := json.Marshal(registered)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, err
+	}
+	for name, v := range extra {
+		switch name {
+		case "iss", "sub", "aud", "client_id", "jti", "iat", "exp", "nbf", "resource", "scope":
+			return nil, fmt.Errorf("jwtassert: extra claim %q is set by the signer", name)
+		}
+		m[name] = v
+	}
+	return m, nil
+}
