@@ -193,7 +193,9 @@ func TestClientAssertionVerifyRejects(t *testing.T) {
 
 type failingKeys struct{}
 
-func (failingKeys) Keys(context.Context, string) ([]jwtassert.Key, error) { return nil, errors.New("jwks down") }
+func (failingKeys) Keys(context.Context, string) ([]jwtassert.Key, error) {
+	return nil, errors.New("jwks down")
+}
 
 func TestClientAssertionReplay(t *testing.T) {
 	t.Parallel()
