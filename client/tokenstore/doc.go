@@ -1,0 +1,30 @@
+// Package tokenstore keeps what an MCP host's OAuth client must remember
+// between requests and between runs: access and refresh tokens, client
+// registrations and discovery results. Package client reads and writes it
+// through the [Store] interface; this package provides an in-memory store
+// ([Memory]) and a file store ([File]) that two processes on one machine can
+// share.
+//
+// The data model follows the MCP authorization specification (2026-07-28):
+//
+//   - A [Token] belongs to exactly one (issuer, resource, client_id)
+//     triple, its [Key] ("Token Requirements": one token per authorization
+//     server and resource; requirement CL-19). A token for one MCP server is
+//     never looked up for another.
+//   - A [Registration] belongs to exactly one issuer ("Authorization Server
+//     Binding", SEP-2352; requirements CL-05 and CL-18): credentials a
+//     server issued are never shown to another server.
+//   - A [Discovery] records, per MCP server URL, which authorization server
+//     was chosen and its validated metadata, with an expiry, so that a second
+//     connection costs no discovery requests.
+//
+// Refresh tokens are credentials (OAuth 2.1 §4.3; requirement CL-20): the
+// file store writes with mode 0600 in a 0700 directory, replaces the file
+// atomically (temporary file, fsync, rename) and refuses to read a file
+// that other users can read. [Token] and [Registration] redact their
+// secrets when formatted with fmt or logged with log/slog.
+//
+// It deliberately does not encrypt at rest (use an encrypted home directory
+// or implement [Store] over the operating system's keychain), expire
+// entries by itself, or decide anything: validation lives in package client.
+package tokenstore

@@ -1,0 +1,42 @@
+package tokenstore_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/mcpauth/mcpauth/client/tokenstore"
+)
+
+func ExampleNewFile() {
+	dir, _ := os.MkdirTemp("", "tokenstore-example")
+	defer os.RemoveAll(dir)
+
+	store, err := tokenstore.NewFile(filepath.Join(dir, "mcp-tokens.json"))
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	key := tokenstore.Key{Issuer: "https://as.example.com", Resource: "https://mcp.example.com/mcp", ClientID: "client-1"}
+	_ = store.PutToken(ctx, key, &tokenstore.Token{AccessToken: "secret", TokenType: "Bearer"})
+
+	tok, _ := store.Token(ctx, key)
+	fmt.Println(tok.TokenType, tok) // formatting never shows the token
+	fi, _ := os.Stat(store.Path())
+	fmt.Println(fi.Mode().Perm())
+	// Output:
+	// Bearer tokenstore.Token{type:Bearer, access_token:<redacted>, expiry:0001-01-01T00:00:00Z}
+	// -rw-------
+}
+
+func ExampleNewMemory() {
+	store := tokenstore.NewMemory()
+	ctx := context.Background()
+	_ = store.PutRegistration(ctx, &tokenstore.Registration{
+		Issuer: "https://as.example.com", Method: tokenstore.MethodDynamic, ClientID: "abc",
+	})
+	_, err := store.Registration(ctx, "https://other-as.example.com")
+	fmt.Println(err) // registrations never cross issuers
+	// Output: tokenstore: not found
+}

@@ -1,0 +1,331 @@
+package tokenstore
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/mcpauth/mcpauth/internal/jsonx"
+)
+
+// maxFileSize bounds the store file read into memory.
+const maxFileSize = 16 << 20
+
+// File is a [Store] kept in one JSON file, shared safely by several
+// goroutines and several processes on one machine:
+//
+//   - every read holds a shared lock and every update an exclusive lock on
+//     "<path>.lock" (flock(2)), so a read-modify-write never loses another
+//     process's update;
+//   - an update writes a temporary file in the same directory (mode 0600),
+//     fsyncs it and renames it over the store, so a crash leaves either the
+//     old or the new file, never a torn one;
+//   - the directory is created with mode 0700, and a store or lock file
+//     that other users can read or write is refused ([ErrInsecureFile]).
+//
+// File also implements [Locker] with one lock file per token key, so two
+// processes never refresh the same token at once.
+//
+// Construct it with [NewFile]. It is safe for concurrent use. It needs
+// flock(2): on platforms without it every call fails with
+// [ErrLockUnsupported].
+type File struct {
+	path string
+	mu   sync.Mutex // serializes this process's updates before the file lock
+}
+
+var (
+	_ Store  = (*File)(nil)
+	_ Locker = (*File)(nil)
+)
+
+// NewFile returns a store kept at path. It does no I/O: the directory and
+// the file are created by the first update.
+func NewFile(path string) (*File, error) {
+	if path == "" {
+		return nil, fmt.Errorf("%w: empty path", ErrInvalid)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return &File{path: abs}, nil
+}
+
+// Path returns the absolute path of the store file.
+func (f *File) Path() string { return f.path }
+
+// fileDoc is the on-disk document.
+type fileDoc struct {
+	Version       int             `json:"version"`
+	Tokens        []tokenEntry    `json:"tokens,omitempty"`
+	Registrations []*Registration `json:"registrations,omitempty"`
+	Discoveries   []*Discovery    `json:"discoveries,omitempty"`
+}
+
+type tokenEntry struct {
+	Key   Key    `json:"key"`
+	Token *Token `json:"token"`
+}
+
+const fileVersion = 1
+
+// Token implements [Store].
+func (f *File) Token(ctx context.Context, k Key) (*Token, error) {
+	var out *Token
+	err := f.view(ctx, func(d *fileDoc) {
+		if i := slices.IndexFunc(d.Tokens, func(e tokenEntry) bool { return e.Key == k }); i >= 0 {
+			out = d.Tokens[i].Token.Clone()
+		}
+	})
+	if err == nil && out == nil {
+		err = ErrNotFound
+	}
+	return out, err
+}
+
+// PutToken implements [Store].
+func (f *File) PutToken(ctx context.Context, k Key, t *Token) error {
+	if err := checkKey(k, t); err != nil {
+		return err
+	}
+	return f.update(ctx, func(d *fileDoc) {
+		d.Tokens = slices.DeleteFunc(d.Tokens, func(e tokenEntry) bool { return e.Key == k })
+		d.Tokens = append(d.Tokens, tokenEntry{Key: k, Token: t.Clone()})
+	})
+}
+
+// DeleteToken implements [Store].
+func (f *File) DeleteToken(ctx context.Context, k Key) error {
+	return f.update(ctx, func(d *fileDoc) {
+		d.Tokens = slices.DeleteFunc(d.Tokens, func(e tokenEntry) bool { return e.Key == k })
+	})
+}
+
+// Registration implements [Store].
+func (f *File) Registration(ctx context.Context, issuer string) (*Registration, error) {
+	var out *Registration
+	err := f.view(ctx, func(d *fileDoc) {
+		if i := slices.IndexFunc(d.Registrations, func(r *Registration) bool { return r != nil && r.Issuer == issuer }); i >= 0 {
+			out = d.Registrations[i].Clone()
+		}
+	})
+	if err == nil && out == nil {
+		err = ErrNotFound
+	}
+	return out, err
+}
+
+// PutRegistration implements [Store].
+func (f *File) PutRegistration(ctx context.Context, r *Registration) error {
+	if r == nil || r.Issuer == "" || r.ClientID == "" {
+		return ErrInvalid
+	}
+	return f.update(ctx, func(d *fileDoc) {
+		d.Registrations = slices.DeleteFunc(d.Registrations, func(x *Registration) bool { return x == nil || x.Issuer == r.Issuer })
+		d.Registrations = append(d.Registrations, r.Clone())
+	})
+}
+
+// DeleteRegistration implements [Store].
+func (f *File) DeleteRegistration(ctx context.Context, issuer string) error {
+	return f.update(ctx, func(d *fileDoc) {
+		d.Registrations = slices.DeleteFunc(d.Registrations, func(x *Registration) bool { return x == nil || x.Issuer == issuer })
+	})
+}
+
+// Discovery implements [Store].
+func (f *File) Discovery(ctx context.Context, resource string) (*Discovery, error) {
+	var out *Discovery
+	err := f.view(ctx, func(d *fileDoc) {
+		if i := slices.IndexFunc(d.Discoveries, func(x *Discovery) bool { return x != nil && x.Resource == resource }); i >= 0 {
+			out = d.Discoveries[i].Clone()
+		}
+	})
+	if err == nil && out == nil {
+		err = ErrNotFound
+	}
+	return out, err
+}
+
+// PutDiscovery implements [Store].
+func (f *File) PutDiscovery(ctx context.Context, disc *Discovery) error {
+	if disc == nil || disc.Resource == "" || disc.Issuer == "" {
+		return ErrInvalid
+	}
+	return f.update(ctx, func(d *fileDoc) {
+		d.Discoveries = slices.DeleteFunc(d.Discoveries, func(x *Discovery) bool { return x == nil || x.Resource == disc.Resource })
+		d.Discoveries = append(d.Discoveries, disc.Clone())
+	})
+}
+
+// Lock implements [Locker]: an exclusive lock on a lock file derived from
+// k, next to the store file.
+func (f *File) Lock(ctx context.Context, k Key) (func(), error) {
+	sum := sha256.Sum256([]byte(k.Issuer + "\x00" + k.Resource + "\x00" + k.ClientID))
+	name := f.path + ".k-" + hex.EncodeToString(sum[:12]) + ".lock"
+	return f.lockFile(ctx, name, true)
+}
+
+// view runs fn on the current document under a shared lock.
+func (f *File) view(ctx context.Context, fn func(*fileDoc)) error {
+	unlock, err := f.lockFile(ctx, f.path+".lock", false)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	d, err := f.read()
+	if err != nil {
+		return err
+	}
+	fn(d)
+	return nil
+}
+
+// update runs fn on the current document under an exclusive lock and
+// writes the result atomically.
+func (f *File) update(ctx context.Context, fn func(*fileDoc)) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	unlock, err := f.lockFile(ctx, f.path+".lock", true)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	d, err := f.read()
+	if err != nil {
+		return err
+	}
+	fn(d)
+	d.Version = fileVersion
+	return f.write(d)
+}
+
+// lockFile opens (creating it with mode 0600) and flocks name.
+func (f *File) lockFile(ctx context.Context, name string, exclusive bool) (func(), error) {
+	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
+		return nil, err
+	}
+	lf, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPrivate(lf); err != nil {
+		lf.Close()
+		return nil, err
+	}
+	if err := flock(ctx, lf, exclusive); err != nil {
+		lf.Close()
+		return nil, err
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			_ = funlock(lf)
+			_ = lf.Close()
+		})
+	}, nil
+}
+
+// read loads the document; a missing file is an empty document.
+func (f *File) read() (*fileDoc, error) {
+	file, err := os.Open(f.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &fileDoc{Version: fileVersion}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	if err := checkPrivate(file); err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(io.LimitReader(file, maxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxFileSize {
+		return nil, fmt.Errorf("%w: larger than %d bytes", ErrCorrupt, maxFileSize)
+	}
+	d := &fileDoc{Version: fileVersion}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return d, nil
+	}
+	if err := jsonx.DecodeObject(data, d); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	if d.Version != fileVersion {
+		return nil, fmt.Errorf("%w: unknown version %d", ErrCorrupt, d.Version)
+	}
+	d.Tokens = slices.DeleteFunc(d.Tokens, func(e tokenEntry) bool { return e.Token == nil })
+	return d, nil
+}
+
+// write replaces the store file atomically.
+func (f *File) write(d *fileDoc) error {
+	data, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(f.path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(f.path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmpName := tmp.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmpName)
+		}
+	}()
+	if err := tmp.Chmod(0o600); err != nil {
+		return err
+	}
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmpName, f.path); err != nil {
+		return err
+	}
+	ok = true
+	syncDir(dir)
+	return nil
+}
+
+// checkPrivate refuses anything but a regular file only its owner can
+// read and write.
+func checkPrivate(file *os.File) error {
+	fi, err := file.Stat()
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o077 != 0 {
+		return fmt.Errorf("%w: %s has mode %v", ErrInsecureFile, filepath.Base(file.Name()), fi.Mode())
+	}
+	return nil
+}
+
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+}

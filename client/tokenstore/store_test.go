@@ -1,0 +1,390 @@
+package tokenstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+var epoch = time.Date(2026, time.August, 1, 12, 0, 0, 0, time.UTC)
+
+func newFileStore(t *testing.T) *File {
+	t.Helper()
+	f, err := NewFile(filepath.Join(t.TempDir(), "sub", "store.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// stores runs fn against each implementation.
+func stores(t *testing.T, fn func(t *testing.T, s Store)) {
+	t.Helper()
+	for _, tc := range []struct {
+		name string
+		new  func(t *testing.T) Store
+	}{
+		{"memory", func(*testing.T) Store { return NewMemory() }},
+		{"zero memory", func(*testing.T) Store { return &Memory{} }},
+		{"file", func(t *testing.T) Store { return newFileStore(t) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, tc.new(t))
+		})
+	}
+}
+
+// TestStoreContract covers CL-05/CL-18/CL-19 at the storage layer: entries
+// are keyed by (issuer, resource, client) and by issuer, never mixed.
+func TestStoreContract(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	stores(t, func(t *testing.T, s Store) {
+		k1 := Key{Issuer: "https://as1", Resource: "https://h/mcp", ClientID: "c1"}
+		k2 := Key{Issuer: "https://as2", Resource: "https://h/mcp", ClientID: "c1"}
+		if _, err := s.Token(ctx, k1); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("empty store: err = %v, want ErrNotFound", err)
+		}
+		tok := &Token{AccessToken: "at-1", TokenType: "Bearer", RefreshToken: "rt-1", Expiry: epoch, Scopes: []string{"a"}}
+		if err := s.PutToken(ctx, k1, tok); err != nil {
+			t.Fatal(err)
+		}
+		tok.Scopes[0] = "mutated"
+		got, err := s.Token(ctx, k1)
+		if err != nil || got.AccessToken != "at-1" || got.Scopes[0] != "a" || !got.Expiry.Equal(epoch) {
+			t.Fatalf("Token = %+v, %v", got, err)
+		}
+		got.Scopes[0] = "mutated again"
+		if again, _ := s.Token(ctx, k1); again.Scopes[0] != "a" {
+			t.Fatal("store returned shared memory")
+		}
+		if _, err := s.Token(ctx, k2); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("CL-05: a token for as1 was found under as2: %v", err)
+		}
+		if err := s.DeleteToken(ctx, k1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Token(ctx, k1); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("after delete: %v", err)
+		}
+
+		reg := &Registration{Issuer: "https://as1", Method: MethodDynamic, ClientID: "c1", ClientSecret: "s1", RedirectURIs: []string{"http://127.0.0.1/cb"}}
+		if err := s.PutRegistration(ctx, reg); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Registration(ctx, "https://as2"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("CL-18: registration for as1 visible to as2: %v", err)
+		}
+		if r, err := s.Registration(ctx, "https://as1"); err != nil || r.ClientSecret != "s1" {
+			t.Fatalf("Registration = %v, %v", r, err)
+		}
+		if err := s.DeleteRegistration(ctx, "https://as1"); err != nil {
+			t.Fatal(err)
+		}
+
+		disc := &Discovery{Resource: "https://h/mcp", ResourceIndicator: "https://h/mcp", Issuer: "https://as1",
+			AuthServer: &oauthmeta.AuthServerMetadata{Issuer: "https://as1", ScopesSupported: []string{"x"}}, Expires: epoch}
+		if err := s.PutDiscovery(ctx, disc); err != nil {
+			t.Fatal(err)
+		}
+		disc.AuthServer.ScopesSupported[0] = "mutated"
+		if d, err := s.Discovery(ctx, "https://h/mcp"); err != nil || d.AuthServer.ScopesSupported[0] != "x" || !d.Expires.Equal(epoch) {
+			t.Fatalf("Discovery = %+v, %v", d, err)
+		}
+	})
+}
+
+func TestStoreRejectsInvalidEntries(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	stores(t, func(t *testing.T, s Store) {
+		for name, err := range map[string]error{
+			"token without issuer":       s.PutToken(ctx, Key{Resource: "r", ClientID: "c"}, &Token{}),
+			"nil token":                  s.PutToken(ctx, Key{Issuer: "i", Resource: "r", ClientID: "c"}, nil),
+			"registration without id":    s.PutRegistration(ctx, &Registration{Issuer: "i"}),
+			"nil registration":           s.PutRegistration(ctx, nil),
+			"discovery without issuer":   s.PutDiscovery(ctx, &Discovery{Resource: "r"}),
+			"discovery without resource": s.PutDiscovery(ctx, &Discovery{Issuer: "i"}),
+		} {
+			if !errors.Is(err, ErrInvalid) {
+				t.Errorf("%s: err = %v, want ErrInvalid", name, err)
+			}
+		}
+	})
+}
+
+// TestRedaction: tokens and secrets never appear when formatted or logged
+// (requirement CL-20: stored confidentially).
+func TestRedaction(t *testing.T) {
+	t.Parallel()
+	tok := &Token{AccessToken: "SECRET-AT", RefreshToken: "SECRET-RT", TokenType: "Bearer"}
+	reg := &Registration{Issuer: "https://as", ClientID: "cid", ClientSecret: "SECRET-CS"}
+	var logged strings.Builder
+	logger := slog.New(slog.NewTextHandler(&logged, nil))
+	logger.Info("x", "token", tok, "registration", reg)
+	logger.Info("y", slog.Any("token", tok))
+	for _, out := range []string{
+		fmt.Sprint(tok), fmt.Sprintf("%v %+v %#v %s", tok, tok, tok, tok),
+		fmt.Sprint(reg), fmt.Sprintf("%v %+v %#v %s", reg, reg, reg, reg),
+		logged.String(),
+	} {
+		for _, secret := range []string{"SECRET-AT", "SECRET-RT", "SECRET-CS"} {
+			if strings.Contains(out, secret) {
+				t.Errorf("output %q leaks %s", out, secret)
+			}
+		}
+	}
+}
+
+func TestTokenValid(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		tok  *Token
+		want bool
+	}{
+		{"nil", nil, false},
+		{"empty", &Token{}, false},
+		{"no expiry", &Token{AccessToken: "a"}, true},
+		{"fresh", &Token{AccessToken: "a", Expiry: epoch.Add(time.Hour)}, true},
+		{"within leeway", &Token{AccessToken: "a", Expiry: epoch.Add(10 * time.Second)}, false},
+		{"expired", &Token{AccessToken: "a", Expiry: epoch.Add(-time.Second)}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := tt.tok.Valid(epoch, 30*time.Second); got != tt.want {
+				t.Errorf("Valid = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestFilePermissions: the file store writes 0600 files in a 0700
+// directory and refuses a file others can read (CL-20).
+func TestFilePermissions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFileStore(t)
+	k := Key{Issuer: "https://as", Resource: "https://h/mcp", ClientID: "c"}
+	if err := f.PutToken(ctx, k, &Token{AccessToken: "a", TokenType: "Bearer"}); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]os.FileMode{
+		f.Path():               0o600,
+		f.Path() + ".lock":     0o600,
+		filepath.Dir(f.Path()): 0o700,
+	} {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, want %v", filepath.Base(path), fi.Mode().Perm(), want)
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Dir(f.Path()))
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Errorf("temporary file %s left behind", e.Name())
+		}
+	}
+	if err := os.Chmod(f.Path(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Token(ctx, k); !errors.Is(err, ErrInsecureFile) {
+		t.Fatalf("world-readable store: err = %v, want ErrInsecureFile", err)
+	}
+	if err := f.PutToken(ctx, k, &Token{AccessToken: "b"}); !errors.Is(err, ErrInsecureFile) {
+		t.Fatalf("update of a world-readable store: err = %v, want ErrInsecureFile", err)
+	}
+}
+
+func TestFileCorrupt(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	tests := []struct {
+		name    string
+		content string
+		wantErr error
+	}{
+		{"not JSON", "garbage", ErrCorrupt},
+		{"array", "[]", ErrCorrupt},
+		{"duplicate names", `{"version":1,"version":1}`, ErrCorrupt},
+		{"unknown version", `{"version":7}`, ErrCorrupt},
+		{"empty file", "", nil},
+		{"whitespace", " \n", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFileStore(t)
+			if err := os.MkdirAll(filepath.Dir(f.Path()), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(f.Path(), []byte(tt.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := f.Registration(ctx, "https://as")
+			if tt.wantErr == nil {
+				if !errors.Is(err, ErrNotFound) {
+					t.Fatalf("err = %v, want ErrNotFound", err)
+				}
+				return
+			}
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestFileSurvivesReopen: a second File on the same path sees the data
+// (a second process, or the next run).
+func TestFileSurvivesReopen(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFileStore(t)
+	k := Key{Issuer: "https://as", Resource: "https://h/mcp", ClientID: "c"}
+	if err := f.PutToken(ctx, k, &Token{AccessToken: "a", RefreshToken: "r2", Expiry: epoch}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewFile(f.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := g.Token(ctx, k)
+	if err != nil || got.RefreshToken != "r2" || !got.Expiry.Equal(epoch) {
+		t.Fatalf("reopened: %+v, %v", got, err)
+	}
+}
+
+// TestFileConcurrentGoroutines: concurrent updates from many goroutines
+// (each with its own File, like separate processes) lose nothing.
+func TestFileConcurrentGoroutines(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "store.json")
+	const n = 24
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f, _ := NewFile(path)
+			k := Key{Issuer: "https://as", Resource: "https://h/mcp", ClientID: strconv.Itoa(i)}
+			if err := f.PutToken(ctx, k, &Token{AccessToken: "a"}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	f, _ := NewFile(path)
+	for i := range n {
+		k := Key{Issuer: "https://as", Resource: "https://h/mcp", ClientID: strconv.Itoa(i)}
+		if _, err := f.Token(ctx, k); err != nil {
+			t.Errorf("entry %d lost: %v", i, err)
+		}
+	}
+}
+
+// TestFileTwoProcesses runs two child processes that update the same
+// store file at the same time; every update must survive.
+func TestFileTwoProcesses(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "store.json")
+	const perProcess = 30
+	var cmds []*exec.Cmd
+	for p := range 2 {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
+		cmd.Env = append(os.Environ(), "TOKENSTORE_HELPER=1", "TOKENSTORE_PATH="+path,
+			"TOKENSTORE_PREFIX=p"+strconv.Itoa(p), "TOKENSTORE_N="+strconv.Itoa(perProcess))
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	for _, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("helper process: %v", err)
+		}
+	}
+	f, _ := NewFile(path)
+	for p := range 2 {
+		for i := range perProcess {
+			k := Key{Issuer: "https://as", Resource: "https://h/mcp", ClientID: fmt.Sprintf("p%d-%d", p, i)}
+			if _, err := f.Token(context.Background(), k); err != nil {
+				t.Errorf("%v lost: %v", k, err)
+			}
+		}
+	}
+}
+
+// TestHelperProcess is the child of TestFileTwoProcesses.
+func TestHelperProcess(t *testing.T) {
+	if os.Getenv("TOKENSTORE_HELPER") != "1" {
+		t.Skip("helper process only")
+	}
+	f, err := NewFile(os.Getenv("TOKENSTORE_PATH"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := strconv.Atoi(os.Getenv("TOKENSTORE_N"))
+	for i := range n {
+		k := Key{Issuer: "https://as", Resource: "https://h/mcp", ClientID: fmt.Sprintf("%s-%d", os.Getenv("TOKENSTORE_PREFIX"), i)}
+		if err := f.PutToken(context.Background(), k, &Token{AccessToken: "a"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestFileLock: the per-key lock excludes a second holder until released,
+// and a waiter gives up when its context ends.
+func TestFileLock(t *testing.T) {
+	t.Parallel()
+	f := newFileStore(t)
+	k := Key{Issuer: "https://as", Resource: "https://h/mcp", ClientID: "c"}
+	unlock, err := f.Lock(context.Background(), k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := NewFile(f.Path())
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := g.Lock(ctx, k); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("second Lock while held: err = %v, want deadline exceeded", err)
+	}
+	other := Key{Issuer: "https://as", Resource: "https://h/mcp", ClientID: "other"}
+	u2, err := g.Lock(context.Background(), other)
+	if err != nil {
+		t.Fatalf("a different key must not be blocked: %v", err)
+	}
+	u2()
+	unlock()
+	unlock() // idempotent
+	u3, err := g.Lock(context.Background(), k)
+	if err != nil {
+		t.Fatalf("after unlock: %v", err)
+	}
+	u3()
+}
+
+func TestNewFileEmptyPath(t *testing.T) {
+	t.Parallel()
+	if _, err := NewFile(""); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("err = %v", err)
+	}
+}
