@@ -130,3 +130,10 @@ func ExampleCurve() {
 	fmt.Println(jwa.Curve(jwa.ES384).Params().Name)
 	// Output: P-384
 }
+
+func ExampleSigningKey() {
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	_, native := jwa.SigningKey(key).(*ecdsa.PrivateKey)
+	fmt.Println(native)
+	// Output: true
+}

@@ -1,0 +1,183 @@
+package jwtassert_test
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/mcpauth/mcpauth/internal/jwtassert"
+)
+
+func pemBlock(typ string, der []byte) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
+}
+
+func TestParsePrivateKeyPEM(t *testing.T) {
+	t.Parallel()
+	ec := fixedKey(t, 1)
+	rsaKey := must(rsa.GenerateKey(rand.Reader, 2048))
+	weak := must(rsa.GenerateKey(rand.Reader, 1024))
+	_, ed, _ := ed25519.GenerateKey(rand.Reader)
+	p224 := must(ecdsa.GenerateKey(elliptic.P224(), rand.Reader))
+	pkcs8 := func(k any) []byte { return must(x509.MarshalPKCS8PrivateKey(k)) }
+	sec1 := func(k *ecdsa.PrivateKey) []byte { return must(x509.MarshalECPrivateKey(k)) }
+	tests := []struct {
+		name    string
+		pem     []byte
+		want    crypto.PublicKey
+		wantErr bool
+	}{
+		{name: "PKCS #8 EC", pem: pemBlock("PRIVATE KEY", pkcs8(ec)), want: &ec.PublicKey},
+		{name: "PKCS #8 RSA", pem: pemBlock("PRIVATE KEY", pkcs8(rsaKey)), want: &rsaKey.PublicKey},
+		{name: "PKCS #8 Ed25519", pem: pemBlock("PRIVATE KEY", pkcs8(ed)), want: ed.Public()},
+		{name: "SEC 1 EC", pem: pemBlock("EC PRIVATE KEY", sec1(ec)), want: &ec.PublicKey},
+		{name: "SEC 1 EC after EC PARAMETERS", pem: append(pemBlock("EC PARAMETERS", []byte{6, 8, 42, 134, 72, 206, 61, 3, 1, 7}),
+			pemBlock("EC PRIVATE KEY", sec1(ec))...), want: &ec.PublicKey},
+		{name: "PKCS #1 RSA", pem: pemBlock("RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(rsaKey)), want: &rsaKey.PublicKey},
+		{name: "weak RSA", pem: pemBlock("RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(weak)), wantErr: true},
+		{name: "P-224", pem: pemBlock("EC PRIVATE KEY", sec1(p224)), wantErr: true},
+		{name: "public key", pem: pemBlock("PUBLIC KEY", must(x509.MarshalPKIXPublicKey(&ec.PublicKey))), wantErr: true},
+		{name: "encrypted PKCS #8", pem: pemBlock("ENCRYPTED PRIVATE KEY", []byte{1, 2, 3}), wantErr: true},
+		{name: "legacy encrypted PEM", pem: pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY",
+			Headers: map[string]string{"Proc-Type": "4,ENCRYPTED"}, Bytes: []byte{1}}), wantErr: true},
+		{name: "garbage DER", pem: pemBlock("PRIVATE KEY", []byte("junk")), wantErr: true},
+		{name: "not PEM", pem: []byte("-----BEGIN nothing"), wantErr: true},
+		{name: "empty", wantErr: true},
+		{name: "huge", pem: make([]byte, 70<<10), wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := jwtassert.ParsePrivateKeyPEM(tt.pem)
+			if tt.wantErr {
+				if !errors.Is(err, jwtassert.ErrPrivateKey) || got != nil {
+					t.Fatalf("ParsePrivateKeyPEM = %T, %v; want ErrPrivateKey", got, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.Public().(interface{ Equal(crypto.PublicKey) bool }).Equal(tt.want) {
+				t.Fatal("parsed a different key")
+			}
+		})
+	}
+}
+
+func TestParseJWKS(t *testing.T) {
+	t.Parallel()
+	ec := fixedKey(t, 1)
+	rsaKey := must(rsa.GenerateKey(rand.Reader, 2048))
+	edPub, _, _ := ed25519.GenerateKey(rand.Reader)
+	withMembers := func(key any, extra map[string]any) map[string]any {
+		m := jwkMap(t, key)
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	set := func(keys ...any) []byte {
+		data, err := json.Marshal(map[string]any{"keys": keys})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	tests := []struct {
+		name    string
+		data    []byte
+		wantIDs []string
+		wantErr bool
+	}{
+		{name: "EC, RSA and OKP", data: set(
+			withMembers(&ec.PublicKey, map[string]any{"kid": "ec", "use": "sig"}),
+			withMembers(&rsaKey.PublicKey, map[string]any{"kid": "rsa", "alg": "PS256"}),
+			withMembers(edPub, map[string]any{"kid": "ed"}),
+		), wantIDs: []string{"ec", "rsa", "ed"}},
+		{name: "encryption key skipped", data: set(withMembers(&ec.PublicKey, map[string]any{"kid": "enc", "use": "enc"})), wantIDs: nil},
+		{name: "unknown kty skipped", data: set(map[string]any{"kty": "XYZ", "kid": "x"}, withMembers(&ec.PublicKey, map[string]any{"kid": "ec"})),
+			wantIDs: []string{"ec"}},
+		{name: "unsupported alg skipped", data: set(withMembers(&ec.PublicKey, map[string]any{"kid": "a", "alg": "ECDH-ES"})), wantIDs: nil},
+		{name: "alg that does not fit the key skipped", data: set(withMembers(&ec.PublicKey, map[string]any{"kid": "a", "alg": "RS256"})), wantIDs: nil},
+		{name: "private key refuses the set", data: set(jwkMap(t, ec)), wantErr: true},
+		{name: "symmetric key refuses the set", data: set(map[string]any{"kty": "oct", "k": "c2VjcmV0"}), wantErr: true},
+		{name: "not JSON", data: []byte("nope"), wantErr: true},
+		{name: "keys not an array", data: []byte(`{"keys":{}}`), wantErr: true},
+		{name: "duplicate member", data: []byte(`{"keys":[],"keys":[]}`), wantErr: true},
+		{name: "too many keys", data: []byte(`{"keys":[` + strings.Repeat(`{"kty":"XYZ"},`, 100) + `{"kty":"XYZ"}]}`), wantErr: true},
+		{name: "too large", data: []byte(`{"keys":[],"x":"` + strings.Repeat("a", 70<<10) + `"}`), wantErr: true},
+		{name: "empty set", data: []byte(`{"keys":[]}`), wantIDs: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			keys, err := jwtassert.ParseJWKS(tt.data)
+			if tt.wantErr {
+				if !errors.Is(err, jwtassert.ErrJWKS) {
+					t.Fatalf("ParseJWKS = %v, %v; want ErrJWKS", keys, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, k := range keys {
+				ids = append(ids, k.ID)
+			}
+			if fmt.Sprint(ids) != fmt.Sprint(tt.wantIDs) {
+				t.Fatalf("key IDs = %v, want %v", ids, tt.wantIDs)
+			}
+		})
+	}
+}
+
+// TestKeySelection checks which keys are tried for a kid and alg.
+func TestKeySelection(t *testing.T) {
+	t.Parallel()
+	clk := newClock()
+	signing := fixedKey(t, 3)
+	decoy := fixedKey(t, 4)
+	v, err := jwtassert.NewClientAssertionVerifier(jwtassert.ClientAssertionVerifierConfig{Audiences: []string{asIssuer}, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &caEnv{t: t, clk: clk, key: signing, v: v}
+	tests := []struct {
+		name    string
+		kid     any
+		keys    jwtassert.StaticKeys
+		wantErr error
+	}{
+		{"exact kid", "a", jwtassert.StaticKeys{{ID: "b", Public: &decoy.PublicKey}, {ID: "a", Public: &signing.PublicKey}}, nil},
+		{"kid, key without ID", "a", jwtassert.StaticKeys{{Public: &signing.PublicKey}}, nil},
+		{"no kid, several keys", absent{}, jwtassert.StaticKeys{{ID: "x", Public: &decoy.PublicKey}, {ID: "y", Public: &signing.PublicKey}}, nil},
+		{"kid of another key only", "a", jwtassert.StaticKeys{{ID: "b", Public: &signing.PublicKey}}, jwtassert.ErrUnknownKey},
+		{"key restricted to another alg", "a", jwtassert.StaticKeys{{ID: "a", Algorithm: "ES384", Public: &signing.PublicKey}}, jwtassert.ErrUnknownKey},
+		{"key restricted to the alg", "a", jwtassert.StaticKeys{{ID: "a", Algorithm: "ES256", Public: &signing.PublicKey}}, nil},
+		{"right key beyond the try limit", absent{}, jwtassert.StaticKeys{
+			{Public: &decoy.PublicKey}, {Public: &decoy.PublicKey}, {Public: &decoy.PublicKey}, {Public: &decoy.PublicKey},
+			{Public: &signing.PublicKey}}, jwtassert.ErrBadSignature},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := e.assertion(map[string]any{"kid": tt.kid}, map[string]any{"jti": fmt.Sprint("sel-", i)})
+			_, err := v.Verify(context.Background(), a, clientID, tt.keys)
+			if !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
+				t.Fatalf("Verify = %v, want %v", err, tt.wantErr)
+			}
+		})
+	}
+}
