@@ -32,9 +32,15 @@
 //     through [OAuthError].
 //
 // A client that reuses its key sends the same protected header with every
-// proof; the Verifier keeps validated headers in a small bounded cache so
-// such a proof costs one signature verification plus claim checks, not a
-// header parse and thumbprint each time.
+// proof. go-jose parses and validates each header the Verifier has not seen
+// and verifies the first proof under it; the validated (alg, key,
+// thumbprint) is then kept in a small bounded cache, and later proofs with a
+// byte-identical header have their signature checked by the same
+// crypto/ecdsa, crypto/rsa or crypto/ed25519 call go-jose makes, without
+// re-parsing the header (sigcheck.go; a differential test and fuzz target
+// hold it to go-jose's verdict). A validation then costs about one
+// signature verification plus 7% (bench_test.go), where going through
+// go-jose's DetachedVerify for every proof costs about 13%.
 //
 // Typical server use:
 //

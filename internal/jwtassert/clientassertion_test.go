@@ -1,23 +1,16 @@
 package jwtassert_test
 
 import (
-	"bytes"
 	"context"
-	"crypto"
 	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"io"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/mcpauth/mcpauth/internal/golden"
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -255,136 +248,6 @@ func TestClientAssertionAccepts(t *testing.T) {
 				t.Fatalf("result = %+v", got)
 			}
 		})
-	}
-}
-
-// TestClientAssertionRoundTrip signs with ClientAssertionSigner for every
-// key type and verifies with ClientAssertionVerifier.
-func TestClientAssertionRoundTrip(t *testing.T) {
-	t.Parallel()
-	rsaKey := must(rsa.GenerateKey(rand.Reader, 2048))
-	_, edKey, _ := ed25519.GenerateKey(rand.Reader)
-	tests := []struct {
-		name string
-		key  crypto.Signer
-		alg  string
-	}{
-		{"ES256", fixedKey(t, 1), ""},
-		{"ES384", must(ecdsa.GenerateKey(elliptic.P384(), rand.Reader)), ""},
-		{"RS256", rsaKey, ""},
-		{"PS256", rsaKey, "PS256"},
-		{"EdDSA", edKey, ""},
-		{"opaque signer", opaque{fixedKey(t, 2)}, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			clk := newClock()
-			s, err := jwtassert.NewClientAssertionSigner(jwtassert.ClientAssertionSignerConfig{
-				ClientID: clientID, Key: tt.key, Algorithm: tt.alg, KeyID: "kid-1", Now: clk.Now,
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			v, err := jwtassert.NewClientAssertionVerifier(jwtassert.ClientAssertionVerifierConfig{
-				Audiences: []string{asIssuer}, Algorithms: []string{"ES256", "ES384", "RS256", "PS256", "EdDSA"},
-				RequireExplicitType: true, Now: clk.Now,
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			a, err := s.Sign(asIssuer)
-			if err != nil {
-				t.Fatal(err)
-			}
-			keys := jwtassert.StaticKeys{{ID: "kid-1", Public: tt.key.Public()}}
-			got, err := v.Verify(context.Background(), a, clientID, keys)
-			if err != nil {
-				t.Fatalf("Verify: %v", err)
-			}
-			if !got.ExpiresAt.Equal(t0().Add(jwtassert.DefaultAssertionLifetime)) || !got.IssuedAt.Equal(t0()) {
-				t.Fatalf("times = %v, %v", got.IssuedAt, got.ExpiresAt)
-			}
-			if id, err := jwtassert.UnverifiedClientID(a); err != nil || id != clientID {
-				t.Fatalf("UnverifiedClientID = %q, %v", id, err)
-			}
-			b, _ := s.Sign(asIssuer)
-			if b == a {
-				t.Fatal("two assertions are identical (jti not fresh)")
-			}
-		})
-	}
-}
-
-type opaque struct{ k *ecdsa.PrivateKey }
-
-func (o opaque) Public() crypto.PublicKey { return o.k.Public() }
-func (o opaque) Sign(r io.Reader, d []byte, opts crypto.SignerOpts) ([]byte, error) {
-	return o.k.Sign(r, d, opts)
-}
-
-// TestClientAssertionGolden pins the decoded header and claims.
-func TestClientAssertionGolden(t *testing.T) {
-	t.Parallel()
-	clk := newClock()
-	s, err := jwtassert.NewClientAssertionSigner(jwtassert.ClientAssertionSignerConfig{
-		ClientID: clientID, Key: fixedKey(t, 1), KeyID: "client-key-1", Now: clk.Now,
-		Rand: bytes.NewReader(bytes.Repeat([]byte{0x5A}, 16)),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := s.Sign(asIssuer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden.JSON(t, "client_assertion.json", decodeJWT(t, a))
-}
-
-// decodeJWT returns {"header": ..., "claims": ...} of a compact JWS.
-func decodeJWT(t *testing.T, jwt string) map[string]any {
-	t.Helper()
-	parts := strings.Split(jwt, ".")
-	out := map[string]any{}
-	for i, name := range []string{"header", "claims"} {
-		data, err := base64.RawURLEncoding.DecodeString(parts[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		var v map[string]any
-		if err := json.Unmarshal(data, &v); err != nil {
-			t.Fatal(err)
-		}
-		out[name] = v
-	}
-	return out
-}
-
-func TestNewClientAssertionSignerRejects(t *testing.T) {
-	t.Parallel()
-	key := fixedKey(t, 1)
-	tests := []struct {
-		name string
-		cfg  jwtassert.ClientAssertionSignerConfig
-	}{
-		{"no client_id", jwtassert.ClientAssertionSignerConfig{Key: key}},
-		{"no key", jwtassert.ClientAssertionSignerConfig{ClientID: "c"}},
-		{"HS256", jwtassert.ClientAssertionSignerConfig{ClientID: "c", Key: key, Algorithm: "HS256"}},
-		{"alg for another key", jwtassert.ClientAssertionSignerConfig{ClientID: "c", Key: key, Algorithm: "RS256"}},
-		{"lifetime too long", jwtassert.ClientAssertionSignerConfig{ClientID: "c", Key: key, Lifetime: time.Hour}},
-		{"weak RSA", jwtassert.ClientAssertionSignerConfig{ClientID: "c", Key: must(rsa.GenerateKey(rand.Reader, 1024))}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			if _, err := jwtassert.NewClientAssertionSigner(tt.cfg); err == nil {
-				t.Fatal("accepted a bad config")
-			}
-		})
-	}
-	s, _ := jwtassert.NewClientAssertionSigner(jwtassert.ClientAssertionSignerConfig{ClientID: "c", Key: key})
-	if _, err := s.Sign(""); err == nil {
-		t.Fatal("Sign accepted an empty audience")
 	}
 }
 
