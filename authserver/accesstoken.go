@@ -1,0 +1,126 @@
+package authserver
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// accessClaims are the RFC 9068 §2.2 claims of an access token.
+type accessClaims struct {
+	Issuer   string             `json:"iss"`
+	Subject  string             `json:"sub"`
+	Audience oauthmeta.Audience `json:"aud"`
+	ClientID string             `json:"client_id"`
+	Scope    string             `json:"scope,omitempty"`
+	IssuedAt int64              `json:"iat"`
+	Expires  int64              `json:"exp"`
+	JTI      string             `json:"jti"`
+}
+
+// jtiSeparator splits a jti into the grant ID and a random suffix, so that
+// introspection can find the grant of an access token without storing every
+// token.
+const jtiSeparator = "."
+
+// issueAccessToken signs an RFC 9068 JWT access token (requirement AS-11):
+// header typ "at+jwt" and kid; claims iss, sub, aud (the resources), client_id,
+// scope, iat, exp, jti.
+func (s *Server) issueAccessToken(ctx context.Context, g *Grant, scopes, resources []string, now time.Time) (string, error) {
+	key, err := s.keys.signingKey(ctx, now)
+	if err != nil {
+		return "", err
+	}
+	aud := oauthmeta.Audience(resources)
+	if len(aud) == 0 {
+		aud = oauthmeta.Audience{s.defaultResource}
+	}
+	claims := accessClaims{
+		Issuer:   s.cfg.Issuer,
+		Subject:  g.Subject,
+		Audience: aud,
+		ClientID: g.ClientID,
+		Scope:    oauthmeta.FormatScope(scopes),
+		IssuedAt: now.Unix(),
+		Expires:  now.Add(s.cfg.AccessTokenTTL).Unix(),
+		JTI:      g.ID + jtiSeparator + randomToken(12),
+	}
+	payload, err := json.Marshal(claims)
+	if err != nil {
+		return "", err
+	}
+	jws, err := key.signer.Sign(payload)
+	if err != nil {
+		return "", fmt.Errorf("authserver: signing access token: %w", err)
+	}
+	return jws.CompactSerialize()
+}
+
+// errNotOurToken is the internal reason a string is not a valid access
+// token of this server; callers answer {"active":false}.
+var errNotOurToken = errors.New("authserver: not a valid access token")
+
+// maxTokenLength bounds a token presented to introspection or revocation.
+const maxTokenLength = 8 << 10
+
+// parseAccessToken verifies a JWT access token issued by this server: one
+// of our algorithms, typ at+jwt, a published kid, a valid signature, our
+// issuer and an expiry in the future.
+func (s *Server) parseAccessToken(raw string, now time.Time) (*accessClaims, error) {
+	if len(raw) > maxTokenLength || strings.Count(raw, ".") != 2 {
+		return nil, errNotOurToken
+	}
+	jws, err := jose.ParseSigned(raw, []jose.SignatureAlgorithm{jose.ES256, jose.RS256, jose.EdDSA})
+	if err != nil || len(jws.Signatures) != 1 {
+		return nil, errNotOurToken
+	}
+	h := jws.Signatures[0].Header
+	if typ, _ := h.ExtraHeaders[jose.HeaderType].(string); !strings.EqualFold(typ, "at+jwt") {
+		return nil, errNotOurToken
+	}
+	pub, ok := s.keys.verificationKey(h.KeyID, now)
+	if !ok || pub.Algorithm != h.Algorithm {
+		return nil, errNotOurToken
+	}
+	payload, err := jws.Verify(pub)
+	if err != nil {
+		return nil, errNotOurToken
+	}
+	var c accessClaims
+	if err := json.Unmarshal(payload, &c); err != nil {
+		return nil, errNotOurToken
+	}
+	if c.Issuer != s.cfg.Issuer || c.Expires <= now.Unix() || c.JTI == "" {
+		return nil, errNotOurToken
+	}
+	return &c, nil
+}
+
+// grantIDFromJTI returns the grant part of a jti.
+func grantIDFromJTI(jti string) string {
+	id, _, _ := strings.Cut(jti, jtiSeparator)
+	return id
+}
+
+// randomToken returns n random bytes, base64url-encoded.
+func randomToken(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails (crypto/rand, Go 1.24+)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// tokenKey is the stored form of a code or refresh token: base64url SHA-256.
+func tokenKey(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}

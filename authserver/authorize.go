@@ -1,0 +1,259 @@
+package authserver
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+
+	"github.com/mcpauth/mcpauth/oauthmeta"
+	"github.com/mcpauth/mcpauth/pkce"
+)
+
+// authRequest is a validated authorization request.
+type authRequest struct {
+	client          *Client
+	redirectURI     string
+	redirectURISent bool
+	state           string
+	challenge       string
+	scopes          []string
+	resources       []string
+}
+
+// handleAuthorize is the authorization endpoint (OAuth 2.1 §4.1.1): code
+// flow with S256 PKCE only. A request whose client or redirect URI cannot be
+// trusted gets an HTML error page and no redirect (requirements AS-05,
+// CIMD-07); every other error is redirected back with state and iss
+// (AS-06, AS-07).
+func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		s.renderError(w, r, http.StatusBadRequest, oauthErr(oauthmeta.CodeInvalidRequest, "malformed query string"))
+		return
+	}
+	req, err := s.clientAndRedirect(r.Context(), q)
+	if err != nil {
+		var oe *oauthmeta.Error
+		if errors.As(err, &oe) {
+			s.renderError(w, r, http.StatusBadRequest, oe)
+			return
+		}
+		s.log.ErrorContext(r.Context(), "authorization request failed", "err", err)
+		s.renderError(w, r, http.StatusInternalServerError, oauthErr(oauthmeta.CodeServerError, "internal error"))
+		return
+	}
+	if oe := s.checkAuthorizeParams(req, q); oe != nil {
+		s.redirectError(w, r, req, oe)
+		return
+	}
+	s.decide(w, r, req)
+}
+
+// clientAndRedirect validates client_id and redirect_uri, the two values
+// that decide whether redirecting is safe at all.
+func (s *Server) clientAndRedirect(ctx context.Context, q url.Values) (*authRequest, error) {
+	if len(q["client_id"]) != 1 {
+		return nil, oauthErr(oauthmeta.CodeInvalidRequest, "exactly one client_id is required")
+	}
+	client, err := s.lookupClient(ctx, q.Get("client_id"))
+	if err != nil {
+		return nil, err
+	}
+	req := &authRequest{client: client, state: q.Get("state")}
+	switch n := len(q["redirect_uri"]); {
+	case n > 1:
+		return nil, oauthErr(oauthmeta.CodeInvalidRequest, "redirect_uri must appear once")
+	case n == 1:
+		req.redirectURI, req.redirectURISent = q.Get("redirect_uri"), true
+		if !matchRedirectURI(client.RedirectURIs, req.redirectURI) {
+			return nil, oauthErr(oauthmeta.CodeInvalidRequest, "redirect_uri is not registered for this client")
+		}
+	case len(client.RedirectURIs) == 1:
+		req.redirectURI = client.RedirectURIs[0]
+	default:
+		return nil, oauthErr(oauthmeta.CodeInvalidRequest, "redirect_uri is required")
+	}
+	return req, nil
+}
+
+// singleValued parameters must not repeat (RFC 6749 §3.1).
+func singleValued() []string {
+	return []string{"response_type", "state", "code_challenge", "code_challenge_method", "scope", "response_mode"}
+}
+
+// checkAuthorizeParams validates everything else and fills req; the error
+// is redirected to the client.
+func (s *Server) checkAuthorizeParams(req *authRequest, q url.Values) *oauthmeta.Error {
+	for _, p := range singleValued() {
+		if len(q[p]) > 1 {
+			return oauthErr(oauthmeta.CodeInvalidRequest, p+" must appear at most once")
+		}
+	}
+	switch rt := q.Get("response_type"); {
+	case rt == "":
+		return oauthErr(oauthmeta.CodeInvalidRequest, "response_type is required")
+	case rt != "code":
+		return oauthErr(oauthmeta.CodeUnsupportedResponseType, "only response_type=code is supported")
+	}
+	if rm := q.Get("response_mode"); rm != "" && rm != "query" {
+		return oauthErr(oauthmeta.CodeInvalidRequest, "only response_mode=query is supported")
+	}
+	if q.Has("request") || q.Has("request_uri") {
+		return oauthErr("request_not_supported", "request objects are not supported")
+	}
+	if !req.client.allowsGrant(oauthmeta.GrantTypeAuthorizationCode) {
+		return oauthErr(oauthmeta.CodeUnauthorizedClient, "client may not use the authorization code grant")
+	}
+	if oe := checkPKCE(q); oe != nil {
+		return oe
+	}
+	req.challenge = q.Get("code_challenge")
+	scopes, oe := s.grantableScopes(req.client, q.Get("scope"))
+	if oe != nil {
+		return oe
+	}
+	req.scopes = scopes
+	for _, res := range q["resource"] {
+		if oe := s.checkResource(res); oe != nil {
+			return oe
+		}
+		if !slices.Contains(req.resources, res) {
+			req.resources = append(req.resources, res)
+		}
+	}
+	return nil
+}
+
+// checkPKCE requires an S256 code challenge (requirement AS-04; RFC 7636
+// §4.4.1: a missing method means "plain", which is refused).
+func checkPKCE(q url.Values) *oauthmeta.Error {
+	if q.Get("code_challenge") == "" {
+		return oauthErr(oauthmeta.CodeInvalidRequest, "code_challenge is required (PKCE S256)")
+	}
+	if q.Get("code_challenge_method") != oauthmeta.PKCEMethodS256 {
+		return oauthErr(oauthmeta.CodeInvalidRequest, "code_challenge_method must be S256")
+	}
+	if !pkce.ValidChallenge(q.Get("code_challenge")) {
+		return oauthErr(oauthmeta.CodeInvalidRequest, "code_challenge is not an S256 challenge")
+	}
+	return nil
+}
+
+// grantableScopes validates a requested scope string against
+// scopes_supported and the client's own restriction; an empty request gets
+// the default scopes the client may have.
+func (s *Server) grantableScopes(c *Client, requested string) ([]string, *oauthmeta.Error) {
+	scopes, err := oauthmeta.ParseScope(requested)
+	if err != nil {
+		return nil, oauthErr(oauthmeta.CodeInvalidScope, "malformed scope")
+	}
+	allowed := func(sc string) bool {
+		return slices.Contains(s.cfg.Scopes, sc) && (len(c.Scopes) == 0 || slices.Contains(c.Scopes, sc))
+	}
+	if len(scopes) == 0 {
+		for _, sc := range s.cfg.DefaultScopes {
+			if allowed(sc) {
+				scopes = append(scopes, sc)
+			}
+		}
+		return scopes, nil
+	}
+	for _, sc := range scopes {
+		if !allowed(sc) {
+			return nil, oauthErr(oauthmeta.CodeInvalidScope, "scope not supported: "+sc)
+		}
+	}
+	return scopes, nil
+}
+
+// checkResourceSyntax accepts an absolute http(s) URI without fragment or
+// user information (RFC 8707 §2).
+func checkResourceSyntax(res string) error {
+	if _, err := oauthmeta.CanonicalResource(res); err != nil {
+		return err
+	}
+	u, err := url.Parse(res)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") {
+		return oauthmeta.ErrInvalidResource
+	}
+	return nil
+}
+
+// checkResource validates one resource indicator (requirement AS-08):
+// syntax, https (http only to loopback with InsecureAllowHTTP), and the
+// configured allowlist.
+func (s *Server) checkResource(res string) *oauthmeta.Error {
+	policy := oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: s.cfg.InsecureAllowHTTP}
+	if checkResourceSyntax(res) != nil || policy.CheckURL(res) != nil {
+		return oauthErr(oauthmeta.CodeInvalidTarget, "resource must be an absolute https URI without fragment")
+	}
+	if len(s.cfg.Resources) == 0 {
+		return nil
+	}
+	for _, allowed := range s.cfg.Resources {
+		if oauthmeta.SameResource(allowed, res) {
+			return nil
+		}
+	}
+	return oauthErr(oauthmeta.CodeInvalidTarget, "resource is not served by this authorization server")
+}
+
+// decide applies the consent mode to a valid request.
+func (s *Server) decide(w http.ResponseWriter, r *http.Request, req *authRequest) {
+	switch s.cfg.Consent {
+	case ConsentDeny:
+		s.redirectError(w, r, req, oauthErr(oauthmeta.CodeAccessDenied, "the user denied the request"))
+	case ConsentAuto:
+		s.approve(w, r, req)
+	default:
+		if s.consentRemembered(r.Context(), req) {
+			s.approve(w, r, req)
+			return
+		}
+		s.showConsent(w, r, req)
+	}
+}
+
+// approve issues a code and redirects it to the client.
+func (s *Server) approve(w http.ResponseWriter, r *http.Request, req *authRequest) {
+	code, err := s.issueCode(r.Context(), req)
+	if err != nil {
+		s.log.ErrorContext(r.Context(), "issuing an authorization code failed", "err", err)
+		s.redirectError(w, r, req, oauthErr(oauthmeta.CodeServerError, "internal error"))
+		return
+	}
+	s.log.InfoContext(r.Context(), "authorization approved", "client_id", req.client.ID)
+	redirect(w, r, s.redirectTarget(req.redirectURI, url.Values{"code": {code}}, req.state))
+}
+
+// redirectError sends an error authorization response (RFC 6749 §4.1.2.1).
+func (s *Server) redirectError(w http.ResponseWriter, r *http.Request, req *authRequest, oe *oauthmeta.Error) {
+	params := url.Values{"error": {string(oe.Code)}}
+	if oe.Description != "" {
+		params.Set("error_description", oe.Description)
+	}
+	redirect(w, r, s.redirectTarget(req.redirectURI, params, req.state))
+}
+
+// issueCode stores a new single-use code bound to the request (requirement
+// AS-09) and returns it.
+func (s *Server) issueCode(ctx context.Context, req *authRequest) (string, error) {
+	code := randomToken(32)
+	now := s.now()
+	err := s.store.Codes.SaveCode(ctx, &Code{
+		Key:             tokenKey(code),
+		ClientID:        req.client.ID,
+		RedirectURI:     req.redirectURI,
+		RedirectURISent: req.redirectURISent,
+		Challenge:       req.challenge,
+		Scopes:          req.scopes,
+		Resources:       req.resources,
+		Subject:         s.cfg.Subject,
+		Refresh:         req.client.allowsGrant(oauthmeta.GrantTypeRefreshToken),
+		IssuedAt:        now,
+		ExpiresAt:       now.Add(s.cfg.CodeTTL),
+	})
+	return code, err
+}

@@ -1,0 +1,176 @@
+package authserver
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/mcpauth/mcpauth/clientmeta"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// ClientKind says where a client's registration comes from.
+type ClientKind string
+
+// Client kinds.
+const (
+	// ClientStatic: pre-registered through [Config.Clients].
+	ClientStatic ClientKind = "static"
+	// ClientDynamic: registered through Dynamic Client Registration
+	// (RFC 7591).
+	ClientDynamic ClientKind = "dynamic"
+	// ClientMetadataDocument: the client_id is a Client ID Metadata
+	// Document URL, resolved on use and never stored.
+	ClientMetadataDocument ClientKind = "metadata-document"
+)
+
+// Client is a registered OAuth client. Stores keep it as JSON; it holds a
+// hash of the secret, never the secret itself.
+type Client struct {
+	// ID is the client_id.
+	ID string `json:"client_id"`
+	// Secret is the plain client secret, accepted only in
+	// [Config.Clients]: New hashes it into SecretHash and drops it. It is
+	// never stored, logged or returned.
+	Secret string `json:"-"`
+	// SecretHash is the hex SHA-256 of the secret. Empty for public
+	// clients.
+	SecretHash string `json:"secret_hash,omitempty"`
+	// Name is the client_name shown on the consent page. Empty means the
+	// client_id is shown instead.
+	Name string `json:"client_name,omitempty"`
+	// RedirectURIs are matched exactly, with only the loopback-port
+	// exemption (requirement AS-05).
+	RedirectURIs []string `json:"redirect_uris"`
+	// AuthMethod is the token endpoint authentication method: "none",
+	// "client_secret_basic" or "client_secret_post". Empty in
+	// [Config.Clients] means "client_secret_basic" when a secret is given
+	// and "none" otherwise.
+	AuthMethod string `json:"token_endpoint_auth_method"`
+	// GrantTypes lists the grants the client may use. Empty in
+	// [Config.Clients] means authorization_code and refresh_token.
+	GrantTypes []string `json:"grant_types"`
+	// Scopes, when not empty, restricts the scopes the client may request.
+	Scopes []string `json:"scopes,omitempty"`
+	// ApplicationType is "web" or "native" (OpenID Connect Registration
+	// §2), informational for static clients.
+	ApplicationType string `json:"application_type,omitempty"`
+	// Kind says where the registration comes from.
+	Kind ClientKind `json:"kind"`
+	// CreatedAt is when the client was registered.
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// public reports whether the client has no credentials.
+func (c *Client) public() bool { return c.AuthMethod == oauthmeta.AuthMethodNone }
+
+// allowsGrant reports whether the client may use grant type gt.
+func (c *Client) allowsGrant(gt string) bool { return slices.Contains(c.GrantTypes, gt) }
+
+// checkSecret compares secret with the stored hash in constant time.
+func (c *Client) checkSecret(secret string) bool {
+	if c.SecretHash == "" || secret == "" {
+		return false
+	}
+	sum := sha256.Sum256([]byte(secret))
+	want, err := hex.DecodeString(c.SecretHash)
+	if err != nil {
+		return false
+	}
+	return subtle.ConstantTimeCompare(sum[:], want) == 1
+}
+
+// hashSecret returns the stored form of a client secret.
+func hashSecret(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+// errUnknownClient is the reason for a client_id nobody registered.
+var errUnknownClient = oauthErr(oauthmeta.CodeInvalidClient, "unknown client")
+
+// lookupClient finds a client: URL client_ids through the Client ID
+// Metadata Document resolver (when enabled), others in the client store.
+// The error is a *oauthmeta.Error with code invalid_client for clients that
+// do not exist or whose document is unusable, or an internal error.
+func (s *Server) lookupClient(ctx context.Context, id string) (*Client, error) {
+	if id == "" {
+		return nil, oauthErr(oauthmeta.CodeInvalidRequest, "client_id is required")
+	}
+	if clientmeta.IsURLClientID(id) {
+		if s.cimd == nil {
+			return nil, oauthErr(oauthmeta.CodeInvalidClient, "client ID metadata documents are not supported")
+		}
+		doc, err := s.cimd.Resolve(ctx, id)
+		if err != nil {
+			s.log.InfoContext(ctx, "client metadata document refused", "client_id", id, "err", err)
+			return nil, oauthErr(oauthmeta.CodeInvalidClient, cimdErrorDescription(err))
+		}
+		return s.clientFromDocument(doc)
+	}
+	c, err := s.store.Clients.Client(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, errUnknownClient
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// cimdErrorDescription says which rule a document broke, without echoing
+// anything from the document.
+func cimdErrorDescription(err error) string {
+	switch {
+	case errors.Is(err, clientmeta.ErrInvalidClientID):
+		return "client_id is not a valid client metadata document URL"
+	case errors.Is(err, clientmeta.ErrUntrusted):
+		return "client_id host is not trusted by this server"
+	case errors.Is(err, clientmeta.ErrFetch):
+		return "client metadata document could not be fetched"
+	case errors.Is(err, clientmeta.ErrClientIDMismatch):
+		return "client metadata document client_id does not match its URL"
+	case errors.Is(err, clientmeta.ErrSharedSecret):
+		return "client metadata document declares a shared secret"
+	default:
+		return "client metadata document is invalid"
+	}
+}
+
+// clientFromDocument turns a validated metadata document into a public
+// client. private_key_jwt documents are refused until that method is
+// supported.
+func (s *Server) clientFromDocument(doc *clientmeta.Document) (*Client, error) {
+	if doc.AuthMethod() != oauthmeta.AuthMethodNone {
+		return nil, oauthErr(oauthmeta.CodeInvalidClient, "token_endpoint_auth_method "+doc.AuthMethod()+" is not supported")
+	}
+	grants := doc.GrantTypes
+	if len(grants) == 0 {
+		grants = []string{oauthmeta.GrantTypeAuthorizationCode}
+	}
+	return &Client{
+		ID:           doc.ClientID,
+		Name:         doc.ClientName,
+		RedirectURIs: doc.RedirectURIs,
+		AuthMethod:   oauthmeta.AuthMethodNone,
+		GrantTypes:   grants,
+		Kind:         ClientMetadataDocument,
+	}, nil
+}
+
+// metadataDocumentClient is how the token, revocation and introspection
+// endpoints see a URL client_id: a public client with the standard grants.
+// Those endpoints never fetch; the code or refresh token binds the client_id
+// (requirement CIMD-09).
+func metadataDocumentClient(id string) *Client {
+	return &Client{
+		ID:         id,
+		AuthMethod: oauthmeta.AuthMethodNone,
+		GrantTypes: []string{oauthmeta.GrantTypeAuthorizationCode, oauthmeta.GrantTypeRefreshToken},
+		Kind:       ClientMetadataDocument,
+	}
+}

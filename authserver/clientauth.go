@@ -1,0 +1,138 @@
+package authserver
+
+import (
+	"context"
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/mcpauth/mcpauth/clientmeta"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// presented is the client authentication a request carries (OAuth 2.1
+// §2.4): one method, the client_id it names and its credential.
+type presented struct {
+	method   string
+	clientID string
+	secret   string
+}
+
+// clientAuthDetector recognises one authentication method in a request.
+// private_key_jwt (RFC 7523 §2.2: client_assertion_type and
+// client_assertion) is recognised and refused for now; supporting it means
+// verifying the assertion in authenticateClient.
+type clientAuthDetector struct {
+	method  string
+	present func(r *http.Request, form url.Values) bool
+}
+
+func clientAuthDetectors() []clientAuthDetector {
+	return []clientAuthDetector{
+		{oauthmeta.AuthMethodClientSecretBasic, func(r *http.Request, _ url.Values) bool {
+			scheme, _, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+			return strings.EqualFold(scheme, "Basic")
+		}},
+		{oauthmeta.AuthMethodClientSecretPost, func(_ *http.Request, f url.Values) bool { return f.Has("client_secret") }},
+		{oauthmeta.AuthMethodPrivateKeyJWT, func(_ *http.Request, f url.Values) bool {
+			return f.Has("client_assertion") || f.Has("client_assertion_type")
+		}},
+	}
+}
+
+// parseClientAuth finds the single authentication method of a request.
+// Using more than one is invalid_request (OAuth 2.1 §2.4); no method at all
+// means "none" with the client_id from the form.
+func parseClientAuth(r *http.Request, form url.Values) (presented, *oauthmeta.Error) {
+	var p presented
+	for _, d := range clientAuthDetectors() {
+		if !d.present(r, form) {
+			continue
+		}
+		if p.method != "" {
+			return p, oauthErr(oauthmeta.CodeInvalidRequest, "more than one client authentication method")
+		}
+		p.method = d.method
+	}
+	formID := form.Get("client_id")
+	switch p.method {
+	case "":
+		p.method, p.clientID = oauthmeta.AuthMethodNone, formID
+	case oauthmeta.AuthMethodClientSecretBasic:
+		id, secret, ok := parseBasic(r.Header.Get("Authorization"))
+		if !ok {
+			return p, oauthErr(oauthmeta.CodeInvalidClient, "malformed Basic credentials")
+		}
+		if formID != "" && formID != id {
+			return p, oauthErr(oauthmeta.CodeInvalidRequest, "client_id differs from the Basic credentials")
+		}
+		p.clientID, p.secret = id, secret
+	case oauthmeta.AuthMethodClientSecretPost:
+		p.clientID, p.secret = formID, form.Get("client_secret")
+	case oauthmeta.AuthMethodPrivateKeyJWT:
+		return p, oauthErr(oauthmeta.CodeInvalidClient, "private_key_jwt is not supported by this server")
+	}
+	if p.clientID == "" {
+		return p, oauthErr(oauthmeta.CodeInvalidClient, "client authentication or client_id is required")
+	}
+	return p, nil
+}
+
+// parseBasic decodes RFC 7617 Basic credentials whose parts are
+// form-urlencoded (RFC 6749 §2.3.1).
+func parseBasic(header string) (id, secret string, ok bool) {
+	scheme, rest, found := strings.Cut(header, " ")
+	if !found || !strings.EqualFold(scheme, "Basic") {
+		return "", "", false
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(rest))
+	if err != nil {
+		return "", "", false
+	}
+	rawID, rawSecret, found := strings.Cut(string(raw), ":")
+	if !found {
+		return "", "", false
+	}
+	if id, err = url.QueryUnescape(rawID); err != nil {
+		return "", "", false
+	}
+	if secret, err = url.QueryUnescape(rawSecret); err != nil {
+		return "", "", false
+	}
+	return id, secret, id != ""
+}
+
+// authenticateClient authenticates the client of a token, introspection or
+// revocation request. The presented method must be the client's registered
+// one; secrets are compared against their hash in constant time. With
+// confidentialOnly, public clients are refused (introspection, RFC 7662
+// §2.1).
+func (s *Server) authenticateClient(ctx context.Context, r *http.Request, form url.Values, confidentialOnly bool) (*Client, error) {
+	p, oe := parseClientAuth(r, form)
+	if oe != nil {
+		return nil, oe
+	}
+	var c *Client
+	if clientmeta.IsURLClientID(p.clientID) {
+		if s.cimd == nil || clientmeta.ValidateClientID(p.clientID) != nil {
+			return nil, errUnknownClient
+		}
+		c = metadataDocumentClient(p.clientID)
+	} else {
+		var err error
+		if c, err = s.lookupClient(ctx, p.clientID); err != nil {
+			return nil, err
+		}
+	}
+	if c.AuthMethod != p.method {
+		return nil, oauthErr(oauthmeta.CodeInvalidClient, "client must authenticate with "+c.AuthMethod)
+	}
+	if !c.public() && !c.checkSecret(p.secret) {
+		return nil, oauthErr(oauthmeta.CodeInvalidClient, "client authentication failed")
+	}
+	if confidentialOnly && c.public() {
+		return nil, oauthErr(oauthmeta.CodeInvalidClient, "this endpoint requires client credentials")
+	}
+	return c, nil
+}

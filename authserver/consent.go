@@ -1,0 +1,234 @@
+package authserver
+
+import (
+	"context"
+	"embed"
+	"html/template"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcpauth/mcpauth/clientmeta"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+//go:embed templates
+var templateFS embed.FS
+
+// pageTemplates parses the embedded HTML templates.
+func pageTemplates() *template.Template {
+	return template.Must(template.ParseFS(templateFS, "templates/*.html"))
+}
+
+// Cookie names for the consent browser binding. Browsers accept the
+// __Host- prefix only on https with Secure, so plain-http loopback
+// development uses an unprefixed name, still HttpOnly and SameSite=Strict.
+const (
+	consentCookieSecure   = "__Host-mcpauth-consent"
+	consentCookieInsecure = "mcpauth-consent"
+)
+
+// consentView is what the consent page shows (requirements AS-14, CIMD-10).
+type consentView struct {
+	ClientName, ClientID, ClientHost, KindLabel string
+	NameUnverified                              bool
+	RedirectHost, RedirectURI                   string
+	LocalhostWarning                            bool
+	Scopes, Resources                           []string
+	DefaultResource                             string
+	Action, RequestID, CSRFToken                string
+	Issuer, StylesheetURL                       string
+}
+
+// showConsent renders the consent page for req, bound to this browser by a
+// cookie and to this form by a CSRF token.
+func (s *Server) showConsent(w http.ResponseWriter, r *http.Request, req *authRequest) {
+	browser := s.browserID(w, r)
+	id, csrf := randomToken(24), randomToken(24)
+	pa := &pendingAuth{req: req, csrf: csrf, browser: browser, expires: s.now().Add(pendingTTL)}
+	if !s.pending.add(id, pa, s.now()) {
+		s.renderError(w, r, http.StatusServiceUnavailable,
+			oauthErr(oauthmeta.CodeTemporarilyUnavailable, "too many pending authorization requests"))
+		return
+	}
+	c := req.client
+	v := consentView{
+		ClientName:       cmpOr(c.Name, c.ID),
+		ClientID:         c.ID,
+		KindLabel:        kindLabel(c.Kind),
+		NameUnverified:   c.Kind != ClientStatic,
+		RedirectHost:     redirectHost(req.redirectURI),
+		RedirectURI:      req.redirectURI,
+		LocalhostWarning: clientmeta.LocalhostOnly(c.RedirectURIs),
+		Scopes:           req.scopes,
+		Resources:        req.resources,
+		DefaultResource:  s.defaultResource,
+		Action:           s.cfg.issuerPath + pathConsent,
+		RequestID:        id,
+		CSRFToken:        csrf,
+		Issuer:           s.cfg.Issuer,
+		StylesheetURL:    s.cfg.issuerPath + pathAssets,
+	}
+	if c.Kind == ClientMetadataDocument {
+		if u, err := url.Parse(c.ID); err == nil {
+			v.ClientHost = u.Host
+		}
+	}
+	s.writePage(w, http.StatusOK, "consent.html", v, formActionSource(req.redirectURI))
+}
+
+func kindLabel(k ClientKind) string {
+	switch k {
+	case ClientStatic:
+		return "Registered by the operator of this server"
+	case ClientDynamic:
+		return "Registered itself dynamically (unverified)"
+	default:
+		return "Identified by its metadata document at this address"
+	}
+}
+
+// redirectHost is what the user should recognise: the host (with port) of
+// an http(s) redirect URI, or the scheme of a private-use one.
+func redirectHost(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	if u.Scheme == "http" || u.Scheme == "https" {
+		return u.Host
+	}
+	return u.Scheme + ":"
+}
+
+// formActionSource is the CSP source expression for the redirect target, so
+// the 303 after the form POST may leave this origin.
+func formActionSource(redirectURI string) string {
+	u, err := url.Parse(redirectURI)
+	if err != nil {
+		return ""
+	}
+	src := u.Scheme + ":"
+	if u.Scheme == "http" || u.Scheme == "https" {
+		src = u.Scheme + "://" + u.Host
+	}
+	if strings.ContainsAny(src, " ;,'\"\t\r\n") {
+		return ""
+	}
+	return src
+}
+
+// browserID returns the value of the consent cookie, setting a fresh one
+// when the browser has none.
+func (s *Server) browserID(w http.ResponseWriter, r *http.Request) string {
+	name := s.consentCookieName()
+	if c, err := r.Cookie(name); err == nil && len(c.Value) == 43 {
+		return c.Value
+	}
+	v := randomToken(32)
+	http.SetCookie(w, &http.Cookie{
+		Name: name, Value: v, Path: "/", HttpOnly: true, Secure: s.cfg.https,
+		SameSite: http.SameSiteStrictMode, MaxAge: int((12 * time.Hour).Seconds()),
+	})
+	return v
+}
+
+func (s *Server) consentCookieName() string {
+	if s.cfg.https {
+		return consentCookieSecure
+	}
+	return consentCookieInsecure
+}
+
+// handleConsent receives the consent form (requirements AS-13, AS-14): it
+// refuses cross-site posts, checks the CSRF token and the browser cookie,
+// and answers with 303 to the client.
+func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
+	forbidden := oauthErr(oauthmeta.CodeAccessDenied, "the consent form was not submitted from this server's page")
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
+		s.renderError(w, r, http.StatusForbidden, forbidden)
+		return
+	}
+	if o := r.Header.Get("Origin"); o != "" && o != s.cfg.issuerOrigin {
+		s.renderError(w, r, http.StatusForbidden, forbidden)
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		s.renderError(w, r, http.StatusBadRequest, oauthErr(oauthmeta.CodeInvalidRequest, "malformed form"))
+		return
+	}
+	var browser string
+	if c, err := r.Cookie(s.consentCookieName()); err == nil {
+		browser = c.Value
+	}
+	action := r.PostForm.Get("action")
+	if action != "approve" && action != "deny" {
+		s.renderError(w, r, http.StatusBadRequest, oauthErr(oauthmeta.CodeInvalidRequest, "unknown action"))
+		return
+	}
+	pa, ok := s.pending.take(r.PostForm.Get("request"), r.PostForm.Get("csrf_token"), browser, s.now())
+	if !ok {
+		s.renderError(w, r, http.StatusForbidden,
+			oauthErr(oauthmeta.CodeAccessDenied, "this consent request is unknown, expired, already answered, or from another browser"))
+		return
+	}
+	if action == "deny" {
+		s.redirectError(w, r, pa.req, oauthErr(oauthmeta.CodeAccessDenied, "the user denied the request"))
+		return
+	}
+	s.rememberConsent(r.Context(), pa.req)
+	s.approve(w, r, pa.req)
+}
+
+// consentRemembered reports whether RememberConsent is on and the user
+// already approved at least this much for this client and redirect URI.
+func (s *Server) consentRemembered(ctx context.Context, req *authRequest) bool {
+	if !s.cfg.RememberConsent {
+		return false
+	}
+	c, err := s.store.Consents.Consent(ctx, s.cfg.Subject, req.client.ID)
+	if err != nil || !s.now().Before(c.ExpiresAt) || c.RedirectURI != req.redirectURI {
+		return false
+	}
+	for _, sc := range req.scopes {
+		if !slices.Contains(c.Scopes, sc) {
+			return false
+		}
+	}
+	for _, res := range req.resources {
+		if !slices.Contains(c.Resources, res) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Server) rememberConsent(ctx context.Context, req *authRequest) {
+	if !s.cfg.RememberConsent {
+		return
+	}
+	now := s.now()
+	err := s.store.Consents.SaveConsent(ctx, &Consent{
+		Subject: s.cfg.Subject, ClientID: req.client.ID, RedirectURI: req.redirectURI,
+		Scopes: req.scopes, Resources: req.resources, GrantedAt: now, ExpiresAt: now.Add(DefaultConsentTTL),
+	})
+	if err != nil {
+		s.log.WarnContext(ctx, "saving consent failed", "err", err)
+	}
+}
+
+// handleConsentCSS serves the page's stylesheet (no inline styles or
+// scripts, so the CSP can forbid them).
+func (s *Server) handleConsentCSS(w http.ResponseWriter, _ *http.Request) {
+	css, err := templateFS.ReadFile("templates/consent.css")
+	if err != nil {
+		http.Error(w, "not found", http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "text/css; charset=utf-8")
+	w.Header().Set("Cache-Control", "public, max-age=3600")
+	_, _ = w.Write(css)
+}

@@ -1,0 +1,53 @@
+package authserver
+
+import (
+	"bytes"
+	"net/http"
+	"strconv"
+
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// errorView is what the HTML error page shows.
+type errorView struct {
+	Code, Description, Issuer, StylesheetURL string
+}
+
+// renderError shows an HTML error page instead of redirecting: used when
+// the client or redirect URI cannot be trusted (requirements AS-05,
+// CIMD-07) and for consent form failures. The page never links or
+// redirects anywhere.
+func (s *Server) renderError(w http.ResponseWriter, _ *http.Request, status int, oe *oauthmeta.Error) {
+	s.writePage(w, status, "error.html", errorView{
+		Code:          string(oe.Code),
+		Description:   oe.Description,
+		Issuer:        s.cfg.Issuer,
+		StylesheetURL: s.cfg.issuerPath + pathAssets,
+	}, "")
+}
+
+// writePage renders an HTML page with the headers that keep it from being
+// framed, cached, or running anything (requirement AS-14): a CSP without
+// script sources, frame-ancestors 'none', X-Frame-Options DENY. formAction
+// is an extra CSP form-action source (the client's redirect origin).
+func (s *Server) writePage(w http.ResponseWriter, status int, name string, data any, formAction string) {
+	var buf bytes.Buffer
+	if err := s.pages.ExecuteTemplate(&buf, name, data); err != nil {
+		s.log.Error("rendering page failed", "page", name, "err", err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	csp := "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
+	if formAction != "" {
+		csp += " " + formAction
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", csp)
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Length", strconv.Itoa(buf.Len()))
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}

@@ -1,0 +1,110 @@
+package authserver
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// handleIntrospect is the RFC 7662 introspection endpoint (requirement
+// AS-18). Callers must authenticate as a confidential client. Unknown,
+// expired and revoked tokens get {"active":false} and nothing else; an
+// access token is inactive once its grant is revoked (for example by
+// refresh token reuse or revocation).
+func (s *Server) handleIntrospect(w http.ResponseWriter, r *http.Request) {
+	form, oe := s.parseForm(w, r)
+	if oe != nil {
+		s.writeError(w, r, oe)
+		return
+	}
+	if !s.allowClient(w, claimedClientID(r, form)) {
+		return
+	}
+	if _, err := s.authenticateClient(r.Context(), r, form, true); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	token := form.Get("token")
+	if token == "" {
+		s.writeError(w, r, oauthErr(oauthmeta.CodeInvalidRequest, "token is required"))
+		return
+	}
+	resp, err := s.introspect(r.Context(), token)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, http.StatusOK, resp)
+}
+
+// introspect describes token: an access token of ours, else a refresh
+// token, else inactive.
+func (s *Server) introspect(ctx context.Context, token string) (*oauthmeta.IntrospectionResponse, error) {
+	inactive := &oauthmeta.IntrospectionResponse{Active: false}
+	now := s.now()
+	if claims, err := s.parseAccessToken(token, now); err == nil {
+		ok, err := s.accessTokenLive(ctx, claims)
+		if err != nil || !ok {
+			return inactive, err
+		}
+		return &oauthmeta.IntrospectionResponse{
+			Active: true, Scope: claims.Scope, ClientID: claims.ClientID, TokenType: "Bearer",
+			Exp: claims.Expires, Iat: claims.IssuedAt, Sub: claims.Subject, Aud: claims.Audience,
+			Iss: claims.Issuer, Jti: claims.JTI,
+		}, nil
+	}
+	if len(token) > maxTokenLength {
+		return inactive, nil
+	}
+	rec, grant, err := s.liveRefreshToken(ctx, token)
+	if err != nil || rec == nil {
+		return inactive, err
+	}
+	return &oauthmeta.IntrospectionResponse{
+		Active: true, Scope: oauthmeta.FormatScope(grant.Scopes), ClientID: rec.ClientID,
+		Exp: rec.ExpiresAt.Unix(), Iat: rec.IssuedAt.Unix(), Sub: grant.Subject, Iss: s.cfg.Issuer,
+	}, nil
+}
+
+// accessTokenLive reports whether a verified access token's grant is still
+// active and the token itself was not revoked.
+func (s *Server) accessTokenLive(ctx context.Context, c *accessClaims) (bool, error) {
+	g, err := s.store.Grants.Grant(ctx, grantIDFromJTI(c.JTI))
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if g.Revoked {
+		return false, nil
+	}
+	revoked, err := s.store.Revocations.AccessTokenRevoked(ctx, c.JTI)
+	return err == nil && !revoked, err
+}
+
+// liveRefreshToken returns the refresh token record and its grant if raw is
+// a current (unrotated, unexpired, unrevoked) refresh token; nil if not.
+func (s *Server) liveRefreshToken(ctx context.Context, raw string) (*RefreshToken, *Grant, error) {
+	rec, err := s.store.RefreshTokens.RefreshToken(ctx, tokenKey(raw))
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	g, err := s.store.Grants.Grant(ctx, rec.GrantID)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	now := s.now()
+	if rec.Rotated || g.Revoked || !now.Before(rec.ExpiresAt) || !now.Before(g.ExpiresAt) {
+		return nil, nil, nil
+	}
+	return rec, g, nil
+}

@@ -1,0 +1,240 @@
+package authserver
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+)
+
+// supportedAlgorithms are the signing algorithms this server can use.
+func supportedAlgorithm(alg string) bool {
+	return alg == string(jose.ES256) || alg == string(jose.RS256) || alg == string(jose.EdDSA)
+}
+
+// liveKey is a signing key ready to use.
+type liveKey struct {
+	meta   SigningKey
+	signer jose.Signer
+	public jose.JSONWebKey
+}
+
+// keyring holds the signing keys and their schedule (requirement AS-11):
+// a new key is published KeyPrePublish before it signs, and a retired key
+// stays published until every token it signed has expired. It is safe for
+// concurrent use.
+type keyring struct {
+	alg         string
+	store       KeyStore
+	prePublish  time.Duration
+	rotateEvery time.Duration
+	tokenTTL    time.Duration
+
+	mu   sync.RWMutex
+	keys []*liveKey // ordered by ActiveAt
+}
+
+// load reads the stored keys and makes sure one with the configured
+// algorithm signs now.
+func (k *keyring) load(ctx context.Context, now time.Time) error {
+	stored, err := k.store.SigningKeys(ctx)
+	if err != nil {
+		return fmt.Errorf("authserver: loading signing keys: %w", err)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, sk := range stored {
+		lk, err := parseSigningKey(sk)
+		if err != nil {
+			return err
+		}
+		k.keys = append(k.keys, lk)
+	}
+	k.sort()
+	if cur := k.current(now); cur != nil && cur.meta.Algorithm == k.alg {
+		return nil
+	}
+	// No usable key for the configured algorithm: start one now and retire
+	// the others at once (they stay published until their tokens expire).
+	return k.add(ctx, now, now)
+}
+
+func (k *keyring) sort() {
+	slices.SortFunc(k.keys, func(a, b *liveKey) int { return a.meta.ActiveAt.Compare(b.meta.ActiveAt) })
+}
+
+// current returns the newest key that signs at now. Callers hold mu.
+func (k *keyring) current(now time.Time) *liveKey {
+	for i := len(k.keys) - 1; i >= 0; i-- {
+		m := &k.keys[i].meta
+		if !m.ActiveAt.After(now) && (m.RetireAt.IsZero() || m.RetireAt.After(now)) {
+			return k.keys[i]
+		}
+	}
+	return nil
+}
+
+// rotationDue reports whether automatic rotation should schedule a key.
+// Callers hold mu.
+func (k *keyring) rotationDue(now time.Time) bool {
+	if k.rotateEvery <= 0 || len(k.keys) == 0 {
+		return false
+	}
+	newest := k.keys[len(k.keys)-1]
+	return !newest.meta.CreatedAt.Add(k.rotateEvery).After(now)
+}
+
+// signingKey returns the key to sign with at now, rotating first when
+// automatic rotation is due.
+func (k *keyring) signingKey(ctx context.Context, now time.Time) (*liveKey, error) {
+	k.mu.RLock()
+	cur, due := k.current(now), k.rotationDue(now)
+	k.mu.RUnlock()
+	if due {
+		k.mu.Lock()
+		var err error
+		if k.rotationDue(now) {
+			err = k.add(ctx, now, now.Add(k.prePublish))
+		}
+		cur = k.current(now)
+		k.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+	}
+	if cur == nil {
+		return nil, fmt.Errorf("authserver: no signing key is active")
+	}
+	return cur, nil
+}
+
+// rotate schedules a new key that signs from now+prePublish.
+func (k *keyring) rotate(ctx context.Context, now time.Time) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.add(ctx, now, now.Add(k.prePublish))
+}
+
+// add creates a key active from activeAt, retires every earlier key at
+// activeAt, saves the changes and drops keys whose tokens have all expired.
+// Callers hold mu.
+func (k *keyring) add(ctx context.Context, now, activeAt time.Time) error {
+	lk, err := generateSigningKey(k.alg, now, activeAt)
+	if err != nil {
+		return err
+	}
+	if err := k.store.SaveSigningKey(ctx, &lk.meta); err != nil {
+		return fmt.Errorf("authserver: saving signing key: %w", err)
+	}
+	kept := k.keys[:0]
+	for _, old := range k.keys {
+		if old.meta.RetireAt.IsZero() || old.meta.RetireAt.After(activeAt) {
+			old.meta.RetireAt = activeAt
+			if err := k.store.SaveSigningKey(ctx, &old.meta); err != nil {
+				return fmt.Errorf("authserver: saving signing key: %w", err)
+			}
+		}
+		if k.expired(old, now) {
+			if err := k.store.DeleteSigningKey(ctx, old.meta.ID); err != nil {
+				return fmt.Errorf("authserver: deleting signing key: %w", err)
+			}
+			continue
+		}
+		kept = append(kept, old)
+	}
+	k.keys = append(kept, lk)
+	k.sort()
+	return nil
+}
+
+// expired reports whether every token lk signed has expired at now.
+func (k *keyring) expired(lk *liveKey, now time.Time) bool {
+	r := lk.meta.RetireAt
+	return !r.IsZero() && r.Add(k.tokenTTL+time.Minute).Before(now)
+}
+
+// jwks returns the JSON Web Key Set to publish at now: pending, active and
+// retired keys whose tokens may still be valid.
+func (k *keyring) jwks(now time.Time) jose.JSONWebKeySet {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	set := jose.JSONWebKeySet{Keys: make([]jose.JSONWebKey, 0, len(k.keys))}
+	for i := len(k.keys) - 1; i >= 0; i-- {
+		if !k.expired(k.keys[i], now) {
+			set.Keys = append(set.Keys, k.keys[i].public)
+		}
+	}
+	return set
+}
+
+// verificationKey returns the public key with kid, if it is still
+// published at now.
+func (k *keyring) verificationKey(kid string, now time.Time) (*jose.JSONWebKey, bool) {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	for _, lk := range k.keys {
+		if lk.meta.ID == kid && !k.expired(lk, now) {
+			pub := lk.public
+			return &pub, true
+		}
+	}
+	return nil, false
+}
+
+// generateSigningKey makes a fresh key for alg.
+func generateSigningKey(alg string, now, activeAt time.Time) (*liveKey, error) {
+	var priv crypto.Signer
+	var err error
+	switch jose.SignatureAlgorithm(alg) {
+	case jose.ES256:
+		priv, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	case jose.RS256:
+		priv, err = rsa.GenerateKey(rand.Reader, 2048)
+	case jose.EdDSA:
+		_, priv, err = ed25519.GenerateKey(rand.Reader)
+	default:
+		return nil, configErr("SigningAlgorithm", "must be ES256, RS256 or EdDSA")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("authserver: generating signing key: %w", err)
+	}
+	jwk := jose.JSONWebKey{Key: priv, Algorithm: alg, Use: "sig"}
+	thumb, err := jwk.Thumbprint(crypto.SHA256)
+	if err != nil {
+		return nil, fmt.Errorf("authserver: key thumbprint: %w", err)
+	}
+	jwk.KeyID = base64.RawURLEncoding.EncodeToString(thumb)
+	raw, err := json.Marshal(jwk)
+	if err != nil {
+		return nil, fmt.Errorf("authserver: encoding signing key: %w", err)
+	}
+	return parseSigningKey(&SigningKey{ID: jwk.KeyID, Algorithm: alg, PrivateJWK: raw, CreatedAt: now, ActiveAt: activeAt})
+}
+
+// parseSigningKey turns a stored key into a usable one.
+func parseSigningKey(sk *SigningKey) (*liveKey, error) {
+	var jwk jose.JSONWebKey
+	if err := json.Unmarshal(sk.PrivateJWK, &jwk); err != nil || jwk.IsPublic() || !supportedAlgorithm(sk.Algorithm) {
+		return nil, fmt.Errorf("authserver: stored signing key %q is not a usable private key", sk.ID)
+	}
+	jwk.KeyID, jwk.Algorithm, jwk.Use = sk.ID, sk.Algorithm, "sig"
+	signer, err := jose.NewSigner(
+		jose.SigningKey{Algorithm: jose.SignatureAlgorithm(sk.Algorithm), Key: jwk},
+		(&jose.SignerOptions{}).WithType("at+jwt"),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("authserver: signing key %q: %w", sk.ID, err)
+	}
+	return &liveKey{meta: *sk, signer: signer, public: jwk.Public()}, nil
+}

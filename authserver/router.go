@@ -1,0 +1,53 @@
+package authserver
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// routes builds the router. This is the only file that knows about
+// gorilla/mux; nothing of it is visible outside the package.
+func (s *Server) routes() http.Handler {
+	r := mux.NewRouter()
+	r.SkipClean(true) // never answer with a redirect to a cleaned path
+	p := s.cfg.issuerPath
+	get := []string{http.MethodGet, http.MethodHead}
+
+	r.Path(oauthmetaPath(oauthmeta.WellKnownOAuthAuthorizationServer, p)).Methods(get...).HandlerFunc(s.handleMetadata)
+	r.Path(oauthmetaPath(oauthmeta.WellKnownOpenIDConfiguration, p)).Methods(get...).HandlerFunc(s.handleMetadata)
+	if p != "" {
+		r.Path(p + oauthmeta.WellKnownOpenIDConfiguration).Methods(get...).HandlerFunc(s.handleMetadata)
+	}
+	r.Path(p + pathJWKS).Methods(get...).HandlerFunc(s.handleJWKS)
+	r.Path(p + pathAuthorize).Methods(get...).HandlerFunc(s.handleAuthorize)
+	r.Path(p + pathConsent).Methods(http.MethodPost).HandlerFunc(s.handleConsent)
+	r.Path(p + pathAssets).Methods(get...).HandlerFunc(s.handleConsentCSS)
+	r.Path(p + pathToken).Methods(http.MethodPost).HandlerFunc(s.limitByIP(s.handleToken))
+	r.Path(p + pathIntrospect).Methods(http.MethodPost).HandlerFunc(s.limitByIP(s.handleIntrospect))
+	r.Path(p + pathRevoke).Methods(http.MethodPost).HandlerFunc(s.limitByIP(s.handleRevoke))
+	if !s.cfg.DisableRegistration {
+		r.Path(p + pathRegister).Methods(http.MethodPost).HandlerFunc(s.limitByIP(s.handleRegister))
+	}
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "not found", http.StatusNotFound)
+	})
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	})
+	return commonHeaders(r)
+}
+
+// oauthmetaPath inserts the well-known suffix before the issuer path
+// (RFC 8414 §3.1).
+func oauthmetaPath(wellKnown, issuerPath string) string { return wellKnown + issuerPath }
+
+// commonHeaders adds headers every response carries.
+func commonHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		next.ServeHTTP(w, r)
+	})
+}

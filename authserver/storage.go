@@ -1,0 +1,137 @@
+package authserver
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/mcpauth/mcpauth/clientmeta"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// DataFileName is the bbolt file New opens inside [Config.DataDir].
+const DataFileName = "authserver.db"
+
+// openStorage fills s.store: the configured stores, then DataDir or memory
+// for the rest, and collects the distinct sweepers.
+func (s *Server) openStorage() error {
+	var base Storage
+	if s.cfg.DataDir != "" {
+		if err := os.MkdirAll(s.cfg.DataDir, 0o700); err != nil {
+			return fmt.Errorf("authserver: data directory: %w", err)
+		}
+		b, err := OpenBoltStore(filepath.Join(s.cfg.DataDir, DataFileName))
+		if err != nil {
+			return err
+		}
+		s.closers = append(s.closers, b)
+		base = b.Storage()
+	} else {
+		base = NewMemoryStore().Storage()
+	}
+	st := s.cfg.Storage
+	s.store = Storage{
+		Clients:       pick(st.Clients, base.Clients),
+		Codes:         pick(st.Codes, base.Codes),
+		Grants:        pick(st.Grants, base.Grants),
+		RefreshTokens: pick(st.RefreshTokens, base.RefreshTokens),
+		Consents:      pick(st.Consents, base.Consents),
+		Keys:          pick(st.Keys, base.Keys),
+		Revocations:   pick(st.Revocations, base.Revocations),
+	}
+	s.sweepers = distinctSweepers(s.store.Clients, s.store.Codes, s.store.Grants, s.store.RefreshTokens,
+		s.store.Consents, s.store.Keys, s.store.Revocations)
+	return nil
+}
+
+func pick[T any](configured, fallback T) T {
+	if v := reflect.ValueOf(&configured).Elem(); v.IsNil() {
+		return fallback
+	}
+	return configured
+}
+
+// distinctSweepers returns the stores that implement Sweeper, each once
+// (one store usually implements every interface).
+func distinctSweepers(stores ...any) []Sweeper {
+	var out []Sweeper
+	var seen []uintptr
+	for _, st := range stores {
+		sw, ok := st.(Sweeper)
+		if !ok {
+			continue
+		}
+		if v := reflect.ValueOf(st); v.Kind() == reflect.Pointer {
+			p := v.Pointer()
+			if containsPtr(seen, p) {
+				continue
+			}
+			seen = append(seen, p)
+		}
+		out = append(out, sw)
+	}
+	return out
+}
+
+func containsPtr(list []uintptr, p uintptr) bool {
+	for _, q := range list {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// staticClient validates a pre-registered client and returns its stored
+// form, with the secret hashed.
+func staticClient(c *Client, now time.Time) (*Client, error) {
+	field := "Clients[" + c.ID + "]"
+	if c.ID == "" || len(c.ID) > 256 || strings.ContainsAny(c.ID, " \t\r\n") {
+		return nil, configErr("Clients", "every client needs an ID without spaces")
+	}
+	if clientmeta.IsURLClientID(c.ID) {
+		return nil, configErr(field, "a registered client_id must not look like a metadata document URL")
+	}
+	if len(c.RedirectURIs) == 0 {
+		return nil, configErr(field, "at least one redirect URI is required")
+	}
+	for _, r := range c.RedirectURIs {
+		if err := clientmeta.CheckRedirectURI(r); err != nil {
+			return nil, configErr(field, "invalid redirect URI")
+		}
+	}
+	out := cloneClient(c)
+	out.Kind, out.CreatedAt = ClientStatic, now
+	if c.Secret != "" {
+		out.SecretHash = hashSecret(c.Secret)
+	}
+	switch out.AuthMethod {
+	case "":
+		out.AuthMethod = oauthmeta.AuthMethodNone
+		if c.Secret != "" {
+			out.AuthMethod = oauthmeta.AuthMethodClientSecretBasic
+		}
+	case oauthmeta.AuthMethodNone:
+		if c.Secret != "" {
+			return nil, configErr(field, `a client with a secret cannot use "none"`)
+		}
+	case oauthmeta.AuthMethodClientSecretBasic, oauthmeta.AuthMethodClientSecretPost:
+		if c.Secret == "" {
+			return nil, configErr(field, "a secret is required for "+out.AuthMethod)
+		}
+	default:
+		return nil, configErr(field, "unsupported token endpoint auth method")
+	}
+	if len(out.GrantTypes) == 0 {
+		out.GrantTypes = []string{oauthmeta.GrantTypeAuthorizationCode, oauthmeta.GrantTypeRefreshToken}
+	}
+	for _, g := range out.GrantTypes {
+		if g != oauthmeta.GrantTypeAuthorizationCode && g != oauthmeta.GrantTypeRefreshToken {
+			return nil, configErr(field, "unsupported grant type")
+		}
+	}
+	return out, nil
+}

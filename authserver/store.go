@@ -1,0 +1,163 @@
+package authserver
+
+import (
+	"context"
+	"time"
+)
+
+// Storage groups the per-concern stores the server uses. A nil field means
+// the in-memory implementation (or the on-disk one when [Config.DataDir] is
+// set). Every store must be safe for concurrent use, return [ErrNotFound]
+// for a missing key, and never hand out a record it will later modify (the
+// server may read a record while another request updates it).
+//
+// A store may additionally implement [Sweeper]; the server then calls it
+// from time to time to drop expired records.
+type Storage struct {
+	Clients       ClientStore
+	Codes         CodeStore
+	Grants        GrantStore
+	RefreshTokens RefreshTokenStore
+	Consents      ConsentStore
+	Keys          KeyStore
+	Revocations   RevocationStore
+}
+
+// ClientStore keeps registered clients (static and dynamic; URL client_ids
+// are never stored).
+type ClientStore interface {
+	Client(ctx context.Context, id string) (*Client, error)
+	SaveClient(ctx context.Context, c *Client) error
+}
+
+// CodeStore keeps authorization codes under the hash of the code.
+type CodeStore interface {
+	SaveCode(ctx context.Context, c *Code) error
+	Code(ctx context.Context, key string) (*Code, error)
+	// RedeemCode atomically records that the code was redeemed into the
+	// grant grantID. If it was already redeemed it changes nothing and
+	// returns the stored code (whose RedeemedBy names the first grant) with
+	// [ErrAlreadyUsed].
+	RedeemCode(ctx context.Context, key, grantID string) (*Code, error)
+}
+
+// GrantStore keeps grants: one per successful code redemption, shared by
+// the refresh token family and the access tokens issued from it.
+type GrantStore interface {
+	SaveGrant(ctx context.Context, g *Grant) error
+	Grant(ctx context.Context, id string) (*Grant, error)
+	// RevokeGrant marks the grant revoked; its refresh tokens stop working
+	// and its access tokens become inactive for introspection.
+	RevokeGrant(ctx context.Context, id string) error
+}
+
+// RefreshTokenStore keeps refresh tokens under the hash of the token.
+type RefreshTokenStore interface {
+	SaveRefreshToken(ctx context.Context, t *RefreshToken) error
+	RefreshToken(ctx context.Context, key string) (*RefreshToken, error)
+	// RotateRefreshToken atomically marks the token under key as rotated
+	// and saves next. If key was already rotated it saves nothing and
+	// returns [ErrAlreadyUsed]: the caller treats that as reuse.
+	RotateRefreshToken(ctx context.Context, key string, next *RefreshToken) error
+}
+
+// ConsentStore remembers what a user approved for a client, used only with
+// [Config.RememberConsent].
+type ConsentStore interface {
+	Consent(ctx context.Context, subject, clientID string) (*Consent, error)
+	SaveConsent(ctx context.Context, c *Consent) error
+}
+
+// KeyStore keeps the signing keys, private parts included.
+type KeyStore interface {
+	SigningKeys(ctx context.Context) ([]*SigningKey, error)
+	SaveSigningKey(ctx context.Context, k *SigningKey) error
+	DeleteSigningKey(ctx context.Context, id string) error
+}
+
+// RevocationStore remembers individually revoked access tokens (by jti)
+// until they expire.
+type RevocationStore interface {
+	RevokeAccessToken(ctx context.Context, jti string, expires time.Time) error
+	AccessTokenRevoked(ctx context.Context, jti string) (bool, error)
+}
+
+// Sweeper is implemented by stores that can drop records that expired
+// before now.
+type Sweeper interface {
+	Sweep(ctx context.Context, now time.Time) error
+}
+
+// Code is an issued authorization code (RFC 6749 §4.1.2), bound to
+// everything the token request must repeat (requirement AS-09).
+type Code struct {
+	// Key is the base64url SHA-256 of the code; the code itself is never
+	// stored.
+	Key         string `json:"key"`
+	ClientID    string `json:"client_id"`
+	RedirectURI string `json:"redirect_uri"`
+	// RedirectURISent records whether the authorization request carried
+	// redirect_uri, in which case the token request must repeat it.
+	RedirectURISent bool      `json:"redirect_uri_sent"`
+	Challenge       string    `json:"code_challenge"`
+	Scopes          []string  `json:"scopes,omitempty"`
+	Resources       []string  `json:"resources,omitempty"`
+	Subject         string    `json:"sub"`
+	Refresh         bool      `json:"refresh"`
+	IssuedAt        time.Time `json:"iat"`
+	ExpiresAt       time.Time `json:"exp"`
+	// RedeemedBy is the ID of the grant created by the first redemption;
+	// empty while unused.
+	RedeemedBy string `json:"redeemed_by,omitempty"`
+}
+
+// Grant is what a user approved for a client, created when a code is
+// redeemed. Its refresh tokens and access tokens all point to it.
+type Grant struct {
+	ID        string    `json:"id"`
+	ClientID  string    `json:"client_id"`
+	Subject   string    `json:"sub"`
+	Scopes    []string  `json:"scopes,omitempty"`
+	Resources []string  `json:"resources,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	// ExpiresAt is when the grant, and so its refresh token family, ends.
+	ExpiresAt time.Time `json:"expires_at"`
+	Revoked   bool      `json:"revoked,omitempty"`
+}
+
+// RefreshToken is one member of a grant's refresh token family.
+type RefreshToken struct {
+	// Key is the base64url SHA-256 of the token.
+	Key       string    `json:"key"`
+	GrantID   string    `json:"grant_id"`
+	ClientID  string    `json:"client_id"`
+	IssuedAt  time.Time `json:"iat"`
+	ExpiresAt time.Time `json:"exp"`
+	// Rotated is set once the token was exchanged for its successor; any
+	// later use is reuse.
+	Rotated bool `json:"rotated,omitempty"`
+}
+
+// Consent is a remembered approval.
+type Consent struct {
+	Subject     string    `json:"sub"`
+	ClientID    string    `json:"client_id"`
+	RedirectURI string    `json:"redirect_uri"`
+	Scopes      []string  `json:"scopes,omitempty"`
+	Resources   []string  `json:"resources,omitempty"`
+	GrantedAt   time.Time `json:"granted_at"`
+	ExpiresAt   time.Time `json:"expires_at"`
+}
+
+// SigningKey is an access token signing key with its schedule: it is
+// published from CreatedAt, signs from ActiveAt, stops signing at RetireAt
+// (zero: not scheduled) and is removed once tokens it signed have expired.
+type SigningKey struct {
+	ID        string `json:"kid"`
+	Algorithm string `json:"alg"`
+	// PrivateJWK is the private key as a JSON Web Key.
+	PrivateJWK []byte    `json:"private_jwk"`
+	CreatedAt  time.Time `json:"created_at"`
+	ActiveAt   time.Time `json:"active_at"`
+	RetireAt   time.Time `json:"retire_at,omitzero"`
+}

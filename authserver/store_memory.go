@@ -1,0 +1,291 @@
+package authserver
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+)
+
+// MemoryStore implements every store interface in memory. It is safe for
+// concurrent use; records are copied in and out, so callers never share
+// them. The zero value is not usable; call [NewMemoryStore].
+type MemoryStore struct {
+	mu       sync.Mutex
+	clients  map[string]*Client
+	codes    map[string]*Code
+	grants   map[string]*Grant
+	refresh  map[string]*RefreshToken
+	consents map[[2]string]*Consent
+	keys     map[string]*SigningKey
+	revoked  map[string]time.Time
+}
+
+// NewMemoryStore returns an empty store.
+func NewMemoryStore() *MemoryStore {
+	return &MemoryStore{
+		clients:  make(map[string]*Client),
+		codes:    make(map[string]*Code),
+		grants:   make(map[string]*Grant),
+		refresh:  make(map[string]*RefreshToken),
+		consents: make(map[[2]string]*Consent),
+		keys:     make(map[string]*SigningKey),
+		revoked:  make(map[string]time.Time),
+	}
+}
+
+// Storage returns a [Storage] with every field set to m.
+func (m *MemoryStore) Storage() Storage {
+	return Storage{Clients: m, Codes: m, Grants: m, RefreshTokens: m, Consents: m, Keys: m, Revocations: m}
+}
+
+// Client implements [ClientStore].
+func (m *MemoryStore) Client(_ context.Context, id string) (*Client, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, ok := m.clients[id]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return cloneClient(c), nil
+}
+
+// SaveClient implements [ClientStore].
+func (m *MemoryStore) SaveClient(_ context.Context, c *Client) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.clients[c.ID] = cloneClient(c)
+	return nil
+}
+
+// SaveCode implements [CodeStore].
+func (m *MemoryStore) SaveCode(_ context.Context, c *Code) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.codes[c.Key] = cloneCode(c)
+	return nil
+}
+
+// Code implements [CodeStore].
+func (m *MemoryStore) Code(_ context.Context, key string) (*Code, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, ok := m.codes[key]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return cloneCode(c), nil
+}
+
+// RedeemCode implements [CodeStore].
+func (m *MemoryStore) RedeemCode(_ context.Context, key, grantID string) (*Code, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, ok := m.codes[key]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	if c.RedeemedBy != "" {
+		return cloneCode(c), ErrAlreadyUsed
+	}
+	c.RedeemedBy = grantID
+	return cloneCode(c), nil
+}
+
+// SaveGrant implements [GrantStore].
+func (m *MemoryStore) SaveGrant(_ context.Context, g *Grant) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.grants[g.ID] = cloneGrant(g)
+	return nil
+}
+
+// Grant implements [GrantStore].
+func (m *MemoryStore) Grant(_ context.Context, id string) (*Grant, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	g, ok := m.grants[id]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return cloneGrant(g), nil
+}
+
+// RevokeGrant implements [GrantStore].
+func (m *MemoryStore) RevokeGrant(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	g, ok := m.grants[id]
+	if !ok {
+		return ErrNotFound
+	}
+	g.Revoked = true
+	return nil
+}
+
+// SaveRefreshToken implements [RefreshTokenStore].
+func (m *MemoryStore) SaveRefreshToken(_ context.Context, t *RefreshToken) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := *t
+	m.refresh[t.Key] = &c
+	return nil
+}
+
+// RefreshToken implements [RefreshTokenStore].
+func (m *MemoryStore) RefreshToken(_ context.Context, key string) (*RefreshToken, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.refresh[key]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	c := *t
+	return &c, nil
+}
+
+// RotateRefreshToken implements [RefreshTokenStore].
+func (m *MemoryStore) RotateRefreshToken(_ context.Context, key string, next *RefreshToken) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.refresh[key]
+	if !ok {
+		return ErrNotFound
+	}
+	if t.Rotated {
+		return ErrAlreadyUsed
+	}
+	t.Rotated = true
+	c := *next
+	m.refresh[next.Key] = &c
+	return nil
+}
+
+// Consent implements [ConsentStore].
+func (m *MemoryStore) Consent(_ context.Context, subject, clientID string) (*Consent, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c, ok := m.consents[[2]string{subject, clientID}]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return cloneConsent(c), nil
+}
+
+// SaveConsent implements [ConsentStore].
+func (m *MemoryStore) SaveConsent(_ context.Context, c *Consent) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.consents[[2]string{c.Subject, c.ClientID}] = cloneConsent(c)
+	return nil
+}
+
+// SigningKeys implements [KeyStore].
+func (m *MemoryStore) SigningKeys(context.Context) ([]*SigningKey, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*SigningKey, 0, len(m.keys))
+	for _, k := range m.keys {
+		c := *k
+		c.PrivateJWK = slices.Clone(k.PrivateJWK)
+		out = append(out, &c)
+	}
+	return out, nil
+}
+
+// SaveSigningKey implements [KeyStore].
+func (m *MemoryStore) SaveSigningKey(_ context.Context, k *SigningKey) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := *k
+	c.PrivateJWK = slices.Clone(k.PrivateJWK)
+	m.keys[k.ID] = &c
+	return nil
+}
+
+// DeleteSigningKey implements [KeyStore].
+func (m *MemoryStore) DeleteSigningKey(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.keys, id)
+	return nil
+}
+
+// RevokeAccessToken implements [RevocationStore].
+func (m *MemoryStore) RevokeAccessToken(_ context.Context, jti string, expires time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.revoked[jti] = expires
+	return nil
+}
+
+// AccessTokenRevoked implements [RevocationStore].
+func (m *MemoryStore) AccessTokenRevoked(_ context.Context, jti string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.revoked[jti]
+	return ok, nil
+}
+
+// Sweep implements [Sweeper]: it drops codes, grants, refresh tokens,
+// consents and revocation entries that expired before now.
+func (m *MemoryStore) Sweep(_ context.Context, now time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, c := range m.codes {
+		if c.ExpiresAt.Before(now) {
+			delete(m.codes, k)
+		}
+	}
+	for k, g := range m.grants {
+		if g.ExpiresAt.Before(now) {
+			delete(m.grants, k)
+		}
+	}
+	for k, t := range m.refresh {
+		if t.ExpiresAt.Before(now) {
+			delete(m.refresh, k)
+		}
+	}
+	for k, c := range m.consents {
+		if c.ExpiresAt.Before(now) {
+			delete(m.consents, k)
+		}
+	}
+	for k, exp := range m.revoked {
+		if exp.Before(now) {
+			delete(m.revoked, k)
+		}
+	}
+	return nil
+}
+
+func cloneClient(c *Client) *Client {
+	d := *c
+	d.Secret = ""
+	d.RedirectURIs = slices.Clone(c.RedirectURIs)
+	d.GrantTypes = slices.Clone(c.GrantTypes)
+	d.Scopes = slices.Clone(c.Scopes)
+	return &d
+}
+
+func cloneCode(c *Code) *Code {
+	d := *c
+	d.Scopes = slices.Clone(c.Scopes)
+	d.Resources = slices.Clone(c.Resources)
+	return &d
+}
+
+func cloneGrant(g *Grant) *Grant {
+	d := *g
+	d.Scopes = slices.Clone(g.Scopes)
+	d.Resources = slices.Clone(g.Resources)
+	return &d
+}
+
+func cloneConsent(c *Consent) *Consent {
+	d := *c
+	d.Scopes = slices.Clone(c.Scopes)
+	d.Resources = slices.Clone(c.Resources)
+	return &d
+}
