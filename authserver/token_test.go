@@ -86,7 +86,10 @@ func TestCodeBinding(t *testing.T) {
 			f.Set("code_verifier", f.Get("challenge"))
 			return "", ""
 		}, 400, oauthmeta.CodeInvalidGrant},
-		{"AS-09 other redirect_uri", func(f url.Values) (string, string) { f.Set("redirect_uri", "http://127.0.0.1:1/callback"); return "", "" }, 400, oauthmeta.CodeInvalidGrant},
+		{"AS-09 other redirect_uri", func(f url.Values) (string, string) {
+			f.Set("redirect_uri", "http://127.0.0.1:1/callback")
+			return "", ""
+		}, 400, oauthmeta.CodeInvalidGrant},
 		{"AS-09 redirect_uri omitted", func(f url.Values) (string, string) { f.Del("redirect_uri"); return "", "" }, 400, oauthmeta.CodeInvalidGrant},
 		{"AS-09 CIMD-09 other client", func(f url.Values) (string, string) { f.Del("client_id"); return basicID, basicSecret }, 400, oauthmeta.CodeInvalidGrant},
 		{"AS-08 resource outside the grant", func(f url.Values) (string, string) { f.Set("resource", "https://other.example.com/mcp"); return "", "" }, 400, oauthmeta.CodeInvalidTarget},
