@@ -53,21 +53,13 @@ type tokenCache struct {
 
 type cacheShard struct {
 	mu         sync.RWMutex
-	m          map[uint64]*cacheEntry
-	queue      []*cacheEntry // insertion order, for eviction
+	m          map[uint64]*authValue
+	queue      []*authValue // insertion order, for eviction
 	head       int
 	bytes      int64
 	maxEntries int
 	maxBytes   int64
 	_          [40]byte // keep shards on separate cache lines
-}
-
-type cacheEntry struct {
-	key   uint64
-	token string
-	until time.Time
-	av    *authValue
-	size  int64
 }
 
 func newTokenCache(cfg CacheConfig) (*tokenCache, error) {
@@ -89,8 +81,8 @@ func newTokenCache(cfg CacheConfig) (*tokenCache, error) {
 	c := &tokenCache{seed: maphash.MakeSeed(), maxAge: cfg.MaxAge}
 	for i := range c.shards {
 		s := &c.shards[i]
-		s.m = make(map[uint64]*cacheEntry)
 		s.maxEntries = (cfg.MaxEntries + cacheShards - 1) / cacheShards
+		s.m = make(map[uint64]*authValue, min(s.maxEntries, 1024))
 		s.maxBytes = cfg.MaxBytes / cacheShards
 	}
 	return c, nil
@@ -111,7 +103,7 @@ func (c *tokenCache) get(token string, now time.Time) *authValue {
 	if e == nil || !now.Before(e.until) || !equalConstantTime(e.token, token) {
 		return nil
 	}
-	return e.av
+	return e
 }
 
 // contains reports whether token is cached and current, for the
@@ -120,8 +112,9 @@ func (c *tokenCache) contains(token string, now time.Time) bool {
 	return c.get(token, now) != nil
 }
 
-// put stores a verification result until min(exp, now+maxAge).
-func (c *tokenCache) put(token string, av *authValue, exp, now time.Time) {
+// put stores a verification result until min(exp, now+maxAge). The cache
+// owns av's bookkeeping fields from then on; av must not be put twice.
+func (c *tokenCache) put(av *authValue, exp, now time.Time) {
 	if c == nil {
 		return
 	}
@@ -132,9 +125,9 @@ func (c *tokenCache) put(token string, av *authValue, exp, now time.Time) {
 	if !now.Before(until) {
 		return
 	}
-	h := maphash.String(c.seed, token)
-	e := &cacheEntry{key: h, token: token, until: until, av: av,
-		size: int64(len(token)+len(av.info.Claims)) + entryOverhead}
+	h := maphash.String(c.seed, av.token)
+	e := av
+	e.key, e.until, e.size = h, until, int64(len(av.token)+len(av.info.Claims))+entryOverhead
 	s := c.shard(h)
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -7,17 +7,19 @@ import (
 	"time"
 )
 
-func testValue(claims int) *authValue {
-	return &authValue{info: &TokenInfo{Claims: make([]byte, claims)}}
+func testValue(token string, claims int) *authValue {
+	av := newAuthValue(token)
+	av.info.Claims = make([]byte, claims)
+	return av
 }
 
 func TestTokenCacheExpiry(t *testing.T) {
 	t.Parallel()
 	c, _ := newTokenCache(CacheConfig{MaxAge: time.Minute})
 	t0 := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
-	c.put("short", testValue(0), t0.Add(10*time.Second), t0) // exp first
-	c.put("long", testValue(0), t0.Add(time.Hour), t0)       // max age first
-	c.put("expired", testValue(0), t0.Add(-time.Second), t0) // never stored
+	c.put(testValue("short", 0), t0.Add(10*time.Second), t0) // exp first
+	c.put(testValue("long", 0), t0.Add(time.Hour), t0)       // max age first
+	c.put(testValue("expired", 0), t0.Add(-time.Second), t0) // never stored
 	tests := []struct {
 		token string
 		at    time.Duration
@@ -43,7 +45,7 @@ func TestTokenCacheBounds(t *testing.T) {
 	t0 := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
 	c, _ := newTokenCache(CacheConfig{MaxEntries: 160, MaxBytes: 1 << 30})
 	for i := 0; i < 10000; i++ {
-		c.put("token-"+strconv.Itoa(i), testValue(10), t0.Add(time.Hour), t0)
+		c.put(testValue("token-"+strconv.Itoa(i), 10), t0.Add(time.Hour), t0)
 	}
 	if n := c.len(); n > 160 || n < 100 {
 		t.Errorf("entries = %d, want about 160", n)
@@ -61,7 +63,7 @@ func TestTokenCacheBounds(t *testing.T) {
 	}
 	b, _ := newTokenCache(CacheConfig{MaxEntries: 1 << 20, MaxBytes: 16 * (entryOverhead + 1000 + 10)})
 	for i := 0; i < 1000; i++ {
-		b.put("token-"+strconv.Itoa(i)+string(make([]byte, 1000)), testValue(10), t0.Add(time.Hour), t0)
+		b.put(testValue("token-"+strconv.Itoa(i)+string(make([]byte, 1000)), 10), t0.Add(time.Hour), t0)
 	}
 	if n := b.len(); n > 32 {
 		t.Errorf("byte bound ignored: %d entries", n)
@@ -76,7 +78,7 @@ func TestTokenCacheReplace(t *testing.T) {
 	c, _ := newTokenCache(CacheConfig{MaxAge: time.Second})
 	now := t0
 	for i := 0; i < 5000; i++ {
-		c.put("same", testValue(0), now.Add(time.Hour), now)
+		c.put(testValue("same", 0), now.Add(time.Hour), now)
 		now = now.Add(2 * time.Second)
 	}
 	total := 0
@@ -94,7 +96,7 @@ func TestTokenCacheDisabled(t *testing.T) {
 	if err != nil || c != nil {
 		t.Fatal(c, err)
 	}
-	c.put("x", testValue(0), time.Now().Add(time.Hour), time.Now())
+	c.put(testValue("x", 0), time.Now().Add(time.Hour), time.Now())
 	if c.get("x", time.Now()) != nil {
 		t.Error("disabled cache hit")
 	}
@@ -112,7 +114,7 @@ func TestTokenCacheConcurrent(t *testing.T) {
 			for i := 0; i < 2000; i++ {
 				tok := "t" + strconv.Itoa((g*7919+i)%1500)
 				if v := c.get(tok, t0); v == nil {
-					c.put(tok, testValue(1), t0.Add(time.Hour), t0)
+					c.put(testValue(tok, 1), t0.Add(time.Hour), t0)
 				}
 			}
 		}()

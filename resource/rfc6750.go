@@ -71,12 +71,7 @@ func isB64Token(s string) bool {
 		return false
 	}
 	i := 0
-	for ; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' ||
-			c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/') {
-			break
-		}
+	for ; i < len(s) && inSet(s[i], b64TokenLo, b64TokenHi); i++ {
 	}
 	if i == 0 {
 		return false

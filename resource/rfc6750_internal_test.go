@@ -74,3 +74,15 @@ func FuzzExtractCredential(f *testing.F) {
 		}
 	})
 }
+
+func TestByteSets(t *testing.T) {
+	t.Parallel()
+	for c := 0; c < 256; c++ {
+		b := byte(c)
+		url := b >= 'A' && b <= 'Z' || b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '-' || b == '_'
+		tok := url || b == '.' || b == '~' || b == '+' || b == '/'
+		if inSet(b, base64URLLo, base64URLHi) != url || inSet(b, b64TokenLo, b64TokenHi) != tok {
+			t.Errorf("byte %d", c)
+		}
+	}
+}

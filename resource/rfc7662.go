@@ -117,10 +117,10 @@ func (in *introspector) introspect(ctx context.Context, raw string, now time.Tim
 	}
 	info, err := in.check(body, resp, now)
 	if err != nil {
-		in.neg.put(raw, &authValue{info: &TokenInfo{}}, now.Add(time.Hour), now)
+		in.neg.put(newAuthValue(raw), now.Add(time.Hour), now)
 		return nil, err
 	}
-	in.pos.put(raw, &authValue{info: info, token: raw}, info.Expiry, now)
+	in.pos.put(&authValue{info: info, token: raw}, info.Expiry, now)
 	return info, nil
 }
 

@@ -35,24 +35,42 @@ type jwtClaims struct {
 // base64url segments, the first two non-empty (an empty signature still
 // goes the JWT way, to be refused as alg "none").
 func looksLikeJWT(raw string) bool {
-	dots := 0
-	seg := 0
+	dots, seg := 0, 0
 	for i := 0; i < len(raw); i++ {
 		c := raw[i]
-		switch {
-		case c == '.':
+		if c == '.' {
 			if seg == 0 && dots < 2 {
 				return false
 			}
 			dots++
 			seg = 0
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-', c == '_':
-			seg++
-		default:
+			continue
+		}
+		if !inSet(c, base64URLLo, base64URLHi) {
 			return false
 		}
+		seg++
 	}
 	return dots == 2
+}
+
+// Byte sets as 128-bit masks (bit c set when byte c is in the set), for
+// the per-byte loops over tokens.
+const (
+	// base64URLLo/Hi: A-Z a-z 0-9 - _ (RFC 4648 §5).
+	base64URLLo uint64 = 0x03ff_2000_0000_0000 // '-' (45), '0'-'9' (48-57)
+	base64URLHi uint64 = 0x07ff_fffe_87ff_fffe // 'A'-'Z' (65-90), '_' (95), 'a'-'z' (97-122)
+	// b64TokenLo/Hi: RFC 6750 §2.1 b64token characters before the "="
+	// padding: base64url plus "." "~" "+" "/".
+	b64TokenLo uint64 = base64URLLo | 1<<'.' | 1<<'+' | 1<<'/'
+	b64TokenHi uint64 = base64URLHi | 1<<('~'-64)
+)
+
+func inSet(c byte, lo, hi uint64) bool {
+	if c < 64 {
+		return lo>>c&1 == 1
+	}
+	return c < 128 && hi>>(c-64)&1 == 1
 }
 
 // verifyJWT validates an RFC 9068 JWT access token (RS-10): the cheap
@@ -60,44 +78,44 @@ func looksLikeJWT(raw string) bool {
 // a token that fails them never makes a key source fetch; then the key
 // lookup by "kid" and the signature. Header members jku, x5u, x5c and jwk
 // are never used to find a key (RFC 8725 §3.10).
-func (v *Verifier) verifyJWT(ctx context.Context, raw string, now time.Time) (*TokenInfo, error) {
+func (v *Verifier) verifyJWT(ctx context.Context, raw string, now time.Time, info *TokenInfo) error {
 	jws, err := jose.ParseSignedCompact(raw, v.joseAlgs)
 	if err != nil {
 		var ua *jose.ErrUnexpectedSignatureAlgorithm
 		if errors.As(err, &ua) {
-			return nil, ErrAlgorithm
+			return ErrAlgorithm
 		}
-		return nil, ErrMalformedToken
+		return ErrMalformedToken
 	}
 	if len(jws.Signatures) != 1 {
-		return nil, ErrMalformedToken
+		return ErrMalformedToken
 	}
 	h := jws.Signatures[0].Protected
 	if err := v.checkHeader(&h); err != nil {
-		return nil, err
+		return err
 	}
 	payload := jws.UnsafePayloadWithoutVerification()
 	c, err := decodeClaims(payload)
 	if err != nil {
-		return nil, ErrMalformedToken
+		return ErrMalformedToken
 	}
 	iss, ok := v.issuers[c.Iss]
 	if !ok {
-		return nil, ErrIssuer // RS-09: exact match with a configured issuer
+		return ErrIssuer // RS-09: exact match with a configured issuer
 	}
 	cs := claimSet{issuer: c.Iss, audience: c.Aud, exp: c.Exp, nbf: c.Nbf, iat: c.Iat, bound: len(c.Cnf) > 0 && string(c.Cnf) != "null"}
 	exp, iat, err := v.checkClaims(&cs, now)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	scopes, err := oauthmeta.ParseScope(c.Scope)
 	if err != nil {
-		return nil, ErrMalformedToken
+		return ErrMalformedToken
 	}
 	if err := verifySignature(ctx, jws, iss.keys, h.KeyID, h.Algorithm); err != nil {
-		return nil, err
+		return err
 	}
-	return &TokenInfo{
+	*info = TokenInfo{
 		Scheme:   schemeBearer,
 		Issuer:   c.Iss,
 		Subject:  c.Sub,
@@ -108,7 +126,8 @@ func (v *Verifier) verifyJWT(ctx context.Context, raw string, now time.Time) (*T
 		IssuedAt: iat,
 		ID:       c.Jti,
 		Claims:   payload,
-	}, nil
+	}
+	return nil
 }
 
 // checkHeader applies the RFC 9068 §4 type rule and refuses the unencoded

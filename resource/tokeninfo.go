@@ -40,11 +40,26 @@ type TokenInfo struct {
 // the policy's implied scopes; see [Verifier.Grants] for those).
 func (t *TokenInfo) HasScope(s string) bool { return t != nil && slices.Contains(t.Scopes, s) }
 
-// authValue is what the middleware puts in the request context: the
-// identity, and the raw token for the passthrough guard (never exported).
+// authValue is the result of a verification: what the middleware puts in
+// the request context (the identity, and the raw token for the passthrough
+// guard, never exported) and, when cached, the cache entry itself, so a
+// verification costs one allocation for all three.
 type authValue struct {
 	info  *TokenInfo
 	token string
+	data  TokenInfo // storage info points to, when allocated together
+
+	// Cache bookkeeping (see tokenCache).
+	key   uint64
+	until time.Time
+	size  int64
+}
+
+// newAuthValue allocates a result whose info lives in the same object.
+func newAuthValue(token string) *authValue {
+	av := &authValue{token: token}
+	av.info = &av.data
+	return av
 }
 
 type ctxKey struct{}

@@ -221,12 +221,11 @@ func (v *Verifier) verify(ctx context.Context, raw string) (*authValue, error) {
 		}
 		return &authValue{info: info, token: raw}, nil
 	}
-	info, err := v.verifyJWT(ctx, raw, now)
-	if err != nil {
+	av := newAuthValue(raw)
+	if err := v.verifyJWT(ctx, raw, now, av.info); err != nil {
 		return nil, err
 	}
-	av := &authValue{info: info, token: raw}
-	v.cache.put(raw, av, info.Expiry, now)
+	v.cache.put(av, av.info.Expiry, now)
 	return av, nil
 }
 
