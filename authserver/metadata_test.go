@@ -1,0 +1,234 @@
+package authserver
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/mcpauth/mcpauth/internal/golden"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// serve runs one request against s without a listener.
+func serve(s http.Handler, method, target string) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, httptest.NewRequest(method, target, nil))
+	return rec
+}
+
+func mustNew(t *testing.T, cfg Config) *Server {
+	t.Helper()
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// TestMetadataGolden covers requirements AS-02, AS-03 and AS-15: the
+// document, compared with testdata/metadata.json.
+func TestMetadataGolden(t *testing.T) {
+	t.Parallel()
+	s := mustNew(t, Config{Issuer: "https://as.example.com/tenant1", Scopes: []string{"mcp:read", "mcp:write"}})
+	rec := serve(s, http.MethodGet, "https://as.example.com/.well-known/oauth-authorization-server/tenant1")
+	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "application/json" {
+		t.Fatalf("AS-02: %d %v", rec.Code, rec.Header())
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	golden.JSON(t, "metadata.json", doc)
+	m, err := oauthmeta.ParseAuthServerMetadata(rec.Body.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Validate("https://as.example.com/tenant1", oauthmeta.URLPolicy{}); err != nil {
+		t.Fatalf("AS-02: a strict client would refuse the metadata: %v", err)
+	}
+	if !m.SupportsS256() || !m.AuthorizationResponseISSParameterSupported || !m.ClientIDMetadataDocumentSupported ||
+		!m.SupportsResponseType("code") || !slices.Equal(m.ResponseTypesSupported, []string{"code"}) {
+		t.Fatalf("AS-03 AS-06 AS-15: %+v", m)
+	}
+}
+
+// TestMetadataLocations covers requirements AS-02 and AS-03: every
+// discovery URL MCP clients probe answers with the same document, for
+// issuers with and without a path, and the root URL is not mistaken for a
+// path issuer's.
+func TestMetadataLocations(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		issuer  string
+		found   []string
+		missing []string
+	}{
+		{"AS-02 issuer without path", "https://as.example.com",
+			[]string{"/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"},
+			[]string{"/tenant1/.well-known/openid-configuration"}},
+		{"AS-02 issuer with path", "https://as.example.com/tenant1",
+			[]string{"/.well-known/oauth-authorization-server/tenant1", "/.well-known/openid-configuration/tenant1", "/tenant1/.well-known/openid-configuration"},
+			[]string{"/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"}},
+		{"AS-02 issuer with nested path", "https://as.example.com/a/b",
+			[]string{"/.well-known/oauth-authorization-server/a/b", "/a/b/.well-known/openid-configuration"},
+			[]string{"/.well-known/oauth-authorization-server/a"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := mustNew(t, Config{Issuer: tt.issuer})
+			for _, p := range tt.found {
+				rec := serve(s, http.MethodGet, "https://as.example.com"+p)
+				if rec.Code != http.StatusOK {
+					t.Fatalf("%s: %d", p, rec.Code)
+				}
+				m, err := oauthmeta.ParseAuthServerMetadata(rec.Body.Bytes())
+				if err != nil || m.Issuer != tt.issuer || !m.SupportsS256() {
+					t.Fatalf("AS-03 %s: %v %+v", p, err, m)
+				}
+			}
+			for _, p := range tt.missing {
+				if rec := serve(s, http.MethodGet, "https://as.example.com"+p); rec.Code != http.StatusNotFound {
+					t.Fatalf("%s: %d, want 404", p, rec.Code)
+				}
+			}
+		})
+	}
+}
+
+// TestMetadataOptionalFeatures: registration and CIMD disappear from the
+// metadata when turned off (requirement AS-15 advertises only what is
+// supported).
+func TestMetadataOptionalFeatures(t *testing.T) {
+	t.Parallel()
+	s := mustNew(t, Config{Issuer: "https://as.example.com", DisableRegistration: true, DisableClientIDMetadataDocuments: true})
+	m := s.Metadata()
+	if m.RegistrationEndpoint != "" || m.ClientIDMetadataDocumentSupported {
+		t.Fatalf("%+v", m)
+	}
+	if rec := serve(s, http.MethodPost, "https://as.example.com/register"); rec.Code != http.StatusNotFound {
+		t.Fatalf("register: %d", rec.Code)
+	}
+}
+
+// TestFaults covers the failure-injection switches clients are tested
+// against (requirement AS-06 and RFC 8414 §3.3 mix-up cases).
+func TestFaults(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		fault      string
+		wantIss    string // "" = absent; "ISSUER" = the real issuer
+		check      func(m oauthmeta.AuthServerMetadata, issuer string) bool
+		hasIssSent bool
+	}{
+		{"omit iss", "omit-iss", "", func(m oauthmeta.AuthServerMetadata, _ string) bool { return m.AuthorizationResponseISSParameterSupported }, false},
+		{"wrong iss", "wrong-iss", WrongIssuer, nil, true},
+		{"trailing slash iss", "trailing-slash-iss", "ISSUER/", nil, true},
+		{"metadata issuer mismatch", "metadata-issuer-mismatch", "ISSUER", func(m oauthmeta.AuthServerMetadata, iss string) bool { return m.Issuer == iss+"/other" }, true},
+		{"PKCE not advertised", "omit-pkce-methods", "ISSUER", func(m oauthmeta.AuthServerMetadata, _ string) bool { return !m.SupportsS256() }, true},
+		{"iss support not advertised", "omit-iss-supported", "ISSUER", func(m oauthmeta.AuthServerMetadata, _ string) bool { return !m.AuthorizationResponseISSParameterSupported }, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var f Faults
+			if err := f.Set(tt.fault); err != nil {
+				t.Fatal(err)
+			}
+			h := newHarness(t, "", func(c *Config) { c.InsecureFaults = f })
+			resp := h.get(h.url("/.well-known/oauth-authorization-server"))
+			body, _ := io.ReadAll(resp.Body)
+			var m oauthmeta.AuthServerMetadata
+			if err := json.Unmarshal(body, &m); err != nil {
+				t.Fatal(err)
+			}
+			if tt.check != nil && !tt.check(m, h.issuer) {
+				t.Fatalf("metadata: %s", body)
+			}
+			q, v := authParams(publicID, publicCB)
+			loc := location(t, h.authorize(q))
+			want := tt.wantIss
+			if len(want) >= 6 && want[:6] == "ISSUER" {
+				want = h.issuer + want[6:]
+			}
+			if got, sent := loc.Query().Get("iss"), loc.Query().Has("iss"); sent != tt.hasIssSent || got != want {
+				t.Fatalf("iss = %q (sent %v), want %q", got, sent, want)
+			}
+			// The server itself still enforces PKCE and issues working codes.
+			if res := h.exchange(loc.Query().Get("code"), v, publicCB, nil); res.status != http.StatusOK {
+				t.Fatalf("exchange: %d", res.status)
+			}
+		})
+	}
+	var f Faults
+	if err := f.Set("nonsense"); !errors.Is(err, ErrConfig) {
+		t.Fatalf("unknown fault: %v", err)
+	}
+}
+
+// TestConfigValidation covers requirement AS-13 (https issuers; loopback
+// http only behind the insecure switch) and the other configuration checks.
+func TestConfigValidation(t *testing.T) {
+	t.Parallel()
+	cb := []string{"http://127.0.0.1/cb"}
+	tests := []struct {
+		name string
+		cfg  Config
+	}{
+		{"missing issuer", Config{}},
+		{"AS-13 http issuer without the insecure switch", Config{Issuer: "http://127.0.0.1:9000"}},
+		{"AS-13 http to a non-loopback host even with the switch", Config{Issuer: "http://as.example.com", InsecureAllowHTTP: true}},
+		{"issuer with query", Config{Issuer: "https://as.example.com?x=1"}},
+		{"issuer with fragment", Config{Issuer: "https://as.example.com#x"}},
+		{"issuer path with odd characters", Config{Issuer: "https://as.example.com/a%20b"}},
+		{"unknown algorithm", Config{Issuer: "https://as.example.com", SigningAlgorithm: "HS256"}},
+		{"code TTL over 10 minutes", Config{Issuer: "https://as.example.com", CodeTTL: 11 * time.Minute}},
+		{"negative token TTL", Config{Issuer: "https://as.example.com", AccessTokenTTL: -1}},
+		{"invalid scope", Config{Issuer: "https://as.example.com", Scopes: []string{"a b"}}},
+		{"default scope not supported", Config{Issuer: "https://as.example.com", Scopes: []string{"a"}, DefaultScopes: []string{"b"}}},
+		{"bad resource", Config{Issuer: "https://as.example.com", Resources: []string{"https://h/mcp#x"}}},
+		{"AS-17 client_id that looks like a URL", Config{Issuer: "https://as.example.com", Clients: []Client{{ID: "https://c/x", RedirectURIs: cb}}}},
+		{"client without redirect", Config{Issuer: "https://as.example.com", Clients: []Client{{ID: "c"}}}},
+		{"client with javascript redirect", Config{Issuer: "https://as.example.com", Clients: []Client{{ID: "c", RedirectURIs: []string{"javascript:x"}}}}},
+		{"secret with none", Config{Issuer: "https://as.example.com", Clients: []Client{{ID: "c", Secret: "s", AuthMethod: "none", RedirectURIs: cb}}}},
+		{"post without secret", Config{Issuer: "https://as.example.com", Clients: []Client{{ID: "c", AuthMethod: "client_secret_post", RedirectURIs: cb}}}},
+		{"unsupported grant", Config{Issuer: "https://as.example.com", Clients: []Client{{ID: "c", GrantTypes: []string{"implicit"}, RedirectURIs: cb}}}},
+		{"unknown consent mode", Config{Issuer: "https://as.example.com", Consent: 7}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s, err := New(tt.cfg)
+			if !errors.Is(err, ErrConfig) {
+				if s != nil {
+					_ = s.Close()
+				}
+				t.Fatalf("err = %v, want ErrConfig", err)
+			}
+		})
+	}
+	for _, ok := range []Config{
+		{Issuer: "http://127.0.0.1:9000", InsecureAllowHTTP: true},
+		{Issuer: "http://localhost:9000/tenant1", InsecureAllowHTTP: true},
+		{Issuer: "https://as.example.com/"},
+	} {
+		mustNew(t, ok)
+	}
+	for _, in := range []string{"auto", "consent", "deny"} {
+		m, err := ParseConsentMode(in)
+		if err != nil || m.String() != in {
+			t.Fatalf("ParseConsentMode(%s) = %v, %v", in, m, err)
+		}
+	}
+	if _, err := ParseConsentMode("maybe"); !errors.Is(err, ErrConfig) {
+		t.Fatal("ParseConsentMode accepted nonsense")
+	}
+}
