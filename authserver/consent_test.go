@@ -108,12 +108,12 @@ func TestConsentPage(t *testing.T) {
 		t.Errorf("AS-14 headers: %v", hdr)
 	}
 	for _, want := range []string{
-		"Localhost App",         // client name
-		"localhost:3000",        // redirect URI host (CIMD-10 MUST)
+		"Localhost App",          // client name
+		"localhost:3000",         // redirect URI host (CIMD-10 MUST)
 		`id="localhost-warning"`, // localhost-only warning
-		"mcp:read", "mcp:write", // scopes
-		testResource,            // resource
-		`name="viewport"`,       // readable on a phone
+		"mcp:read", "mcp:write",  // scopes
+		testResource,      // resource
+		`name="viewport"`, // readable on a phone
 		`value="approve"`, `value="deny"`,
 	} {
 		if !strings.Contains(body, want) {

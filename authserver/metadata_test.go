@@ -129,12 +129,16 @@ func TestFaults(t *testing.T) {
 		check      func(m oauthmeta.AuthServerMetadata, issuer string) bool
 		hasIssSent bool
 	}{
-		{"omit iss", "omit-iss", "", func(m oauthmeta.AuthServerMetadata, _ string) bool { return m.AuthorizationResponseISSParameterSupported }, false},
+		{"omit iss", "omit-iss", "", func(m oauthmeta.AuthServerMetadata, _ string) bool {
+			return m.AuthorizationResponseISSParameterSupported
+		}, false},
 		{"wrong iss", "wrong-iss", WrongIssuer, nil, true},
 		{"trailing slash iss", "trailing-slash-iss", "ISSUER/", nil, true},
 		{"metadata issuer mismatch", "metadata-issuer-mismatch", "ISSUER", func(m oauthmeta.AuthServerMetadata, iss string) bool { return m.Issuer == iss+"/other" }, true},
 		{"PKCE not advertised", "omit-pkce-methods", "ISSUER", func(m oauthmeta.AuthServerMetadata, _ string) bool { return !m.SupportsS256() }, true},
-		{"iss support not advertised", "omit-iss-supported", "ISSUER", func(m oauthmeta.AuthServerMetadata, _ string) bool { return !m.AuthorizationResponseISSParameterSupported }, true},
+		{"iss support not advertised", "omit-iss-supported", "ISSUER", func(m oauthmeta.AuthServerMetadata, _ string) bool {
+			return !m.AuthorizationResponseISSParameterSupported
+		}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
