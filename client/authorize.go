@@ -1,0 +1,317 @@
+package client
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"github.com/mcpauth/mcpauth/client/tokenstore"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+	"github.com/mcpauth/mcpauth/pkce"
+)
+
+// Limits of the pending authorization records.
+const (
+	pendingTTL = 10 * time.Minute
+	maxPending = 64
+	offline    = "offline_access"
+)
+
+// pendingAuthorization is the single-use record kept, keyed by state,
+// between sending the user to the authorization server and receiving its
+// response (requirements CL-10, CL-11). Everything the response is checked
+// against and the code is redeemed with comes from here, never from the
+// response.
+type pendingAuthorization struct {
+	state    string
+	verifier string
+	// issuer is the validated metadata issuer, recorded before the redirect
+	// (CL-11) and compared with the response's iss (CL-12).
+	issuer                string
+	issParameterSupported bool
+	// tokenEndpoint is the only place the code may be redeemed (CL-13).
+	tokenEndpoint string
+	resource      string // canonical MCP server URL
+	indicator     string // RFC 8707 resource sent (CL-04)
+	redirectURI   string
+	scopes        []string
+	registration  *tokenstore.Registration
+	authMethod    string
+	created       time.Time
+}
+
+// pendingStates holds the records of authorizations in flight.
+type pendingStates struct {
+	mu  sync.Mutex
+	m   map[string]*pendingAuthorization
+	now func() time.Time
+}
+
+func newPendingStates(now func() time.Time) *pendingStates {
+	return &pendingStates{m: make(map[string]*pendingAuthorization), now: now}
+}
+
+func (p *pendingStates) add(rec *pendingAuthorization) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	for k, r := range p.m {
+		if now.Sub(r.created) > pendingTTL {
+			delete(p.m, k)
+		}
+	}
+	if len(p.m) >= maxPending {
+		return fmt.Errorf("%w: too many authorizations in flight", ErrAuthorizer)
+	}
+	p.m[rec.state] = rec
+	return nil
+}
+
+// take removes and returns the record for state: each state is good for
+// one response only, and only within pendingTTL.
+func (p *pendingStates) take(state string) *pendingAuthorization {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	rec, ok := p.m[state]
+	if !ok {
+		return nil
+	}
+	delete(p.m, state)
+	if p.now().Sub(rec.created) > pendingTTL {
+		return nil
+	}
+	return rec
+}
+
+func (p *pendingStates) lookup(state string) *pendingAuthorization {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.m[state]
+}
+
+func (p *pendingStates) drop(state string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.m, state)
+}
+
+// AuthorizationRequest is one authorization an [Authorizer] carries out.
+// The Authorizer calls Start with the redirect URI it will receive the
+// response on and sends the user (or an HTTP client) to the URL Start
+// returns. It is not safe for concurrent use.
+type AuthorizationRequest struct {
+	c      *Client
+	d      *tokenstore.Discovery
+	scopes []string
+
+	mu          sync.Mutex
+	state       string
+	redirectURI string
+}
+
+// Issuer returns the authorization server the request goes to.
+func (r *AuthorizationRequest) Issuer() string { return r.d.Issuer }
+
+// Resource returns the MCP server the authorization is for.
+func (r *AuthorizationRequest) Resource() string { return r.d.Resource }
+
+// Start prepares the authorization request for redirectURI and returns the
+// URL to visit. redirectURI must be https or plain http to a loopback host
+// (requirement CL-21). Start registers the client if needed (CL-16),
+// creates a fresh PKCE verifier and state (CL-09, CL-10), records the
+// expected issuer and token endpoint before returning (CL-11), and checks
+// the URL it returns (CL-22). It may be called once.
+func (r *AuthorizationRequest) Start(ctx context.Context, redirectURI string) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.state != "" {
+		return "", fmt.Errorf("%w: Start called twice", ErrAuthorizer)
+	}
+	if err := checkRedirectURI(redirectURI); err != nil {
+		return "", err
+	}
+	c, md := r.c, r.d.AuthServer
+	reg, err := c.registration(ctx, r.d, redirectURI)
+	if err != nil {
+		return "", err
+	}
+	rec := &pendingAuthorization{
+		state:                 randomState(),
+		verifier:              pkce.GenerateVerifier(),
+		issuer:                md.Issuer,
+		issParameterSupported: md.AuthorizationResponseISSParameterSupported,
+		tokenEndpoint:         md.TokenEndpoint,
+		resource:              r.d.Resource,
+		indicator:             r.d.ResourceIndicator,
+		redirectURI:           redirectURI,
+		scopes:                slices.Clone(r.scopes),
+		registration:          reg,
+		authMethod:            tokenAuthMethod(reg, md),
+		created:               c.now(),
+	}
+	cfg := oauth2.Config{
+		ClientID:    reg.ClientID,
+		Endpoint:    oauth2.Endpoint{AuthURL: md.AuthorizationEndpoint},
+		RedirectURL: redirectURI,
+		Scopes:      rec.scopes,
+	}
+	authURL := cfg.AuthCodeURL(rec.state,
+		oauth2.S256ChallengeOption(rec.verifier),
+		oauth2.SetAuthURLParam("resource", rec.indicator))
+	if err := c.policy.CheckURL(authURL); err != nil {
+		return "", fmt.Errorf("%w: authorization URL: %w", ErrUnsafeURL, err)
+	}
+	if err := c.pending.add(rec); err != nil {
+		return "", err
+	}
+	r.state, r.redirectURI = rec.state, redirectURI
+	return authURL, nil
+}
+
+// HTTPClient returns a client for an Authorizer that drives the
+// authorization server over HTTP (see [FollowRedirects]): the SSRF guards
+// of discovery apply to every hop, https only (or loopback http when
+// allowed), at most 10 redirects, cookies kept for this request only, and
+// the redirect to the redirect URI is returned instead of followed. Call
+// it after Start.
+func (r *AuthorizationRequest) HTTPClient() *http.Client {
+	r.mu.Lock()
+	redirectURI := r.redirectURI
+	r.mu.Unlock()
+	hc := r.c.guardedClient(nil)
+	jar, _ := cookiejar.New(nil)
+	hc.Jar = jar
+	hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if atRedirectURI(req.URL, redirectURI) {
+			return http.ErrUseLastResponse
+		}
+		if len(via) >= 10 {
+			return fmt.Errorf("%w: too many redirects", ErrAuthorizer)
+		}
+		if err := r.c.fetcher.CheckURL(req.URL.String()); err != nil {
+			return wrapFetch("authorization redirect", err)
+		}
+		return nil
+	}
+	return hc
+}
+
+// checkRedirectURI applies requirement CL-21: an absolute https URI, or
+// plain http to a loopback address or "localhost"; no fragment, no user
+// information.
+func checkRedirectURI(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || !u.IsAbs() || u.Host == "" || u.Opaque != "" {
+		return fmt.Errorf("%w: redirect URI is not an absolute URL", ErrUnsafeURL)
+	}
+	if u.Fragment != "" || u.User != nil {
+		return fmt.Errorf("%w: redirect URI has a fragment or user information", ErrUnsafeURL)
+	}
+	switch u.Scheme {
+	case "https":
+		return nil
+	case "http":
+		if oauthmeta.IsLoopbackHost(u.Hostname()) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: redirect URI must be https or http to loopback", ErrUnsafeURL)
+}
+
+// atRedirectURI reports whether u is the redirect URI (scheme, host, port
+// and path; the query is the response).
+func atRedirectURI(u *url.URL, redirectURI string) bool {
+	r, err := url.Parse(redirectURI)
+	return err == nil && u.Scheme == r.Scheme && u.Host == r.Host && u.EscapedPath() == r.EscapedPath()
+}
+
+// randomState returns 32 random bytes, base64url-encoded.
+func randomState() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// selectScopes applies the MCP scope selection strategy (requirement
+// CL-14): the challenge's scope, else all of the resource's
+// scopes_supported, else none (scope omitted).
+func selectScopes(ch oauthmeta.Challenge, d *tokenstore.Discovery) []string {
+	if s := ch.Scopes(); len(s) > 0 {
+		return s
+	}
+	return slices.Clone(d.ScopesSupported)
+}
+
+// adjustOfflineAccess applies requirement CL-20: offline_access only if the
+// authorization server lists it, added when other scopes are requested and
+// the configuration allows it.
+func (c *Client) adjustOfflineAccess(scopes []string, md *oauthmeta.AuthServerMetadata) []string {
+	if !md.SupportsScope(offline) || c.cfg.DisableOfflineAccess {
+		return slices.DeleteFunc(slices.Clone(scopes), func(s string) bool { return s == offline })
+	}
+	if len(scopes) == 0 || slices.Contains(scopes, offline) {
+		return scopes
+	}
+	return append(slices.Clone(scopes), offline)
+}
+
+// union returns a followed by the members of b not in a.
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// complete processes the authorization response that arrived at redirect
+// for the request that used state: state (CL-10), then the RFC 9207 table
+// (CL-12) before the code or any error text is looked at, then the code
+// exchange at the recorded token endpoint (CL-13).
+func (c *Client) complete(ctx context.Context, redirect *url.URL, state string) (*pendingAuthorization, *tokenstore.Token, error) {
+	q, err := url.ParseQuery(redirect.RawQuery)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: malformed response", ErrAuthorizationResponse)
+	}
+	states := q["state"]
+	if len(states) != 1 || states[0] != state {
+		return nil, nil, ErrUnknownState
+	}
+	rec := c.pending.take(states[0])
+	if rec == nil {
+		return nil, nil, ErrUnknownState
+	}
+	if !atRedirectURI(redirect, rec.redirectURI) {
+		return nil, nil, ErrRedirectMismatch
+	}
+	if err := checkIssParameter(rec.issParameterSupported, rec.issuer, q); err != nil {
+		return nil, nil, err
+	}
+	if errs := q["error"]; len(errs) > 0 {
+		oe := sanitizeError(&oauthmeta.Error{Code: oauthmeta.ErrorCode(errs[0]), Description: q.Get("error_description"), URI: q.Get("error_uri")})
+		return nil, nil, fmt.Errorf("%w: %w", ErrAuthorizationResponse, oe)
+	}
+	codes := q["code"]
+	if len(codes) != 1 || codes[0] == "" {
+		return nil, nil, fmt.Errorf("%w: no single code in the response", ErrAuthorizationResponse)
+	}
+	tok, err := c.exchangeCode(ctx, rec, codes[0])
+	if err != nil {
+		return nil, nil, err
+	}
+	return rec, tok, nil
+}
+
+// errNotStarted reports an Authorizer that returned without calling Start.
+var errNotStarted = fmt.Errorf("%w: the Authorizer returned without starting the request", ErrAuthorizer)

@@ -1,0 +1,313 @@
+package client
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"time"
+
+	"github.com/mcpauth/mcpauth/client/tokenstore"
+	"github.com/mcpauth/mcpauth/clientmeta"
+	"github.com/mcpauth/mcpauth/internal/safehttp"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// TokenStore keeps tokens, registrations and discovery state; see package
+// tokenstore for the contract and the in-memory and file implementations.
+type TokenStore = tokenstore.Store
+
+// Resolver resolves host names for every fetch; *net.Resolver implements
+// it. Tests inject one to pretend a public host.
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// DialFunc opens a connection to an address that already passed the
+// SSRF check (an IP literal and port), like (*net.Dialer).DialContext.
+type DialFunc func(ctx context.Context, network, address string) (net.Conn, error)
+
+// MaxAuthorizationAttempts is how many authorizations (interactive logins,
+// including step-up) one operation may start before the client gives up
+// (requirement CL-15; the conformance suite allows at most 3).
+const MaxAuthorizationAttempts = 3
+
+// Defaults for zero Config fields.
+const (
+	DefaultMetadataTTL = time.Hour
+	MaxMetadataTTL     = 24 * time.Hour
+	DefaultTimeout     = 10 * time.Second
+	// DefaultStepUpWindow is how long the SDK adapter remembers an
+	// operation's authorization attempts.
+	DefaultStepUpWindow = 10 * time.Minute
+	defaultClientName   = "mcpauth client"
+	expiryLeeway        = 30 * time.Second
+)
+
+// Config configures a [Client]; [New] validates it. Zero values are the
+// strict production behaviour: https only, public addresses only, exact
+// resource matching, no 2025-03-26 fallbacks.
+type Config struct {
+	// Authorizer obtains authorization responses: it shows the
+	// authorization URL to the user (or drives it) and brings back the
+	// redirect. Required. See [Loopback], [Paste] and [FollowRedirects].
+	Authorizer Authorizer
+
+	// Store keeps tokens, registrations and discovery state. Nil means a
+	// new in-memory store ([tokenstore.NewMemory]); use
+	// [tokenstore.NewFile] to keep logins across runs.
+	Store TokenStore
+
+	// ClientIDMetadataURL is the https URL at which this client's Client ID
+	// Metadata Document is hosted; it becomes the client_id at every
+	// authorization server that advertises
+	// client_id_metadata_document_supported (requirement CL-16). New checks
+	// it against the client_id URL rules (CIMD-01, requirement CIMD-12).
+	// Empty means the client never uses a metadata document.
+	ClientIDMetadataURL string
+	// ClientIDMetadata is the document served at ClientIDMetadataURL, when
+	// the application has it at hand; New validates it (CIMD-01…CIMD-03,
+	// requirement CIMD-12). Nil means not checked here.
+	ClientIDMetadata *clientmeta.Document
+
+	// PreRegistered lists credentials registered out of band, each bound to
+	// one issuer and never offered to another (requirement CL-18).
+	PreRegistered []PreRegisteredClient
+
+	// DisableDynamicRegistration turns off RFC 7591 registration (which MCP
+	// 2026-07-28 deprecates). False means the client registers
+	// dynamically when nothing better is available.
+	DisableDynamicRegistration bool
+	// ClientName is client_name in dynamic registration. Empty means
+	// "mcpauth client".
+	ClientName string
+	// ApplicationType is application_type in dynamic registration
+	// (requirement CL-17): "native" or "web". Empty means "native" for a
+	// loopback redirect URI and "web" otherwise.
+	ApplicationType string
+
+	// SelectAuthServer orders (and may filter) the authorization servers a
+	// resource's metadata lists. Nil keeps the published order. The client
+	// uses the first one that is reachable and valid (requirement CL-05).
+	SelectAuthServer AuthServerSelector
+	// AuthServers holds per-issuer settings, keyed by exact issuer.
+	AuthServers map[string]AuthServerOptions
+
+	// DisableOfflineAccess stops the client from asking for offline_access.
+	// False means it adds offline_access when the authorization server
+	// lists it in scopes_supported and the request names other scopes
+	// (requirement CL-20, SEP-2207).
+	DisableOfflineAccess bool
+
+	// MetadataTTL is how long discovery results are reused when the
+	// documents carry no Cache-Control max-age. Zero means
+	// [DefaultMetadataTTL]. Any lifetime is capped at [MaxMetadataTTL];
+	// no-store means "fetch again next time".
+	MetadataTTL time.Duration
+	// StepUpWindow is how long the SDK adapter counts an operation's
+	// authorization attempts (see [Client.OAuthHandler]). Zero means
+	// [DefaultStepUpWindow].
+	StepUpWindow time.Duration
+
+	// Resolver resolves host names for every fetch and token request. Nil
+	// means net.DefaultResolver.
+	Resolver Resolver
+	// Dial opens connections to checked addresses. Nil means a net.Dialer
+	// with a 5 s timeout.
+	Dial DialFunc
+	// TLSConfig is the TLS configuration for every request the client
+	// makes. Nil means the system roots.
+	TLSConfig *tls.Config
+	// Timeout bounds each fetch, registration and token request. Zero
+	// means [DefaultTimeout].
+	Timeout time.Duration
+	// UserAgent is sent on the client's own requests. Empty means
+	// "mcpauth".
+	UserAgent string
+
+	// InsecureAllowHTTPLoopback permits plain http and loopback addresses
+	// (127.0.0.0/8, ::1, "localhost") for the MCP server, metadata and
+	// authorization server endpoints. For tests and development on one
+	// machine only; false means https to public addresses only.
+	InsecureAllowHTTPLoopback bool
+	// InsecureAllowResourcePrefix accepts protected resource metadata whose
+	// "resource" is not the URL called but a same-origin path prefix of it
+	// (the relaxed rule some SDKs apply; see the package documentation).
+	// False means the exact RFC 9728 §3.3 comparison (requirement CL-03).
+	InsecureAllowResourcePrefix bool
+	// InsecureLegacy20250326 enables the MCP 2025-03-26 discovery
+	// fallbacks: a server without protected resource metadata is its own
+	// authorization server, and an authorization server without metadata
+	// is assumed to serve /authorize, /token and /register at its origin.
+	// The second fallback cannot check PKCE support (requirement CL-08),
+	// hence the name. False means 2026-07-28 discovery only.
+	InsecureLegacy20250326 bool
+
+	// Logger receives debug and warning records about discovery,
+	// registration and token handling; never a token or secret. Nil means
+	// no logging.
+	Logger *slog.Logger
+	// Now is the clock. Nil means time.Now.
+	Now func() time.Time
+}
+
+// PreRegisteredClient is a client registration made out of band, bound to
+// one authorization server.
+type PreRegisteredClient struct {
+	// Issuer is the exact issuer identifier the credentials belong to.
+	// Required.
+	Issuer string
+	// ClientID is the client identifier. Required.
+	ClientID string
+	// ClientSecret is the client secret; empty for a public client.
+	ClientSecret string
+	// TokenEndpointAuthMethod is the registered method: "none",
+	// "client_secret_basic" or "client_secret_post". Empty means chosen
+	// from the authorization server's metadata.
+	TokenEndpointAuthMethod string
+}
+
+// AuthServerOptions are per-authorization-server compatibility settings.
+type AuthServerOptions struct {
+	// OmitResourceOnRefresh leaves the RFC 8707 resource parameter out of
+	// refresh requests, for servers (such as Microsoft Entra ID) that
+	// reject it there. False means resource is sent on every token request
+	// (requirement CL-04).
+	OmitResourceOnRefresh bool
+}
+
+// AuthServerSelector orders the issuers a protected resource lists in
+// authorization_servers; the client tries them in the returned order and
+// uses the first that is reachable and valid. Returning a subset filters
+// (an allowlist); returning an error aborts discovery.
+type AuthServerSelector func(ctx context.Context, resource string, issuers []string) ([]string, error)
+
+// validate checks the configuration and fills defaults.
+func (cfg *Config) validate() error {
+	if cfg.Authorizer == nil {
+		return fmt.Errorf("%w: Authorizer is required", ErrConfig)
+	}
+	if cfg.ClientIDMetadataURL != "" {
+		if err := clientmeta.ValidateClientID(cfg.ClientIDMetadataURL); err != nil {
+			return fmt.Errorf("%w: ClientIDMetadataURL (CIMD-12): %w", ErrConfig, err)
+		}
+	}
+	if cfg.ClientIDMetadata != nil {
+		if cfg.ClientIDMetadataURL == "" {
+			return fmt.Errorf("%w: ClientIDMetadata without ClientIDMetadataURL", ErrConfig)
+		}
+		if err := cfg.ClientIDMetadata.Validate(cfg.ClientIDMetadataURL); err != nil {
+			return fmt.Errorf("%w: ClientIDMetadata (CIMD-12): %w", ErrConfig, err)
+		}
+		if cfg.ClientIDMetadata.AuthMethod() != oauthmeta.AuthMethodNone {
+			return fmt.Errorf("%w: ClientIDMetadata: only token_endpoint_auth_method none is supported", ErrConfig)
+		}
+	}
+	seen := map[string]bool{}
+	for _, p := range cfg.PreRegistered {
+		if p.ClientID == "" {
+			return fmt.Errorf("%w: PreRegistered: empty ClientID", ErrConfig)
+		}
+		if err := (oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: cfg.InsecureAllowHTTPLoopback}).CheckIssuer(p.Issuer); err != nil {
+			return fmt.Errorf("%w: PreRegistered: issuer: %w", ErrConfig, err)
+		}
+		if seen[p.Issuer] {
+			return fmt.Errorf("%w: PreRegistered: two clients for one issuer", ErrConfig)
+		}
+		seen[p.Issuer] = true
+		switch p.TokenEndpointAuthMethod {
+		case "", oauthmeta.AuthMethodNone, oauthmeta.AuthMethodClientSecretBasic, oauthmeta.AuthMethodClientSecretPost:
+		default:
+			return fmt.Errorf("%w: PreRegistered: unsupported token endpoint auth method", ErrConfig)
+		}
+	}
+	switch cfg.ApplicationType {
+	case "", "native", "web":
+	default:
+		return fmt.Errorf("%w: ApplicationType must be native or web", ErrConfig)
+	}
+	if cfg.MetadataTTL < 0 || cfg.Timeout < 0 || cfg.StepUpWindow < 0 {
+		return fmt.Errorf("%w: negative duration", ErrConfig)
+	}
+	if cfg.MetadataTTL == 0 {
+		cfg.MetadataTTL = DefaultMetadataTTL
+	}
+	cfg.MetadataTTL = min(cfg.MetadataTTL, MaxMetadataTTL)
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.StepUpWindow == 0 {
+		cfg.StepUpWindow = DefaultStepUpWindow
+	}
+	if cfg.ClientName == "" {
+		cfg.ClientName = defaultClientName
+	}
+	return nil
+}
+
+// Client is an MCP host's OAuth client: it discovers the authorization
+// server of an MCP server from a 401 or 403, registers, authorizes with
+// PKCE and RFC 9207 checks, and keeps, refreshes and steps up tokens. Use
+// it through [Client.Transport] (an http.RoundTripper) or
+// [Client.OAuthHandler] (the official Go SDK's auth.OAuthHandler).
+//
+// A Client is safe for concurrent use. Constructing one does no I/O and
+// starts no goroutine; everything happens inside calls that take a
+// context.
+type Client struct {
+	cfg     Config
+	store   TokenStore
+	fetcher *safehttp.Fetcher
+	policy  oauthmeta.URLPolicy
+	log     *slog.Logger
+
+	pending   *pendingStates
+	refreshes *inflight
+	logins    *keyedMutex
+}
+
+// New validates cfg and returns a Client.
+func New(cfg Config) (*Client, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	c := &Client{
+		cfg:       cfg,
+		store:     cfg.Store,
+		policy:    oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: cfg.InsecureAllowHTTPLoopback},
+		log:       cfg.Logger,
+		refreshes: newInflight(),
+		logins:    newKeyedMutex(),
+	}
+	if c.store == nil {
+		c.store = tokenstore.NewMemory()
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	opts := safehttp.Options{
+		TLSConfig:             cfg.TLSConfig,
+		InsecureAllowLoopback: cfg.InsecureAllowHTTPLoopback,
+		Timeout:               cfg.Timeout,
+		UserAgent:             cfg.UserAgent,
+	}
+	if cfg.Resolver != nil {
+		opts.Resolver = cfg.Resolver
+	}
+	if cfg.Dial != nil {
+		opts.Dial = safehttp.DialFunc(cfg.Dial)
+	}
+	c.fetcher = safehttp.New(opts)
+	c.pending = newPendingStates(c.now)
+	return c, nil
+}
+
+// now is the one place the clock is read.
+func (c *Client) now() time.Time {
+	if c.cfg.Now != nil {
+		return c.cfg.Now()
+	}
+	return time.Now()
+}

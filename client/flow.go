@@ -1,0 +1,183 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/mcpauth/mcpauth/client/tokenstore"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// attempts counts the authorizations one operation has started
+// (requirement CL-15). The zero value is a fresh budget.
+type attempts struct{ n int }
+
+// respond reacts to a 401 or 403 from the MCP server resource (canonical).
+// sent is the access token the refused request carried, "" for none. A nil
+// result means a retry may now succeed.
+//
+//   - 401: if the refused token is the stored one and it has a refresh
+//     token, refresh first (unless the challenge asks for scopes the token
+//     lacks, which a refresh cannot add); otherwise authorize again, with
+//     discovery bypassing the cache when a token was refused (the resource
+//     may have moved to another authorization server, SEP-2352).
+//   - 403 with error="insufficient_scope": authorize again with the union
+//     of the previously requested and the challenged scopes (step-up,
+//     SEP-2350). No refresh: it cannot widen scopes.
+//   - anything else: ErrForbidden.
+func (c *Client) respond(ctx context.Context, resource string, status int, h http.Header, sent string, a *attempts) error {
+	ch := bearerChallenge(h)
+	switch {
+	case status == http.StatusUnauthorized:
+		return c.unauthorized(ctx, resource, ch, sent, a)
+	case status == http.StatusForbidden && strings.EqualFold(ch.Value(oauthmeta.ParamError), string(oauthmeta.CodeInsufficientScope)):
+		return c.stepUp(ctx, resource, ch, sent, a)
+	default:
+		return fmt.Errorf("%w: status %d", ErrForbidden, status)
+	}
+}
+
+func (c *Client) unauthorized(ctx context.Context, resource string, ch oauthmeta.Challenge, sent string, a *attempts) error {
+	unlock, err := c.logins.lock(ctx, resource)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	st, err := c.tokenState(ctx, resource)
+	if err != nil {
+		return err
+	}
+	if st != nil && st.tok != nil {
+		switch {
+		case st.tok.AccessToken != sent && st.tok.Valid(c.now(), expiryLeeway):
+			return nil // another request obtained a new token meanwhile
+		case st.tok.AccessToken == sent:
+			if c.refreshAfterRejection(ctx, st, ch) {
+				return nil
+			}
+			_ = c.store.DeleteToken(ctx, st.key)
+		}
+	}
+	return c.login(ctx, resource, ch, sent != "", nil, a)
+}
+
+// refreshAfterRejection tries one refresh for a token the resource
+// refused, unless it was itself the product of such a refresh or the
+// challenge needs scopes the grant does not have.
+func (c *Client) refreshAfterRejection(ctx context.Context, st *tokenState, ch oauthmeta.Challenge) bool {
+	if st.tok.RefreshToken == "" || st.tok.RefreshedAfterRejection {
+		return false
+	}
+	if need := ch.Scopes(); !subset(need, union(st.tok.Scopes, st.tok.RequestedScopes)) {
+		return false
+	}
+	_, err := c.refresh(ctx, st, true)
+	return err == nil
+}
+
+func (c *Client) stepUp(ctx context.Context, resource string, ch oauthmeta.Challenge, sent string, a *attempts) error {
+	unlock, err := c.logins.lock(ctx, resource)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	st, err := c.tokenState(ctx, resource)
+	if err != nil {
+		return err
+	}
+	var prev []string
+	if st != nil && st.tok != nil {
+		if st.tok.AccessToken != sent && st.tok.Valid(c.now(), expiryLeeway) && subset(ch.Scopes(), st.tok.Scopes) {
+			return nil // another request stepped up meanwhile
+		}
+		prev = st.tok.RequestedScopes
+	}
+	return c.login(ctx, resource, ch, false, union(prev, ch.Scopes()), a)
+}
+
+// login runs one authorization for resource: discovery, then the
+// Authorizer, then the response checks and the code exchange; the token
+// is stored under (issuer, resource indicator, client_id). scopes nil
+// means chosen by the MCP strategy (CL-14).
+func (c *Client) login(ctx context.Context, resource string, ch oauthmeta.Challenge, fresh bool, scopes []string, a *attempts) error {
+	if a.n >= MaxAuthorizationAttempts {
+		return fmt.Errorf("%w (%d)", ErrAttemptLimit, MaxAuthorizationAttempts)
+	}
+	a.n++
+	d, err := c.discover(ctx, resource, ch.Value(oauthmeta.ParamResourceMetadata), fresh)
+	if err != nil {
+		return err
+	}
+	if scopes == nil {
+		scopes = selectScopes(ch, d)
+	}
+	req := &AuthorizationRequest{c: c, d: d, scopes: c.adjustOfflineAccess(scopes, d.AuthServer)}
+	redirect, err := c.cfg.Authorizer.Authorize(ctx, req)
+	req.mu.Lock()
+	state := req.state
+	req.mu.Unlock()
+	switch {
+	case state == "" && err != nil:
+		return err // Start failed: discovery, registration or URL checks
+	case state == "":
+		return errNotStarted
+	case err != nil:
+		c.pending.drop(state)
+		return fmt.Errorf("%w: %w", ErrAuthorizer, err)
+	case redirect == nil:
+		c.pending.drop(state)
+		return fmt.Errorf("%w: no redirect", ErrAuthorizer)
+	}
+	rec, tok, err := c.complete(ctx, redirect, state)
+	if err != nil {
+		c.pending.drop(state)
+		return err
+	}
+	key := tokenstore.Key{Issuer: rec.issuer, Resource: rec.indicator, ClientID: rec.registration.ClientID}
+	if err := c.store.PutToken(ctx, key, tok); err != nil {
+		return err
+	}
+	c.log.InfoContext(ctx, "authorized", "resource", resource, "issuer", rec.issuer, "scopes", tok.Scopes)
+	return nil
+}
+
+// Login authorizes the client for the MCP server at serverURL before any
+// request is refused: discovery by the well-known URLs, scopes from the
+// server's scopes_supported. It is a no-op when a usable token is stored.
+func (c *Client) Login(ctx context.Context, serverURL string) error {
+	resource, err := c.canonicalResource(serverURL)
+	if err != nil {
+		return err
+	}
+	if tok, err := c.currentToken(ctx, resource); err == nil && tok != nil {
+		return nil
+	}
+	return c.unauthorized(ctx, resource, oauthmeta.Challenge{}, "", &attempts{})
+}
+
+// Logout forgets the token stored for the MCP server at serverURL. The
+// registration is kept: it is reused by the next login.
+func (c *Client) Logout(ctx context.Context, serverURL string) error {
+	resource, err := c.canonicalResource(serverURL)
+	if err != nil {
+		return err
+	}
+	st, err := c.tokenState(ctx, resource)
+	if err != nil || st == nil {
+		return err
+	}
+	return c.store.DeleteToken(ctx, st.key)
+}
+
+// subset reports whether every member of a is in b.
+func subset(a, b []string) bool {
+	for _, s := range a {
+		if !slices.Contains(b, s) {
+			return false
+		}
+	}
+	return true
+}

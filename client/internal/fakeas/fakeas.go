@@ -1,0 +1,352 @@
+// Package fakeas is a small, strict, auto-approving OAuth 2.1 authorization
+// server and a protected MCP server for the tests and examples of package
+// client. Both listen on 127.0.0.1 only and record every request, so tests
+// can assert what the client sent and how often. It implements just enough
+// of RFC 6749/OAuth 2.1, RFC 7636, RFC 8414, RFC 7591, RFC 9207 and
+// RFC 8707 to be conformant, plus switches for each misbehaviour the
+// client must survive.
+package fakeas
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpauth/mcpauth/oauthmeta"
+	"github.com/mcpauth/mcpauth/pkce"
+)
+
+// ISSMode says what the authorization response's iss parameter carries.
+type ISSMode int
+
+// Modes of the iss parameter (RFC 9207).
+const (
+	ISSCorrect    ISSMode = iota // the metadata issuer
+	ISSOmit                      // no iss
+	ISSWrong                     // https://evil.example.com
+	ISSNormalized                // the issuer with a trailing slash
+)
+
+// Options configure a Server. The zero value is a conformant server that
+// advertises iss, S256 and dynamic registration for public clients.
+type Options struct {
+	PathPrefix            string   // issuer path, e.g. "/tenant1"
+	MetadataAt            string   // "", "oauth" (RFC 8414), "openid" (OIDC inserted), "openid-appended", "none"
+	MetadataIssuer        string   // issuer published in metadata; "" = the real one
+	AuthorizationEndpoint string   // override the published endpoint
+	CodeChallengeMethods  []string // nil = ["S256"]
+	OmitCodeChallenge     bool     // publish no code_challenge_methods_supported
+	NoISSAdvertised       bool     // omit authorization_response_iss_parameter_supported
+	ISS                   ISSMode
+	CIMD                  bool     // advertise client_id_metadata_document_supported
+	NoRegistration        bool     // no registration_endpoint
+	AuthMethods           []string // token_endpoint_auth_methods_supported; nil = ["none"]
+	RegisterMethod        string   // force the registered method in DCR responses
+	ScopesSupported       []string
+	IssueRefreshTokens    bool
+	RotateRefreshTokens   bool
+	ExpiresIn             int64  // 0 = 3600; <0 = omit
+	TokenType             string // "" = Bearer; "-" = omit
+	PadTokenResponse      int    // bytes of padding in the token response
+	AuthorizeError        string // answer /authorize with this error code
+	PreRegistered         []Client
+	MetadataCacheControl  string
+}
+
+// Client is a registered client.
+type Client struct {
+	ID, Secret, Method string
+	RedirectURIs       []string
+}
+
+// TokenRequest is one recorded token request.
+type TokenRequest struct {
+	Form   url.Values
+	Header http.Header
+}
+
+// Grant is what an access token stands for.
+type Grant struct {
+	ClientID, Resource string
+	Scopes             []string
+}
+
+type code struct {
+	Grant
+	challenge, redirectURI string
+}
+
+// Server is the fake authorization server.
+type Server struct {
+	*httptest.Server
+	t testing.TB
+
+	mu            sync.Mutex
+	opts          Options
+	hits          map[string]int
+	authorizes    []url.Values
+	tokens        []TokenRequest
+	registrations []oauthmeta.ClientMetadata
+	clients       map[string]Client
+	codes         map[string]code
+	access        map[string]Grant
+	refresh       map[string]Grant
+}
+
+// New starts a server on 127.0.0.1; it is closed when the test ends.
+func New(t testing.TB, opts Options) *Server {
+	s := &Server{t: t, opts: opts, hits: map[string]int{}, clients: map[string]Client{},
+		codes: map[string]code{}, access: map[string]Grant{}, refresh: map[string]Grant{}}
+	for _, c := range opts.PreRegistered {
+		s.clients[c.ID] = c
+	}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Issuer returns the issuer identifier.
+func (s *Server) Issuer() string { return s.URL + s.opts.PathPrefix }
+
+// Update changes the options of a running server.
+func (s *Server) Update(fn func(*Options)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fn(&s.opts)
+}
+
+// Hits returns how often path was requested.
+func (s *Server) Hits(path string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hits[path]
+}
+
+// TotalHits returns the number of requests served.
+func (s *Server) TotalHits() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, v := range s.hits {
+		n += v
+	}
+	return n
+}
+
+// Authorizations returns the recorded authorization request queries.
+func (s *Server) Authorizations() []url.Values {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.authorizes)
+}
+
+// TokenRequests returns the recorded token requests.
+func (s *Server) TokenRequests() []TokenRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.tokens)
+}
+
+// Registrations returns the recorded registration requests.
+func (s *Server) Registrations() []oauthmeta.ClientMetadata {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.registrations)
+}
+
+// Lookup returns the grant of an access token this server issued.
+func (s *Server) Lookup(token string) (Grant, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, ok := s.access[token]
+	return g, ok
+}
+
+// RevokeAccessTokens invalidates every access token issued so far.
+func (s *Server) RevokeAccessTokens() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.access)
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.hits[r.URL.Path]++
+	opts := s.opts
+	s.mu.Unlock()
+	p := opts.PathPrefix
+	switch {
+	case r.URL.Path == s.metadataPath(opts):
+		s.metadata(w, opts)
+	case r.URL.Path == p+"/authorize":
+		s.authorize(w, r, opts)
+	case r.URL.Path == p+"/token" && r.Method == http.MethodPost:
+		s.token(w, r, opts)
+	case r.URL.Path == p+"/register" && r.Method == http.MethodPost && !opts.NoRegistration:
+		s.register(w, r, opts)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (s *Server) metadataPath(o Options) string {
+	switch o.MetadataAt {
+	case "openid":
+		return "/.well-known/openid-configuration" + o.PathPrefix
+	case "openid-appended":
+		return o.PathPrefix + "/.well-known/openid-configuration"
+	case "none":
+		return "\x00"
+	default:
+		return "/.well-known/oauth-authorization-server" + o.PathPrefix
+	}
+}
+
+func (s *Server) metadata(w http.ResponseWriter, o Options) {
+	base := s.URL + o.PathPrefix
+	md := map[string]any{
+		"issuer":                   base,
+		"authorization_endpoint":   base + "/authorize",
+		"token_endpoint":           base + "/token",
+		"response_types_supported": []string{"code"},
+		"grant_types_supported":    []string{"authorization_code", "refresh_token"},
+	}
+	if o.MetadataIssuer != "" {
+		md["issuer"] = o.MetadataIssuer
+	}
+	if o.AuthorizationEndpoint != "" {
+		md["authorization_endpoint"] = o.AuthorizationEndpoint
+	}
+	if !o.OmitCodeChallenge {
+		md["code_challenge_methods_supported"] = cmp(o.CodeChallengeMethods, []string{"S256"})
+	}
+	if !o.NoISSAdvertised {
+		md["authorization_response_iss_parameter_supported"] = true
+	}
+	if o.CIMD {
+		md["client_id_metadata_document_supported"] = true
+	}
+	if !o.NoRegistration {
+		md["registration_endpoint"] = base + "/register"
+	}
+	md["token_endpoint_auth_methods_supported"] = cmp(o.AuthMethods, []string{"none"})
+	if o.ScopesSupported != nil {
+		md["scopes_supported"] = o.ScopesSupported
+	}
+	if o.MetadataCacheControl != "" {
+		w.Header().Set("Cache-Control", o.MetadataCacheControl)
+	}
+	writeJSON(w, http.StatusOK, md)
+}
+
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request, o Options) {
+	q := r.URL.Query()
+	s.mu.Lock()
+	s.authorizes = append(s.authorizes, q)
+	s.mu.Unlock()
+	redirect, err := url.Parse(q.Get("redirect_uri"))
+	if err != nil || !redirect.IsAbs() {
+		http.Error(w, "bad redirect_uri", http.StatusBadRequest)
+		return
+	}
+	cl, ok := s.client(q.Get("client_id"), o)
+	if !ok || (len(cl.RedirectURIs) > 0 && !slices.ContainsFunc(cl.RedirectURIs, func(u string) bool { return redirectMatch(u, redirect.String()) })) {
+		http.Error(w, "unknown client or redirect_uri", http.StatusBadRequest)
+		return
+	}
+	out := redirect.Query()
+	out.Set("state", q.Get("state"))
+	switch o.ISS {
+	case ISSCorrect:
+		out.Set("iss", s.metadataIssuer(o))
+	case ISSWrong:
+		out.Set("iss", "https://evil.example.com")
+	case ISSNormalized:
+		out.Set("iss", s.metadataIssuer(o)+"/")
+	}
+	switch {
+	case o.AuthorizeError != "":
+		out.Set("error", o.AuthorizeError)
+		out.Set("error_description", "denied by the test")
+	case q.Get("response_type") != "code" || q.Get("code_challenge_method") != "S256" || !pkce.ValidChallenge(q.Get("code_challenge")):
+		out.Set("error", "invalid_request")
+	default:
+		c := randomString()
+		s.mu.Lock()
+		s.codes[c] = code{Grant: Grant{ClientID: cl.ID, Resource: q.Get("resource"), Scopes: strings.Fields(q.Get("scope"))},
+			challenge: q.Get("code_challenge"), redirectURI: redirect.String()}
+		s.mu.Unlock()
+		out.Set("code", c)
+	}
+	redirect.RawQuery = out.Encode()
+	http.Redirect(w, r, redirect.String(), http.StatusFound)
+}
+
+func (s *Server) metadataIssuer(o Options) string {
+	if o.MetadataIssuer != "" {
+		return o.MetadataIssuer
+	}
+	return s.URL + o.PathPrefix
+}
+
+// client resolves a client_id: registered, pre-registered or a metadata
+// document URL (accepted without fetching when CIMD is advertised).
+func (s *Server) client(id string, o Options) (Client, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.clients[id]; ok {
+		return c, true
+	}
+	if o.CIMD && strings.HasPrefix(id, "https://") {
+		return Client{ID: id, Method: "none"}, true
+	}
+	return Client{}, false
+}
+
+func redirectMatch(registered, requested string) bool {
+	if registered == requested {
+		return true
+	}
+	a, err1 := url.Parse(registered)
+	b, err2 := url.Parse(requested)
+	return err1 == nil && err2 == nil && a.Hostname() == "127.0.0.1" && b.Hostname() == "127.0.0.1" &&
+		a.Scheme == b.Scheme && a.Path == b.Path
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", cmpStr(w.Header().Get("Cache-Control"), "no-store"))
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func oauthError(w http.ResponseWriter, status int, code string) {
+	writeJSON(w, status, map[string]string{"error": code})
+}
+
+func randomString() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func cmp(a, b []string) []string {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+func cmpStr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

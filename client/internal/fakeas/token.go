@@ -1,0 +1,169 @@
+package fakeas
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/mcpauth/mcpauth/oauthmeta"
+	"github.com/mcpauth/mcpauth/pkce"
+)
+
+func (s *Server) token(w http.ResponseWriter, r *http.Request, o Options) {
+	if err := r.ParseForm(); err != nil {
+		oauthError(w, http.StatusBadRequest, "invalid_request")
+		return
+	}
+	s.mu.Lock()
+	s.tokens = append(s.tokens, TokenRequest{Form: r.PostForm, Header: r.Header.Clone()})
+	s.mu.Unlock()
+	cl, ok := s.authenticate(r, o)
+	if !ok {
+		oauthError(w, http.StatusUnauthorized, "invalid_client")
+		return
+	}
+	var g Grant
+	switch r.PostForm.Get("grant_type") {
+	case "authorization_code":
+		s.mu.Lock()
+		c, found := s.codes[r.PostForm.Get("code")]
+		delete(s.codes, r.PostForm.Get("code"))
+		s.mu.Unlock()
+		if !found || c.ClientID != cl.ID || c.redirectURI != r.PostForm.Get("redirect_uri") ||
+			!pkce.Verify(r.PostForm.Get("code_verifier"), c.challenge) {
+			oauthError(w, http.StatusBadRequest, "invalid_grant")
+			return
+		}
+		if c.Resource != r.PostForm.Get("resource") {
+			oauthError(w, http.StatusBadRequest, "invalid_target")
+			return
+		}
+		g = c.Grant
+	case "refresh_token":
+		rt := r.PostForm.Get("refresh_token")
+		s.mu.Lock()
+		prev, found := s.refresh[rt]
+		if found && o.RotateRefreshTokens {
+			delete(s.refresh, rt)
+		}
+		s.mu.Unlock()
+		if !found || prev.ClientID != cl.ID {
+			oauthError(w, http.StatusBadRequest, "invalid_grant")
+			return
+		}
+		if res := r.PostForm.Get("resource"); res != "" && res != prev.Resource {
+			oauthError(w, http.StatusBadRequest, "invalid_target")
+			return
+		}
+		g = prev
+	default:
+		oauthError(w, http.StatusBadRequest, "unsupported_grant_type")
+		return
+	}
+	s.issue(w, r, o, g)
+}
+
+func (s *Server) issue(w http.ResponseWriter, r *http.Request, o Options, g Grant) {
+	at := "at-" + randomString()
+	resp := map[string]any{"access_token": at}
+	switch o.TokenType {
+	case "":
+		resp["token_type"] = "Bearer"
+	case "-":
+	default:
+		resp["token_type"] = o.TokenType
+	}
+	switch {
+	case o.ExpiresIn == 0:
+		resp["expires_in"] = 3600
+	case o.ExpiresIn > 0:
+		resp["expires_in"] = o.ExpiresIn
+	}
+	if len(g.Scopes) > 0 {
+		resp["scope"] = strings.Join(g.Scopes, " ")
+	}
+	s.mu.Lock()
+	s.access[at] = g
+	if o.IssueRefreshTokens && (r.PostForm.Get("grant_type") == "authorization_code" || o.RotateRefreshTokens) {
+		rt := "rt-" + randomString()
+		s.refresh[rt] = g
+		resp["refresh_token"] = rt
+	}
+	s.mu.Unlock()
+	if o.PadTokenResponse > 0 {
+		resp["padding"] = strings.Repeat("x", o.PadTokenResponse)
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// authenticate applies the client's registered token endpoint
+// authentication method.
+func (s *Server) authenticate(r *http.Request, o Options) (Client, bool) {
+	id, secret, basic := r.BasicAuth()
+	if basic {
+		id, _ = url.QueryUnescape(id)
+		secret, _ = url.QueryUnescape(secret)
+	} else {
+		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	}
+	cl, ok := s.client(id, o)
+	if !ok {
+		return Client{}, false
+	}
+	switch cl.Method {
+	case "client_secret_basic":
+		return cl, basic && secret == cl.Secret
+	case "client_secret_post":
+		return cl, !basic && secret == cl.Secret && r.PostForm.Get("client_secret") != ""
+	default:
+		return cl, !basic && r.PostForm.Get("client_secret") == ""
+	}
+}
+
+func (s *Server) register(w http.ResponseWriter, r *http.Request, o Options) {
+	var md oauthmeta.ClientMetadata
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10)).Decode(&md); err != nil || len(md.RedirectURIs) == 0 {
+		oauthError(w, http.StatusBadRequest, "invalid_client_metadata")
+		return
+	}
+	method := md.TokenEndpointAuthMethod
+	if o.RegisterMethod != "" {
+		method = o.RegisterMethod
+	}
+	if method == "" {
+		method = "client_secret_basic"
+	}
+	cl := Client{ID: "dcr-" + randomString(), Method: method, RedirectURIs: md.RedirectURIs}
+	if method != "none" {
+		cl.Secret = "secret-" + randomString()
+	}
+	s.mu.Lock()
+	s.registrations = append(s.registrations, md)
+	s.clients[cl.ID] = cl
+	s.mu.Unlock()
+	resp := map[string]any{"client_id": cl.ID, "redirect_uris": md.RedirectURIs, "token_endpoint_auth_method": method,
+		"client_name": md.ClientName, "grant_types": md.GrantTypes}
+	if cl.Secret != "" {
+		resp["client_secret"] = cl.Secret
+	}
+	writeJSON(w, http.StatusCreated, resp)
+}
+
+// ClientIDs returns the client_ids seen at the authorization and token
+// endpoints, in order.
+func (s *Server) ClientIDs() []string {
+	var out []string
+	for _, q := range s.Authorizations() {
+		out = append(out, q.Get("client_id"))
+	}
+	for _, tr := range s.TokenRequests() {
+		id := tr.Form.Get("client_id")
+		if h := tr.Header.Get("Authorization"); strings.HasPrefix(h, "Basic ") {
+			id = "(basic)"
+		}
+		out = append(out, id)
+	}
+	return slices.Compact(out)
+}

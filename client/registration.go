@@ -1,0 +1,270 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcpauth/mcpauth/client/tokenstore"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// maxRegistrationResponse caps a registration response body.
+const maxRegistrationResponse = 1 << 20
+
+// registration returns this client's identity at the authorization server
+// of d, for an authorization request that will use redirectURI. The order
+// is MCP's (requirement CL-16): pre-registered credentials for exactly this
+// issuer; a stored registration from an earlier run; the Client ID Metadata
+// Document when the server supports it; dynamic registration (CL-17); else
+// a clear error. Credentials are looked up by exact issuer only, so they
+// are never shown to another server (CL-18).
+func (c *Client) registration(ctx context.Context, d *tokenstore.Discovery, redirectURI string) (*tokenstore.Registration, error) {
+	if r := c.preRegistered(d.Issuer); r != nil {
+		return r, nil
+	}
+	md := d.AuthServer
+	if r, err := c.store.Registration(ctx, d.Issuer); err == nil && c.reusable(r, md, redirectURI) {
+		return r, nil
+	}
+	if c.cfg.ClientIDMetadataURL != "" && md.ClientIDMetadataDocumentSupported {
+		r := &tokenstore.Registration{
+			Issuer: d.Issuer, Method: tokenstore.MethodCIMD, ClientID: c.cfg.ClientIDMetadataURL,
+			TokenEndpointAuthMethod: oauthmeta.AuthMethodNone, RegisteredAt: c.now(),
+		}
+		if err := c.store.PutRegistration(ctx, r); err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
+	if !c.cfg.DisableDynamicRegistration && md.RegistrationEndpoint != "" {
+		r, err := c.register(ctx, md, redirectURI)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.store.PutRegistration(ctx, r); err != nil {
+			return nil, err
+		}
+		c.log.InfoContext(ctx, "registered dynamically", "registration", r)
+		return r, nil
+	}
+	if len(c.cfg.PreRegistered) > 0 {
+		return nil, fmt.Errorf("%w (%w)", ErrIssuerChanged, ErrNoRegistration)
+	}
+	return nil, ErrNoRegistration
+}
+
+// preRegistered returns the configured credentials bound to exactly issuer.
+func (c *Client) preRegistered(issuer string) *tokenstore.Registration {
+	for _, p := range c.cfg.PreRegistered {
+		if p.Issuer == issuer {
+			return &tokenstore.Registration{
+				Issuer: p.Issuer, Method: tokenstore.MethodPreRegistered, ClientID: p.ClientID,
+				ClientSecret: p.ClientSecret, TokenEndpointAuthMethod: p.TokenEndpointAuthMethod,
+			}
+		}
+	}
+	return nil
+}
+
+// currentRegistration returns the registration tokens for issuer were
+// obtained with, without registering: pre-registered or stored.
+func (c *Client) currentRegistration(ctx context.Context, issuer string) *tokenstore.Registration {
+	if r := c.preRegistered(issuer); r != nil {
+		return r
+	}
+	if r, err := c.store.Registration(ctx, issuer); err == nil {
+		if r.Method == tokenstore.MethodCIMD && r.ClientID != c.cfg.ClientIDMetadataURL {
+			return nil
+		}
+		return r
+	}
+	return nil
+}
+
+// reusable reports whether a stored registration can serve an
+// authorization request with redirectURI: its secret has not expired, it
+// is not a metadata document registration the configuration dropped or
+// the server stopped supporting, and it lists the redirect URI (a loopback
+// redirect may differ in port, RFC 8252 §7.3).
+func (c *Client) reusable(r *tokenstore.Registration, md *oauthmeta.AuthServerMetadata, redirectURI string) bool {
+	if !r.ClientSecretExpiresAt.IsZero() && !c.now().Before(r.ClientSecretExpiresAt) {
+		return false
+	}
+	if r.Method == tokenstore.MethodCIMD {
+		return r.ClientID == c.cfg.ClientIDMetadataURL && md.ClientIDMetadataDocumentSupported
+	}
+	return slices.ContainsFunc(r.RedirectURIs, func(u string) bool { return sameRedirect(u, redirectURI) })
+}
+
+// sameRedirect compares redirect URIs exactly, except that loopback IP
+// literal redirects may differ in port.
+func sameRedirect(registered, requested string) bool {
+	if registered == requested {
+		return true
+	}
+	a, err1 := url.Parse(registered)
+	b, err2 := url.Parse(requested)
+	if err1 != nil || err2 != nil || a.Scheme != "http" || b.Scheme != "http" {
+		return false
+	}
+	return isLoopbackIP(a.Hostname()) && a.Hostname() == b.Hostname() && a.EscapedPath() == b.EscapedPath() &&
+		a.RawQuery == b.RawQuery
+}
+
+// register performs RFC 7591 dynamic client registration with
+// application_type (CL-17) and the refresh_token grant (SEP-2207).
+func (c *Client) register(ctx context.Context, md *oauthmeta.AuthServerMetadata, redirectURI string) (*tokenstore.Registration, error) {
+	method := dcrAuthMethod(md)
+	meta := oauthmeta.ClientMetadata{
+		RedirectURIs:            []string{redirectURI},
+		TokenEndpointAuthMethod: method,
+		GrantTypes:              []string{oauthmeta.GrantTypeAuthorizationCode},
+		ResponseTypes:           []string{"code"},
+		ClientName:              c.cfg.ClientName,
+		ApplicationType:         c.applicationType(redirectURI),
+	}
+	if len(md.GrantTypesSupported) == 0 || md.SupportsGrantType(oauthmeta.GrantTypeRefreshToken) {
+		meta.GrantTypes = append(meta.GrantTypes, oauthmeta.GrantTypeRefreshToken)
+	}
+	body, err := json.Marshal(meta)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, md.RegistrationEndpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnsafeURL, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	status, header, respBody, err := c.post(req, maxRegistrationResponse)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrRegistration, err)
+	}
+	if status != http.StatusCreated && status != http.StatusOK {
+		if oe, perr := oauthmeta.ParseError(respBody); perr == nil && jsonContent(header) {
+			return nil, fmt.Errorf("%w: status %d: %w", ErrRegistration, status, sanitizeError(oe))
+		}
+		return nil, fmt.Errorf("%w: status %d", ErrRegistration, status)
+	}
+	if !jsonContent(header) {
+		return nil, fmt.Errorf("%w: response is not JSON", ErrRegistration)
+	}
+	info, err := oauthmeta.ParseClientInformation(respBody)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrRegistration, err)
+	}
+	r := &tokenstore.Registration{
+		Issuer: md.Issuer, Method: tokenstore.MethodDynamic, ClientID: info.ClientID,
+		ClientSecret: info.ClientSecret, TokenEndpointAuthMethod: info.TokenEndpointAuthMethod,
+		RedirectURIs: info.RedirectURIs, RegisteredAt: c.now(),
+	}
+	if r.TokenEndpointAuthMethod == "" {
+		r.TokenEndpointAuthMethod = method
+	}
+	if len(r.RedirectURIs) == 0 {
+		r.RedirectURIs = []string{redirectURI}
+	}
+	if info.ClientSecretExpiresAt > 0 {
+		r.ClientSecretExpiresAt = time.Unix(info.ClientSecretExpiresAt, 0)
+	}
+	return r, nil
+}
+
+// dcrAuthMethod picks the token endpoint authentication method to register:
+// a public client ("none") when the server accepts it, else a secret.
+func dcrAuthMethod(md *oauthmeta.AuthServerMetadata) string {
+	for _, m := range []string{oauthmeta.AuthMethodNone, oauthmeta.AuthMethodClientSecretBasic, oauthmeta.AuthMethodClientSecretPost} {
+		if md.SupportsTokenEndpointAuthMethod(m) {
+			return m
+		}
+	}
+	return oauthmeta.AuthMethodClientSecretBasic
+}
+
+func (c *Client) applicationType(redirectURI string) string {
+	if c.cfg.ApplicationType != "" {
+		return c.cfg.ApplicationType
+	}
+	if u, err := url.Parse(redirectURI); err == nil && (isLoopbackIP(u.Hostname()) || strings.EqualFold(u.Hostname(), "localhost")) {
+		return "native"
+	}
+	return "web"
+}
+
+// post sends req through the SSRF-guarded client, never following a
+// redirect, and returns the status, header and body (at most max bytes).
+func (c *Client) post(req *http.Request, max int64) (int, http.Header, []byte, error) {
+	if err := c.fetcher.CheckURL(req.URL.String()); err != nil {
+		return 0, nil, nil, wrapFetch("POST", err)
+	}
+	resp, err := c.guardedClient(nil).Do(req)
+	if err != nil {
+		return 0, nil, nil, wrapFetch("POST", unwrapURLError(err))
+	}
+	defer resp.Body.Close()
+	if resp.ContentLength > max {
+		return 0, nil, nil, ErrResponseTooLarge
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	if err != nil {
+		return 0, nil, nil, wrapFetch("POST", unwrapURLError(err))
+	}
+	if int64(len(body)) > max {
+		return 0, nil, nil, ErrResponseTooLarge
+	}
+	return resp.StatusCode, resp.Header, body, nil
+}
+
+// guardedClient returns an http.Client over the SSRF-guarded transport
+// that never follows redirects, optionally wrapping the transport.
+func (c *Client) guardedClient(wrap func(http.RoundTripper) http.RoundTripper) *http.Client {
+	base := c.fetcher.Client()
+	rt := base.Transport
+	if wrap != nil {
+		rt = wrap(rt)
+	}
+	return &http.Client{
+		Transport:     rt,
+		Timeout:       c.cfg.Timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+func jsonContent(h http.Header) bool {
+	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
+	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
+}
+
+// unwrapURLError strips *url.Error, whose message repeats the URL.
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// sanitizeError bounds the text of an error from a server, which is shown
+// to users: printable ASCII only, at most 200 bytes.
+func sanitizeError(e *oauthmeta.Error) *oauthmeta.Error {
+	clean := func(s string) string {
+		b := make([]byte, 0, min(len(s), 200))
+		for i := 0; i < len(s) && len(b) < 200; i++ {
+			if s[i] >= 0x20 && s[i] < 0x7f {
+				b = append(b, s[i])
+			}
+		}
+		return string(b)
+	}
+	return &oauthmeta.Error{Code: oauthmeta.ErrorCode(clean(string(e.Code))), Description: clean(e.Description), URI: clean(e.URI)}
+}

@@ -1,0 +1,107 @@
+package client
+
+import (
+	"context"
+	"errors"
+
+	"github.com/mcpauth/mcpauth/client/tokenstore"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// tokenState is what the store knows about one MCP server's token.
+type tokenState struct {
+	d   *tokenstore.Discovery
+	reg *tokenstore.Registration
+	key tokenstore.Key
+	tok *tokenstore.Token // nil when none is stored
+}
+
+// tokenState looks up the token for resource (canonical) through the
+// discovery state (which issuer) and the registration (which client):
+// tokens are keyed by (issuer, resource, client) (requirement CL-19). It
+// returns nil when discovery or registration never happened.
+func (c *Client) tokenState(ctx context.Context, resource string) (*tokenState, error) {
+	d, err := c.store.Discovery(ctx, resource)
+	if errors.Is(err, tokenstore.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	reg := c.currentRegistration(ctx, d.Issuer)
+	if reg == nil || d.AuthServer == nil {
+		return nil, nil
+	}
+	st := &tokenState{d: d, reg: reg, key: tokenstore.Key{Issuer: d.Issuer, Resource: d.ResourceIndicator, ClientID: reg.ClientID}}
+	st.tok, err = c.store.Token(ctx, st.key)
+	if errors.Is(err, tokenstore.ErrNotFound) {
+		return st, nil
+	}
+	return st, err
+}
+
+// currentToken returns a token for resource that can be sent now, without
+// user interaction: the stored one, or a refreshed one when it expired.
+// It returns nil, nil when there is none (the request then goes out
+// without credentials, and the 401 starts an authorization).
+func (c *Client) currentToken(ctx context.Context, resource string) (*tokenstore.Token, error) {
+	st, err := c.tokenState(ctx, resource)
+	if err != nil || st == nil || st.tok == nil {
+		return nil, err
+	}
+	if st.tok.Valid(c.now(), expiryLeeway) {
+		return st.tok, nil
+	}
+	if st.tok.RefreshToken == "" {
+		return nil, nil
+	}
+	tok, err := c.refresh(ctx, st, false)
+	if errors.Is(err, &oauthmeta.Error{Code: oauthmeta.CodeInvalidGrant}) {
+		return nil, nil // the grant is gone; a new authorization follows the 401
+	}
+	return tok, err
+}
+
+// refresh renews st's token, once for all concurrent callers, holding the
+// store's cross-process lock when it has one, and persists the result
+// (with a rotated refresh token, requirement CL-20). A refused refresh
+// token is deleted.
+func (c *Client) refresh(ctx context.Context, st *tokenState, afterRejection bool) (*tokenstore.Token, error) {
+	return c.refreshes.do(ctx, st.key, func() (*tokenstore.Token, error) {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*c.cfg.Timeout)
+		defer cancel()
+		if l, ok := c.store.(tokenstore.Locker); ok {
+			unlock, err := l.Lock(ctx, st.key)
+			if err != nil {
+				return nil, err
+			}
+			defer unlock()
+		}
+		old, err := c.store.Token(ctx, st.key)
+		if err != nil {
+			return nil, err
+		}
+		if old.AccessToken != st.tok.AccessToken && old.Valid(c.now(), expiryLeeway) {
+			return old, nil // refreshed meanwhile by another goroutine or process
+		}
+		if old.RefreshToken == "" {
+			return nil, errNoRefreshToken
+		}
+		tok, err := c.refreshToken(ctx, st.d, st.reg, old)
+		if err != nil {
+			if errors.Is(err, &oauthmeta.Error{Code: oauthmeta.CodeInvalidGrant}) {
+				_ = c.store.DeleteToken(ctx, st.key)
+			}
+			c.log.WarnContext(ctx, "token refresh failed", "issuer", st.key.Issuer, "error", err)
+			return nil, err
+		}
+		tok.RefreshedAfterRejection = afterRejection
+		if err := c.store.PutToken(ctx, st.key, tok); err != nil {
+			return nil, err
+		}
+		c.log.DebugContext(ctx, "token refreshed", "issuer", st.key.Issuer, "token", tok)
+		return tok, nil
+	})
+}
+
+var errNoRefreshToken = errors.New("client: no refresh token")

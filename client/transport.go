@@ -1,0 +1,157 @@
+package client
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// maxReplayBody bounds the request body a Transport keeps to resend after
+// an authorization; a larger body without GetBody is sent once.
+const maxReplayBody = 16 << 20
+
+// maxRoundTrips bounds the sends of one request, whatever happens.
+const maxRoundTrips = 2*MaxAuthorizationAttempts + 2
+
+// Transport is an http.RoundTripper that authorizes requests to one MCP
+// server. It sends the stored access token in the Authorization header
+// (never in the URL, requirement CL-19) and only to that server's URL.
+// On 401 it refreshes or authorizes and resends; on 403 insufficient_scope
+// it steps up and resends (CL-15). One request starts at most
+// MaxAuthorizationAttempts authorizations; after that the last 401 or 403
+// response is returned as is. The caller's request is never modified.
+//
+// Create it with [Client.Transport]. It is safe for concurrent use.
+type Transport struct {
+	c        *Client
+	resource string
+	base     http.RoundTripper
+}
+
+// Transport returns a Transport for the MCP server at serverURL (its
+// canonical URL is the resource the tokens are for). Requests to any other
+// URL pass through base untouched. A nil base means a new
+// http.Transport with the usual timeouts; note that base talks to the MCP
+// server only, never to a URL chosen by another party.
+func (c *Client) Transport(serverURL string, base http.RoundTripper) (*Transport, error) {
+	resource, err := c.canonicalResource(serverURL)
+	if err != nil {
+		return nil, err
+	}
+	if base == nil {
+		base = defaultBaseTransport()
+	}
+	return &Transport{c: c, resource: resource, base: base}, nil
+}
+
+// HTTPClient returns an *http.Client using t, with no overall timeout (MCP
+// responses may be long-lived event streams; bound them with contexts).
+func (t *Transport) HTTPClient() *http.Client { return &http.Client{Transport: t} }
+
+// RoundTrip implements http.RoundTripper.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !t.forResource(req) {
+		return t.base.RoundTrip(req)
+	}
+	ctx := req.Context()
+	replay, err := replayable(req)
+	if err != nil {
+		return nil, err
+	}
+	a := &attempts{}
+	for i := 0; ; i++ {
+		tok, err := t.c.currentToken(ctx, t.resource)
+		if err != nil {
+			return nil, err
+		}
+		out := req.Clone(ctx)
+		if replay != nil {
+			out.Body, _ = replay()
+		}
+		sent := ""
+		if tok != nil {
+			sent = tok.AccessToken
+			out.Header.Set("Authorization", "Bearer "+sent)
+		}
+		resp, err := t.base.RoundTrip(out)
+		if err != nil || !challengeStatus(resp) || (replay == nil && req.Body != nil && req.Body != http.NoBody) || i >= maxRoundTrips {
+			return resp, err
+		}
+		herr := t.c.respond(ctx, t.resource, resp.StatusCode, resp.Header, sent, a)
+		switch {
+		case errors.Is(herr, ErrAttemptLimit), errors.Is(herr, ErrForbidden):
+			return resp, nil // give the caller the server's answer
+		case herr != nil:
+			drain(resp)
+			return nil, herr
+		}
+		drain(resp)
+	}
+}
+
+// forResource reports whether req goes to the MCP server itself (its
+// canonical URL, ignoring any query).
+func (t *Transport) forResource(req *http.Request) bool {
+	u := *req.URL
+	u.RawQuery, u.ForceQuery, u.Fragment = "", false, ""
+	r, err := oauthmeta.CanonicalResource(u.String())
+	return err == nil && r == t.resource
+}
+
+// challengeStatus reports a response that authorization may fix.
+func challengeStatus(resp *http.Response) bool {
+	if resp.StatusCode == http.StatusUnauthorized {
+		return true
+	}
+	if resp.StatusCode != http.StatusForbidden {
+		return false
+	}
+	ch := bearerChallenge(resp.Header)
+	return strings.EqualFold(ch.Value(oauthmeta.ParamError), string(oauthmeta.CodeInsufficientScope))
+}
+
+// replayable returns a function producing fresh copies of req's body, or
+// nil when there is no body or it is too large to keep.
+func replayable(req *http.Request) (func() (io.ReadCloser, error), error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return nil, nil
+	}
+	if req.GetBody != nil {
+		req.Body.Close() // every send uses a fresh copy
+		return req.GetBody, nil
+	}
+	if req.ContentLength > maxReplayBody {
+		return nil, nil
+	}
+	data, err := io.ReadAll(io.LimitReader(req.Body, maxReplayBody+1))
+	req.Body.Close()
+	if err != nil {
+		return nil, fmt.Errorf("client: reading the request body: %w", err)
+	}
+	if len(data) > maxReplayBody {
+		return nil, fmt.Errorf("client: request body over %d bytes without GetBody", maxReplayBody)
+	}
+	return func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }, nil
+}
+
+func drain(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+}
+
+func defaultBaseTransport() http.RoundTripper {
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          16,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: 60 * time.Second,
+	}
+}
