@@ -12,6 +12,8 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/mcpauth/mcpauth/resource"
 )
 
 // pairedTimer accumulates per-iteration timings of several candidates
@@ -22,10 +24,12 @@ type pairedTimer struct {
 	names  []string
 	totals []time.Duration
 	ratios [][]float64
+	deltas [][]float64
 }
 
 func newPairedTimer(names ...string) *pairedTimer {
-	return &pairedTimer{names: names, totals: make([]time.Duration, len(names)), ratios: make([][]float64, len(names))}
+	return &pairedTimer{names: names, totals: make([]time.Duration, len(names)),
+		ratios: make([][]float64, len(names)), deltas: make([][]float64, len(names))}
 }
 
 // iteration runs each candidate once, in an order rotated by i, and
@@ -42,20 +46,28 @@ func (p *pairedTimer) iteration(i int, run ...func()) {
 		p.totals[j] += d[j]
 		if j > 0 && d[0] > 0 {
 			p.ratios[j] = append(p.ratios[j], float64(d[j])/float64(d[0]))
+			p.deltas[j] = append(p.deltas[j], float64(d[j]-d[0]))
 		}
 	}
 }
 
-func (p *pairedTimer) report(b *testing.B) {
+func (p *pairedTimer) report(b *testing.B, withDelta bool) {
 	for j, name := range p.names {
 		b.ReportMetric(float64(p.totals[j].Nanoseconds())/float64(b.N), "ns/"+name)
 		if j > 0 && len(p.ratios[j]) > 0 {
-			r := slices.Clone(p.ratios[j])
-			slices.Sort(r)
-			b.ReportMetric(r[len(r)/2], "x-"+name)
+			b.ReportMetric(median(p.ratios[j]), "x-"+name)
+			if withDelta {
+				b.ReportMetric(median(p.deltas[j]), "Δns-"+name)
+			}
 		}
 	}
 	b.ReportMetric(0, "ns/op")
+}
+
+func median(v []float64) float64 {
+	r := slices.Clone(v)
+	slices.Sort(r)
+	return r[len(r)/2]
 }
 
 // BenchmarkPairedFresh measures, in every iteration and on the same fresh
@@ -80,6 +92,7 @@ func BenchmarkPairedFresh(b *testing.B) {
 	ours := rebind(b, e, e).v.Middleware(okHandler)
 	w := &nopWriter{h: http.Header{}}
 	brSDK, brOurs := newBenchRequest(toks[0], listBody), newBenchRequest(toks[0], listBody)
+	hdrs := bearer(toks)
 	p := newPairedTimer("VerifyASN1", "go-jose", "sdk", "mcpauth")
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -102,11 +115,11 @@ func BenchmarkPairedFresh(b *testing.B) {
 					b.Fatal(err)
 				}
 			},
-			func() { sdk.ServeHTTP(w, brSDK.reset(toks[k])) },
-			func() { ours.ServeHTTP(w, brOurs.reset(toks[k])) },
+			func() { sdk.ServeHTTP(w, brSDK.reset(hdrs[k])) },
+			func() { ours.ServeHTTP(w, brOurs.reset(hdrs[k])) },
 		)
 	}
-	p.report(b)
+	p.report(b, false)
 }
 
 // BenchmarkPairedRepeated does the same for one token sent again and
@@ -119,14 +132,47 @@ func BenchmarkPairedRepeated(b *testing.B) {
 	ours := e.v.Middleware(okHandler)
 	w := &nopWriter{h: http.Header{}}
 	br := newBenchRequest(tok, listBody)
-	ours.ServeHTTP(w, br.reset(tok))
+	authz := "Bearer " + tok
+	ours.ServeHTTP(w, br.reset(authz))
 	p := newPairedTimer("sdk", "mcpauth")
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		p.iteration(i,
-			func() { sdk.ServeHTTP(w, br.reset(tok)) },
-			func() { ours.ServeHTTP(w, br.reset(tok)) },
+			func() { sdk.ServeHTTP(w, br.reset(authz)) },
+			func() { ours.ServeHTTP(w, br.reset(authz)) },
 		)
 	}
-	p.report(b)
+	p.report(b, false)
+}
+
+// BenchmarkPairedPolicyBody measures what per-tool rules add for a 1 KiB
+// tools/call body: the same cache-hit request through a default-only
+// policy (body untouched) and a per-tool policy (body read, scanned,
+// checked against Mcp-Method/Mcp-Name, restored). Δns-per-tool is the
+// median per-iteration difference.
+func BenchmarkPairedPolicyBody(b *testing.B) {
+	body := policyBody1KiB(b)
+	mk := func(p *resource.Policy) (http.Handler, *benchRequest, string) {
+		e := newBenchEnv(b, p)
+		tok := e.tokens(b, 1)[0]
+		br := newBenchRequest(tok, body)
+		br.req.Header.Set("Mcp-Method", "tools/call")
+		br.req.Header.Set("Mcp-Name", "write_file")
+		br.req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+		return e.v.Middleware(okHandler), br, "Bearer " + tok
+	}
+	hDef, brDef, aDef := mk(&resource.Policy{Default: []string{"mcp:tools"}})
+	hTool, brTool, aTool := mk(perToolPolicy())
+	w := &nopWriter{h: http.Header{}}
+	hDef.ServeHTTP(w, brDef.reset(aDef))
+	hTool.ServeHTTP(w, brTool.reset(aTool))
+	p := newPairedTimer("default-only", "per-tool")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p.iteration(i,
+			func() { hDef.ServeHTTP(w, brDef.reset(aDef)) },
+			func() { hTool.ServeHTTP(w, brTool.reset(aTool)) },
+		)
+	}
+	p.report(b, true)
 }

@@ -98,12 +98,14 @@ func newBenchRequest(token, body string) *benchRequest {
 	br.req.Header.Set("Content-Type", "application/json")
 	br.req.Header.Set("Accept", "application/json, text/event-stream")
 	br.authz = []string{"Bearer " + token}
-	br.reset(token)
+	br.reset(br.authz[0])
 	return br
 }
 
-func (br *benchRequest) reset(token string) *http.Request {
-	br.authz[0] = "Bearer " + token
+// reset restores the request for the next round. authz is the whole
+// Authorization value, built outside the timed loop.
+func (br *benchRequest) reset(authz string) *http.Request {
+	br.authz[0] = authz
 	br.req.Header["Authorization"] = br.authz
 	br.body.Reset(br.data)
 	br.req.Body = br.body
@@ -183,6 +185,7 @@ func runFresh(b *testing.B, newHandler func() http.Handler, toks []string) {
 	h := newHandler()
 	w := &nopWriter{h: http.Header{}}
 	br := newBenchRequest(toks[0], listBody)
+	hdrs := bearer(toks)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -191,8 +194,17 @@ func runFresh(b *testing.B, newHandler func() http.Handler, toks []string) {
 			h = newHandler()
 			b.StartTimer()
 		}
-		h.ServeHTTP(w, br.reset(toks[i%len(toks)]))
+		h.ServeHTTP(w, br.reset(hdrs[i%len(hdrs)]))
 	}
+}
+
+// bearer builds the Authorization values for toks.
+func bearer(toks []string) []string {
+	out := make([]string, len(toks))
+	for i, t := range toks {
+		out[i] = "Bearer " + t
+	}
+	return out
 }
 
 // rebind gives env a fresh Verifier (an empty cache) on e's key.
@@ -216,11 +228,12 @@ func BenchmarkCacheHit(b *testing.B) {
 	h := e.v.Middleware(okHandler)
 	w := &nopWriter{h: http.Header{}}
 	br := newBenchRequest(tok, listBody)
-	h.ServeHTTP(w, br.reset(tok)) // warm the cache
+	authz := "Bearer " + tok
+	h.ServeHTTP(w, br.reset(authz)) // warm the cache
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		h.ServeHTTP(w, br.reset(tok))
+		h.ServeHTTP(w, br.reset(authz))
 	}
 }
 
@@ -262,10 +275,11 @@ func BenchmarkVsSDK(b *testing.B) {
 	run := func(b *testing.B, h http.Handler, toks []string) {
 		w := &nopWriter{h: http.Header{}}
 		br := newBenchRequest(toks[0], listBody)
+		hdrs := bearer(toks)
 		b.ReportAllocs()
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
-			h.ServeHTTP(w, br.reset(toks[i%len(toks)]))
+			h.ServeHTTP(w, br.reset(hdrs[i%len(hdrs)]))
 		}
 	}
 	b.Run("token=fresh/impl=sdk-RequireBearerToken", func(b *testing.B) {
@@ -282,20 +296,13 @@ func BenchmarkVsSDK(b *testing.B) {
 // request with a 1 KiB tools/call body, under a default-only policy (body
 // not read) and under a per-tool policy (body read, scanned, restored).
 func BenchmarkPolicyBody(b *testing.B) {
-	body := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"/srv/data/report.txt","content":"` +
-		strings.Repeat("lorem ipsum ", 80) + `"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
-	body = body[:len(body)-len(`"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)-(len(body)-1024)] +
-		`"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
-	if len(body) != 1024 {
-		b.Fatalf("body is %d bytes", len(body))
-	}
+	body := policyBody1KiB(b)
 	for _, tt := range []struct {
 		name   string
 		policy *resource.Policy
 	}{
 		{"policy=default-only", &resource.Policy{Default: []string{"mcp:tools"}}},
-		{"policy=per-tool", &resource.Policy{Default: []string{"mcp:tools"}, Tools: map[string][]string{"write_file": {"files:read"}, "delete_file": {"files:admin"}},
-			Methods: map[string][]string{"tools/list": {"mcp:read"}}}},
+		{"policy=per-tool", perToolPolicy()},
 	} {
 		b.Run(tt.name, func(b *testing.B) {
 			e := newBenchEnv(b, tt.policy)
@@ -306,15 +313,33 @@ func BenchmarkPolicyBody(b *testing.B) {
 			br.req.Header.Set("Mcp-Method", "tools/call")
 			br.req.Header.Set("Mcp-Name", "write_file")
 			br.req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
-			h.ServeHTTP(w, br.reset(tok))
+			authz := "Bearer " + tok
+			h.ServeHTTP(w, br.reset(authz))
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				h.ServeHTTP(w, br.reset(tok))
+				h.ServeHTTP(w, br.reset(authz))
 			}
 		})
 	}
+}
+
+// policyBody1KiB is a 1024-byte tools/call request.
+func policyBody1KiB(b *testing.B) string {
+	head := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"/srv/data/report.txt","content":"`
+	tail := `"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+	body := head + strings.Repeat("x", 1024-len(head)-len(tail)) + tail
+	if len(body) != 1024 {
+		b.Fatalf("body is %d bytes", len(body))
+	}
+	return body
+}
+
+func perToolPolicy() *resource.Policy {
+	return &resource.Policy{Default: []string{"mcp:tools"},
+		Tools:   map[string][]string{"write_file": {"files:read"}, "delete_file": {"files:admin"}},
+		Methods: map[string][]string{"tools/list": {"mcp:read"}}}
 }
 
 // BenchmarkCacheMemory fills the verified-token cache to its default size

@@ -53,10 +53,16 @@ func (v *Verifier) readBody(r *http.Request) ([]byte, error) {
 	if err != nil {
 		return nil, ErrMalformedBody
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	rb := &replayBody{}
+	rb.Reset(body)
+	r.Body = rb
 	return body, nil
 }
+
+// replayBody gives the wrapped handler the bytes the middleware read.
+type replayBody struct{ bytes.Reader }
+
+func (*replayBody) Close() error { return nil }
 
 // namedMethods are the methods whose Mcp-Name header mirrors a body value
 // (TR-05).

@@ -1,6 +1,8 @@
 package resource
 
 import (
+	"bytes"
+	"encoding/binary"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -184,28 +186,48 @@ func (s *scanner) number() error {
 
 // str scans a string starting at '"'. With decode, it returns the decoded
 // value: a sub-slice of the input when there are no escapes, otherwise a
-// new slice. Lone UTF-16 surrogates in escapes are refused.
+// new slice. Lone UTF-16 surrogates in escapes are refused. The common case
+// (no escapes) is found with IndexByte and a word-at-a-time control
+// character check.
 func (s *scanner) str(decode bool) ([]byte, error) {
 	s.pos++ // opening quote
 	start := s.pos
-	for s.pos < len(s.data) {
-		c := s.data[s.pos]
-		switch {
-		case c == '"':
-			v := s.data[start:s.pos]
-			s.pos++
-			if s.strict && !utf8.Valid(v) {
-				return nil, errScan
-			}
-			return v, nil
-		case c == '\\':
-			return s.escaped(start, decode)
-		case c < 0x20:
+	rest := s.data[start:]
+	q := bytes.IndexByte(rest, '"')
+	if q < 0 {
+		return nil, errScan
+	}
+	seg := rest[:q]
+	if bs := bytes.IndexByte(seg, '\\'); bs >= 0 {
+		if hasControl(seg[:bs]) {
 			return nil, errScan
 		}
-		s.pos++
+		s.pos = start + bs
+		return s.escaped(start, decode)
 	}
-	return nil, errScan
+	if hasControl(seg) || (s.strict && !utf8.Valid(seg)) {
+		return nil, errScan
+	}
+	s.pos = start + q + 1
+	return seg, nil
+}
+
+// hasControl reports whether b has a byte below 0x20, which JSON strings
+// may not contain unescaped.
+func hasControl(b []byte) bool {
+	for len(b) >= 8 {
+		x := binary.LittleEndian.Uint64(b)
+		if (x-0x2020202020202020)&^x&0x8080808080808080 != 0 {
+			break // some byte may be below 0x20: check byte by byte
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c < 0x20 {
+			return true
+		}
+	}
+	return false
 }
 
 // escaped continues a string at its first backslash.
