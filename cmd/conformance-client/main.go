@@ -1,0 +1,141 @@
+// Command conformance-client is the client under test for the official MCP
+// conformance suite (@modelcontextprotocol/conformance, client mode). It is
+// built only on the public API of package client and the official Go MCP
+// SDK: the SDK speaks MCP (2026-07-28 stateless with server/discover, or
+// 2025-11-25 with initialize), package client authorizes it through
+// client.OAuthHandler.
+//
+// The suite's contract: the MCP server URL is the last argument; the
+// environment carries MCP_CONFORMANCE_SCENARIO, MCP_CONFORMANCE_PROTOCOL_VERSION
+// and, for some scenarios, MCP_CONFORMANCE_CONTEXT (JSON; pre-registered
+// client_id, client_secret and issuer). The suite's mock authorization
+// servers approve at once with a 302, so the client follows the
+// authorization URL over HTTP (client.FollowRedirects). The mocks listen on
+// http://localhost, which is why this program, and only this program,
+// turns on the insecure loopback switch; it also turns on the 2025-03-26
+// discovery fallbacks the back-compat scenarios exercise.
+//
+// The exit status is 0 when the MCP session worked and 1 otherwise; the
+// suite expects a failure in the scenarios where the client must refuse.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpauth/mcpauth/client"
+)
+
+// cimdURL is the Client ID Metadata Document URL the suite expects.
+const cimdURL = "https://conformance-test.local/client-metadata.json"
+
+// scenarioContext is MCP_CONFORMANCE_CONTEXT.
+type scenarioContext struct {
+	ClientID     string `json:"client_id"`
+	ClientSecret string `json:"client_secret"`
+	Issuer       string `json:"issuer"`
+}
+
+func main() {
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	if err := run(log, os.Args[1:]); err != nil {
+		log.Error("conformance client failed", "error", err)
+		os.Exit(1)
+	}
+}
+
+func run(log *slog.Logger, args []string) error {
+	if len(args) == 0 {
+		return errors.New("usage: conformance-client [args...] <mcp-server-url>")
+	}
+	serverURL := args[len(args)-1]
+	scenario := os.Getenv("MCP_CONFORMANCE_SCENARIO")
+	version := os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION")
+	if version == "" {
+		version = "2026-07-28"
+	}
+	var sc scenarioContext
+	if raw := os.Getenv("MCP_CONFORMANCE_CONTEXT"); raw != "" {
+		if err := json.Unmarshal([]byte(raw), &sc); err != nil {
+			return fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+		}
+	}
+	log.Info("starting", "scenario", scenario, "protocol_version", version, "server", serverURL)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	c, err := client.New(config(log, sc))
+	if err != nil {
+		return err
+	}
+	handler, err := c.OAuthHandler(serverURL)
+	if err != nil {
+		return err
+	}
+	transport := &mcp.StreamableClientTransport{
+		Endpoint:             serverURL,
+		OAuthHandler:         handler,
+		HTTPClient:           &http.Client{Timeout: 20 * time.Second},
+		DisableStandaloneSSE: true,
+		MaxRetries:           -1,
+	}
+	impl := &mcp.Implementation{Name: "mcpauth-conformance-client", Version: "0.1.0"}
+	session, err := mcp.NewClient(impl, nil).Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer session.Close()
+	return exercise(ctx, log, session, scenario)
+}
+
+// config is the client configuration for the suite's mocks.
+func config(log *slog.Logger, sc scenarioContext) client.Config {
+	cfg := client.Config{
+		Authorizer:                &client.FollowRedirects{},
+		ClientIDMetadataURL:       cimdURL,
+		ClientName:                "mcpauth conformance client",
+		InsecureAllowHTTPLoopback: true, // the mocks are http://localhost
+		InsecureLegacy20250326:    true, // auth/2025-03-26-* scenarios
+		Logger:                    log,
+	}
+	if sc.ClientID != "" && sc.Issuer != "" {
+		cfg.PreRegistered = []client.PreRegisteredClient{{
+			Issuer: sc.Issuer, ClientID: sc.ClientID, ClientSecret: sc.ClientSecret,
+		}}
+	}
+	return cfg
+}
+
+// exercise lists the tools and calls the one the scenario expects.
+func exercise(ctx context.Context, log *slog.Logger, session *mcp.ClientSession, scenario string) error {
+	tools, err := session.ListTools(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("tools/list: %w", err)
+	}
+	call := &mcp.CallToolParams{Name: "test-tool", Arguments: map[string]any{}}
+	if scenario == "tools_call" {
+		call = &mcp.CallToolParams{Name: "add_numbers", Arguments: map[string]any{"a": 5, "b": 3}}
+	}
+	if !slices.ContainsFunc(tools.Tools, func(t *mcp.Tool) bool { return t.Name == call.Name }) {
+		log.Info("no tool to call", "tool", call.Name)
+		return nil
+	}
+	res, err := session.CallTool(ctx, call)
+	if err != nil {
+		return fmt.Errorf("tools/call %s: %w", call.Name, err)
+	}
+	if res.IsError {
+		return fmt.Errorf("tools/call %s: tool error", call.Name)
+	}
+	log.Info("done", "tool", call.Name)
+	return nil
+}
