@@ -4,24 +4,21 @@
 // or run it with `mcpauth authserver`, and it behaves like a production
 // authorization server for everything MCP uses.
 //
-// In a test:
-//
-//	as, err := authserver.New(authserver.Config{
-//		Issuer:            "http://127.0.0.1:0", // replaced below
-//		InsecureAllowHTTP: true,
-//		Consent:           authserver.ConsentAuto,
-//		Scopes:            []string{"mcp:read"},
-//		Clients:           []authserver.Client{{ID: "app", RedirectURIs: []string{"http://127.0.0.1/callback"}}},
-//	})
-//
-// or, when the issuer must be the test server's own URL, start the listener
-// first:
+// In a test, the issuer must be the test server's own URL, so the listener
+// comes first:
 //
 //	srv := httptest.NewUnstartedServer(nil)
-//	as, _ := authserver.New(authserver.Config{Issuer: "http://" + srv.Listener.Addr().String(), InsecureAllowHTTP: true, Consent: authserver.ConsentAuto})
+//	as, err := authserver.New(authserver.Config{
+//		Issuer:            "http://" + srv.Listener.Addr().String(),
+//		InsecureAllowHTTP: true, // plain http on loopback only
+//		Consent:           authserver.ConsentAuto,
+//		Clients:           []authserver.Client{{ID: "app", RedirectURIs: []string{"http://127.0.0.1/callback"}}},
+//	})
 //	srv.Config.Handler = as
 //	srv.Start()
 //	defer srv.Close(); defer as.Close()
+//
+// or in one call, [StartTestServer](cfg), which does exactly that.
 //
 // What it implements:
 //

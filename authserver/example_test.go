@@ -1,0 +1,107 @@
+package authserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+
+	"github.com/mcpauth/mcpauth/authserver"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// Start an authorization server for a test: the issuer is the test
+// server's URL, so the listener is created first.
+func ExampleNew() {
+	srv := httptest.NewUnstartedServer(nil)
+	as, err := authserver.New(authserver.Config{
+		Issuer:            "http://" + srv.Listener.Addr().String(),
+		InsecureAllowHTTP: true,
+		Consent:           authserver.ConsentAuto,
+		Scopes:            []string{"mcp:read"},
+		Clients:           []authserver.Client{{ID: "app", RedirectURIs: []string{"http://127.0.0.1/callback"}}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	srv.Config.Handler = as
+	srv.Start()
+	defer srv.Close()
+	defer as.Close()
+
+	m := as.Metadata()
+	fmt.Println(m.CodeChallengeMethodsSupported, m.AuthorizationResponseISSParameterSupported)
+	// Output: [S256] true
+}
+
+// The same in one call, with an issuer that has a path.
+func ExampleStartTestServer() {
+	ts, err := authserver.StartTestServer(authserver.Config{Issuer: "/tenant1", Consent: authserver.ConsentAuto})
+	if err != nil {
+		panic(err)
+	}
+	defer ts.Close()
+
+	urls, _ := oauthmeta.AuthServerMetadataURLs(ts.Issuer())
+	resp, err := ts.HTTP.Client().Get(urls[0])
+	if err != nil {
+		panic(err)
+	}
+	defer resp.Body.Close()
+	var m oauthmeta.AuthServerMetadata
+	_ = json.NewDecoder(resp.Body).Decode(&m)
+	fmt.Println(resp.StatusCode, m.Issuer == ts.Issuer())
+	// Output: 200 true
+}
+
+// Make the server send a wrong iss so a client's mix-up defence can be
+// tested.
+func ExampleFaults_Set() {
+	var f authserver.Faults
+	if err := f.Set("wrong-iss"); err != nil {
+		panic(err)
+	}
+	as, err := authserver.New(authserver.Config{Issuer: "https://as.example.com", InsecureFaults: f})
+	if err != nil {
+		panic(err)
+	}
+	defer as.Close()
+	fmt.Println(f.WrongIss, authserver.WrongIssuer)
+	// Output: true https://wrong-issuer.invalid
+}
+
+// Rotate the signing key: the new key is published at once and signs after
+// KeyPrePublish.
+func ExampleServer_RotateSigningKey() {
+	as, err := authserver.New(authserver.Config{Issuer: "https://as.example.com"})
+	if err != nil {
+		panic(err)
+	}
+	defer as.Close()
+	if err := as.RotateSigningKey(context.Background()); err != nil {
+		panic(err)
+	}
+	rec := httptest.NewRecorder()
+	as.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "https://as.example.com/jwks.json", nil))
+	var set struct{ Keys []json.RawMessage }
+	_ = json.Unmarshal(rec.Body.Bytes(), &set)
+	fmt.Println(len(set.Keys))
+	// Output: 2
+}
+
+// Keep keys, clients and grants across restarts.
+func ExampleConfig_dataDir() {
+	dir, err := os.MkdirTemp("", "authserver")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	as, err := authserver.New(authserver.Config{Issuer: "https://as.example.com", DataDir: dir})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(as.Close())
+	// Output: <nil>
+}
