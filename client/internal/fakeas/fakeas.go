@@ -88,9 +88,12 @@ type Server struct {
 	*httptest.Server
 	t testing.TB
 
+	base string // URL of the listener serving this server
+
 	mu            sync.Mutex
 	opts          Options
 	hits          map[string]int
+	paths         []string
 	authorizes    []url.Values
 	tokens        []TokenRequest
 	registrations []oauthmeta.ClientMetadata
@@ -98,6 +101,7 @@ type Server struct {
 	codes         map[string]code
 	access        map[string]Grant
 	refresh       map[string]Grant
+	secrets       []string
 }
 
 // New starts a server on 127.0.0.1; it is closed when the test ends.
@@ -108,12 +112,43 @@ func New(t testing.TB, opts Options) *Server {
 		s.clients[c.ID] = c
 	}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.base = s.Server.URL
 	t.Cleanup(s.Close)
 	return s
 }
 
+// NewCombined returns an authorization server and a protected MCP server
+// on one origin, as MCP 2025-03-26 servers were: the resource serves the
+// authorization server's endpoints for every path it does not handle.
+func NewCombined(t testing.TB, asOpts Options, rsOpts ResourceOptions) (*Server, *Resource) {
+	s := &Server{t: t, opts: asOpts, hits: map[string]int{}, clients: map[string]Client{},
+		codes: map[string]code{}, access: map[string]Grant{}, refresh: map[string]Grant{}}
+	for _, c := range asOpts.PreRegistered {
+		s.clients[c.ID] = c
+	}
+	r := NewResource(t, rsOpts, s)
+	r.mu.Lock()
+	r.fallback = http.HandlerFunc(s.serve)
+	r.mu.Unlock()
+	s.mu.Lock()
+	s.base = r.URL
+	s.mu.Unlock()
+	return s, r
+}
+
 // Issuer returns the issuer identifier.
-func (s *Server) Issuer() string { return s.URL + s.opts.PathPrefix }
+func (s *Server) Issuer() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.base + s.opts.PathPrefix
+}
+
+// Paths returns the request paths served, in order.
+func (s *Server) Paths() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.paths)
+}
 
 // Update changes the options of a running server.
 func (s *Server) Update(fn func(*Options)) {
@@ -169,6 +204,26 @@ func (s *Server) Lookup(token string) (Grant, bool) {
 	return g, ok
 }
 
+// Secrets returns every credential the server handed out or received:
+// codes, access and refresh tokens, client secrets, PKCE verifiers. None of
+// them may ever appear in an error message or a log record.
+func (s *Server) Secrets() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := slices.Clone(s.secrets)
+	for _, tr := range s.tokens {
+		if v := tr.Form.Get("code_verifier"); v != "" {
+			out = append(out, v)
+		}
+	}
+	for _, c := range s.clients {
+		if c.Secret != "" {
+			out = append(out, c.Secret)
+		}
+	}
+	return out
+}
+
 // RevokeAccessTokens invalidates every access token issued so far.
 func (s *Server) RevokeAccessTokens() {
 	s.mu.Lock()
@@ -179,14 +234,15 @@ func (s *Server) RevokeAccessTokens() {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.hits[r.URL.Path]++
-	opts := s.opts
+	s.paths = append(s.paths, r.URL.Path)
+	opts, base := s.opts, s.base
 	s.mu.Unlock()
 	p := opts.PathPrefix
 	switch {
 	case r.URL.Path == s.metadataPath(opts):
-		s.metadata(w, opts)
+		s.metadata(w, opts, base)
 	case r.URL.Path == p+"/authorize":
-		s.authorize(w, r, opts)
+		s.authorize(w, r, opts, base)
 	case r.URL.Path == p+"/token" && r.Method == http.MethodPost:
 		s.token(w, r, opts)
 	case r.URL.Path == p+"/register" && r.Method == http.MethodPost && !opts.NoRegistration:
@@ -209,8 +265,8 @@ func (s *Server) metadataPath(o Options) string {
 	}
 }
 
-func (s *Server) metadata(w http.ResponseWriter, o Options) {
-	base := s.URL + o.PathPrefix
+func (s *Server) metadata(w http.ResponseWriter, o Options, origin string) {
+	base := origin + o.PathPrefix
 	md := map[string]any{
 		"issuer":                   base,
 		"authorization_endpoint":   base + "/authorize",
@@ -246,7 +302,7 @@ func (s *Server) metadata(w http.ResponseWriter, o Options) {
 	writeJSON(w, http.StatusOK, md)
 }
 
-func (s *Server) authorize(w http.ResponseWriter, r *http.Request, o Options) {
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request, o Options, base string) {
 	q := r.URL.Query()
 	s.mu.Lock()
 	s.authorizes = append(s.authorizes, q)
@@ -265,11 +321,11 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, o Options) {
 	out.Set("state", q.Get("state"))
 	switch o.ISS {
 	case ISSCorrect:
-		out.Set("iss", s.metadataIssuer(o))
+		out.Set("iss", metadataIssuer(o, base))
 	case ISSWrong:
 		out.Set("iss", "https://evil.example.com")
 	case ISSNormalized:
-		out.Set("iss", s.metadataIssuer(o)+"/")
+		out.Set("iss", metadataIssuer(o, base)+"/")
 	}
 	switch {
 	case o.AuthorizeError != "":
@@ -283,17 +339,20 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, o Options) {
 		s.codes[c] = code{Grant: Grant{ClientID: cl.ID, Resource: q.Get("resource"), Scopes: strings.Fields(q.Get("scope"))},
 			challenge: q.Get("code_challenge"), redirectURI: redirect.String()}
 		s.mu.Unlock()
+		s.mu.Lock()
+		s.secrets = append(s.secrets, c)
+		s.mu.Unlock()
 		out.Set("code", c)
 	}
 	redirect.RawQuery = out.Encode()
 	http.Redirect(w, r, redirect.String(), http.StatusFound)
 }
 
-func (s *Server) metadataIssuer(o Options) string {
+func metadataIssuer(o Options, base string) string {
 	if o.MetadataIssuer != "" {
 		return o.MetadataIssuer
 	}
-	return s.URL + o.PathPrefix
+	return base + o.PathPrefix
 }
 
 // client resolves a client_id: registered, pre-registered or a metadata
@@ -322,12 +381,12 @@ func redirectMatch(registered, requested string) bool {
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", cmpStr(w.Header().Get("Cache-Control"), "no-store"))
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
 
 func oauthError(w http.ResponseWriter, status int, code string) {
+	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, status, map[string]string{"error": code})
 }
 
@@ -344,9 +403,3 @@ func cmp(a, b []string) []string {
 	return b
 }
 
-func cmpStr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}

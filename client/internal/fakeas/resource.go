@@ -36,8 +36,10 @@ type Resource struct {
 	opts    ResourceOptions
 	as      []*Server
 	hits    map[string]int
-	bearers []string
-	mcp     http.Handler
+	bearers  []string
+	paths    []string
+	mcp      http.Handler
+	fallback http.Handler
 }
 
 // NewResource starts a protected MCP server on 127.0.0.1 that trusts the
@@ -89,6 +91,13 @@ func (r *Resource) Hits(path string) int {
 	return r.hits[path]
 }
 
+// Paths returns the request paths served, in order.
+func (r *Resource) Paths() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.paths)
+}
+
 // Bearers returns the bearer tokens received, in order ("" for none).
 func (r *Resource) Bearers() []string {
 	r.mu.Lock()
@@ -112,7 +121,8 @@ func metadataPath(o ResourceOptions) string {
 func (r *Resource) serve(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	r.hits[req.URL.Path]++
-	opts, as, prmPath := r.opts, slices.Clone(r.as), metadataPath(r.opts)
+	r.paths = append(r.paths, req.URL.Path)
+	opts, as, prmPath, fallback := r.opts, slices.Clone(r.as), metadataPath(r.opts), r.fallback
 	r.mu.Unlock()
 	switch req.URL.Path {
 	case prmPath:
@@ -120,6 +130,10 @@ func (r *Resource) serve(w http.ResponseWriter, req *http.Request) {
 	case "/mcp":
 		r.protected(w, req, opts, as)
 	default:
+		if fallback != nil {
+			fallback.ServeHTTP(w, req)
+			return
+		}
 		http.NotFound(w, req)
 	}
 }

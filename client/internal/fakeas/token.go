@@ -86,15 +86,18 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, o Options, g Gran
 	}
 	s.mu.Lock()
 	s.access[at] = g
+	s.secrets = append(s.secrets, at)
 	if o.IssueRefreshTokens && (r.PostForm.Get("grant_type") == "authorization_code" || o.RotateRefreshTokens) {
 		rt := "rt-" + randomString()
 		s.refresh[rt] = g
+		s.secrets = append(s.secrets, rt)
 		resp["refresh_token"] = rt
 	}
 	s.mu.Unlock()
 	if o.PadTokenResponse > 0 {
 		resp["padding"] = strings.Repeat("x", o.PadTokenResponse)
 	}
+	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, resp)
 }
 
