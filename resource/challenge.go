@@ -34,7 +34,8 @@ type response struct {
 //   - keys or introspection unavailable: 503, no detail;
 //   - unusable JSON-RPC body or mismatched MCP headers: 400 (413 when too
 //     large) with a JSON-RPC error, -32020 for a header mismatch;
-//   - a disallowed Origin: 403 with a JSON-RPC error and no id (TR-01).
+//   - a disallowed Origin: 403 with a JSON-RPC error and no id (TR-01),
+//     and a challenge without error or scope.
 //
 // Every challenge carries resource_metadata (RS-25); error descriptions
 // are fixed texts, never request data.
@@ -69,7 +70,9 @@ func (v *Verifier) errorResponse(err error) response {
 		}
 		return response{status: status, body: rpcErrorBody(code, description(err))}
 	case ErrForbiddenOrigin:
-		return response{status: cl.status, body: rpcErrorBody(codeInvalidRequest, description(err))}
+		// RS-25: a plain challenge (no error, no scope) even here.
+		return response{status: cl.status, challenges: v.challenges("", "", nil),
+			body: rpcErrorBody(codeInvalidRequest, description(err))}
 	default: // ErrUnavailable: no detail at all
 		return response{status: http.StatusServiceUnavailable, body: oauthBody(oauthmeta.CodeTemporarilyUnavailable, "")}
 	}

@@ -291,8 +291,8 @@ func TestOptionsAndCORS(t *testing.T) {
 				t.Errorf("Access-Control-Allow-Origin = %q, want %q", got, tt.allowOrigin)
 			}
 			if tt.status == 403 {
-				if rec.Header().Get("WWW-Authenticate") != "" {
-					t.Error("TR-01 403 carries a challenge")
+				if c := bearerChallenge(t, rec); c.Value("resource_metadata") != testPRM || c.Value("error") != "" {
+					t.Errorf("RS-25: TR-01 403 challenge = %+v", c)
 				}
 				if code := rpcErrorCode(t, rec.Body.Bytes()); code != -32600 {
 					t.Errorf("JSON-RPC code %d", code)
