@@ -540,7 +540,9 @@ func TestCL05SelectAuthServer(t *testing.T) {
 	t.Run("policy that filters everything", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, fakeas.Options{}, fakeas.ResourceOptions{}, func(c *Config) {
-			c.SelectAuthServer = func(context.Context, string, []string) ([]string, error) { return []string{"https://not-listed.example"}, nil }
+			c.SelectAuthServer = func(context.Context, string, []string) ([]string, error) {
+				return []string{"https://not-listed.example"}, nil
+			}
 		})
 		if err := e.login(ctx); !errors.Is(err, ErrNoAuthServer) {
 			t.Fatalf("err = %v, want ErrNoAuthServer", err)

@@ -320,7 +320,10 @@ func TestCIMD12ConfigValidation(t *testing.T) {
 		{"CIMD-12 CIMD-03 shared secret method", "https://c.example/x.json",
 			doc(func(d *clientmeta.Document) { d.TokenEndpointAuthMethod = "client_secret_basic" }), []error{clientmeta.ErrSharedSecret}},
 		{"CL-25 private_key_jwt is not implemented", "https://c.example/x.json",
-			doc(func(d *clientmeta.Document) { d.TokenEndpointAuthMethod = "private_key_jwt"; d.JWKSURI = "https://c.example/jwks" }), []error{ErrConfig}},
+			doc(func(d *clientmeta.Document) {
+				d.TokenEndpointAuthMethod = "private_key_jwt"
+				d.JWKSURI = "https://c.example/jwks"
+			}), []error{ErrConfig}},
 		{"document without URL", "", doc(nil), []error{ErrConfig}},
 	}
 	for _, tt := range tests {

@@ -402,4 +402,3 @@ func cmp(a, b []string) []string {
 	}
 	return b
 }
-

@@ -32,10 +32,10 @@ type Resource struct {
 	*httptest.Server
 	t testing.TB
 
-	mu      sync.Mutex
-	opts    ResourceOptions
-	as      []*Server
-	hits    map[string]int
+	mu       sync.Mutex
+	opts     ResourceOptions
+	as       []*Server
+	hits     map[string]int
 	bearers  []string
 	paths    []string
 	mcp      http.Handler
