@@ -104,7 +104,7 @@ func TestConsentPage(t *testing.T) {
 	if strings.Contains(csp, "script-src") || strings.Contains(csp, "unsafe-inline") {
 		t.Errorf("AS-14: CSP allows scripts: %q", csp)
 	}
-	if hdr.Get("X-Frame-Options") != "DENY" || hdr.Get("Cache-Control") != "no-store" || hdr.Get("Referrer-Policy") != "no-referrer" {
+	if hdr.Get("X-Frame-Options") != "DENY" || hdr.Get("Cache-Control") != "no-store" || hdr.Get("Referrer-Policy") != "same-origin" {
 		t.Errorf("AS-14 headers: %v", hdr)
 	}
 	for _, want := range []string{

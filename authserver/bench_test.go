@@ -1,0 +1,139 @@
+package authserver
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpauth/mcpauth/oauthmeta"
+	"github.com/mcpauth/mcpauth/pkce"
+)
+
+// benchServer is an in-memory server with the rate limiter on (at a rate
+// the benchmark cannot reach), reached without a listener.
+func benchServer(b *testing.B) *Server {
+	b.Helper()
+	s, err := New(Config{
+		Issuer:    "https://as.example.com",
+		Scopes:    []string{"mcp:read", "mcp:write"},
+		Clients:   testClients(),
+		Consent:   ConsentAuto,
+		RateLimit: RateLimit{PerIP: 1e12, PerClient: 1e12, Burst: 1 << 30},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func reportTokens(b *testing.B) {
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+}
+
+func tokenRequest(body string) *http.Request {
+	req := httptest.NewRequest(http.MethodPost, "https://as.example.com/token", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return req
+}
+
+// BenchmarkTokenCodeExchange measures the token endpoint redeeming an
+// authorization code: form parsing, client lookup, PKCE, grant, code
+// redemption, refresh token, ES256 JWT, JSON response.
+func BenchmarkTokenCodeExchange(b *testing.B) {
+	s := benchServer(b)
+	ctx := context.Background()
+	client, _ := s.store.Clients.Client(ctx, publicID)
+	verifier := pkce.GenerateVerifier()
+	bodies := make([]string, b.N)
+	for i := range bodies {
+		code, err := s.issueCode(ctx, &authRequest{
+			client: client, redirectURI: publicCB, redirectURISent: true, challenge: pkce.Challenge(verifier),
+			scopes: []string{"mcp:read"}, resources: []string{testResource},
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		bodies[i] = url.Values{
+			"grant_type": {"authorization_code"}, "code": {code}, "code_verifier": {verifier},
+			"client_id": {publicID}, "redirect_uri": {publicCB}, "resource": {testResource},
+		}.Encode()
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, tokenRequest(bodies[i]))
+		if rec.Code != http.StatusOK {
+			b.Fatalf("status %d: %s", rec.Code, rec.Body)
+		}
+	}
+	reportTokens(b)
+}
+
+// BenchmarkTokenRefresh measures the token endpoint rotating a refresh
+// token: lookup, grant check, rotation, ES256 JWT, JSON response.
+func BenchmarkTokenRefresh(b *testing.B) {
+	s := benchServer(b)
+	ctx := context.Background()
+	now := s.now()
+	bodies := make([]string, b.N)
+	for i := range bodies {
+		g := &Grant{ID: randomToken(16), ClientID: publicID, Subject: "u", Scopes: []string{"mcp:read"},
+			Resources: []string{testResource}, CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+		rt := randomToken(32)
+		if err := s.store.Grants.SaveGrant(ctx, g); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.store.RefreshTokens.SaveRefreshToken(ctx, &RefreshToken{Key: tokenKey(rt), GrantID: g.ID, ClientID: publicID, IssuedAt: now, ExpiresAt: g.ExpiresAt}); err != nil {
+			b.Fatal(err)
+		}
+		bodies[i] = url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}, "client_id": {publicID}}.Encode()
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, tokenRequest(bodies[i]))
+		if rec.Code != http.StatusOK {
+			b.Fatalf("status %d: %s", rec.Code, rec.Body)
+		}
+	}
+	reportTokens(b)
+}
+
+// BenchmarkReferenceES256PlusStoreWrite is the floor the token endpoint is
+// compared with: one ES256 JWS over access-token claims with go-jose, and
+// one write to the in-memory store.
+func BenchmarkReferenceES256PlusStoreWrite(b *testing.B) {
+	s := benchServer(b)
+	ctx := context.Background()
+	key, err := s.keys.signingKey(ctx, s.now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	payload, _ := json.Marshal(accessClaims{
+		Issuer: "https://as.example.com", Subject: "u", Audience: oauthmeta.Audience{testResource},
+		ClientID: publicID, Scope: "mcp:read", IssuedAt: 1, Expires: 2, JTI: "grant.jti",
+	})
+	store := NewMemoryStore()
+	now := s.now()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		jws, err := key.signer.Sign(payload)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := jws.CompactSerialize(); err != nil {
+			b.Fatal(err)
+		}
+		_ = store.SaveRefreshToken(ctx, &RefreshToken{Key: string(rune(i)), GrantID: "g", ClientID: publicID, IssuedAt: now, ExpiresAt: now})
+	}
+	reportTokens(b)
+}

@@ -1,0 +1,190 @@
+package authserver
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// chromiumPath is Debian's chromium; CI installs it with `make browser-deps`.
+const chromiumPath = "/usr/bin/chromium"
+
+// artifactsDir receives screenshots; it is git-ignored.
+const artifactsDir = "testdata/artifacts"
+
+// newBrowserContext starts headless Chromium with a fresh profile and
+// flags that keep it from contacting anything but this machine: no
+// background networking, component updates or sync, and every host name
+// except the loopback literals resolves to nothing.
+func newBrowserContext(t *testing.T) context.Context {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Skipf("AS-14 browser test skipped: %s not found (install it with `make browser-deps`, which runs apt-get install chromium)", chromiumPath)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("no-default-browser-check", true),
+		chromedp.Flag("disable-domain-reliability", true),
+		chromedp.Flag("disable-client-side-phishing-detection", true),
+		chromedp.Flag("disable-breakpad", true),
+		chromedp.Flag("no-pings", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
+		chromedp.WindowSize(1000, 900),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("starting chromium: %v", err)
+	}
+	return ctx
+}
+
+// callbackServer is the client's redirect target on 127.0.0.1; it hands
+// each authorization response to the test.
+func callbackServer(t *testing.T) (*httptest.Server, chan url.Values) {
+	got := make(chan url.Values, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/callback" {
+			http.NotFound(w, r)
+			return
+		}
+		got <- r.URL.Query()
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte("<!doctype html><title>done</title><p id=done>Signed in. You can close this window.</p>"))
+	}))
+	t.Cleanup(srv.Close)
+	return srv, got
+}
+
+func screenshot(t *testing.T, name string, png []byte) {
+	t.Helper()
+	if err := os.MkdirAll(artifactsDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(artifactsDir, name)
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: authserver/%s", path)
+}
+
+// TestConsentInBrowser covers requirements AS-13 and AS-14 in a real
+// browser: headless Chromium loads the consent page, which must render
+// without inline script, approve and deny must each land on the client's
+// callback (303 through the page's CSP form-action), and the page must fit
+// a phone screen.
+func TestConsentInBrowser(t *testing.T) {
+	ctx := newBrowserContext(t)
+	cb, got := callbackServer(t)
+	h := promptHarness(t, nil)
+	redirectURI := cb.URL + "/callback"
+	for _, tc := range []struct {
+		button string
+		check  func(t *testing.T, q url.Values, verifier string)
+	}{
+		{"approve", func(t *testing.T, q url.Values, verifier string) {
+			if q.Get("code") == "" || q.Has("error") {
+				t.Fatalf("approve: callback %v", q)
+			}
+			if res := h.exchange(q.Get("code"), verifier, redirectURI, nil); res.status != http.StatusOK {
+				t.Fatalf("exchange: %d %s", res.status, res.body)
+			}
+		}},
+		{"deny", func(t *testing.T, q url.Values, _ string) {
+			if q.Get("error") != "access_denied" || q.Has("code") {
+				t.Fatalf("deny: callback %v", q)
+			}
+		}},
+	} {
+		t.Run("AS-14 "+tc.button, func(t *testing.T) {
+			q, verifier := authParams(publicID, redirectURI)
+			q.Set("scope", "mcp:read mcp:write")
+			q.Set("resource", testResource)
+			err := chromedp.Do(ctx,
+				chromedp.Navigate(h.url("/authorize?"+q.Encode())),
+				chromedp.WaitVisible(chromedp.ID("approve")),
+			)
+			if err != nil {
+				t.Fatalf("loading the consent page: %v", err)
+			}
+			name, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("client-name")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			redirectHost, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("redirect-host")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+			if err != nil {
+				t.Fatal(err)
+			}
+			screenshot(t, "consent-"+tc.button+".png", png)
+			if name != "Public App" || !strings.Contains(redirectHost, strings.TrimPrefix(cb.URL, "http://")) {
+				t.Fatalf("page shows client %q, redirect %q", name, redirectHost)
+			}
+			if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID(tc.button))); err != nil {
+				t.Fatalf("clicking %s: %v", tc.button, err)
+			}
+			select {
+			case resp := <-got:
+				if resp.Get("state") != q.Get("state") || resp.Get("iss") != h.issuer {
+					t.Fatalf("state/iss: %v", resp)
+				}
+				tc.check(t, resp, verifier)
+			case <-time.After(20 * time.Second):
+				loc, _ := chromedp.Run(ctx, chromedp.Location())
+				body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
+				t.Fatalf("the browser never reached the callback; it is at %s showing %q", loc, body)
+			}
+			text, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("done")))
+			if err != nil || !strings.Contains(text, "Signed in") {
+				t.Fatalf("callback page: %q %v", text, err)
+			}
+		})
+	}
+
+	t.Run("AS-14 readable on a phone", func(t *testing.T) {
+		q, _ := authParams(publicID, redirectURI)
+		err := chromedp.Do(ctx,
+			chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile),
+			chromedp.Navigate(h.url("/authorize?"+q.Encode())),
+			chromedp.WaitVisible(chromedp.ID("approve")),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fits, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth <= window.innerWidth`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		screenshot(t, "consent-phone.png", png)
+		if !fits {
+			t.Fatal("the consent page scrolls sideways on a 390 px wide screen")
+		}
+	})
+}
