@@ -1,0 +1,419 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpauth/mcpauth/client/internal/fakeas"
+	"github.com/mcpauth/mcpauth/client/tokenstore"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// TestTokenResponseRules checks the token response rules on raw answers.
+func TestTokenResponseRules(t *testing.T) {
+	t.Parallel()
+	const jsonCT = "application/json"
+	tests := []struct {
+		name     string
+		status   int
+		ct       string
+		body     string
+		wantErrs []error
+		wantCode oauthmeta.ErrorCode
+	}{
+		{"valid", 200, jsonCT, `{"access_token":"a","token_type":"Bearer","expires_in":60}`, nil, ""},
+		{"token_type compared case-insensitively", 200, "application/json; charset=utf-8", `{"access_token":"a","token_type":"bearer"}`, nil, ""},
+		{"bad input: no token_type", 200, jsonCT, `{"access_token":"a"}`, []error{ErrTokenResponse, oauthmeta.ErrMissingField}, ""},
+		{"bad input: token_type DPoP (until DPoP)", 200, jsonCT, `{"access_token":"a","token_type":"DPoP"}`, []error{ErrTokenResponse, ErrTokenType}, ""},
+		{"bad input: token_type mac", 200, jsonCT, `{"access_token":"a","token_type":"mac"}`, []error{ErrTokenType}, ""},
+		{"no access_token", 200, jsonCT, `{"token_type":"Bearer"}`, []error{ErrTokenResponse}, ""},
+		{"duplicate member", 200, jsonCT, `{"access_token":"a","access_token":"b","token_type":"Bearer"}`, []error{ErrTokenResponse, oauthmeta.ErrMalformed}, ""},
+		{"case-variant member name", 200, jsonCT, `{"Access_Token":"a","token_type":"Bearer"}`, []error{ErrTokenResponse}, ""},
+		{"array", 200, jsonCT, `[]`, []error{ErrTokenResponse}, ""},
+		{"form-encoded", 200, "application/x-www-form-urlencoded", `access_token=a&token_type=bearer`, []error{ErrTokenResponse}, ""},
+		{"negative expires_in", 200, jsonCT, `{"access_token":"a","token_type":"Bearer","expires_in":-1}`, []error{ErrTokenResponse}, ""},
+		{"error response", 400, jsonCT, `{"error":"invalid_grant","error_description":"expired"}`, nil, oauthmeta.CodeInvalidGrant},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tc := &tokenCapture{}
+			h := http.Header{"Content-Type": {tt.ct}}
+			err := tc.inspect(tt.status, h, []byte(tt.body))
+			if err == nil {
+				err = tc.result(nil)
+			}
+			if len(tt.wantErrs) == 0 && tt.wantCode == "" && err != nil {
+				t.Fatalf("err = %v", err)
+			}
+			for _, want := range tt.wantErrs {
+				if !errors.Is(err, want) {
+					t.Errorf("err = %v, want %v", err, want)
+				}
+			}
+			if tt.wantCode != "" && !errors.Is(err, &oauthmeta.Error{Code: tt.wantCode}) {
+				t.Errorf("err = %v, want code %s", err, tt.wantCode)
+			}
+		})
+	}
+}
+
+// TestTokenResponseBadInput runs the bad token responses end to end: the
+// code exchange fails, nothing is stored, nothing leaks.
+func TestTokenResponseBadInput(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		as      fakeas.Options
+		wantErr error
+	}{
+		{"bad input: token response without token_type", fakeas.Options{TokenType: "-"}, ErrTokenResponse},
+		{"bad input: token_type other than Bearer", fakeas.Options{TokenType: "DPoP"}, ErrTokenType},
+		{"bad input: token response over 1 MiB", fakeas.Options{PadTokenResponse: 1 << 20}, ErrResponseTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, tt.as, fakeas.ResourceOptions{}, nil)
+			ctx := context.Background()
+			err := e.c.Login(ctx, e.rs.MCPURL())
+			if !errors.Is(err, tt.wantErr) || !errors.Is(err, ErrTokenResponse) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			if tok, _ := e.c.currentToken(ctx, e.rs.MCPURL()); tok != nil {
+				t.Error("a token was stored")
+			}
+			e.noLeak(err)
+		})
+	}
+}
+
+// TestTokenEndpointAuthMethods: none, client_secret_basic and
+// client_secret_post, chosen from the registration and the metadata.
+func TestTokenEndpointAuthMethods(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		as         fakeas.Options
+		pre        *PreRegisteredClient
+		wantMethod string
+	}{
+		{"none", fakeas.Options{AuthMethods: []string{"none"}}, nil, "none"},
+		{"client_secret_basic", fakeas.Options{AuthMethods: []string{"client_secret_basic"}}, nil, "client_secret_basic"},
+		{"client_secret_post", fakeas.Options{AuthMethods: []string{"client_secret_post"}}, nil, "client_secret_post"},
+		{"pre-registered, method from metadata", fakeas.Options{NoRegistration: true, AuthMethods: []string{"client_secret_post"},
+			PreRegistered: []fakeas.Client{{ID: "p", Secret: "s:&=é", Method: "client_secret_post"}}},
+			&PreRegisteredClient{ClientID: "p", ClientSecret: "s:&=é"}, "client_secret_post"},
+		{"pre-registered basic with characters to escape", fakeas.Options{NoRegistration: true, AuthMethods: []string{"client_secret_basic"},
+			PreRegistered: []fakeas.Client{{ID: "p:1", Secret: "s:&=é+", Method: "client_secret_basic"}}},
+			&PreRegisteredClient{ClientID: "p:1", ClientSecret: "s:&=é+"}, "client_secret_basic"},
+		{"pre-registered public client", fakeas.Options{NoRegistration: true, AuthMethods: []string{"none", "client_secret_basic"},
+			PreRegistered: []fakeas.Client{{ID: "pub", Method: "none"}}}, &PreRegisteredClient{ClientID: "pub"}, "none"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			as := fakeas.New(t, tt.as)
+			rs := fakeas.NewResource(t, fakeas.ResourceOptions{}, as)
+			cfg := Config{Authorizer: &FollowRedirects{}, InsecureAllowHTTPLoopback: true}
+			if tt.pre != nil {
+				p := *tt.pre
+				p.Issuer = as.Issuer()
+				cfg.PreRegistered = []PreRegisteredClient{p}
+			}
+			c, _ := New(cfg)
+			if err := c.Login(context.Background(), rs.MCPURL()); err != nil {
+				t.Fatal(err)
+			}
+			tr := as.TokenRequests()[0]
+			got := "none"
+			switch {
+			case strings.HasPrefix(tr.Header.Get("Authorization"), "Basic "):
+				got = "client_secret_basic"
+			case tr.Form.Has("client_secret"):
+				got = "client_secret_post"
+			}
+			if got != tt.wantMethod {
+				t.Errorf("method = %s, want %s", got, tt.wantMethod)
+			}
+		})
+	}
+}
+
+func TestTokenAuthMethod(t *testing.T) {
+	t.Parallel()
+	md := func(methods ...string) *oauthmeta.AuthServerMetadata {
+		return &oauthmeta.AuthServerMetadata{TokenEndpointAuthMethodsSupported: methods}
+	}
+	tests := []struct {
+		name string
+		reg  tokenstore.Registration
+		md   *oauthmeta.AuthServerMetadata
+		want string
+	}{
+		{"CL-25 CIMD never sends a secret", tokenstore.Registration{Method: tokenstore.MethodCIMD, ClientSecret: "x", TokenEndpointAuthMethod: "client_secret_basic"}, md("client_secret_basic"), "none"},
+		{"no secret is public", tokenstore.Registration{TokenEndpointAuthMethod: "client_secret_basic"}, md("client_secret_basic"), "none"},
+		{"registered method wins", tokenstore.Registration{ClientSecret: "s", TokenEndpointAuthMethod: "client_secret_post"}, md("client_secret_basic"), "client_secret_post"},
+		{"basic preferred", tokenstore.Registration{ClientSecret: "s"}, md("client_secret_post", "client_secret_basic"), "client_secret_basic"},
+		{"post when only post", tokenstore.Registration{ClientSecret: "s"}, md("client_secret_post"), "client_secret_post"},
+		{"RFC 8414 default is basic", tokenstore.Registration{ClientSecret: "s"}, md(), "client_secret_basic"},
+		{"secret issued but only none supported", tokenstore.Registration{ClientSecret: "s"}, md("none"), "none"},
+		{"unknown registered method", tokenstore.Registration{ClientSecret: "s", TokenEndpointAuthMethod: "tls_client_auth"}, md("client_secret_post"), "client_secret_post"},
+	}
+	for _, tt := range tests {
+		if got := tokenAuthMethod(&tt.reg, tt.md); got != tt.want {
+			t.Errorf("%s: %s, want %s", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestCL04RefreshResource: refresh sends resource, unless the per-issuer
+// switch omits it; a rotated refresh token is persisted (CL-20).
+func TestCL04RefreshResource(t *testing.T) {
+	t.Parallel()
+	for _, omit := range []bool{false, true} {
+		t.Run(map[bool]string{false: "CL-04 resource on refresh", true: "OmitResourceOnRefresh"}[omit], func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, fakeas.Options{IssueRefreshTokens: true, RotateRefreshTokens: true, ExpiresIn: 60}, fakeas.ResourceOptions{}, nil)
+			// The issuer is known once the server runs; set before first use.
+			e.c.cfg.AuthServers = map[string]AuthServerOptions{e.as.Issuer(): {OmitResourceOnRefresh: omit}}
+			ctx := context.Background()
+			if err := e.c.Login(ctx, e.rs.MCPURL()); err != nil {
+				t.Fatal(err)
+			}
+			var rts []string
+			for range 2 {
+				e.clock.Advance(2 * time.Minute)
+				tok, err := e.c.currentToken(ctx, e.rs.MCPURL())
+				if err != nil || tok == nil {
+					t.Fatalf("refresh: %v", err)
+				}
+				rts = append(rts, tok.RefreshToken)
+			}
+			trs := e.as.TokenRequests()
+			if len(trs) != 3 {
+				t.Fatalf("token requests = %d, want 3", len(trs))
+			}
+			for _, tr := range trs[1:] {
+				if tr.Form.Get("grant_type") != "refresh_token" {
+					t.Fatalf("grant_type = %q", tr.Form.Get("grant_type"))
+				}
+				if has := tr.Form.Has("resource"); has == omit || (has && tr.Form.Get("resource") != e.rs.MCPURL()) {
+					t.Errorf("refresh resource = %q (present %v), omit = %v", tr.Form.Get("resource"), has, omit)
+				}
+			}
+			if rts[0] == rts[1] || trs[2].Form.Get("refresh_token") != rts[0] {
+				t.Error("CL-20: the rotated refresh token was not persisted and used")
+			}
+			st, _ := e.c.tokenState(ctx, e.rs.MCPURL())
+			if st.tok.RefreshToken != rts[1] {
+				t.Error("CL-20: the store does not hold the newest refresh token")
+			}
+		})
+	}
+}
+
+// TestRefreshDeduplicated: concurrent requests for an expired token cause
+// one refresh, within a process and across processes sharing a file
+// store.
+func TestRefreshDeduplicated(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	t.Run("goroutines", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, fakeas.Options{IssueRefreshTokens: true, RotateRefreshTokens: true, ExpiresIn: 60}, fakeas.ResourceOptions{}, nil)
+		if err := e.c.Login(ctx, e.rs.MCPURL()); err != nil {
+			t.Fatal(err)
+		}
+		e.clock.Advance(time.Hour)
+		runConcurrently(t, 16, func() error {
+			tok, err := e.c.currentToken(ctx, e.rs.MCPURL())
+			if err == nil && tok == nil {
+				err = errors.New("no token")
+			}
+			return err
+		})
+		if n := len(e.as.TokenRequests()); n != 2 {
+			t.Errorf("token requests = %d, want 1 exchange + 1 refresh", n)
+		}
+	})
+	t.Run("processes sharing a file store", func(t *testing.T) {
+		t.Parallel()
+		as := fakeas.New(t, fakeas.Options{IssueRefreshTokens: true, RotateRefreshTokens: true, ExpiresIn: 60})
+		rs := fakeas.NewResource(t, fakeas.ResourceOptions{}, as)
+		path := filepath.Join(t.TempDir(), "tokens.json")
+		now := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
+		var mu sync.Mutex
+		clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+		var clients []*Client
+		for range 4 {
+			store, _ := tokenstore.NewFile(path)
+			c, _ := New(Config{Authorizer: &FollowRedirects{}, InsecureAllowHTTPLoopback: true, Store: store, Now: clock})
+			clients = append(clients, c)
+		}
+		if err := clients[0].Login(ctx, rs.MCPURL()); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		now = now.Add(time.Hour)
+		mu.Unlock()
+		var i int
+		var imu sync.Mutex
+		runConcurrently(t, 4, func() error {
+			imu.Lock()
+			c := clients[i]
+			i++
+			imu.Unlock()
+			tok, err := c.currentToken(ctx, rs.MCPURL())
+			if err == nil && tok == nil {
+				err = errors.New("no token")
+			}
+			return err
+		})
+		if n := len(as.TokenRequests()); n != 2 {
+			t.Errorf("token requests = %d, want 1 exchange + 1 refresh (a rotated token redeemed twice would fail)", n)
+		}
+	})
+}
+
+func runConcurrently(t *testing.T, n int, fn func() error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	start := make(chan struct{})
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			errs <- fn()
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestRefreshOn401: a refused token is refreshed before any new
+// authorization; a refreshed token that is refused too, a refused refresh
+// and a challenge for wider scopes lead to a new authorization.
+func TestRefreshOn401(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	asOpts := fakeas.Options{IssueRefreshTokens: true}
+	refresh := func(e *env) int {
+		n := 0
+		for _, tr := range e.as.TokenRequests() {
+			if tr.Form.Get("grant_type") == "refresh_token" {
+				n++
+			}
+		}
+		return n
+	}
+	t.Run("refresh before login", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, asOpts, fakeas.ResourceOptions{}, nil)
+		cs, err := e.session(ctx, "2026-07-28")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		e.as.RevokeAccessTokens()
+		if err := callTool(ctx, cs, "echo"); err != nil {
+			t.Fatal(err)
+		}
+		if refresh(e) != 1 || len(e.as.Authorizations()) != 1 {
+			t.Errorf("refreshes %d, authorizations %d; want 1 and 1", refresh(e), len(e.as.Authorizations()))
+		}
+	})
+	t.Run("refreshed token refused too", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, asOpts, fakeas.ResourceOptions{}, nil)
+		if err := e.login(ctx); err != nil {
+			t.Fatal(err)
+		}
+		resource := e.rs.MCPURL()
+		st, _ := e.c.tokenState(ctx, resource)
+		if err := e.c.respond(ctx, resource, 401, http.Header{}, st.tok.AccessToken, &attempts{}); err != nil {
+			t.Fatal(err)
+		}
+		st2, _ := e.c.tokenState(ctx, resource)
+		if !st2.tok.RefreshedAfterRejection {
+			t.Fatal("refreshed token not marked")
+		}
+		if err := e.c.respond(ctx, resource, 401, http.Header{}, st2.tok.AccessToken, &attempts{}); err != nil {
+			t.Fatal(err)
+		}
+		if refresh(e) != 1 || len(e.as.Authorizations()) != 2 {
+			t.Errorf("refreshes %d, authorizations %d; want 1 and 2", refresh(e), len(e.as.Authorizations()))
+		}
+	})
+	t.Run("401 asking for wider scopes skips refresh", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, asOpts, fakeas.ResourceOptions{ChallengeScope: []string{"read"}}, nil)
+		if err := e.login(ctx); err != nil {
+			t.Fatal(err)
+		}
+		resource := e.rs.MCPURL()
+		st, _ := e.c.tokenState(ctx, resource)
+		h := http.Header{"Www-Authenticate": {`Bearer error="invalid_token", scope="read admin"`}}
+		if err := e.c.respond(ctx, resource, 401, h, st.tok.AccessToken, &attempts{}); err != nil {
+			t.Fatal(err)
+		}
+		if refresh(e) != 0 {
+			t.Error("refreshed although the challenge needs wider scopes")
+		}
+		if got := e.as.Authorizations()[1].Get("scope"); got != "read admin" {
+			t.Errorf("scope = %q", got)
+		}
+	})
+	t.Run("invalid_grant deletes the token", func(t *testing.T) {
+		t.Parallel()
+		e := newEnv(t, fakeas.Options{IssueRefreshTokens: true, RotateRefreshTokens: true, ExpiresIn: 60}, fakeas.ResourceOptions{}, nil)
+		if err := e.c.Login(ctx, e.rs.MCPURL()); err != nil {
+			t.Fatal(err)
+		}
+		st, _ := e.c.tokenState(ctx, e.rs.MCPURL())
+		st.tok.RefreshToken = "rt-unknown"
+		_ = e.store.PutToken(ctx, st.key, st.tok)
+		e.clock.Advance(time.Hour)
+		tok, err := e.c.currentToken(ctx, e.rs.MCPURL())
+		if err != nil || tok != nil {
+			t.Fatalf("currentToken = %v, %v; want none", tok, err)
+		}
+		if _, err := e.store.Token(ctx, st.key); !errors.Is(err, tokenstore.ErrNotFound) {
+			t.Error("a refused refresh token was kept")
+		}
+		e.noLeak()
+	})
+}
+
+// TestNewTokenScopes: granted scopes come from the response, else the
+// request; on refresh, else the previous grant.
+func TestNewTokenScopes(t *testing.T) {
+	t.Parallel()
+	c, _ := New(Config{Authorizer: &FollowRedirects{}, Now: func() time.Time { return time.Unix(1000, 0) }})
+	tok, _ := c.newToken(&oauthmeta.TokenResponse{AccessToken: "a", TokenType: "Bearer", Scope: "x y", ExpiresIn: 1 << 62}, []string{"x"}, nil)
+	if !slices.Equal(tok.Scopes, []string{"x", "y"}) || tok.Expiry.Before(time.Unix(1000, 0)) {
+		t.Errorf("token %v scopes %q", tok, tok.Scopes)
+	}
+	tok, _ = c.newToken(&oauthmeta.TokenResponse{AccessToken: "a", TokenType: "Bearer"}, []string{"x"}, []string{"old"})
+	if !slices.Equal(tok.Scopes, []string{"old"}) || !tok.Expiry.IsZero() {
+		t.Errorf("refresh without scope: %q", tok.Scopes)
+	}
+	if _, err := c.newToken(&oauthmeta.TokenResponse{AccessToken: "a", TokenType: "Bearer", Scope: "bad\"scope"}, nil, nil); !errors.Is(err, ErrTokenResponse) {
+		t.Errorf("invalid scope accepted: %v", err)
+	}
+}
