@@ -1,0 +1,254 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mcpauth/mcpauth/authserver"
+	"github.com/mcpauth/mcpauth/clientmeta"
+)
+
+func authserverCommand() command {
+	return command{
+		name:    "authserver",
+		summary: "run the demo OAuth 2.1 authorization server",
+		run:     runAuthserver,
+	}
+}
+
+// listFlag collects a repeatable flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, " ") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// authserverFlags are the parsed command-line flags.
+type authserverFlags struct {
+	addr, issuer, scopes, consent, dataDir, signingAlg, logLevel string
+	tokenTTL, refreshTTL                                         time.Duration
+	clients, cimdAllowHosts, cimdLoopback, faults, resources     listFlag
+	insecureHTTP, rememberConsent, noRegistration, noCIMD        bool
+}
+
+func parseAuthserverFlags(args []string, stderr io.Writer) (*authserverFlags, error) {
+	f := &authserverFlags{}
+	fs := flag.NewFlagSet("mcpauth authserver", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.addr, "addr", "127.0.0.1:9000", "listen address (host:port); port 0 picks a free port")
+	fs.StringVar(&f.issuer, "issuer", "", "issuer identifier; default http://<listen address>")
+	fs.StringVar(&f.scopes, "scopes", "mcp:read mcp:write", "supported scopes, separated by spaces or commas")
+	fs.StringVar(&f.consent, "consent", "consent", "consent mode: auto (no page), consent (HTML page) or deny")
+	fs.Var(&f.clients, "client", "pre-registered client `id=ID[,secret=S][,redirect=URI]...[,name=N][,auth=METHOD]` (repeatable; secret=env:VAR reads $VAR)")
+	fs.DurationVar(&f.tokenTTL, "token-ttl", authserver.DefaultAccessTokenTTL, "access token lifetime")
+	fs.DurationVar(&f.refreshTTL, "refresh-ttl", authserver.DefaultRefreshTokenTTL, "refresh token family lifetime")
+	fs.StringVar(&f.dataDir, "data-dir", "", "keep keys, clients and grants in this directory (default: memory only)")
+	fs.Var(&f.cimdAllowHosts, "cimd-allow-host", "only resolve client ID metadata documents from this host; *.example.com for subdomains (repeatable; default: any https host)")
+	fs.Var(&f.cimdLoopback, "insecure-cimd-loopback", "fetch client_ids starting with `PREFIX=LOOPBACK_PREFIX` from a loopback origin, for local testing (repeatable)")
+	fs.BoolVar(&f.noCIMD, "no-cimd", false, "turn client ID metadata documents off")
+	fs.BoolVar(&f.noRegistration, "no-registration", false, "turn dynamic client registration off")
+	fs.Var(&f.resources, "resource", "allowed resource indicator (repeatable; default: any https URI)")
+	fs.StringVar(&f.signingAlg, "signing-alg", authserver.DefaultSigningAlgorithm, "access token signing algorithm: ES256, RS256 or EdDSA")
+	fs.BoolVar(&f.rememberConsent, "remember-consent", false, "skip the consent page for a client the user already approved")
+	fs.BoolVar(&f.insecureHTTP, "insecure-http", false, "allow a plain-http issuer (loopback hosts only)")
+	fs.Var(&f.faults, "insecure-fault", "misbehave on purpose to test clients: "+strings.Join(authserver.FaultNames(), ", ")+" (repeatable)")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		// The flag package has printed the problem and the usage.
+		return nil, fmt.Errorf("%w: %v", flag.ErrHelp, err)
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "unexpected arguments: %q\n", fs.Args())
+		fs.Usage()
+		return nil, flag.ErrHelp
+	}
+	return f, nil
+}
+
+// parseClient parses one --client value.
+func parseClient(spec string) (authserver.Client, error) {
+	var c authserver.Client
+	for _, part := range strings.Split(spec, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok || v == "" {
+			return c, fmt.Errorf("--client: %q is not key=value", part)
+		}
+		switch k {
+		case "id":
+			c.ID = v
+		case "secret":
+			if name, isEnv := strings.CutPrefix(v, "env:"); isEnv {
+				v = os.Getenv(name)
+				if v == "" {
+					return c, fmt.Errorf("--client: environment variable %s is empty", name)
+				}
+			}
+			c.Secret = v
+		case "redirect":
+			c.RedirectURIs = append(c.RedirectURIs, v)
+		case "name":
+			c.Name = v
+		case "auth":
+			c.AuthMethod = v
+		default:
+			return c, fmt.Errorf("--client: unknown key %q (known: id, secret, redirect, name, auth)", k)
+		}
+	}
+	if c.ID == "" {
+		return c, errors.New("--client: id= is required")
+	}
+	return c, nil
+}
+
+// config turns the flags into an authserver configuration for a server
+// listening on addr.
+func (f *authserverFlags) config(addr net.Addr, logger *slog.Logger) (authserver.Config, error) {
+	cfg := authserver.Config{
+		Issuer:                           f.issuer,
+		InsecureAllowHTTP:                f.insecureHTTP,
+		Scopes:                           strings.FieldsFunc(f.scopes, func(r rune) bool { return r == ' ' || r == ',' }),
+		Resources:                        f.resources,
+		AccessTokenTTL:                   f.tokenTTL,
+		RefreshTokenTTL:                  f.refreshTTL,
+		SigningAlgorithm:                 f.signingAlg,
+		DataDir:                          f.dataDir,
+		RememberConsent:                  f.rememberConsent,
+		DisableRegistration:              f.noRegistration,
+		DisableClientIDMetadataDocuments: f.noCIMD,
+		Logger:                           logger,
+	}
+	if cfg.Issuer == "" {
+		cfg.Issuer = "http://" + addr.String()
+	}
+	if u, err := url.Parse(cfg.Issuer); err == nil && u.Scheme == "http" && !f.insecureHTTP {
+		return cfg, fmt.Errorf("issuer %s is plain http: pass --insecure-http (allowed for loopback addresses only)", cfg.Issuer)
+	}
+	var err error
+	if cfg.Consent, err = authserver.ParseConsentMode(f.consent); err != nil {
+		return cfg, err
+	}
+	for _, spec := range f.clients {
+		c, err := parseClient(spec)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Clients = append(cfg.Clients, c)
+	}
+	for _, name := range f.faults {
+		if err := cfg.InsecureFaults.Set(name); err != nil {
+			return cfg, err
+		}
+	}
+	if !f.noCIMD && (len(f.cimdAllowHosts) > 0 || len(f.cimdLoopback) > 0) {
+		rc := clientmeta.ResolverConfig{}
+		if len(f.cimdAllowHosts) > 0 {
+			rc.TrustPolicy = clientmeta.AllowHosts(f.cimdAllowHosts...)
+		}
+		for _, m := range f.cimdLoopback {
+			prefix, fetch, ok := strings.Cut(m, "=")
+			if !ok {
+				return cfg, fmt.Errorf("--insecure-cimd-loopback: %q is not PREFIX=LOOPBACK_PREFIX", m)
+			}
+			rc.InsecureLoopbackMappings = append(rc.InsecureLoopbackMappings, clientmeta.LoopbackMapping{ClientIDPrefix: prefix, FetchPrefix: fetch})
+		}
+		if cfg.ClientMetadata, err = clientmeta.NewResolver(rc); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, nil
+}
+
+func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f, err := parseAuthserverFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	cfg, err := f.config(ln.Addr(), logger)
+	if err != nil {
+		return err
+	}
+	as, err := authserver.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer as.Close()
+	srv := &http.Server{
+		Handler:           accessLog(logger, as),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       60 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          log.New(slogWriter{logger}, "", 0),
+	}
+	m := as.Metadata()
+	logger.Info("authorization server ready", "issuer", as.Issuer(), "consent", cfg.Consent.String(),
+		"clients", len(cfg.Clients), "scopes", strings.Join(cfg.Scopes, " "),
+		"registration", m.RegistrationEndpoint != "", "client_id_metadata_documents", m.ClientIDMetadataDocumentSupported)
+	fmt.Fprintf(stdout, "listening on http://%s (issuer %s)\n", ln.Addr(), as.Issuer())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return err
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// accessLog logs method, path (never the query, which can carry codes) and
+// status of each request.
+func accessLog(logger *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rec, r)
+		logger.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rec.status)
+	})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// slogWriter routes net/http's internal log lines to slog.
+type slogWriter struct{ l *slog.Logger }
+
+func (w slogWriter) Write(p []byte) (int, error) {
+	w.l.Warn(strings.TrimSpace(string(p)))
+	return len(p), nil
+}

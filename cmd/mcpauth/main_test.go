@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpauth/mcpauth/oauthmeta"
+	"github.com/mcpauth/mcpauth/pkce"
+)
+
+// syncBuffer is a bytes.Buffer safe for concurrent use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestRunDispatch(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		code int
+		out  string
+	}{
+		{"no command", nil, 2, "usage"},
+		{"help", []string{"help"}, 0, "authserver"},
+		{"unknown", []string{"frobnicate"}, 2, "unknown command"},
+		{"demo placeholder", []string{"demo"}, 0, "not yet implemented"},
+		{"bad flag", []string{"authserver", "--nope"}, 2, "flag provided but not defined"},
+		{"stray argument", []string{"authserver", "extra"}, 2, "unexpected arguments"},
+		{"http issuer without --insecure-http", []string{"authserver", "--addr", "127.0.0.1:0"}, 1, "--insecure-http"},
+		{"bad consent mode", []string{"authserver", "--addr", "127.0.0.1:0", "--insecure-http", "--consent", "maybe"}, 1, "consent"},
+		{"bad client", []string{"authserver", "--addr", "127.0.0.1:0", "--insecure-http", "--client", "redirect=x"}, 1, "id= is required"},
+		{"bad fault", []string{"authserver", "--addr", "127.0.0.1:0", "--insecure-http", "--insecure-fault", "chaos"}, 1, "unknown fault"},
+		{"non-loopback http issuer", []string{"authserver", "--addr", "127.0.0.1:0", "--insecure-http", "--issuer", "http://as.example.com"}, 1, "Issuer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var stdout, stderr syncBuffer
+			code := run(context.Background(), tt.args, &stdout, &stderr)
+			if code != tt.code || !strings.Contains(stdout.String()+stderr.String(), tt.out) {
+				t.Fatalf("exit %d, want %d; output %q lacks %q", code, tt.code, stdout.String()+stderr.String(), tt.out)
+			}
+		})
+	}
+}
+
+func TestParseClient(t *testing.T) {
+	t.Setenv("MCPAUTH_TEST_SECRET", "from-env")
+	tests := []struct {
+		spec    string
+		wantErr bool
+		check   func(id, secret string, redirects []string) bool
+	}{
+		{"id=a,redirect=http://127.0.0.1/cb", false, func(id, s string, r []string) bool { return id == "a" && s == "" && len(r) == 1 }},
+		{"id=a,secret=s,redirect=https://x.example/1,redirect=https://x.example/2", false, func(id, s string, r []string) bool { return s == "s" && len(r) == 2 }},
+		{"id=a,secret=env:MCPAUTH_TEST_SECRET,redirect=https://x.example/1", false, func(_, s string, _ []string) bool { return s == "from-env" }},
+		{"id=a,secret=env:MCPAUTH_TEST_UNSET_VAR", true, nil},
+		{"id=a,colour=blue", true, nil},
+		{"id", true, nil},
+		{"secret=x", true, nil},
+	}
+	for _, tt := range tests {
+		c, err := parseClient(tt.spec)
+		if (err != nil) != tt.wantErr {
+			t.Fatalf("parseClient(%q) = %v", tt.spec, err)
+		}
+		if err == nil && !tt.check(c.ID, c.Secret, c.RedirectURIs) {
+			t.Fatalf("parseClient(%q) = %+v", tt.spec, c)
+		}
+	}
+}
+
+// TestAuthserverServes starts the subcommand the way the conformance script
+// does, runs a code flow against it, and stops it with a cancelled context
+// (what SIGINT/SIGTERM do).
+func TestAuthserverServes(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stdoutR, stdoutW := io.Pipe()
+	var stderr syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"authserver", "--addr", "127.0.0.1:0", "--consent", "auto", "--insecure-http",
+			"--client", "id=conformance-client,redirect=http://127.0.0.1:1/callback"}, stdoutW, &stderr)
+		stdoutW.Close()
+	}()
+	line, err := bufio.NewReader(stdoutR).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no ready line: %v; stderr: %s", err, stderr.String())
+	}
+	go func() { _, _ = io.Copy(io.Discard, stdoutR) }()
+	if !strings.HasPrefix(line, "listening on http://127.0.0.1:") {
+		t.Fatalf("ready line %q", line)
+	}
+	issuer := strings.TrimSuffix(strings.TrimSpace(line[strings.Index(line, "(issuer ")+len("(issuer "):]), ")")
+	hc := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+	resp, err := hc.Get(issuer + "/.well-known/oauth-authorization-server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m oauthmeta.AuthServerMetadata
+	_ = json.NewDecoder(resp.Body).Decode(&m)
+	resp.Body.Close()
+	if m.Issuer != issuer || !m.ClientIDMetadataDocumentSupported || !m.SupportsS256() {
+		t.Fatalf("metadata %+v", m)
+	}
+
+	v := pkce.GenerateVerifier()
+	q := url.Values{"response_type": {"code"}, "client_id": {"conformance-client"}, "state": {"s"},
+		"redirect_uri": {"http://127.0.0.1:1/callback"}, "code_challenge": {pkce.Challenge(v)}, "code_challenge_method": {"S256"}}
+	resp, err = hc.Get(m.AuthorizationEndpoint + "?" + q.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc, _ := url.Parse(resp.Header.Get("Location"))
+	if loc.Query().Get("iss") != issuer || loc.Query().Get("code") == "" {
+		t.Fatalf("authorize: %d %s", resp.StatusCode, loc)
+	}
+	resp, err = hc.PostForm(m.TokenEndpoint, url.Values{"grant_type": {"authorization_code"}, "code": {loc.Query().Get("code")},
+		"code_verifier": {v}, "client_id": {"conformance-client"}, "redirect_uri": {"http://127.0.0.1:1/callback"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("token: %d", resp.StatusCode)
+	}
+
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit %d; stderr: %s", code, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("did not shut down")
+	}
+	if strings.Contains(stderr.String(), loc.Query().Get("code")) {
+		t.Fatal("a code was logged")
+	}
+}
