@@ -47,10 +47,15 @@ func (s StaticKeys) Keys(_ context.Context, kid string) ([]Key, error) {
 		return s, nil
 	}
 	var out []Key
-	for _, k := range s {
-		if k.ID == kid {
-			out = append(out, k)
+	for i, k := range s {
+		if k.ID != kid {
+			continue
 		}
+		if out == nil {
+			out = s[i : i+1 : i+1] // the common case: one match, no allocation
+			continue
+		}
+		out = append(out, k)
 	}
 	if len(out) == 0 {
 		return nil, ErrUnknownKey
