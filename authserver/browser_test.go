@@ -88,6 +88,73 @@ func screenshot(t *testing.T, name string, png []byte) {
 	t.Logf("screenshot: authserver/%s", path)
 }
 
+// browserFlow is one consent decision made in the browser.
+type browserFlow struct {
+	ctx         context.Context
+	h           *harness
+	callbackURL string
+	got         chan url.Values
+}
+
+// loadConsent opens the consent page for a fresh request, checks what it
+// shows and saves a screenshot.
+func (b *browserFlow) loadConsent(t *testing.T, shot string) (url.Values, string) {
+	t.Helper()
+	q, verifier := authParams(publicID, b.callbackURL)
+	q.Set("scope", "mcp:read mcp:write")
+	q.Set("resource", testResource)
+	err := chromedp.Do(b.ctx,
+		chromedp.Navigate(b.h.url("/authorize?"+q.Encode())),
+		chromedp.WaitVisible(chromedp.ID("approve")),
+	)
+	if err != nil {
+		t.Fatalf("loading the consent page: %v", err)
+	}
+	name, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.ID("client-name")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	redirectHost, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.ID("redirect-host")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, shot, png)
+	cbHost, _, _ := strings.Cut(strings.TrimPrefix(b.callbackURL, "http://"), "/")
+	if name != "Public App" || !strings.Contains(redirectHost, cbHost) {
+		t.Fatalf("page shows client %q, redirect %q", name, redirectHost)
+	}
+	return q, verifier
+}
+
+// click presses a button and returns the authorization response the
+// client's callback received.
+func (b *browserFlow) click(t *testing.T, button string, q url.Values) url.Values {
+	t.Helper()
+	if err := chromedp.Do(b.ctx, chromedp.Click(chromedp.ID(button))); err != nil {
+		t.Fatalf("clicking %s: %v", button, err)
+	}
+	select {
+	case resp := <-b.got:
+		if resp.Get("state") != q.Get("state") || resp.Get("iss") != b.h.issuer {
+			t.Fatalf("state/iss: %v", resp)
+		}
+		text, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.ID("done")))
+		if err != nil || !strings.Contains(text, "Signed in") {
+			t.Fatalf("callback page: %q %v", text, err)
+		}
+		return resp
+	case <-time.After(20 * time.Second):
+		loc, _ := chromedp.Run(b.ctx, chromedp.Location())
+		body, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
+		t.Fatalf("the browser never reached the callback; it is at %s showing %q", loc, body)
+		return nil
+	}
+}
+
 // TestConsentInBrowser covers requirements AS-13 and AS-14 in a real
 // browser: headless Chromium loads the consent page, which must render
 // without inline script, approve and deny must each land on the client's
@@ -97,75 +164,26 @@ func TestConsentInBrowser(t *testing.T) {
 	ctx := newBrowserContext(t)
 	cb, got := callbackServer(t)
 	h := promptHarness(t, nil)
-	redirectURI := cb.URL + "/callback"
-	for _, tc := range []struct {
-		button string
-		check  func(t *testing.T, q url.Values, verifier string)
-	}{
-		{"approve", func(t *testing.T, q url.Values, verifier string) {
-			if q.Get("code") == "" || q.Has("error") {
-				t.Fatalf("approve: callback %v", q)
-			}
-			if res := h.exchange(q.Get("code"), verifier, redirectURI, nil); res.status != http.StatusOK {
-				t.Fatalf("exchange: %d %s", res.status, res.body)
-			}
-		}},
-		{"deny", func(t *testing.T, q url.Values, _ string) {
-			if q.Get("error") != "access_denied" || q.Has("code") {
-				t.Fatalf("deny: callback %v", q)
-			}
-		}},
-	} {
-		t.Run("AS-14 "+tc.button, func(t *testing.T) {
-			q, verifier := authParams(publicID, redirectURI)
-			q.Set("scope", "mcp:read mcp:write")
-			q.Set("resource", testResource)
-			err := chromedp.Do(ctx,
-				chromedp.Navigate(h.url("/authorize?"+q.Encode())),
-				chromedp.WaitVisible(chromedp.ID("approve")),
-			)
-			if err != nil {
-				t.Fatalf("loading the consent page: %v", err)
-			}
-			name, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("client-name")))
-			if err != nil {
-				t.Fatal(err)
-			}
-			redirectHost, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("redirect-host")))
-			if err != nil {
-				t.Fatal(err)
-			}
-			png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-			if err != nil {
-				t.Fatal(err)
-			}
-			screenshot(t, "consent-"+tc.button+".png", png)
-			if name != "Public App" || !strings.Contains(redirectHost, strings.TrimPrefix(cb.URL, "http://")) {
-				t.Fatalf("page shows client %q, redirect %q", name, redirectHost)
-			}
-			if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID(tc.button))); err != nil {
-				t.Fatalf("clicking %s: %v", tc.button, err)
-			}
-			select {
-			case resp := <-got:
-				if resp.Get("state") != q.Get("state") || resp.Get("iss") != h.issuer {
-					t.Fatalf("state/iss: %v", resp)
-				}
-				tc.check(t, resp, verifier)
-			case <-time.After(20 * time.Second):
-				loc, _ := chromedp.Run(ctx, chromedp.Location())
-				body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
-				t.Fatalf("the browser never reached the callback; it is at %s showing %q", loc, body)
-			}
-			text, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("done")))
-			if err != nil || !strings.Contains(text, "Signed in") {
-				t.Fatalf("callback page: %q %v", text, err)
-			}
-		})
-	}
+	b := &browserFlow{ctx: ctx, h: h, callbackURL: cb.URL + "/callback", got: got}
 
+	t.Run("AS-14 approve", func(t *testing.T) {
+		q, verifier := b.loadConsent(t, "consent-approve.png")
+		resp := b.click(t, "approve", q)
+		if resp.Get("code") == "" || resp.Has("error") {
+			t.Fatalf("approve: callback %v", resp)
+		}
+		if res := h.exchange(resp.Get("code"), verifier, b.callbackURL, nil); res.status != http.StatusOK {
+			t.Fatalf("exchange: %d %s", res.status, res.body)
+		}
+	})
+	t.Run("AS-14 deny", func(t *testing.T) {
+		q, _ := b.loadConsent(t, "consent-deny.png")
+		if resp := b.click(t, "deny", q); resp.Get("error") != "access_denied" || resp.Has("code") {
+			t.Fatalf("deny: callback %v", resp)
+		}
+	})
 	t.Run("AS-14 readable on a phone", func(t *testing.T) {
-		q, _ := authParams(publicID, redirectURI)
+		q, _ := authParams(publicID, b.callbackURL)
 		err := chromedp.Do(ctx,
 			chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile),
 			chromedp.Navigate(h.url("/authorize?"+q.Encode())),

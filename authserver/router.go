@@ -22,7 +22,7 @@ func (s *Server) routes() http.Handler {
 		r.Path(p + oauthmeta.WellKnownOpenIDConfiguration).Methods(get...).HandlerFunc(s.handleMetadata)
 	}
 	r.Path(p + pathJWKS).Methods(get...).HandlerFunc(s.handleJWKS)
-	r.Path(p + pathAuthorize).Methods(get...).HandlerFunc(s.handleAuthorize)
+	r.Path(p + pathAuthorize).Methods(http.MethodGet).HandlerFunc(s.handleAuthorize) // GET only: it has side effects
 	r.Path(p + pathConsent).Methods(http.MethodPost).HandlerFunc(s.handleConsent)
 	r.Path(p + pathAssets).Methods(get...).HandlerFunc(s.handleConsentCSS)
 	r.Path(p + pathToken).Methods(http.MethodPost).HandlerFunc(s.limitByIP(s.handleToken))

@@ -169,13 +169,7 @@ func TestCodeReplay(t *testing.T) {
 // revoking the family, scope narrowing only, resource on refresh.
 func TestRefreshRotation(t *testing.T) {
 	t.Parallel()
-	refresh := func(h *harness, rt string, extra url.Values) tokenResult {
-		form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}, "client_id": {publicID}}
-		for k, v := range extra {
-			form[k] = v
-		}
-		return h.token(form, "", "")
-	}
+	refresh := (*harness).refresh
 	t.Run("AS-12 reuse revokes the family", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t, "", nil)
@@ -220,6 +214,22 @@ func TestRefreshRotation(t *testing.T) {
 		}
 		wantError(t, refresh(h, r.tok.RefreshToken, url.Values{"resource": {"https://third.example.com/mcp"}}), 400, oauthmeta.CodeInvalidTarget)
 	})
+}
+
+// refresh uses a refresh token as the public client.
+func (h *harness) refresh(rt string, extra url.Values) tokenResult {
+	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}, "client_id": {publicID}}
+	for k, v := range extra {
+		form[k] = v
+	}
+	return h.token(form, "", "")
+}
+
+// TestRefreshBinding covers requirement AS-12: refresh tokens are bound to
+// their client and expire with their family.
+func TestRefreshBinding(t *testing.T) {
+	t.Parallel()
+	refresh := (*harness).refresh
 	t.Run("AS-12 refresh bound to the client", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t, "", nil)
