@@ -101,6 +101,11 @@ var (
 	// (MaxAuthorizationAttempts, requirement CL-15); the server keeps
 	// refusing and the client stops instead of looping.
 	ErrAttemptLimit = errors.New("client: too many authorization attempts for one operation")
+	// ErrInsufficientScope: the resource answered 403 insufficient_scope
+	// for a token that already carries every scope the challenge names;
+	// another authorization would ask for the same scopes, so the client
+	// does not start one.
+	ErrInsufficientScope = errors.New("client: insufficient scope although the token carries the challenged scopes")
 	// ErrForbidden: the resource answered 403 for a reason authorization
 	// cannot fix (no insufficient_scope challenge).
 	ErrForbidden = errors.New("client: forbidden")

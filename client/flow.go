@@ -26,7 +26,9 @@ type attempts struct{ n int }
 //     may have moved to another authorization server, SEP-2352).
 //   - 403 with error="insufficient_scope": authorize again with the union
 //     of the previously requested and the challenged scopes (step-up,
-//     SEP-2350). No refresh: it cannot widen scopes.
+//     SEP-2350). No refresh: it cannot widen scopes. If the refused token
+//     was granted every challenged scope already, a new authorization
+//     cannot help: ErrInsufficientScope.
 //   - anything else: ErrForbidden.
 func (c *Client) respond(ctx context.Context, resource string, status int, h http.Header, sent string, a *attempts) error {
 	ch := bearerChallenge(h)
@@ -90,8 +92,12 @@ func (c *Client) stepUp(ctx context.Context, resource string, ch oauthmeta.Chall
 	}
 	var prev []string
 	if st != nil && st.tok != nil {
-		if st.tok.AccessToken != sent && st.tok.Valid(c.now(), expiryLeeway) && subset(ch.Scopes(), st.tok.Scopes) {
+		need := ch.Scopes()
+		switch {
+		case st.tok.AccessToken != sent && st.tok.Valid(c.now(), expiryLeeway) && subset(need, st.tok.Scopes):
 			return nil // another request stepped up meanwhile
+		case st.tok.AccessToken == sent && len(need) > 0 && subset(need, st.tok.Scopes):
+			return ErrInsufficientScope // asking again would change nothing
 		}
 		prev = st.tok.RequestedScopes
 	}

@@ -50,6 +50,7 @@ type Options struct {
 	AuthMethods           []string // token_endpoint_auth_methods_supported; nil = ["none"]
 	RegisterMethod        string   // force the registered method in DCR responses
 	ScopesSupported       []string
+	DenyScopes            []string // never granted, even when requested
 	IssueRefreshTokens    bool
 	RotateRefreshTokens   bool
 	ExpiresIn             int64  // 0 = 3600; <0 = omit
@@ -336,7 +337,8 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, o Options, ba
 	default:
 		c := randomString()
 		s.mu.Lock()
-		s.codes[c] = code{Grant: Grant{ClientID: cl.ID, Resource: q.Get("resource"), Scopes: strings.Fields(q.Get("scope"))},
+		granted := slices.DeleteFunc(strings.Fields(q.Get("scope")), func(s string) bool { return slices.Contains(o.DenyScopes, s) })
+		s.codes[c] = code{Grant: Grant{ClientID: cl.ID, Resource: q.Get("resource"), Scopes: granted},
 			challenge: q.Get("code_challenge"), redirectURI: redirect.String()}
 		s.mu.Unlock()
 		s.mu.Lock()

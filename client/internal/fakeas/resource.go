@@ -98,7 +98,8 @@ func (r *Resource) Paths() []string {
 	return slices.Clone(r.paths)
 }
 
-// Bearers returns the bearer tokens received, in order ("" for none).
+// Bearers returns the bearer tokens received on every path but the
+// metadata's, in order ("" for none).
 func (r *Resource) Bearers() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -124,6 +125,11 @@ func (r *Resource) serve(w http.ResponseWriter, req *http.Request) {
 	r.paths = append(r.paths, req.URL.Path)
 	opts, as, prmPath, fallback := r.opts, slices.Clone(r.as), metadataPath(r.opts), r.fallback
 	r.mu.Unlock()
+	if req.URL.Path != prmPath {
+		r.mu.Lock()
+		r.bearers = append(r.bearers, bearer(req))
+		r.mu.Unlock()
+	}
 	switch req.URL.Path {
 	case prmPath:
 		r.metadata(w, opts, as)
@@ -173,13 +179,7 @@ func (r *Resource) protected(w http.ResponseWriter, req *http.Request, opts Reso
 		} `json:"params"`
 	}
 	_ = json.Unmarshal(body, &msg)
-	tok := ""
-	if h := req.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
-		tok = h[len("Bearer "):]
-	}
-	r.mu.Lock()
-	r.bearers = append(r.bearers, tok)
-	r.mu.Unlock()
+	tok := bearer(req)
 	if strings.HasPrefix(msg.Method, "notifications/") {
 		r.mcp.ServeHTTP(w, req)
 		return
@@ -233,6 +233,13 @@ func (r *Resource) challenge(w http.ResponseWriter, status int, opts ResourceOpt
 	}
 	w.Header().Set("WWW-Authenticate", h)
 	w.WriteHeader(status)
+}
+
+func bearer(req *http.Request) string {
+	if h := req.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
+		return h[len("Bearer "):]
+	}
+	return ""
 }
 
 func subset(a, b []string) bool {
