@@ -18,7 +18,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 )
 
-// supportedAlgorithms are the signing algorithms this server can use.
+// supportedAlgorithm reports whether this server can sign with alg.
 func supportedAlgorithm(alg string) bool {
 	return alg == string(jose.ES256) || alg == string(jose.RS256) || alg == string(jose.EdDSA)
 }

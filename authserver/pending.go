@@ -48,15 +48,17 @@ func (p *pendingStore) add(id string, pa *pendingAuth, now time.Time) bool {
 	return true
 }
 
-// take removes and returns the entry under id if it is unexpired and both
-// the form's CSRF token and the browser cookie match, compared in constant
-// time. A failed check leaves the entry in place.
+// matches compares the form's CSRF token and the browser cookie with the
+// entry's, in constant time.
 func (p *pendingAuth) matches(csrf, browser string) bool {
 	c := subtle.ConstantTimeCompare([]byte(p.csrf), []byte(csrf))
 	b := subtle.ConstantTimeCompare([]byte(p.browser), []byte(browser))
 	return c&b == 1
 }
 
+// take removes and returns the entry under id if it is unexpired and both
+// the CSRF token and the browser cookie match. A failed check leaves the
+// entry in place, so an attacker's guess cannot burn the user's request.
 func (p *pendingStore) take(id, csrf, browser string, now time.Time) (*pendingAuth, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -49,7 +49,7 @@ func parseLoopbackRedirect(raw string) (*url.URL, bool) {
 	return u, true
 }
 
-// redirectParams builds an authorization response (RFC 6749 §4.1.2,
+// redirectTarget builds an authorization response (RFC 6749 §4.1.2,
 // §4.1.2.1) on top of the redirect URI's own query: the given parameters,
 // then state and iss (RFC 9207), each exactly once (requirements AS-06,
 // AS-07).
@@ -60,8 +60,7 @@ func (s *Server) redirectTarget(redirectURI string, params url.Values, state str
 	if iss, ok := s.issParam(); ok {
 		params.Set("iss", iss)
 	}
-	base, frag, _ := strings.Cut(redirectURI, "#")
-	_ = frag // redirect URIs never carry a fragment; dropped defensively
+	base, _, _ := strings.Cut(redirectURI, "#") // never present; dropped defensively
 	sep := "?"
 	if strings.Contains(base, "?") {
 		sep = "&"
