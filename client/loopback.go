@@ -81,7 +81,12 @@ func (l *Loopback) Authorize(ctx context.Context, req *AuthorizationRequest) (*u
 		_ = srv.Serve(ln)
 	}()
 	defer func() {
-		_ = srv.Close()
+		// Let the success page finish, then close; never wait long.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		if srv.Shutdown(sctx) != nil {
+			_ = srv.Close()
+		}
 		<-served
 	}()
 
@@ -125,19 +130,20 @@ func (cb *callback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not found", http.StatusNotFound)
 		return
 	}
-	delivered := false
-	cb.once.Do(func() {
-		u := *r.URL
-		u.Scheme, u.Host = "http", r.Host
-		cb.got <- &u
-		delivered = true
-	})
-	if !delivered {
+	first := false
+	cb.once.Do(func() { first = true })
+	if !first {
 		http.Error(w, "this authorization response was already received", http.StatusGone)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_, _ = io.WriteString(w, successPage)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	u := *r.URL
+	u.Scheme, u.Host = "http", r.Host
+	cb.got <- &u // buffered: never blocks
 }
 
 // PrintURL returns an Open function for [Loopback] that prints the

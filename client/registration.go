@@ -255,9 +255,16 @@ func unwrapURLError(err error) error {
 }
 
 // sanitizeError bounds the text of an error from a server, which is shown
-// to users: printable ASCII only, at most 200 bytes.
-func sanitizeError(e *oauthmeta.Error) *oauthmeta.Error {
+// to users: every occurrence of a credential the request carried (a
+// server may echo it) is replaced first, then anything but printable ASCII
+// is dropped and each field cut to 200 bytes.
+func sanitizeError(e *oauthmeta.Error, sent ...string) *oauthmeta.Error {
 	clean := func(s string) string {
+		for _, secret := range sent {
+			if secret != "" {
+				s = strings.ReplaceAll(s, secret, "[redacted]")
+			}
+		}
 		b := make([]byte, 0, min(len(s), 200))
 		for i := 0; i < len(s) && len(b) < 200; i++ {
 			if s[i] >= 0x20 && s[i] < 0x7f {

@@ -41,7 +41,7 @@ func (c *Client) exchangeCode(ctx context.Context, rec *pendingAuthorization, co
 	if err := c.fetcher.CheckURL(rec.tokenEndpoint); err != nil {
 		return nil, wrapFetch("token endpoint", err)
 	}
-	capture := &tokenCapture{}
+	capture := &tokenCapture{sent: []string{code, rec.verifier, rec.registration.ClientSecret}}
 	hc := c.guardedClient(func(rt http.RoundTripper) http.RoundTripper { return &tokenTransport{base: rt, capture: capture} })
 	id, secret, style := oauth2Credentials(rec.registration, rec.authMethod)
 	cfg := oauth2.Config{
@@ -80,7 +80,7 @@ func (c *Client) refreshToken(ctx context.Context, d *tokenstore.Discovery, reg 
 	if err != nil {
 		return nil, err
 	}
-	capture := &tokenCapture{}
+	capture := &tokenCapture{sent: []string{old.RefreshToken, reg.ClientSecret}}
 	hc := c.guardedClient(func(rt http.RoundTripper) http.RoundTripper { return &tokenTransport{base: rt, capture: capture} })
 	resp, err := hc.Do(req)
 	if err == nil {
@@ -156,6 +156,7 @@ func (c *Client) newToken(r *oauthmeta.TokenResponse, requested, prevGranted []s
 
 // tokenCapture records what the token transport saw of one response.
 type tokenCapture struct {
+	sent   []string // credentials in the request, redacted from errors
 	status int
 	resp   *oauthmeta.TokenResponse
 	oerr   *oauthmeta.Error
@@ -213,7 +214,7 @@ func (t *tokenCapture) inspect(status int, h http.Header, body []byte) error {
 	t.status = status
 	if status < 200 || status > 299 {
 		if oe, err := oauthmeta.ParseError(body); err == nil {
-			t.oerr = sanitizeError(oe)
+			t.oerr = sanitizeError(oe, t.sent...)
 		}
 		return nil
 	}

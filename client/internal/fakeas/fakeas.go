@@ -57,6 +57,7 @@ type Options struct {
 	TokenType             string // "" = Bearer; "-" = omit
 	PadTokenResponse      int    // bytes of padding in the token response
 	AuthorizeError        string // answer /authorize with this error code
+	EchoSecrets           bool   // put the credentials received into error descriptions
 	PreRegistered         []Client
 	MetadataCacheControl  string
 }

@@ -32,8 +32,8 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request, o Options) {
 		delete(s.codes, r.PostForm.Get("code"))
 		s.mu.Unlock()
 		if !found || c.ClientID != cl.ID || c.redirectURI != r.PostForm.Get("redirect_uri") ||
-			!pkce.Verify(r.PostForm.Get("code_verifier"), c.challenge) {
-			oauthError(w, http.StatusBadRequest, "invalid_grant")
+			!pkce.Verify(r.PostForm.Get("code_verifier"), c.challenge) || o.EchoSecrets {
+			s.grantError(w, r, o)
 			return
 		}
 		if c.Resource != r.PostForm.Get("resource") {
@@ -49,8 +49,8 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request, o Options) {
 			delete(s.refresh, rt)
 		}
 		s.mu.Unlock()
-		if !found || prev.ClientID != cl.ID {
-			oauthError(w, http.StatusBadRequest, "invalid_grant")
+		if !found || prev.ClientID != cl.ID || o.EchoSecrets {
+			s.grantError(w, r, o)
 			return
 		}
 		if res := r.PostForm.Get("resource"); res != "" && res != prev.Resource {
@@ -99,6 +99,19 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, o Options, g Gran
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// grantError answers invalid_grant, echoing the credentials received when
+// the options say so (a careless server).
+func (s *Server) grantError(w http.ResponseWriter, r *http.Request, o Options) {
+	resp := map[string]string{"error": "invalid_grant"}
+	if o.EchoSecrets {
+		_, secret, _ := r.BasicAuth()
+		resp["error_description"] = "rejected code=" + r.PostForm.Get("code") + " verifier=" + r.PostForm.Get("code_verifier") +
+			" refresh_token=" + r.PostForm.Get("refresh_token") + " secret=" + secret + r.PostForm.Get("client_secret")
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusBadRequest, resp)
 }
 
 // authenticate applies the client's registered token endpoint
