@@ -57,7 +57,10 @@ func FuzzAuthorizationResponse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, query string) {
 		dialed := false
 		c, _ := New(Config{Authorizer: &FollowRedirects{}, Resolver: &staticResolver{addrs: addrs("93.184.216.34")},
-			Dial: func(context.Context, string, string) (net.Conn, error) { dialed = true; return nil, errors.New("no network in fuzzing") }})
+			Dial: func(context.Context, string, string) (net.Conn, error) {
+				dialed = true
+				return nil, errors.New("no network in fuzzing")
+			}})
 		rec := &pendingAuthorization{state: "STATE", verifier: "v", issuer: "https://as.example.com", issParameterSupported: true,
 			tokenEndpoint: "https://as.example.com/token", redirectURI: DefaultRedirectURI, indicator: "https://mcp.example.com/mcp",
 			registration: &tokenstore.Registration{ClientID: "c"}, created: c.now()}
