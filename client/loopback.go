@@ -188,13 +188,19 @@ func checkBrowserURL(raw string) error {
 		}
 	}
 	u, err := url.Parse(raw)
-	if err != nil || !u.IsAbs() || u.Host == "" || u.User != nil {
+	if err != nil {
+		return fmt.Errorf("%w: not a URL", ErrUnsafeURL)
+	}
+	if u.Scheme != "https" && u.Scheme != "http" {
+		return fmt.Errorf("%w: only https URLs are opened", ErrUnsafeURL)
+	}
+	if u.Host == "" || u.Opaque != "" || u.User != nil {
 		return fmt.Errorf("%w: not an absolute URL", ErrUnsafeURL)
 	}
 	switch {
 	case u.Scheme == "https":
 		return nil
-	case u.Scheme == "http" && isLoopbackIP(u.Hostname()), u.Scheme == "http" && strings.EqualFold(u.Hostname(), "localhost"):
+	case isLoopbackIP(u.Hostname()), strings.EqualFold(u.Hostname(), "localhost"):
 		return nil
 	default:
 		return fmt.Errorf("%w: only https URLs are opened", ErrUnsafeURL)

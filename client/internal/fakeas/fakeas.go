@@ -17,11 +17,29 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"testing"
 
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/pkce"
 )
+
+// Cleaner registers functions to run when a test ends; *testing.T,
+// *testing.B and *Cleanup implement it.
+type Cleaner interface{ Cleanup(func()) }
+
+// Cleanup collects functions to run at Close, for examples, which have no
+// *testing.T. The zero value is ready to use.
+type Cleanup struct{ fns []func() }
+
+// Cleanup registers fn.
+func (c *Cleanup) Cleanup(fn func()) { c.fns = append(c.fns, fn) }
+
+// Close runs the registered functions, last first.
+func (c *Cleanup) Close() {
+	for i := len(c.fns) - 1; i >= 0; i-- {
+		c.fns[i]()
+	}
+	c.fns = nil
+}
 
 // ISSMode says what the authorization response's iss parameter carries.
 type ISSMode int
@@ -88,7 +106,6 @@ type code struct {
 // Server is the fake authorization server.
 type Server struct {
 	*httptest.Server
-	t testing.TB
 
 	base string // URL of the listener serving this server
 
@@ -107,8 +124,8 @@ type Server struct {
 }
 
 // New starts a server on 127.0.0.1; it is closed when the test ends.
-func New(t testing.TB, opts Options) *Server {
-	s := &Server{t: t, opts: opts, hits: map[string]int{}, clients: map[string]Client{},
+func New(t Cleaner, opts Options) *Server {
+	s := &Server{opts: opts, hits: map[string]int{}, clients: map[string]Client{},
 		codes: map[string]code{}, access: map[string]Grant{}, refresh: map[string]Grant{}}
 	for _, c := range opts.PreRegistered {
 		s.clients[c.ID] = c
@@ -122,8 +139,8 @@ func New(t testing.TB, opts Options) *Server {
 // NewCombined returns an authorization server and a protected MCP server
 // on one origin, as MCP 2025-03-26 servers were: the resource serves the
 // authorization server's endpoints for every path it does not handle.
-func NewCombined(t testing.TB, asOpts Options, rsOpts ResourceOptions) (*Server, *Resource) {
-	s := &Server{t: t, opts: asOpts, hits: map[string]int{}, clients: map[string]Client{},
+func NewCombined(t Cleaner, asOpts Options, rsOpts ResourceOptions) (*Server, *Resource) {
+	s := &Server{opts: asOpts, hits: map[string]int{}, clients: map[string]Client{},
 		codes: map[string]code{}, access: map[string]Grant{}, refresh: map[string]Grant{}}
 	for _, c := range asOpts.PreRegistered {
 		s.clients[c.ID] = c

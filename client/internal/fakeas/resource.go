@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -30,7 +29,6 @@ type ResourceOptions struct {
 // Resource is a protected MCP server at <URL>/mcp.
 type Resource struct {
 	*httptest.Server
-	t testing.TB
 
 	mu       sync.Mutex
 	opts     ResourceOptions
@@ -44,14 +42,14 @@ type Resource struct {
 
 // NewResource starts a protected MCP server on 127.0.0.1 that trusts the
 // given authorization servers (the first ones listed in its metadata).
-func NewResource(t testing.TB, opts ResourceOptions, as ...*Server) *Resource {
+func NewResource(t Cleaner, opts ResourceOptions, as ...*Server) *Resource {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil)
 	for _, name := range []string{"echo", "write"} {
 		mcp.AddTool(srv, &mcp.Tool{Name: name}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
 		})
 	}
-	r := &Resource{t: t, opts: opts, as: as, hits: map[string]int{},
+	r := &Resource{opts: opts, as: as, hits: map[string]int{},
 		mcp: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 			&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})}
 	r.Server = httptest.NewServer(http.HandlerFunc(r.serve))

@@ -1,0 +1,147 @@
+package client_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpauth/mcpauth/client"
+	"github.com/mcpauth/mcpauth/client/internal/fakeas"
+	"github.com/mcpauth/mcpauth/client/tokenstore"
+)
+
+// protectedServer starts, on 127.0.0.1, an MCP server protected by an
+// auto-approving authorization server, and returns the MCP endpoint URL.
+func protectedServer(c *fakeas.Cleanup) string {
+	as := fakeas.New(c, fakeas.Options{ScopesSupported: []string{"files:read", "offline_access"}, IssueRefreshTokens: true})
+	return fakeas.NewResource(c, fakeas.ResourceOptions{ChallengeScope: []string{"files:read"}}, as).MCPURL()
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// A go-sdk client connecting to a protected MCP server: the 401 leads to
+// discovery, registration, authorization and the token, all inside the
+// transport.
+func ExampleClient_OAuthHandler() {
+	servers := &fakeas.Cleanup{}
+	defer servers.Close()
+	serverURL := protectedServer(servers) // e.g. "https://mcp.example.com/mcp"
+	ctx := context.Background()
+
+	c := must(client.New(client.Config{
+		Authorizer:                &client.FollowRedirects{}, // an interactive host uses &client.Loopback{}
+		InsecureAllowHTTPLoopback: true,                       // only because these servers run on 127.0.0.1
+	}))
+	handler := must(c.OAuthHandler(serverURL))
+	transport := &mcp.StreamableClientTransport{Endpoint: serverURL, OAuthHandler: handler}
+	session := must(mcp.NewClient(&mcp.Implementation{Name: "example-host"}, nil).Connect(ctx, transport, nil))
+	defer session.Close()
+	res := must(session.CallTool(ctx, &mcp.CallToolParams{Name: "echo"}))
+	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
+	// Output: ok
+}
+
+// The same client as an http.RoundTripper, for any HTTP code.
+func ExampleClient_Transport() {
+	servers := &fakeas.Cleanup{}
+	defer servers.Close()
+	serverURL := protectedServer(servers)
+
+	c := must(client.New(client.Config{Authorizer: &client.FollowRedirects{}, InsecureAllowHTTPLoopback: true}))
+	tr := must(c.Transport(serverURL, nil))
+	req := must(http.NewRequest(http.MethodPost, serverURL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	resp := must(tr.HTTPClient().Do(req))
+	defer resp.Body.Close()
+	body := must(io.ReadAll(resp.Body))
+	fmt.Println(resp.StatusCode, strings.Contains(string(body), `"echo"`))
+	// Output: 200 true
+}
+
+// A CLI host: a browser and a loopback listener for the login, a Client ID
+// Metadata Document as identity, tokens kept in a file across runs.
+func ExampleNew() {
+	dir := must(os.MkdirTemp("", "mcp-host"))
+	defer os.RemoveAll(dir)
+	store := must(tokenstore.NewFile(filepath.Join(dir, "tokens.json")))
+
+	c, err := client.New(client.Config{
+		Authorizer:          &client.Loopback{}, // opens the system browser
+		ClientIDMetadataURL: "https://app.example.com/oauth/client.json",
+		Store:               store,
+	})
+	fmt.Println(c != nil, err)
+
+	_, err = client.New(client.Config{Authorizer: &client.Loopback{}, ClientIDMetadataURL: "http://app.example.com/client.json"})
+	fmt.Println(err != nil) // CIMD-12: a client_id URL must be https with a path
+	// Output:
+	// true <nil>
+	// true
+}
+
+// Login before the first request, for example from a "login" command.
+func ExampleClient_Login() {
+	servers := &fakeas.Cleanup{}
+	defer servers.Close()
+	serverURL := protectedServer(servers)
+
+	c := must(client.New(client.Config{Authorizer: &client.FollowRedirects{}, InsecureAllowHTTPLoopback: true}))
+	fmt.Println(c.Login(context.Background(), serverURL))
+	fmt.Println(c.Logout(context.Background(), serverURL))
+	// Output:
+	// <nil>
+	// <nil>
+}
+
+// Loopback prints the URL instead of opening a browser with PrintURL, for
+// example over SSH with a forwarded port.
+func ExampleLoopback() {
+	_ = &client.Loopback{
+		Port: 8976, // fixed, so it can be forwarded; 0 picks a free one
+		Open: client.PrintURL(os.Stderr),
+	}
+}
+
+// Paste serves a terminal on another machine than the browser: the user
+// pastes back the address the browser ended up at.
+func ExamplePaste() {
+	_ = &client.Paste{Out: os.Stderr, In: os.Stdin}
+}
+
+// OpenBrowser refuses anything but https (CL-22) before starting a
+// program, and never uses a shell.
+func ExampleOpenBrowser() {
+	err := client.OpenBrowser(context.Background(), "javascript:alert(1)")
+	fmt.Println(err)
+	// Output: client: unsafe URL: only https URLs are opened
+}
+
+// SelectAuthServer restricts the authorization servers a host will use.
+func ExampleAuthServerSelector() {
+	allow := map[string]bool{"https://login.example.com": true}
+	_ = client.Config{
+		Authorizer: &client.Loopback{},
+		SelectAuthServer: func(_ context.Context, _ string, issuers []string) ([]string, error) {
+			var out []string
+			for _, iss := range issuers {
+				if allow[iss] {
+					out = append(out, iss)
+				}
+			}
+			return out, nil
+		},
+	}
+}
