@@ -41,7 +41,7 @@ func ExampleClient_OAuthHandler() {
 
 	c := must(client.New(client.Config{
 		Authorizer:                &client.FollowRedirects{}, // an interactive host uses &client.Loopback{}
-		InsecureAllowHTTPLoopback: true,                       // only because these servers run on 127.0.0.1
+		InsecureAllowHTTPLoopback: true,                      // only because these servers run on 127.0.0.1
 	}))
 	handler := must(c.OAuthHandler(serverURL))
 	transport := &mcp.StreamableClientTransport{Endpoint: serverURL, OAuthHandler: handler}
