@@ -205,23 +205,8 @@ func (cfg *Config) validate() error {
 			return fmt.Errorf("%w: ClientIDMetadata: only token_endpoint_auth_method none is supported", ErrConfig)
 		}
 	}
-	seen := map[string]bool{}
-	for _, p := range cfg.PreRegistered {
-		if p.ClientID == "" {
-			return fmt.Errorf("%w: PreRegistered: empty ClientID", ErrConfig)
-		}
-		if err := (oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: cfg.InsecureAllowHTTPLoopback}).CheckIssuer(p.Issuer); err != nil {
-			return fmt.Errorf("%w: PreRegistered: issuer: %w", ErrConfig, err)
-		}
-		if seen[p.Issuer] {
-			return fmt.Errorf("%w: PreRegistered: two clients for one issuer", ErrConfig)
-		}
-		seen[p.Issuer] = true
-		switch p.TokenEndpointAuthMethod {
-		case "", oauthmeta.AuthMethodNone, oauthmeta.AuthMethodClientSecretBasic, oauthmeta.AuthMethodClientSecretPost:
-		default:
-			return fmt.Errorf("%w: PreRegistered: unsupported token endpoint auth method", ErrConfig)
-		}
+	if err := cfg.validatePreRegistered(); err != nil {
+		return err
 	}
 	switch cfg.ApplicationType {
 	case "", "native", "web":
@@ -243,6 +228,28 @@ func (cfg *Config) validate() error {
 	}
 	if cfg.ClientName == "" {
 		cfg.ClientName = defaultClientName
+	}
+	return nil
+}
+
+func (cfg *Config) validatePreRegistered() error {
+	seen := map[string]bool{}
+	for _, p := range cfg.PreRegistered {
+		if p.ClientID == "" {
+			return fmt.Errorf("%w: PreRegistered: empty ClientID", ErrConfig)
+		}
+		if err := (oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: cfg.InsecureAllowHTTPLoopback}).CheckIssuer(p.Issuer); err != nil {
+			return fmt.Errorf("%w: PreRegistered: issuer: %w", ErrConfig, err)
+		}
+		if seen[p.Issuer] {
+			return fmt.Errorf("%w: PreRegistered: two clients for one issuer", ErrConfig)
+		}
+		seen[p.Issuer] = true
+		switch p.TokenEndpointAuthMethod {
+		case "", oauthmeta.AuthMethodNone, oauthmeta.AuthMethodClientSecretBasic, oauthmeta.AuthMethodClientSecretPost:
+		default:
+			return fmt.Errorf("%w: PreRegistered: unsupported token endpoint auth method", ErrConfig)
+		}
 	}
 	return nil
 }
