@@ -24,12 +24,14 @@ const maxFileSize = 16 << 20
 // File is a [Store] kept in one JSON file, shared safely by several
 // goroutines and several processes on one machine:
 //
-//   - every read holds a shared lock and every update an exclusive lock on
-//     "<path>.lock" (flock(2)), so a read-modify-write never loses another
-//     process's update;
+//   - every update holds an exclusive lock on "<path>.lock" (flock(2)), so
+//     a read-modify-write never loses another process's update;
 //   - an update writes a temporary file in the same directory (mode 0600),
 //     fsyncs it and renames it over the store, so a crash leaves either the
-//     old or the new file, never a torn one;
+//     old or the new file, never a torn one, and a reader needs no lock;
+//   - a read reuses the last parsed document while the file is the same
+//     (same inode, size and modification time), so the hot path of a
+//     request costs one stat;
 //   - the directory is created with mode 0700, and a store or lock file
 //     that other users can read or write is refused ([ErrInsecureFile]).
 //
@@ -42,6 +44,10 @@ const maxFileSize = 16 << 20
 type File struct {
 	path string
 	mu   sync.Mutex // serializes this process's updates before the file lock
+
+	cacheMu sync.Mutex
+	cached  *fileDoc    // the last document read or written, read-only
+	cacheFI os.FileInfo // the file it came from
 }
 
 var (
@@ -177,19 +183,34 @@ func (f *File) Lock(ctx context.Context, k Key) (func(), error) {
 	return f.lockFile(ctx, name, true)
 }
 
-// view runs fn on the current document under a shared lock.
+// view runs fn on the current document, which it must not modify.
+// Updates replace the file atomically, so no lock is needed.
 func (f *File) view(ctx context.Context, fn func(*fileDoc)) error {
-	unlock, err := f.lockFile(ctx, f.path+".lock", false)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
-	defer unlock()
-	d, err := f.read()
+	d, err := f.current()
 	if err != nil {
 		return err
 	}
 	fn(d)
 	return nil
+}
+
+// current returns the cached document if the file did not change since it
+// was read, else reads it.
+func (f *File) current() (*fileDoc, error) {
+	fi, err := os.Stat(f.path)
+	if err == nil {
+		f.cacheMu.Lock()
+		d, prev := f.cached, f.cacheFI
+		f.cacheMu.Unlock()
+		if d != nil && prev != nil && os.SameFile(fi, prev) && fi.Size() == prev.Size() && fi.ModTime().Equal(prev.ModTime()) &&
+			fi.Mode() == prev.Mode() {
+			return d, nil
+		}
+	}
+	return f.read(true)
 }
 
 // update runs fn on the current document under an exclusive lock and
@@ -202,7 +223,7 @@ func (f *File) update(ctx context.Context, fn func(*fileDoc)) error {
 		return err
 	}
 	defer unlock()
-	d, err := f.read()
+	d, err := f.read(false) // a private copy: readers may hold the cached one
 	if err != nil {
 		return err
 	}
@@ -220,7 +241,7 @@ func (f *File) lockFile(ctx context.Context, name string, exclusive bool) (func(
 	if err != nil {
 		return nil, err
 	}
-	if err := checkPrivate(lf); err != nil {
+	if _, err := checkPrivate(lf); err != nil {
 		lf.Close()
 		return nil, err
 	}
@@ -237,8 +258,10 @@ func (f *File) lockFile(ctx context.Context, name string, exclusive bool) (func(
 	}, nil
 }
 
-// read loads the document; a missing file is an empty document.
-func (f *File) read() (*fileDoc, error) {
+// read loads the document; a missing file is an empty document. With
+// cache set, the result becomes the cached document and must not be
+// modified.
+func (f *File) read(cache bool) (*fileDoc, error) {
 	file, err := os.Open(f.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &fileDoc{Version: fileVersion}, nil
@@ -247,7 +270,8 @@ func (f *File) read() (*fileDoc, error) {
 		return nil, err
 	}
 	defer file.Close()
-	if err := checkPrivate(file); err != nil {
+	fi, err := checkPrivate(file)
+	if err != nil {
 		return nil, err
 	}
 	data, err := io.ReadAll(io.LimitReader(file, maxFileSize+1))
@@ -268,7 +292,16 @@ func (f *File) read() (*fileDoc, error) {
 		return nil, fmt.Errorf("%w: unknown version %d", ErrCorrupt, d.Version)
 	}
 	d.Tokens = slices.DeleteFunc(d.Tokens, func(e tokenEntry) bool { return e.Token == nil })
+	if cache {
+		f.remember(d, fi)
+	}
 	return d, nil
+}
+
+func (f *File) remember(d *fileDoc, fi os.FileInfo) {
+	f.cacheMu.Lock()
+	f.cached, f.cacheFI = d, fi
+	f.cacheMu.Unlock()
 }
 
 // write replaces the store file atomically.
@@ -299,6 +332,10 @@ func (f *File) write(d *fileDoc) error {
 	if err := tmp.Sync(); err != nil {
 		return err
 	}
+	fi, err := tmp.Stat()
+	if err != nil {
+		return err
+	}
 	if err := tmp.Close(); err != nil {
 		return err
 	}
@@ -307,20 +344,21 @@ func (f *File) write(d *fileDoc) error {
 	}
 	ok = true
 	syncDir(dir)
+	f.remember(d, fi) // same inode after the rename; d is no longer modified
 	return nil
 }
 
 // checkPrivate refuses anything but a regular file only its owner can
 // read and write.
-func checkPrivate(file *os.File) error {
+func checkPrivate(file *os.File) (os.FileInfo, error) {
 	fi, err := file.Stat()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o077 != 0 {
-		return fmt.Errorf("%w: %s has mode %v", ErrInsecureFile, filepath.Base(file.Name()), fi.Mode())
+		return nil, fmt.Errorf("%w: %s has mode %v", ErrInsecureFile, filepath.Base(file.Name()), fi.Mode())
 	}
-	return nil
+	return fi, nil
 }
 
 func syncDir(dir string) {

@@ -25,7 +25,7 @@ func FuzzFileRead(f *testing.F) {
 		_, _ = s.Token(ctx, Key{Issuer: "i", Resource: "r", ClientID: "c"})
 		_, _ = s.Registration(ctx, "i")
 		_, _ = s.Discovery(ctx, "r")
-		if _, err := s.read(); err == nil {
+		if _, err := s.read(false); err == nil {
 			if err := s.PutRegistration(ctx, &Registration{Issuer: "x", ClientID: "y"}); err != nil {
 				t.Fatalf("accepted file cannot be updated: %v", err)
 			}

@@ -388,3 +388,47 @@ func TestNewFileEmptyPath(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestFileCacheSeesOtherWriters: the parsed-document cache never hides a
+// write made through another File (another process), and reads racing
+// with writes on one File are safe.
+func TestFileCacheSeesOtherWriters(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a := newFileStore(t)
+	b, _ := NewFile(a.Path())
+	k := Key{Issuer: "https://as", Resource: "https://h/mcp", ClientID: "c"}
+	for i := range 20 {
+		want := "at-" + strconv.Itoa(i)
+		writer := a
+		if i%2 == 1 {
+			writer = b
+		}
+		if err := writer.PutToken(ctx, k, &Token{AccessToken: want}); err != nil {
+			t.Fatal(err)
+		}
+		for _, reader := range []*File{a, b} {
+			got, err := reader.Token(ctx, k)
+			if err != nil || got.AccessToken != want {
+				t.Fatalf("round %d: read %v, %v; want %s", i, got, err, want)
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i%2 == 0 {
+				_ = a.PutToken(ctx, Key{Issuer: "https://as", Resource: "r", ClientID: strconv.Itoa(i)}, &Token{AccessToken: "x"})
+				return
+			}
+			for range 20 {
+				if _, err := a.Token(ctx, k); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
