@@ -1,10 +1,12 @@
 package resource
 
 import (
+	"encoding/binary"
 	"fmt"
 	"hash/maphash"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // Defaults applied to zero-valued [CacheConfig] fields.
@@ -177,14 +179,20 @@ func (c *tokenCache) len() int {
 }
 
 // equalConstantTime compares two strings in time that depends only on
-// their lengths.
+// their lengths, a word at a time. The byte views are read-only.
 func equalConstantTime(a, b string) bool {
 	if len(a) != len(b) {
 		return false
 	}
-	var d byte
-	for i := 0; i < len(a); i++ {
-		d |= a[i] ^ b[i]
+	x := unsafe.Slice(unsafe.StringData(a), len(a))
+	y := unsafe.Slice(unsafe.StringData(b), len(b))
+	var d uint64
+	for len(x) >= 8 {
+		d |= binary.LittleEndian.Uint64(x) ^ binary.LittleEndian.Uint64(y)
+		x, y = x[8:], y[8:]
+	}
+	for i := range x {
+		d |= uint64(x[i] ^ y[i])
 	}
 	return d == 0
 }

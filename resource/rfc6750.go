@@ -71,7 +71,7 @@ func isB64Token(s string) bool {
 		return false
 	}
 	i := 0
-	for ; i < len(s) && inSet(s[i], b64TokenLo, b64TokenHi); i++ {
+	for ; i < len(s) && b64TokenTable[s[i]] != 0; i++ {
 	}
 	if i == 0 {
 		return false

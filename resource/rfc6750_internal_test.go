@@ -81,7 +81,7 @@ func TestByteSets(t *testing.T) {
 		b := byte(c)
 		url := b >= 'A' && b <= 'Z' || b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '-' || b == '_'
 		tok := url || b == '.' || b == '~' || b == '+' || b == '/'
-		if inSet(b, base64URLLo, base64URLHi) != url || inSet(b, b64TokenLo, b64TokenHi) != tok {
+		if (base64URLTable[b] == 1) != url || (b64TokenTable[b] == 1) != tok {
 			t.Errorf("byte %d", c)
 		}
 	}

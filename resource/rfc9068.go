@@ -46,31 +46,12 @@ func looksLikeJWT(raw string) bool {
 			seg = 0
 			continue
 		}
-		if !inSet(c, base64URLLo, base64URLHi) {
+		if base64URLTable[c] == 0 {
 			return false
 		}
 		seg++
 	}
 	return dots == 2
-}
-
-// Byte sets as 128-bit masks (bit c set when byte c is in the set), for
-// the per-byte loops over tokens.
-const (
-	// base64URLLo/Hi: A-Z a-z 0-9 - _ (RFC 4648 §5).
-	base64URLLo uint64 = 0x03ff_2000_0000_0000 // '-' (45), '0'-'9' (48-57)
-	base64URLHi uint64 = 0x07ff_fffe_87ff_fffe // 'A'-'Z' (65-90), '_' (95), 'a'-'z' (97-122)
-	// b64TokenLo/Hi: RFC 6750 §2.1 b64token characters before the "="
-	// padding: base64url plus "." "~" "+" "/".
-	b64TokenLo uint64 = base64URLLo | 1<<'.' | 1<<'+' | 1<<'/'
-	b64TokenHi uint64 = base64URLHi | 1<<('~'-64)
-)
-
-func inSet(c byte, lo, hi uint64) bool {
-	if c < 64 {
-		return lo>>c&1 == 1
-	}
-	return c < 128 && hi>>(c-64)&1 == 1
 }
 
 // verifyJWT validates an RFC 9068 JWT access token (RS-10): the cheap
