@@ -121,6 +121,8 @@ type callback struct {
 	got   chan *url.URL
 }
 
+// ServeHTTP accepts the first GET at the path carrying the request's state
+// and ignores everything else.
 func (cb *callback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")

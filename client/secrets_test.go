@@ -52,9 +52,6 @@ func TestNoSecretsInErrorsOrLogs(t *testing.T) {
 		if !errors.Is(err, &oauthmeta.Error{Code: oauthmeta.CodeInvalidGrant}) {
 			t.Fatalf("err = %v", err)
 		}
-		if !strings.Contains(err.Error(), "[redacted]") {
-			t.Errorf("echoed credentials not redacted: %v", err)
-		}
 		e.noLeak(err)
 	})
 	t.Run("refresh refused, server echoes the refresh token", func(t *testing.T) {

@@ -190,6 +190,7 @@ type tokenTransport struct {
 	capture *tokenCapture
 }
 
+// RoundTrip implements http.RoundTripper.
 func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
 	if err != nil {
