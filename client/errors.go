@@ -55,10 +55,11 @@ var (
 	// Client ID Metadata Document support, no dynamic registration
 	// (requirement CL-16).
 	ErrNoRegistration = errors.New("client: no way to register with the authorization server")
-	// ErrIssuerChanged: the resource now names an authorization server for
-	// which this client has no credentials, while its pre-registered
-	// credentials belong to another issuer (requirement CL-18). They are
-	// never offered to the new server.
+	// ErrIssuerChanged: the resource now names an authorization server the
+	// client's pre-registered credentials are not bound to: it used them
+	// with another issuer before, or they are the only credentials the
+	// client has (requirement CL-18). They are never offered to the new
+	// server, and the client does not register there on its own.
 	ErrIssuerChanged = errors.New("client: the authorization server changed and pre-registered credentials are bound to another issuer")
 	// ErrRegistration: dynamic client registration failed or was refused
 	// (requirement CL-17). A refusal also wraps the server's

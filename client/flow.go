@@ -113,8 +113,12 @@ func (c *Client) login(ctx context.Context, resource string, ch oauthmeta.Challe
 		return fmt.Errorf("%w (%d)", ErrAttemptLimit, MaxAuthorizationAttempts)
 	}
 	a.n++
+	prev, _ := c.store.Discovery(ctx, resource)
 	d, err := c.discover(ctx, resource, ch.Value(oauthmeta.ParamResourceMetadata), fresh)
 	if err != nil {
+		return err
+	}
+	if err := c.checkIssuerChange(ctx, prev, d); err != nil {
 		return err
 	}
 	if scopes == nil {
@@ -148,6 +152,22 @@ func (c *Client) login(ctx context.Context, resource string, ch oauthmeta.Challe
 	}
 	c.log.InfoContext(ctx, "authorized", "resource", resource, "issuer", rec.issuer, "scopes", tok.Scopes)
 	return nil
+}
+
+// checkIssuerChange applies requirement CL-18's SHOULD: when a resource
+// used with pre-registered credentials now names an authorization server
+// they are not bound to, that is an error for the user to resolve, not a
+// reason to register elsewhere. The previous discovery state is kept,
+// marked stale, so every later attempt checks again.
+func (c *Client) checkIssuerChange(ctx context.Context, prev, d *tokenstore.Discovery) error {
+	if prev == nil || prev.Issuer == d.Issuer || c.preRegistered(prev.Issuer) == nil || c.preRegistered(d.Issuer) != nil {
+		return nil
+	}
+	prev.Expires = c.now()
+	_ = c.store.PutDiscovery(ctx, prev)
+	c.log.WarnContext(ctx, "authorization server changed away from pre-registered credentials", "resource", d.Resource,
+		"previous_issuer", prev.Issuer, "issuer", d.Issuer)
+	return ErrIssuerChanged
 }
 
 // Login authorizes the client for the MCP server at serverURL before any

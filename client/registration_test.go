@@ -288,6 +288,43 @@ func TestCL18AuthServerMigration(t *testing.T) {
 	}
 }
 
+// TestCL18PreRegisteredIssuerChanged: a resource used with pre-registered
+// credentials that moves to another authorization server is an error, even
+// when the new server offers dynamic registration; nothing reaches it.
+func TestCL18PreRegisteredIssuerChanged(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	as1 := fakeas.New(t, fakeas.Options{NoRegistration: true, AuthMethods: []string{"client_secret_basic"},
+		PreRegistered: []fakeas.Client{{ID: "pre", Secret: "pre-secret", Method: "client_secret_basic"}}})
+	as2 := fakeas.New(t, fakeas.Options{})
+	rs := fakeas.NewResource(t, fakeas.ResourceOptions{}, as1)
+	c, _ := New(Config{Authorizer: &FollowRedirects{}, InsecureAllowHTTPLoopback: true,
+		PreRegistered: []PreRegisteredClient{{Issuer: as1.Issuer(), ClientID: "pre", ClientSecret: "pre-secret"}}})
+	h := mustHandler(t, c, rs.MCPURL())
+	cs, err := sdkConnect(ctx, mcpTransport(rs.MCPURL(), h), "2026-07-28")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	rs.SetAuthServers(as2)
+	if err := callTool(ctx, cs, "echo"); !errors.Is(err, ErrIssuerChanged) {
+		t.Fatalf("err = %v, want ErrIssuerChanged", err)
+	}
+	for _, p := range []string{"/register", "/authorize", "/token"} {
+		if as2.Hits(p) != 0 {
+			t.Errorf("CL-18: the new server got %s", p)
+		}
+	}
+	if err := callTool(ctx, cs, "echo"); !errors.Is(err, ErrIssuerChanged) {
+		t.Errorf("second attempt: err = %v, want ErrIssuerChanged again", err)
+	}
+	for _, p := range as2.Paths() {
+		if p != "/.well-known/oauth-authorization-server" {
+			t.Errorf("the new server got %s; only its metadata may be read", p)
+		}
+	}
+}
+
 // TestCIMD12ConfigValidation: a configured client_id URL, and the document
 // when given, are checked against CIMD-01…CIMD-03 before use.
 func TestCIMD12ConfigValidation(t *testing.T) {
