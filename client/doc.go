@@ -47,7 +47,9 @@
 //     earlier run; the Client ID Metadata Document URL when the server
 //     advertises support; RFC 7591 dynamic registration with
 //     application_type (CL-17); otherwise [ErrNoRegistration]. Credentials
-//     are bound to their issuer and never shown to another (CL-18).
+//     are bound to their issuer and never shown to another (CL-18); a
+//     resource that moves away from the issuer of pre-registered
+//     credentials is [ErrIssuerChanged], not a silent new registration.
 //  5. The [Authorizer] gets the user through the authorization request: PKCE
 //     S256 (CL-09), a single-use state whose record holds the verifier, the
 //     expected issuer, the token endpoint, the resource, the redirect URI
@@ -64,7 +66,9 @@
 // A refused token is refreshed first (with "resource", unless
 // [AuthServerOptions.OmitResourceOnRefresh]) unless the challenge needs
 // scopes the grant lacks; a 403 insufficient_scope re-authorizes with the
-// union of the previously requested and the challenged scopes (CL-15). One
+// union of the previously requested and the challenged scopes (CL-15),
+// unless the refused token already carries every challenged scope
+// ([ErrInsufficientScope]: asking again would change nothing). One
 // operation starts at most [MaxAuthorizationAttempts] authorizations.
 //
 // Every document, registration and token request goes through one
