@@ -44,7 +44,7 @@ func (v *Verifier) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		preflight(w, r, origin)
 		return
 	}
-	cred, err := extractCredential(r)
+	cred, err := extractCredential(r, v.maxToken)
 	if err != nil {
 		r.Header.Del("Authorization")
 		v.deny(w, r, err, nil, nil)

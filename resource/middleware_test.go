@@ -52,6 +52,8 @@ func TestChallenges(t *testing.T) {
 			401, "", "", "mcp:tools", true},
 		{"RS-07 expired token", func() *http.Request { return mcpPost(expired, "") },
 			401, "invalid_token", "token expired", "mcp:tools", true},
+		{"RS-10 64 KiB token refused before parsing", func() *http.Request { return mcpPost(strings.Repeat("a", 64<<10), "") },
+			401, "invalid_token", "token is too large", "mcp:tools", true},
 		{"RS-07 garbage token", func() *http.Request { return mcpPost("garbage", "") },
 			401, "invalid_token", "token format not supported", "mcp:tools", true},
 		{"RS-16 two Authorization headers", func() *http.Request {

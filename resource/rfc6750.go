@@ -24,7 +24,9 @@ type credential struct {
 // refused too (§2.2). More than one credential, or a header that is not
 // "<scheme> <b64token>", is a malformed request (RS-16). The scheme name is
 // matched case-insensitively, so "bearer x" is accepted (RFC 9110 §11.1).
-func extractCredential(r *http.Request) (credential, error) {
+//
+// A token longer than maxToken is refused before it is even scanned.
+func extractCredential(r *http.Request, maxToken int) (credential, error) {
 	vals := r.Header["Authorization"]
 	inQuery := queryHasToken(r.URL.RawQuery)
 	switch {
@@ -39,13 +41,13 @@ func extractCredential(r *http.Request) (credential, error) {
 	case len(vals) == 0:
 		return credential{}, ErrNoToken
 	}
-	return parseAuthorization(vals[0])
+	return parseAuthorization(vals[0], maxToken)
 }
 
 // parseAuthorization splits "<scheme> 1*SP <b64token>" (RFC 6750 §2.1).
 // An unsupported scheme counts as no credentials: the response is the
 // plain challenge naming the schemes that are supported.
-func parseAuthorization(h string) (credential, error) {
+func parseAuthorization(h string, maxToken int) (credential, error) {
 	sp := strings.IndexByte(h, ' ')
 	if sp <= 0 {
 		if strings.EqualFold(h, schemeBearer) {
@@ -58,6 +60,9 @@ func parseAuthorization(h string) (credential, error) {
 		return credential{}, ErrNoToken
 	}
 	tok := strings.TrimLeft(h[sp+1:], " ")
+	if len(tok) > maxToken {
+		return credential{}, ErrTokenTooLarge
+	}
 	if !isB64Token(tok) {
 		return credential{}, ErrMalformedCredentials
 	}

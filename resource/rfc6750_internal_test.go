@@ -28,9 +28,10 @@ func TestParseAuthorization(t *testing.T) {
 		{"DPoP abc", "", ErrNoToken},
 		{"", "", ErrNoToken},
 		{" Bearer abc", "", ErrNoToken},
+		{"Bearer " + strings.Repeat("a", 65), "", ErrTokenTooLarge},
 	}
 	for _, tt := range tests {
-		c, err := parseAuthorization(tt.header)
+		c, err := parseAuthorization(tt.header, 64)
 		if !errors.Is(err, tt.err) || (err == nil && (c.token != tt.token || c.scheme != "Bearer")) {
 			t.Errorf("%q: %+v %v", tt.header, c, err)
 		}
@@ -62,7 +63,7 @@ func FuzzExtractCredential(f *testing.F) {
 		if header != "" {
 			r.Header["Authorization"] = []string{header}
 		}
-		c, err := extractCredential(r)
+		c, err := extractCredential(r, 8192)
 		if err != nil {
 			if classOf(err) == nil {
 				t.Fatalf("unclassified %v", err)
