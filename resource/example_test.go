@@ -223,3 +223,21 @@ func ExampleVerifier_MetadataHandler() {
 	// /.well-known/oauth-protected-resource/mcp
 	// {"resource":"https://mcp.example.com/mcp","authorization_servers":["https://auth.example.com"],"scopes_supported":["mcp:tools"],"bearer_methods_supported":["header"]}
 }
+
+// Handlers tailor results to the caller's scopes, implications included,
+// for example to list only the tools a token may call.
+func ExampleVerifier_Grants() {
+	policy, _ := resource.ParsePolicy([]byte(`{"tools": {"write_file": ["files:write"]},
+	 "implies": {"admin": ["files:write"]}}`))
+	v, _ := resource.New(resource.Config{
+		Resource: "https://mcp.example.com/mcp",
+		Issuers:  []resource.Issuer{{Issuer: "https://auth.example.com"}},
+		Policy:   policy,
+	})
+	defer v.Close()
+	admin := &resource.TokenInfo{Scopes: []string{"admin"}}
+	reader := &resource.TokenInfo{Scopes: []string{"files:read"}}
+	fmt.Println(v.Grants(admin, "files:write"), v.Grants(reader, "files:write"))
+	// Output:
+	// true false
+}
