@@ -15,8 +15,12 @@
 // turns on the insecure loopback switch; it also turns on the 2025-03-26
 // discovery fallbacks the back-compat scenarios exercise.
 //
-// The exit status is 0 when the MCP session worked and 1 otherwise; the
-// suite expects a failure in the scenarios where the client must refuse.
+// After authorization the program does what each scenario's referee
+// watches for (the auth scenarios call "test-tool"; the protocol scenarios
+// of the 2026-07-28 requirement set exercise headers, elicitation and
+// schemas through the SDK). The exit status is 0 when the MCP session
+// worked and 1 otherwise; the suite expects a failure in the scenarios
+// where the client must refuse.
 package main
 
 import (
@@ -40,9 +44,16 @@ const cimdURL = "https://conformance-test.local/client-metadata.json"
 
 // scenarioContext is MCP_CONFORMANCE_CONTEXT.
 type scenarioContext struct {
-	ClientID     string `json:"client_id"`
-	ClientSecret string `json:"client_secret"`
-	Issuer       string `json:"issuer"`
+	ClientID     string     `json:"client_id"`
+	ClientSecret string     `json:"client_secret"`
+	Issuer       string     `json:"issuer"`
+	ToolCalls    []toolCall `json:"toolCalls"`
+}
+
+// toolCall is one call the http-custom-headers scenario asks for.
+type toolCall struct {
+	Name      string         `json:"name"`
+	Arguments map[string]any `json:"arguments"`
 }
 
 func main() {
@@ -89,12 +100,25 @@ func run(log *slog.Logger, args []string) error {
 		MaxRetries:           -1,
 	}
 	impl := &mcp.Implementation{Name: "mcpauth-conformance-client", Version: "0.1.0"}
-	session, err := mcp.NewClient(impl, nil).Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	session, err := mcp.NewClient(impl, clientOptions(scenario)).Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
 	defer session.Close()
-	return exercise(ctx, log, session, scenario)
+	return exercise(ctx, log, session, scenario, sc)
+}
+
+// clientOptions declares elicitation for the scenario that needs it.
+func clientOptions(scenario string) *mcp.ClientOptions {
+	if scenario != "sep-2322-client-request-state" {
+		return nil
+	}
+	return &mcp.ClientOptions{
+		Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"confirmed": true}}, nil
+		},
+	}
 }
 
 // config is the client configuration for the suite's mocks.
@@ -115,27 +139,71 @@ func config(log *slog.Logger, sc scenarioContext) client.Config {
 	return cfg
 }
 
-// exercise lists the tools and calls the one the scenario expects.
-func exercise(ctx context.Context, log *slog.Logger, session *mcp.ClientSession, scenario string) error {
+// exercise does what the scenario's referee checks after authorization.
+func exercise(ctx context.Context, log *slog.Logger, session *mcp.ClientSession, scenario string, sc scenarioContext) error {
 	tools, err := session.ListTools(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("tools/list: %w", err)
 	}
-	call := &mcp.CallToolParams{Name: "test-tool", Arguments: map[string]any{}}
-	if scenario == "tools_call" {
-		call = &mcp.CallToolParams{Name: "add_numbers", Arguments: map[string]any{"a": 5, "b": 3}}
-	}
-	if !slices.ContainsFunc(tools.Tools, func(t *mcp.Tool) bool { return t.Name == call.Name }) {
-		log.Info("no tool to call", "tool", call.Name)
+	var calls []toolCall
+	lenient := true // the protocol scenarios expect some calls to be refused
+	switch scenario {
+	case "tools_call":
+		calls, lenient = []toolCall{{Name: "add_numbers", Arguments: map[string]any{"a": 5, "b": 3}}}, false
+	case "http-custom-headers":
+		calls = sc.ToolCalls
+	case "http-invalid-tool-headers":
+		for _, t := range tools.Tools {
+			calls = append(calls, toolCall{Name: t.Name, Arguments: map[string]any{"region": "us-west1"}})
+		}
+	case "sep-2322-client-request-state":
+		for _, name := range []string{"test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_unrelated", "test_mrtr_no_result_type"} {
+			calls = append(calls, toolCall{Name: name})
+		}
+	case "json-schema-2020-12-preservation":
+		for _, t := range tools.Tools {
+			if t.Name == "json_schema_2020_12_tool" {
+				calls = append(calls, toolCall{Name: "json_schema_echo", Arguments: map[string]any{"schema": t.InputSchema}})
+			}
+		}
+	case "http-standard-headers":
+		standardHeaders(ctx, session, tools)
 		return nil
+	default: // the auth scenarios
+		calls, lenient = []toolCall{{Name: "test-tool"}}, false
 	}
-	res, err := session.CallTool(ctx, call)
-	if err != nil {
-		return fmt.Errorf("tools/call %s: %w", call.Name, err)
+	for _, call := range calls {
+		if !lenient && !slices.ContainsFunc(tools.Tools, func(t *mcp.Tool) bool { return t.Name == call.Name }) {
+			log.Info("no tool to call", "tool", call.Name)
+			continue
+		}
+		if call.Arguments == nil {
+			call.Arguments = map[string]any{}
+		}
+		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: call.Name, Arguments: call.Arguments})
+		switch {
+		case err != nil && lenient:
+			log.Info("tool call refused", "tool", call.Name, "error", err)
+		case err != nil:
+			return fmt.Errorf("tools/call %s: %w", call.Name, err)
+		case res.IsError && !lenient:
+			return fmt.Errorf("tools/call %s: tool error", call.Name)
+		}
 	}
-	if res.IsError {
-		return fmt.Errorf("tools/call %s: tool error", call.Name)
-	}
-	log.Info("done", "tool", call.Name)
+	log.Info("done", "calls", len(calls))
 	return nil
+}
+
+// standardHeaders calls one tool, reads one resource and gets one prompt,
+// so every request kind carries the SEP-2243 headers.
+func standardHeaders(ctx context.Context, session *mcp.ClientSession, tools *mcp.ListToolsResult) {
+	if len(tools.Tools) > 0 {
+		_, _ = session.CallTool(ctx, &mcp.CallToolParams{Name: tools.Tools[0].Name, Arguments: map[string]any{}})
+	}
+	if res, err := session.ListResources(ctx, nil); err == nil && len(res.Resources) > 0 {
+		_, _ = session.ReadResource(ctx, &mcp.ReadResourceParams{URI: res.Resources[0].URI})
+	}
+	if prompts, err := session.ListPrompts(ctx, nil); err == nil && len(prompts.Prompts) > 0 {
+		_, _ = session.GetPrompt(ctx, &mcp.GetPromptParams{Name: prompts.Prompts[0].Name, Arguments: map[string]string{}})
+	}
 }
