@@ -311,6 +311,11 @@ func New(cfg Config) (*Client, error) {
 	return c, nil
 }
 
+// CloseIdleConnections closes the idle connections of the client's own
+// requests (metadata, registration, token). Nothing else runs in the
+// background; calling it is optional.
+func (c *Client) CloseIdleConnections() { c.fetcher.Client().CloseIdleConnections() }
+
 // now is the one place the clock is read.
 func (c *Client) now() time.Time {
 	if c.cfg.Now != nil {

@@ -88,6 +88,7 @@ func run(log *slog.Logger, args []string) error {
 	if err != nil {
 		return err
 	}
+	defer c.CloseIdleConnections()
 	handler, err := c.OAuthHandler(serverURL)
 	if err != nil {
 		return err
