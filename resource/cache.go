@@ -129,7 +129,9 @@ func (c *tokenCache) put(av *authValue, exp, now time.Time) {
 	}
 	h := maphash.String(c.seed, av.token)
 	e := av
-	e.key, e.until, e.size = h, until, int64(len(av.token)+len(av.info.Claims))+entryOverhead
+	// The claims are held twice: as JSON, and as the string their values
+	// are substrings of.
+	e.key, e.until, e.size = h, until, int64(len(av.token)+2*len(av.info.Claims))+entryOverhead
 	s := c.shard(h)
 	s.mu.Lock()
 	defer s.mu.Unlock()

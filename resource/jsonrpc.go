@@ -151,6 +151,9 @@ type scanner struct {
 	// strict refuses duplicate member names in every object and invalid
 	// UTF-8 in every string, as internal/jsonx does.
 	strict bool
+	// text, when set, is string(data), so unescaped string values can be
+	// returned as substrings without allocating.
+	text string
 }
 
 func (s *scanner) topObject(m *mcpMessage) error {

@@ -192,6 +192,27 @@ func (s *scanner) number() error {
 func (s *scanner) str(decode bool) ([]byte, error) {
 	s.pos++ // opening quote
 	start := s.pos
+	// Short strings (member names, most values): a plain loop is cheaper
+	// than the calls below.
+	var high byte
+	for i, end := start, min(len(s.data), start+24); i < end; i++ {
+		c := s.data[i]
+		high |= c
+		switch {
+		case c == '"':
+			v := s.data[start:i]
+			if s.strict && high >= 0x80 && !utf8.Valid(v) {
+				return nil, errScan
+			}
+			s.pos = i + 1
+			return v, nil
+		case c == '\\':
+			s.pos = i
+			return s.escaped(start, decode)
+		case c < 0x20:
+			return nil, errScan
+		}
+	}
 	rest := s.data[start:]
 	q := bytes.IndexByte(rest, '"')
 	if q < 0 {

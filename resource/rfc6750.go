@@ -75,18 +75,8 @@ func isB64Token(s string) bool {
 	if s == "" {
 		return false
 	}
-	i := 0
-	for ; i < len(s) && b64TokenTable[s[i]] != 0; i++ {
-	}
-	if i == 0 {
-		return false
-	}
-	for ; i < len(s); i++ {
-		if s[i] != '=' {
-			return false
-		}
-	}
-	return true
+	body := strings.TrimRight(s, "=")
+	return body != "" && allIn(body, b64TokenTable)
 }
 
 // queryHasToken reports whether the query string carries an access_token

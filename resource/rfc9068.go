@@ -35,23 +35,17 @@ type jwtClaims struct {
 // base64url segments, the first two non-empty (an empty signature still
 // goes the JWT way, to be refused as alg "none").
 func looksLikeJWT(raw string) bool {
-	dots, seg := 0, 0
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if c == '.' {
-			if seg == 0 && dots < 2 {
-				return false
-			}
-			dots++
-			seg = 0
-			continue
-		}
-		if base64URLTable[c] == 0 {
-			return false
-		}
-		seg++
+	i := strings.IndexByte(raw, '.')
+	if i <= 0 {
+		return false
 	}
-	return dots == 2
+	j := strings.IndexByte(raw[i+1:], '.')
+	if j <= 0 {
+		return false
+	}
+	j += i + 1
+	return strings.IndexByte(raw[j+1:], '.') < 0 &&
+		allIn(raw[:i], base64URLTable) && allIn(raw[i+1:j], base64URLTable) && allIn(raw[j+1:], base64URLTable)
 }
 
 // verifyJWT validates an RFC 9068 JWT access token (RS-10): the cheap
@@ -80,16 +74,25 @@ func (v *Verifier) verifyJWT(ctx context.Context, raw string, now time.Time, inf
 	if err != nil {
 		return ErrMalformedToken
 	}
-	iss, ok := v.issuers[c.Iss]
+	iss, ok := v.issuers[c.iss]
 	if !ok {
 		return ErrIssuer // RS-09: exact match with a configured issuer
 	}
-	cs := claimSet{issuer: c.Iss, audience: c.Aud, exp: c.Exp, nbf: c.Nbf, iat: c.Iat, bound: len(c.Cnf) > 0 && string(c.Cnf) != "null"}
+	cs := claimSet{issuer: c.iss, audience: c.aud, bound: c.cnf != nil}
+	if c.hasExp {
+		cs.exp = &c.exp
+	}
+	if c.hasNbf {
+		cs.nbf = &c.nbf
+	}
+	if c.hasIat {
+		cs.iat = &c.iat
+	}
 	exp, iat, err := v.checkClaims(&cs, now)
 	if err != nil {
 		return err
 	}
-	scopes, err := oauthmeta.ParseScope(c.Scope)
+	scopes, err := oauthmeta.ParseScope(c.scope)
 	if err != nil {
 		return ErrMalformedToken
 	}
@@ -98,14 +101,14 @@ func (v *Verifier) verifyJWT(ctx context.Context, raw string, now time.Time, inf
 	}
 	*info = TokenInfo{
 		Scheme:   schemeBearer,
-		Issuer:   c.Iss,
-		Subject:  c.Sub,
-		ClientID: c.ClientID,
-		Audience: c.Aud,
+		Issuer:   c.iss,
+		Subject:  c.sub,
+		ClientID: c.clientID,
+		Audience: c.aud,
 		Scopes:   scopes,
 		Expiry:   exp,
 		IssuedAt: iat,
-		ID:       c.Jti,
+		ID:       c.jti,
 		Claims:   payload,
 	}
 	return nil
