@@ -1,9 +1,3 @@
-//go:build gosdk
-
-// This test needs the Go MCP SDK's dependencies in go.sum, which the module
-// gains with the first package that imports the SDK; until then run it with
-// -tags gosdk after `go get github.com/modelcontextprotocol/go-sdk/mcp@v1.8.0`.
-
 package selfcheck_test
 
 import (
