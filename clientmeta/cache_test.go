@@ -91,4 +91,3 @@ func TestResolveErrorsNeverCached(t *testing.T) {
 		}
 	}
 }
-
