@@ -5,7 +5,23 @@ import (
 	"testing"
 
 	"github.com/mcpauth/mcpauth/internal/jsonx"
+	"github.com/mcpauth/mcpauth/oauthmeta"
 )
+
+// jwtClaims is the RFC 9068 §2.2 payload shape for internal/jsonx, the
+// reference decodeClaims is compared against.
+type jwtClaims struct {
+	Iss      string             `json:"iss"`
+	Sub      string             `json:"sub"`
+	Aud      oauthmeta.Audience `json:"aud"`
+	Exp      *float64           `json:"exp"`
+	Nbf      *float64           `json:"nbf"`
+	Iat      *float64           `json:"iat"`
+	ClientID string             `json:"client_id"`
+	Scope    string             `json:"scope"`
+	Jti      string             `json:"jti"`
+	Cnf      oauthmeta.RawJSON  `json:"cnf"`
+}
 
 func TestDecodeClaims(t *testing.T) {
 	t.Parallel()

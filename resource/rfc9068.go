@@ -15,22 +15,6 @@ import (
 // against (a token without "kid" against a large key set).
 const maxKeyTries = 4
 
-// jwtClaims is the RFC 9068 §2.2 payload, decoded strictly (case-sensitive
-// names, duplicates rejected) by decodeClaims; the tags describe the same
-// shape for internal/jsonx, which the fuzz test compares against.
-type jwtClaims struct {
-	Iss      string             `json:"iss"`
-	Sub      string             `json:"sub"`
-	Aud      oauthmeta.Audience `json:"aud"`
-	Exp      *float64           `json:"exp"`
-	Nbf      *float64           `json:"nbf"`
-	Iat      *float64           `json:"iat"`
-	ClientID string             `json:"client_id"`
-	Scope    string             `json:"scope"`
-	Jti      string             `json:"jti"`
-	Cnf      oauthmeta.RawJSON  `json:"cnf"`
-}
-
 // looksLikeJWT reports whether raw has the JWS compact shape: three
 // base64url segments, the first two non-empty (an empty signature still
 // goes the JWT way, to be refused as alg "none").
