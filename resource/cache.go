@@ -108,12 +108,6 @@ func (c *tokenCache) get(token string, now time.Time) *authValue {
 	return e
 }
 
-// contains reports whether token is cached and current, for the
-// passthrough guard.
-func (c *tokenCache) contains(token string, now time.Time) bool {
-	return c.get(token, now) != nil
-}
-
 // put stores a verification result until min(exp, now+maxAge). The cache
 // owns av's bookkeeping fields from then on; av must not be put twice.
 func (c *tokenCache) put(av *authValue, exp, now time.Time) {
