@@ -32,15 +32,14 @@
 //     through [OAuthError].
 //
 // A client that reuses its key sends the same protected header with every
-// proof. go-jose parses and validates each header the Verifier has not seen
-// and verifies the first proof under it; the validated (alg, key,
-// thumbprint) is then kept in a small bounded cache, and later proofs with a
-// byte-identical header have their signature checked by the same
-// crypto/ecdsa, crypto/rsa or crypto/ed25519 call go-jose makes, without
-// re-parsing the header (sigcheck.go; a differential test and fuzz target
-// hold it to go-jose's verdict). A validation then costs about one
-// signature verification plus 5% (bench_test.go), where going through
-// go-jose's DetachedVerify for every proof costs about 15%.
+// proof. The Verifier validates each header it has not seen (typ, alg, the
+// embedded key and its thumbprint) and keeps the result in a small bounded
+// cache, so a known header is not checked again. Every signature, known
+// header or not, is verified by go-jose (DetachedVerify with the embedded
+// key): the package has a single signature verification path. A validation
+// costs about one signature verification plus 17% (bench_test.go;
+// BENCHMARKS.md), most of it go-jose re-decoding the protected header and
+// converting the signature on each call.
 //
 // Typical server use:
 //

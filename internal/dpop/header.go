@@ -21,24 +21,14 @@ type proofHeader struct {
 	sig jose.Signature
 }
 
-// verifyWithJose checks the signature of a proof whose first segment is this
-// header's: go-jose verifies it over (header, payload) with the embedded
-// key. Every header seen for the first time is checked this way.
-func (h *proofHeader) verifyWithJose(payload, signature []byte) error {
+// verifySignature checks the signature of a proof whose first segment is
+// this header's: go-jose verifies it over (header, payload) with the
+// embedded key, for every proof, whether the header was cached or not.
+func (h *proofHeader) verifySignature(payload, signature []byte) error {
 	s := h.sig
 	s.Signature = signature
 	obj := jose.JSONWebSignature{Signatures: []jose.Signature{s}}
 	if err := obj.DetachedVerify(payload, h.key); err != nil {
-		return fail(ErrBadSignature, "")
-	}
-	return nil
-}
-
-// verifyCached checks the signature of a later proof with a byte-identical
-// header: the (alg, key) pair go-jose accepted for it goes straight to the
-// signature primitive go-jose would call (see sigcheck.go).
-func (h *proofHeader) verifyCached(signingInput string, signature []byte) error {
-	if !verifySignature(h.alg, h.key, signingInput, signature) {
 		return fail(ErrBadSignature, "")
 	}
 	return nil

@@ -87,9 +87,6 @@ type Verifier struct {
 	headers  *headerCache
 	lastURL  atomic.Pointer[urlMemo]
 	b64      *base64.Encoding // strict: canonical base64url only
-	// joseOnly makes every proof go through go-jose's DetachedVerify, even
-	// for a known header; tests and benchmarks in this package set it.
-	joseOnly bool
 }
 
 // urlMemo remembers the last request URL's normalization: a server checks
@@ -231,12 +228,7 @@ func (v *Verifier) Verify(ctx context.Context, proof string, req Request) (*Proo
 	if err != nil {
 		return nil, err
 	}
-	if cached && !v.joseOnly {
-		err = hdr.verifyCached(proof[:len(hseg)+1+len(pseg)], sig)
-	} else {
-		err = hdr.verifyWithJose(payload, sig)
-	}
-	if err != nil {
+	if err := hdr.verifySignature(payload, sig); err != nil {
 		return nil, err
 	}
 	if !cached {
