@@ -1,6 +1,10 @@
-// Command mcpauth runs the mcpauth tools: for now the demo authorization
-// server (`mcpauth authserver`) and a placeholder for the end-to-end demo.
-// Each subcommand lives in its own file and is listed in [commands].
+// Command mcpauth is the command-line face of mcpauth: a narrated demo of
+// the whole MCP authorization flow (`mcpauth demo`), the demo authorization
+// server (`mcpauth authserver`), a reverse proxy that puts OAuth in front of
+// any Streamable HTTP MCP server (`mcpauth protect`), the client library as
+// a CLI (`mcpauth login|token|call|logout`) and a self-test of any MCP
+// server's authorization (`mcpauth check`). Each subcommand lives in its
+// own file and is listed in [commands].
 package main
 
 import (
@@ -54,6 +58,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err := c.run(ctx, args[1:], stdout, stderr)
 		switch {
 		case err == nil:
+			return 0
+		case errors.Is(err, flag.ErrHelp) && helpRequested(args[1:]):
 			return 0
 		case errors.Is(err, flag.ErrHelp):
 			return 2
