@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpauth/mcpauth/oauthmeta"
 	"io"
 	"net"
 	"net/http"
@@ -189,22 +190,13 @@ func checkBrowserURL(raw string) error {
 			return fmt.Errorf("%w: control character or space in URL", ErrUnsafeURL)
 		}
 	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return fmt.Errorf("%w: not a URL", ErrUnsafeURL)
-	}
-	if u.Scheme != "https" && u.Scheme != "http" {
+	// The URL goes to the browser exactly as written, so its scheme must
+	// be written in lower case, not merely parse as http(s).
+	if !strings.HasPrefix(raw, "https://") && !strings.HasPrefix(raw, "http://") {
 		return fmt.Errorf("%w: only https URLs are opened", ErrUnsafeURL)
 	}
-	if u.Host == "" || u.Opaque != "" || u.User != nil {
-		return fmt.Errorf("%w: not an absolute URL", ErrUnsafeURL)
+	if err := (oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: true}).CheckURL(raw); err != nil {
+		return fmt.Errorf("%w: %w", ErrUnsafeURL, err)
 	}
-	switch {
-	case u.Scheme == "https":
-		return nil
-	case isLoopbackIP(u.Hostname()), strings.EqualFold(u.Hostname(), "localhost"):
-		return nil
-	default:
-		return fmt.Errorf("%w: only https URLs are opened", ErrUnsafeURL)
-	}
+	return nil
 }
