@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mcpauth/mcpauth/oauthmeta"
 	"io"
 	"net"
 	"net/http"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
 // Defaults of [Loopback].
