@@ -46,6 +46,7 @@ type pendingAuthorization struct {
 	scopes        []string
 	registration  *tokenstore.Registration
 	authMethod    string
+	authServer    *oauthmeta.AuthServerMetadata // for the DPoP decision at the token endpoint
 	created       time.Time
 }
 
@@ -156,6 +157,7 @@ func (r *AuthorizationRequest) Start(ctx context.Context, redirectURI string) (s
 		scopes:                slices.Clone(r.scopes),
 		registration:          reg,
 		authMethod:            tokenAuthMethod(reg, md),
+		authServer:            md,
 		created:               c.now(),
 	}
 	cfg := oauth2.Config{

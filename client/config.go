@@ -145,6 +145,11 @@ type Config struct {
 	// hence the name. False means 2026-07-28 discovery only.
 	InsecureLegacy20250326 bool
 
+	// DPoP, when set, makes the client request DPoP-bound access tokens
+	// (RFC 9449) and present them with fresh proofs; see [DPoPConfig].
+	// Nil means Bearer tokens only, and a token_type DPoP is refused.
+	DPoP *DPoPConfig
+
 	// Logger receives debug and warning records about discovery,
 	// registration and token handling; never a token or secret. Nil means
 	// no logging.
@@ -273,6 +278,7 @@ type Client struct {
 	pending   *pendingStates
 	refreshes *inflight
 	logins    *keyedMutex
+	dpop      *dpopState // nil without Config.DPoP
 }
 
 // New validates cfg and returns a Client.
@@ -308,6 +314,13 @@ func New(cfg Config) (*Client, error) {
 	}
 	c.fetcher = safehttp.New(opts)
 	c.pending = newPendingStates(c.now)
+	if cfg.DPoP != nil {
+		d, err := newDPoPState(cfg.DPoP, c.now)
+		if err != nil {
+			return nil, err
+		}
+		c.dpop = d
+	}
 	return c, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/client/tokenstore"
+	"github.com/mcpauth/mcpauth/internal/dpop"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -33,14 +34,18 @@ func (c *Client) canonicalResource(raw string) (string, error) {
 }
 
 // bearerChallenge returns the Bearer challenge of a 401 or 403 response
-// (requirement CL-01). A malformed header counts as no challenge: discovery
+// (requirement CL-01), or else its DPoP challenge (RFC 9449 §7.1), which
+// carries the same parameters. A malformed header counts as no challenge: discovery
 // then falls back to the well-known URLs.
 func bearerChallenge(h http.Header) oauthmeta.Challenge {
 	chs, err := oauthmeta.ParseChallenges(h.Values("WWW-Authenticate")...)
 	if err != nil {
 		return oauthmeta.Challenge{}
 	}
-	ch, _ := oauthmeta.FindChallenge(chs, "Bearer")
+	if ch, ok := oauthmeta.FindChallenge(chs, "Bearer"); ok {
+		return ch
+	}
+	ch, _ := oauthmeta.FindChallenge(chs, dpop.Scheme) // RFC 9449 §7.1
 	return ch
 }
 

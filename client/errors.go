@@ -110,6 +110,11 @@ var (
 	// ErrForbidden: the resource answered 403 for a reason authorization
 	// cannot fix (no insufficient_scope challenge).
 	ErrForbidden = errors.New("client: forbidden")
+
+	// ErrDPoPTransport: an OAuthHandler holds a DPoP-bound token but the
+	// SDK does not send its requests through [OAuthHandler.HTTPClient], so
+	// the token cannot be presented with a proof.
+	ErrDPoPTransport = errors.New("client: DPoP-bound token needs OAuthHandler.HTTPClient as the SDK's HTTP client")
 )
 
 // wrapFetch maps a safehttp error to this package's sentinels, keeping

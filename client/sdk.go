@@ -5,10 +5,13 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"golang.org/x/oauth2"
+
+	"github.com/mcpauth/mcpauth/internal/dpop"
 )
 
 // maxTrackedOperations bounds the per-operation attempt counters of an
@@ -36,8 +39,9 @@ type OAuthHandler struct {
 	c        *Client
 	resource string
 
-	mu  sync.Mutex
-	ops map[string]*opBudget
+	mu      sync.Mutex
+	ops     map[string]*opBudget
+	wrapped atomic.Bool // HTTPClient was called: DPoP tokens may be handed out
 }
 
 type opBudget struct {
@@ -59,22 +63,85 @@ func (c *Client) OAuthHandler(serverURL string) (*OAuthHandler, error) {
 // TokenSource implements auth.OAuthHandler. It returns nil (no
 // Authorization header) when no token is stored yet: the server's 401
 // then leads to Authorize.
+//
+// The SDK always writes "Authorization: Bearer <token>". A DPoP-bound
+// token (Config.DPoP) needs the handler's transport underneath the SDK,
+// which switches the scheme and adds the proof: set
+// StreamableClientTransport.HTTPClient to [OAuthHandler.HTTPClient]. Without
+// it TokenSource refuses a DPoP-bound token (ErrDPoPTransport) rather than
+// let it go out as a Bearer token.
 func (h *OAuthHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
 	tok, err := h.c.currentToken(ctx, h.resource)
 	if err != nil || tok == nil {
 		return nil, err
 	}
+	if strings.EqualFold(tok.TokenType, dpop.TokenType) && !h.wrapped.Load() {
+		return nil, ErrDPoPTransport
+	}
 	return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tok.AccessToken, TokenType: "Bearer", Expiry: tok.Expiry}), nil
+}
+
+// HTTPClient returns the *http.Client to give the SDK's
+// StreamableClientTransport.HTTPClient (base nil means a new http.Transport
+// with the usual timeouts): requests to the MCP server that carry a
+// DPoP-bound token leave with the DPoP scheme and a fresh proof (RFC 9449
+// §7.1), and a resource server's use_dpop_nonce challenge is answered by
+// one resend with its nonce (§9). Bearer tokens and other URLs pass through
+// untouched. It has no overall timeout; bound requests with contexts.
+func (h *OAuthHandler) HTTPClient(base http.RoundTripper) *http.Client {
+	if base == nil {
+		base = defaultBaseTransport()
+	}
+	h.wrapped.Store(true)
+	return &http.Client{Transport: &sdkTransport{h: h, base: base}}
+}
+
+// sdkTransport is the transport of [OAuthHandler.HTTPClient].
+type sdkTransport struct {
+	h    *OAuthHandler
+	base http.RoundTripper
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *sdkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	c := t.h.c
+	sent := presentedToken(req.Header.Get("Authorization"))
+	if c.dpop == nil || sent == "" || !(&Transport{c: c, resource: t.h.resource}).forResource(req) {
+		return t.base.RoundTrip(req)
+	}
+	tok, err := c.currentToken(req.Context(), t.h.resource)
+	if err != nil {
+		return nil, err
+	}
+	if tok == nil || tok.AccessToken != sent || !strings.EqualFold(tok.TokenType, dpop.TokenType) {
+		return t.base.RoundTrip(req)
+	}
+	replay, err := replayable(req)
+	if err != nil {
+		return nil, err
+	}
+	for i := 0; ; i++ {
+		out := req.Clone(req.Context())
+		if replay != nil {
+			out.Body, _ = replay()
+		}
+		if err := c.setAuthorization(out, tok); err != nil {
+			return nil, err
+		}
+		resp, err := t.base.RoundTrip(out)
+		canResend := replay != nil || req.Body == nil || req.Body == http.NoBody
+		if err != nil || !c.dpopNonceChallenge(out, resp) || i > 0 || !canResend {
+			return resp, err
+		}
+		drain(resp)
+	}
 }
 
 // Authorize implements auth.OAuthHandler: it refreshes, authorizes or
 // steps up for the refused request, and closes resp's body.
 func (h *OAuthHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	defer drain(resp)
-	sent := ""
-	if v := req.Header.Get("Authorization"); len(v) > 7 && strings.EqualFold(v[:7], "Bearer ") {
-		sent = v[7:]
-	}
+	sent := presentedToken(req.Header.Get("Authorization"))
 	return h.c.respond(ctx, h.resource, resp.StatusCode, resp.Header, sent, h.budget(req))
 }
 

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/mcpauth/mcpauth/client/tokenstore"
+	"github.com/mcpauth/mcpauth/internal/dpop"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -42,7 +43,7 @@ func (c *Client) exchangeCode(ctx context.Context, rec *pendingAuthorization, co
 		return nil, wrapFetch("token endpoint", err)
 	}
 	capture := &tokenCapture{sent: []string{code, rec.verifier, rec.registration.ClientSecret}}
-	hc := c.guardedClient(func(rt http.RoundTripper) http.RoundTripper { return &tokenTransport{base: rt, capture: capture} })
+	hc := c.tokenClient(capture, c.dpopFor(rec.authServer))
 	id, secret, style := oauth2Credentials(rec.registration, rec.authMethod)
 	cfg := oauth2.Config{
 		ClientID:     id,
@@ -81,7 +82,7 @@ func (c *Client) refreshToken(ctx context.Context, d *tokenstore.Discovery, reg 
 		return nil, err
 	}
 	capture := &tokenCapture{sent: []string{old.RefreshToken, reg.ClientSecret}}
-	hc := c.guardedClient(func(rt http.RoundTripper) http.RoundTripper { return &tokenTransport{base: rt, capture: capture} })
+	hc := c.tokenClient(capture, c.dpopFor(md))
 	resp, err := hc.Do(req)
 	if err == nil {
 		resp.Body.Close()
@@ -136,6 +137,12 @@ func (c *Client) newToken(r *oauthmeta.TokenResponse, requested, prevGranted []s
 		RefreshToken:    r.RefreshToken,
 		RequestedScopes: slices.Clone(requested),
 	}
+	if strings.EqualFold(r.TokenType, dpop.TokenType) {
+		if c.dpop == nil {
+			return nil, fmt.Errorf("%w: %w", ErrTokenResponse, ErrTokenType)
+		}
+		t.TokenType, t.DPoPJKT = dpop.TokenType, c.dpop.prover.JKT()
+	}
 	if r.ExpiresIn > 0 {
 		t.Expiry = c.now().Add(time.Duration(min(r.ExpiresIn, maxExpiresIn)) * time.Second)
 	}
@@ -156,10 +163,22 @@ func (c *Client) newToken(r *oauthmeta.TokenResponse, requested, prevGranted []s
 
 // tokenCapture records what the token transport saw of one response.
 type tokenCapture struct {
-	sent   []string // credentials in the request, redacted from errors
-	status int
-	resp   *oauthmeta.TokenResponse
-	oerr   *oauthmeta.Error
+	sent      []string // credentials in the request, redacted from errors
+	status    int
+	resp      *oauthmeta.TokenResponse
+	oerr      *oauthmeta.Error
+	proofSent bool // a DPoP proof went with the request
+	// raw accepts any token_type and skips the access token response
+	// checks (an RFC 8693 exchange for an ID-JAG answers token_type N_A).
+	raw bool
+}
+
+// tokenClient returns the guarded client for one token request, whose
+// transport checks the response and, with d, sends DPoP proofs.
+func (c *Client) tokenClient(capture *tokenCapture, d *dpopState) *http.Client {
+	return c.guardedClient(func(rt http.RoundTripper) http.RoundTripper {
+		return &tokenTransport{base: rt, capture: capture, dpop: d}
+	})
 }
 
 // result maps the outcome of a token request to this package's errors.
@@ -183,21 +202,28 @@ func (t *tokenCapture) result(err error) error {
 
 // tokenTransport reads each token endpoint response in full (refusing
 // more than 1 MiB), checks a success response strictly (one JSON object,
-// access_token present, token_type present and Bearer) and records an
-// error response's RFC 6749 §5.2 body, before anyone else sees them.
+// access_token present, token_type present and Bearer, or DPoP when a
+// proof was sent) and records an error response's RFC 6749 §5.2 body,
+// before anyone else sees them. With dpop set it adds a fresh DPoP proof to
+// the request (RFC 9449 §5) and, when the server answers use_dpop_nonce
+// with a DPoP-Nonce header, sends the request once more with that nonce
+// (§8).
 type tokenTransport struct {
 	base    http.RoundTripper
 	capture *tokenCapture
+	dpop    *dpopState
 }
 
 // RoundTrip implements http.RoundTripper.
 func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.base.RoundTrip(req)
-	if err != nil {
-		return nil, err
+	resp, body, err := t.send(req, false)
+	if err == nil && t.dpop != nil && t.dpop.remember(req.URL, resp.Header) && resp.StatusCode == http.StatusBadRequest &&
+		req.GetBody != nil && isNonceError(body) {
+		resp, body, err = t.send(req, true)
+		if err == nil {
+			t.dpop.remember(req.URL, resp.Header)
+		}
 	}
-	body, err := readAllCapped(resp.Body, resp.ContentLength, maxTokenResponse)
-	resp.Body.Close()
 	if err != nil {
 		return nil, err
 	}
@@ -209,8 +235,47 @@ func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// send makes one attempt, with a fresh proof when DPoP is on, and reads
+// the whole body. again means a retry: the body comes from GetBody.
+func (t *tokenTransport) send(req *http.Request, again bool) (*http.Response, []byte, error) {
+	out := req
+	if t.dpop != nil {
+		out = req.Clone(req.Context())
+		if again {
+			b, err := req.GetBody()
+			if err != nil {
+				return nil, nil, err
+			}
+			out.Body = b
+		}
+		p, err := t.dpop.proof(req.Method, req.URL, "")
+		if err != nil {
+			return nil, nil, fmt.Errorf("client: DPoP proof: %w", err)
+		}
+		out.Header.Set(dpop.HeaderName, p)
+		t.capture.proofSent = true
+	}
+	resp, err := t.base.RoundTrip(out)
+	if err != nil {
+		return nil, nil, err
+	}
+	body, err := readAllCapped(resp.Body, resp.ContentLength, maxTokenResponse)
+	resp.Body.Close()
+	if err != nil {
+		return nil, nil, err
+	}
+	return resp, body, nil
+}
+
+// isNonceError reports an RFC 6749 §5.2 body with error use_dpop_nonce.
+func isNonceError(body []byte) bool {
+	oe, err := oauthmeta.ParseError(body)
+	return err == nil && oe.Code == oauthmeta.CodeUseDPoPNonce
+}
+
 // inspect applies the token response rules (RFC 6749 §5.1, §5.2; OAuth 2.1
-// §3.2.3). DPoP tokens are refused until DPoP is implemented.
+// §3.2.3; RFC 9449 §5): token_type must be Bearer, or DPoP when the request
+// carried a proof.
 func (t *tokenCapture) inspect(status int, h http.Header, body []byte) error {
 	t.status = status
 	if status < 200 || status > 299 {
@@ -226,7 +291,8 @@ func (t *tokenCapture) inspect(status int, h http.Header, body []byte) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrTokenResponse, err)
 	}
-	if !strings.EqualFold(r.TokenType, "Bearer") {
+	dpopOK := t.proofSent && strings.EqualFold(r.TokenType, dpop.TokenType)
+	if !t.raw && !strings.EqualFold(r.TokenType, "Bearer") && !dpopOK {
 		return fmt.Errorf("%w: %w", ErrTokenResponse, ErrTokenType)
 	}
 	t.resp = r

@@ -37,6 +37,9 @@ func (c *Client) tokenState(ctx context.Context, resource string) (*tokenState, 
 	if errors.Is(err, tokenstore.ErrNotFound) {
 		return st, nil
 	}
+	if err == nil && !c.tokenUsable(st.tok) {
+		st.tok = nil // bound to a DPoP key this client does not hold
+	}
 	return st, err
 }
 

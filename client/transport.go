@@ -65,6 +65,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	a := &attempts{}
+	nonceRetried := false
 	for i := 0; ; i++ {
 		tok, err := t.c.currentToken(ctx, t.resource)
 		if err != nil {
@@ -77,10 +78,18 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		sent := ""
 		if tok != nil {
 			sent = tok.AccessToken
-			out.Header.Set("Authorization", "Bearer "+sent)
+			if err := t.c.setAuthorization(out, tok); err != nil {
+				return nil, err
+			}
 		}
 		resp, err := t.base.RoundTrip(out)
-		if err != nil || !challengeStatus(resp) || (replay == nil && req.Body != nil && req.Body != http.NoBody) || i >= maxRoundTrips {
+		canResend := replay != nil || req.Body == nil || req.Body == http.NoBody
+		if err == nil && sent != "" && t.c.dpopNonceChallenge(out, resp) && !nonceRetried && canResend && i < maxRoundTrips {
+			nonceRetried = true // RFC 9449 §9: once more with the resource server's nonce
+			drain(resp)
+			continue
+		}
+		if err != nil || !challengeStatus(resp) || !canResend || i >= maxRoundTrips {
 			return resp, err
 		}
 		herr := t.c.respond(ctx, t.resource, resp.StatusCode, resp.Header, sent, a)

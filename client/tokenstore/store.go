@@ -59,8 +59,12 @@ type Key struct {
 type Token struct {
 	// AccessToken is the bearer credential sent to the resource.
 	AccessToken string `json:"access_token"`
-	// TokenType is the token_type of the response ("Bearer").
+	// TokenType is the token_type of the response: "Bearer", or "DPoP"
+	// for a token bound to the client's DPoP key (RFC 9449 §5).
 	TokenType string `json:"token_type"`
+	// DPoPJKT is, for a DPoP-bound token, the RFC 7638 thumbprint of the
+	// key it is bound to; a client with another key does not use it.
+	DPoPJKT string `json:"dpop_jkt,omitempty"`
 	// RefreshToken renews the access token; empty when none was issued.
 	RefreshToken string `json:"refresh_token,omitempty"`
 	// Expiry is when the access token expires; the zero value means the

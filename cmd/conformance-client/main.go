@@ -29,7 +29,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"slices"
 	"time"
@@ -93,10 +92,12 @@ func run(log *slog.Logger, args []string) error {
 	if err != nil {
 		return err
 	}
+	hc := handler.HTTPClient(nil) // presents DPoP-bound tokens with their proofs
+	hc.Timeout = 20 * time.Second
 	transport := &mcp.StreamableClientTransport{
 		Endpoint:             serverURL,
 		OAuthHandler:         handler,
-		HTTPClient:           &http.Client{Timeout: 20 * time.Second},
+		HTTPClient:           hc,
 		DisableStandaloneSSE: true,
 		MaxRetries:           -1,
 	}
@@ -130,6 +131,7 @@ func config(log *slog.Logger, sc scenarioContext) client.Config {
 		ClientName:                "mcpauth conformance client",
 		InsecureAllowHTTPLoopback: true, // the mocks are http://localhost
 		InsecureLegacy20250326:    true, // auth/2025-03-26-* scenarios
+		DPoP:                      &client.DPoPConfig{}, // auth/dpop, auth/dpop-nonce: an ES256 key per run
 		Logger:                    log,
 	}
 	if sc.ClientID != "" && sc.Issuer != "" {
