@@ -129,8 +129,8 @@ func config(log *slog.Logger, sc scenarioContext) client.Config {
 		Authorizer:                &client.FollowRedirects{},
 		ClientIDMetadataURL:       cimdURL,
 		ClientName:                "mcpauth conformance client",
-		InsecureAllowHTTPLoopback: true, // the mocks are http://localhost
-		InsecureLegacy20250326:    true, // auth/2025-03-26-* scenarios
+		InsecureAllowHTTPLoopback: true,                 // the mocks are http://localhost
+		InsecureLegacy20250326:    true,                 // auth/2025-03-26-* scenarios
 		DPoP:                      &client.DPoPConfig{}, // auth/dpop, auth/dpop-nonce: an ES256 key per run
 		Logger:                    log,
 	}
