@@ -226,8 +226,8 @@ func TestMaliciousASClient(t *testing.T) {
 			if !matchesAny(err, tc.want) {
 				t.Errorf("err = %v; want one of %v", err, tc.want)
 			}
-			if d := time.Since(start); d > 5*time.Second {
-				t.Errorf("took %v; every fetch must be bounded", d)
+			if d := time.Since(start); tc.cfg != nil && d > 5*time.Second {
+				t.Errorf("took %v with a 300 ms timeout; every fetch must be bounded", d)
 			}
 			if got := evil.Hits("/authorize") > 0; got != tc.reach.authorize {
 				t.Errorf("authorization endpoint reached: %v; want %v", got, tc.reach.authorize)

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/mcpauth/mcpauth/authserver"
 	"github.com/mcpauth/mcpauth/client"
@@ -202,7 +201,7 @@ func newClientEnv(t *testing.T, n *vnet, sec *secrets, mutate func(*client.Confi
 	sec.Watch(e.logs)
 	cfg := client.Config{
 		Authorizer: e.auth, Store: e.store,
-		Resolver: n, Dial: n.Dial, TLSConfig: n.TLS(), Timeout: 2 * time.Second,
+		Resolver: n, Dial: n.Dial, TLSConfig: n.TLS(),
 		Logger: e.logs.Logger(), Now: oauthtest.NewClock(oauthtest.Epoch()).Now,
 	}
 	if mutate != nil {

@@ -6,6 +6,8 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -54,7 +56,7 @@ func (n *vnet) Serve(host string, h http.Handler) string {
 		counter.Add(1)
 		h.ServeHTTP(w, r)
 	}))
-	srv.Config.ErrorLog = nil
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // handshakes cut short by refusals are expected
 	srv.StartTLS()
 	n.t.Cleanup(srv.Close)
 	n.mu.Lock()
