@@ -30,8 +30,9 @@ type command struct {
 // here.
 func commands() []command {
 	return []command{
-		authserverCommand(),
 		demoCommand(),
+		authserverCommand(),
+		protectCommand(),
 	}
 }
 

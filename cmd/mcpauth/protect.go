@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mcpauth/mcpauth/resource"
+)
+
+func protectCommand() command {
+	return command{
+		name:    "protect",
+		summary: "put OAuth 2.1 in front of any Streamable HTTP MCP server (a reverse proxy)",
+		run:     runProtect,
+	}
+}
+
+const protectDescription = `
+A reverse proxy that protects an existing Streamable HTTP MCP server with mcpauth's resource
+middleware, the way oauth2-proxy fronts web applications. Every request must carry an access
+token from one of the --issuer authorization servers, with this server (--resource) as its
+audience and the scopes --require and --policy ask for. The proxy serves the RFC 9728 metadata
+at the path-inserted URL, answers 401/403 with the challenges MCP clients follow, streams event
+streams unbuffered, never forwards the Authorization header, and replaces any inbound
+X-Forwarded-User/-Email/-Preferred-Username/-Scopes/-Client-Id/-Issuer (and X-Auth-Request-*)
+headers with values from the validated token.
+
+example:
+  mcpauth protect --upstream http://127.0.0.1:3000/mcp --issuer http://127.0.0.1:9000 \
+      --insecure-http --scopes "mcp:tools" --require mcp:tools`
+
+type protectFlags struct {
+	addr, upstream, resource, scopes, require, policy string
+	introspectURL, introspectClient, metricsAddr      string
+	issuers, origins                                  listFlag
+	insecureHTTP                                      bool
+	grace                                             time.Duration
+	log                                               logFlags
+}
+
+func parseProtectFlags(args []string, stderr io.Writer) (*protectFlags, error) {
+	f := &protectFlags{}
+	fs := newFlagSet("protect", "--upstream URL --issuer URL [flags]", protectDescription, stderr)
+	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address (port 0 picks one)")
+	fs.StringVar(&f.upstream, "upstream", "", "the MCP endpoint to protect, e.g. http://127.0.0.1:3000/mcp (required)")
+	fs.StringVar(&f.resource, "resource", "", "this server's canonical URL, the token audience; default http://<addr> + the upstream's path")
+	fs.Var(&f.issuers, "issuer", "trusted authorization server; keys come from its metadata (repeatable, at least one)")
+	fs.StringVar(&f.scopes, "scopes", "", "scopes advertised in the metadata's scopes_supported (spaces or commas)")
+	fs.StringVar(&f.require, "require", "", "scopes every request needs (spaces or commas)")
+	fs.StringVar(&f.policy, "policy", "", "JSON scope policy file: per method, tool, resource and prompt (see resource.ParsePolicy)")
+	fs.StringVar(&f.introspectURL, "introspect-url", "", "RFC 7662 introspection endpoint for opaque (non-JWT) tokens")
+	fs.StringVar(&f.introspectClient, "introspect-client", "", "`ID:SECRET` to authenticate to the introspection endpoint; SECRET may be env:VAR")
+	fs.Var(&f.origins, "allow-origin", "an Origin allowed besides the resource's own, e.g. https://app.example.com (repeatable)")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics on this address (default: off)")
+	fs.BoolVar(&f.insecureHTTP, "insecure-http", false, "allow plain-http issuer, resource and introspection URLs on loopback hosts")
+	fs.DurationVar(&f.grace, "shutdown-timeout", 10*time.Second, "how long requests in flight (streams too) may finish on shutdown")
+	f.log.register(fs, "info")
+	if _, err := parseArgs(fs, args, 0, 0); err != nil {
+		return nil, err
+	}
+	if f.upstream == "" || len(f.issuers) == 0 {
+		fmt.Fprintln(stderr, "--upstream and at least one --issuer are required")
+		fs.Usage()
+		return nil, errUsage
+	}
+	return f, nil
+}
+
+// resourceConfig turns the flags into the middleware's configuration, for
+// a proxy listening on addr.
+func (f *protectFlags) resourceConfig(addr net.Addr, upstream *url.URL, logger *slog.Logger) (resource.Config, error) {
+	cfg := resource.Config{
+		Resource:              f.resource,
+		ScopesSupported:       fields(f.scopes),
+		AllowedOrigins:        f.origins,
+		InsecureAllowLoopback: f.insecureHTTP,
+		Logger:                logger,
+	}
+	if cfg.Resource == "" {
+		cfg.Resource = "http://" + addr.String() + upstream.EscapedPath()
+	}
+	if err := checkServiceURL("--resource", cfg.Resource, f.insecureHTTP); err != nil {
+		return cfg, err
+	}
+	for _, iss := range f.issuers {
+		if err := checkServiceURL("--issuer", iss, f.insecureHTTP); err != nil {
+			return cfg, err
+		}
+		cfg.Issuers = append(cfg.Issuers, resource.Issuer{Issuer: iss})
+	}
+	policy := &resource.Policy{}
+	if f.policy != "" {
+		data, err := os.ReadFile(f.policy)
+		if err != nil {
+			return cfg, fmt.Errorf("--policy: %w", err)
+		}
+		if policy, err = resource.ParsePolicy(data); err != nil {
+			return cfg, fmt.Errorf("--policy %s: %w", f.policy, err)
+		}
+	}
+	policy.Default = append(policy.Default, fields(f.require)...)
+	if f.policy != "" || len(policy.Default) > 0 {
+		cfg.Policy = policy
+	}
+	if f.introspectURL != "" {
+		if err := checkServiceURL("--introspect-url", f.introspectURL, f.insecureHTTP); err != nil {
+			return cfg, err
+		}
+		id, secret, ok := strings.Cut(f.introspectClient, ":")
+		if !ok || id == "" || secret == "" {
+			return cfg, fmt.Errorf("--introspect-client: want ID:SECRET with --introspect-url")
+		}
+		secret, err := secretValue("--introspect-client", secret, os.Getenv)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Introspection = &resource.IntrospectionConfig{Endpoint: f.introspectURL, ClientID: id, ClientSecret: secret}
+	}
+	return cfg, nil
+}
+
+// protectHandler assembles the proxy: metadata and the protected endpoint on
+// a mux, the middleware in front of the reverse proxy, and the metrics.
+func protectHandler(cfg resource.Config, upstream *url.URL, m *proxyMetrics, logger *slog.Logger, now func() time.Time) (http.Handler, *resource.Verifier, error) {
+	var transport http.RoundTripper = upstreamTransport()
+	if m != nil {
+		cfg.Audit = m.audit
+		transport = &timedTransport{base: transport, m: m, now: now}
+	}
+	v, err := resource.New(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	mux := http.NewServeMux()
+	v.Mount(mux, newProxy(upstream, transport, logger))
+	var h http.Handler = mux
+	if m != nil {
+		h = m.instrument(mux, now)
+	}
+	return h, v, nil
+}
+
+func runProtect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f, err := parseProtectFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	logger, err := f.log.logger(stderr)
+	if err != nil {
+		return err
+	}
+	upstream, err := url.Parse(f.upstream)
+	if err != nil || (upstream.Scheme != "http" && upstream.Scheme != "https") || upstream.Host == "" {
+		return fmt.Errorf("--upstream: %q is not an http(s) URL", f.upstream)
+	}
+	ln, err := listen("--addr", f.addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	cfg, err := f.resourceConfig(ln.Addr(), upstream, logger)
+	if err != nil {
+		return err
+	}
+	var m *proxyMetrics
+	servers, listeners := []*http.Server{}, []net.Listener{}
+	if f.metricsAddr != "" {
+		m = newProxyMetrics()
+		mln, err := listen("--metrics-addr", f.metricsAddr)
+		if err != nil {
+			return err
+		}
+		defer mln.Close()
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", m.Handler())
+		servers, listeners = append(servers, streamingServer(mux, logger)), append(listeners, mln)
+	}
+	h, v, err := protectHandler(cfg, upstream, m, logger, time.Now)
+	if err != nil {
+		return err
+	}
+	defer v.Close()
+	servers, listeners = append(servers, streamingServer(h, logger)), append(listeners, ln)
+	logger.Info("protecting", "resource", v.Resource(), "upstream", upstream.Redacted(), "issuers", strings.Join(f.issuers, " "),
+		"metadata", v.MetadataURL(), "require", f.require, "policy", f.policy)
+	ready := fmt.Sprintf("listening on http://%s (resource %s, upstream %s", ln.Addr(), v.Resource(), upstream.Redacted())
+	if m != nil {
+		ready += fmt.Sprintf(", metrics http://%s/metrics", listeners[0].Addr())
+	}
+	fmt.Fprintln(stdout, ready+")")
+	return serveAll(ctx, logger, f.grace, servers, listeners)
+}
