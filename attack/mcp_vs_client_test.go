@@ -119,8 +119,7 @@ func TestMaliciousMCPServerClient(t *testing.T) {
 			n.Internal("internal.example.com", "10.0.0.5")
 			n.Internal("loopback.example.com", "127.0.0.1")
 			n.Internal("mixed.example.com", "93.184.216.34", "10.0.0.6")
-			asH := startAS(t, n, "as.example.com", sec, logs, asOptions{})
-			_ = asH
+			startAS(t, n, "as.example.com", sec, logs, asOptions{})
 			hostileMCP(n, tc.prm, func(w http.ResponseWriter, r *http.Request, call int64) {
 				if r.URL.Path == "/redirect" {
 					http.Redirect(w, r, "https://internal.example.com/prm", http.StatusFound)
