@@ -52,8 +52,14 @@ const (
 type Config struct {
 	// Authorizer obtains authorization responses: it shows the
 	// authorization URL to the user (or drives it) and brings back the
-	// redirect. Required. See [Loopback], [Paste] and [FollowRedirects].
+	// redirect. Required unless Grant is set. See [Loopback], [Paste] and
+	// [FollowRedirects].
 	Authorizer Authorizer
+	// Grant, when set, obtains tokens without a user instead of the
+	// authorization code flow: [ClientCredentials], [EnterpriseAuthorization]
+	// or [WorkloadIdentity]. Nil means interactive authorization through
+	// Authorizer.
+	Grant Grant
 
 	// Store keeps tokens, registrations and discovery state. Nil means a
 	// new in-memory store ([tokenstore.NewMemory]); use
@@ -191,8 +197,8 @@ type AuthServerSelector func(ctx context.Context, resource string, issuers []str
 
 // validate checks the configuration and fills defaults.
 func (cfg *Config) validate() error {
-	if cfg.Authorizer == nil {
-		return fmt.Errorf("%w: Authorizer is required", ErrConfig)
+	if cfg.Authorizer == nil && cfg.Grant == nil {
+		return fmt.Errorf("%w: Authorizer or Grant is required", ErrConfig)
 	}
 	if cfg.ClientIDMetadataURL != "" {
 		if err := clientmeta.ValidateClientID(cfg.ClientIDMetadataURL); err != nil {
@@ -279,6 +285,7 @@ type Client struct {
 	refreshes *inflight
 	logins    *keyedMutex
 	dpop      *dpopState // nil without Config.DPoP
+	flow      grantFlow  // nil without Config.Grant
 }
 
 // New validates cfg and returns a Client.
@@ -320,6 +327,13 @@ func New(cfg Config) (*Client, error) {
 			return nil, err
 		}
 		c.dpop = d
+	}
+	if cfg.Grant != nil {
+		f, err := cfg.Grant.prepare(c)
+		if err != nil {
+			return nil, err
+		}
+		c.flow = f
 	}
 	return c, nil
 }

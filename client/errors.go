@@ -111,6 +111,18 @@ var (
 	// cannot fix (no insufficient_scope challenge).
 	ErrForbidden = errors.New("client: forbidden")
 
+	// ErrGrantUnsupported: the authorization server does not list the
+	// grant type of the configured Grant in grant_types_supported.
+	ErrGrantUnsupported = errors.New("client: authorization server does not support the grant type")
+	// ErrAssertion: a JWT the client would present as a grant (a workload
+	// identity token, an ID-JAG) could not be obtained, is not addressed to
+	// the authorization server, or has expired. It was not sent.
+	ErrAssertion = errors.New("client: unusable authorization grant assertion")
+	// ErrTokenExchange: the identity provider did not exchange the ID
+	// token for an ID-JAG (Enterprise-Managed Authorization). An error
+	// response also wraps the IdP's *oauthmeta.Error.
+	ErrTokenExchange = errors.New("client: ID-JAG token exchange failed")
+
 	// ErrDPoPTransport: an OAuthHandler holds a DPoP-bound token but the
 	// SDK does not send its requests through [OAuthHandler.HTTPClient], so
 	// the token cannot be presented with a proof.

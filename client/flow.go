@@ -124,6 +124,9 @@ func (c *Client) login(ctx context.Context, resource string, ch oauthmeta.Challe
 	if scopes == nil {
 		scopes = selectScopes(ch, d)
 	}
+	if c.flow != nil {
+		return c.grantLogin(ctx, d, scopes)
+	}
 	req := &AuthorizationRequest{c: c, d: d, scopes: c.adjustOfflineAccess(scopes, d.AuthServer)}
 	redirect, err := c.cfg.Authorizer.Authorize(ctx, req)
 	req.mu.Lock()
@@ -151,6 +154,23 @@ func (c *Client) login(ctx context.Context, resource string, ch oauthmeta.Challe
 		return err
 	}
 	c.log.InfoContext(ctx, "authorized", "resource", resource, "issuer", rec.issuer, "scopes", tok.Scopes)
+	return nil
+}
+
+// grantLogin obtains a token with the configured Grant and stores it under
+// (issuer, resource indicator, client_id). A failure is returned as is:
+// no retry, no other grant.
+func (c *Client) grantLogin(ctx context.Context, d *tokenstore.Discovery, scopes []string) error {
+	res, err := c.flow.run(ctx, &grantRun{d: d, scopes: scopes})
+	if err != nil {
+		c.log.WarnContext(ctx, "grant failed", "resource", d.Resource, "issuer", d.Issuer, "error", err)
+		return err
+	}
+	key := tokenstore.Key{Issuer: d.Issuer, Resource: d.ResourceIndicator, ClientID: res.clientID}
+	if err := c.store.PutToken(ctx, key, res.tok); err != nil {
+		return err
+	}
+	c.log.InfoContext(ctx, "token obtained", "resource", d.Resource, "issuer", d.Issuer, "scopes", res.tok.Scopes)
 	return nil
 }
 

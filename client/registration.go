@@ -79,6 +79,13 @@ func (c *Client) preRegistered(issuer string) *tokenstore.Registration {
 // currentRegistration returns the registration tokens for issuer were
 // obtained with, without registering: pre-registered or stored.
 func (c *Client) currentRegistration(ctx context.Context, issuer string) *tokenstore.Registration {
+	if c.flow != nil {
+		id, ok := c.flow.clientID(issuer)
+		if !ok {
+			return nil
+		}
+		return &tokenstore.Registration{Issuer: issuer, Method: tokenstore.MethodPreRegistered, ClientID: id}
+	}
 	if r := c.preRegistered(issuer); r != nil {
 		return r
 	}

@@ -47,6 +47,19 @@ type scenarioContext struct {
 	ClientSecret string     `json:"client_secret"`
 	Issuer       string     `json:"issuer"`
 	ToolCalls    []toolCall `json:"toolCalls"`
+
+	// auth/client-credentials-jwt
+	PrivateKeyPEM    string `json:"private_key_pem"`
+	SigningAlgorithm string `json:"signing_algorithm"`
+	// auth/enterprise-managed-authorization
+	IdPClientID      string `json:"idp_client_id"`
+	IdPIDToken       string `json:"idp_id_token"`
+	IdPIssuer        string `json:"idp_issuer"`
+	IdPTokenEndpoint string `json:"idp_token_endpoint"`
+	// auth/wif-jwt-bearer: the workload token the platform would hand out
+	// (the context also carries wrong-audience and expired variants, which a
+	// real platform never issues for this audience).
+	ValidJWT string `json:"valid_jwt"`
 }
 
 // toolCall is one call the http-custom-headers scenario asks for.
@@ -83,7 +96,7 @@ func run(log *slog.Logger, args []string) error {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
-	c, err := client.New(config(log, sc))
+	c, err := client.New(config(log, scenario, sc))
 	if err != nil {
 		return err
 	}
@@ -124,7 +137,7 @@ func clientOptions(scenario string) *mcp.ClientOptions {
 }
 
 // config is the client configuration for the suite's mocks.
-func config(log *slog.Logger, sc scenarioContext) client.Config {
+func config(log *slog.Logger, scenario string, sc scenarioContext) client.Config {
 	cfg := client.Config{
 		Authorizer:                &client.FollowRedirects{},
 		ClientIDMetadataURL:       cimdURL,
@@ -139,7 +152,39 @@ func config(log *slog.Logger, sc scenarioContext) client.Config {
 			Issuer: sc.Issuer, ClientID: sc.ClientID, ClientSecret: sc.ClientSecret,
 		}}
 	}
+	cfg.Grant = grant(scenario, sc)
 	return cfg
+}
+
+// grant is the machine grant of the extension scenarios, nil for the
+// interactive ones. The mocks do not say which authorization server the
+// credentials belong to, so they are offered to the one discovery finds.
+func grant(scenario string, sc scenarioContext) client.Grant {
+	switch scenario {
+	case "auth/client-credentials-basic":
+		return &client.ClientCredentials{
+			Credentials:       client.Credentials{ClientID: sc.ClientID, ClientSecret: sc.ClientSecret},
+			InsecureAnyIssuer: true,
+		}
+	case "auth/client-credentials-jwt":
+		return &client.ClientCredentials{Credentials: client.Credentials{
+			ClientID: sc.ClientID, PrivateKeyPEM: []byte(sc.PrivateKeyPEM), Algorithm: sc.SigningAlgorithm,
+		}}
+	case "auth/enterprise-managed-authorization":
+		return &client.EnterpriseAuthorization{
+			IdPTokenEndpoint:  sc.IdPTokenEndpoint,
+			IdPCredentials:    client.Credentials{ClientID: sc.IdPClientID},
+			IDToken:           func(context.Context) (string, error) { return sc.IdPIDToken, nil },
+			Credentials:       client.Credentials{ClientID: sc.ClientID, ClientSecret: sc.ClientSecret},
+			InsecureAnyIssuer: true,
+		}
+	case "auth/wif-jwt-bearer":
+		return &client.WorkloadIdentity{
+			Assertion:   func(context.Context, string) (string, error) { return sc.ValidJWT, nil },
+			Credentials: client.Credentials{ClientID: sc.ClientID},
+		}
+	}
+	return nil
 }
 
 // exercise does what the scenario's referee checks after authorization.

@@ -16,18 +16,30 @@ func TestConfig(t *testing.T) {
 	t.Parallel()
 	log := slog.New(slog.DiscardHandler)
 	tests := []struct {
-		name    string
-		sc      scenarioContext
-		wantPre bool
+		name      string
+		scenario  string
+		sc        scenarioContext
+		wantPre   bool
+		wantGrant bool
 	}{
-		{"no context", scenarioContext{}, false},
-		{"pre-registration with issuer", scenarioContext{ClientID: "pre-registered-client", ClientSecret: "s", Issuer: "http://localhost:1"}, true},
-		{"client without issuer is not bound to anything", scenarioContext{ClientID: "c", ClientSecret: "s"}, false},
+		{"no context", "auth/metadata-default", scenarioContext{}, false, false},
+		{"pre-registration with issuer", "auth/pre-registration", scenarioContext{ClientID: "pre-registered-client", ClientSecret: "s", Issuer: "http://localhost:1"}, true, false},
+		{"client without issuer is not bound to anything", "auth/metadata-default", scenarioContext{ClientID: "c", ClientSecret: "s"}, false, false},
+		{"client credentials basic", "auth/client-credentials-basic", scenarioContext{ClientID: "c", ClientSecret: "s"}, false, true},
+		{"client credentials jwt", "auth/client-credentials-jwt", scenarioContext{ClientID: "c", SigningAlgorithm: "ES256"}, false, true},
+		{"enterprise-managed authorization", "auth/enterprise-managed-authorization", scenarioContext{ClientID: "c", ClientSecret: "s"}, false, true},
+		{"workload identity", "auth/wif-jwt-bearer", scenarioContext{ClientID: "c", ValidJWT: "a.b.c"}, false, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			cfg := config(log, tt.sc)
+			cfg := config(log, tt.scenario, tt.sc)
+			if got := cfg.Grant != nil; got != tt.wantGrant {
+				t.Errorf("grant = %v, want %v", got, tt.wantGrant)
+			}
+			if cfg.DPoP == nil {
+				t.Error("DPoP is off")
+			}
 			if cfg.ClientIDMetadataURL != "https://conformance-test.local/client-metadata.json" {
 				t.Errorf("CIMD URL = %q", cfg.ClientIDMetadataURL)
 			}

@@ -1,0 +1,331 @@
+package client
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/mcpauth/mcpauth/client/tokenstore"
+	"github.com/mcpauth/mcpauth/internal/jsonx"
+	"github.com/mcpauth/mcpauth/internal/jwtassert"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// RFC 8693 §3 token type of an OpenID Connect ID token.
+const tokenTypeIDToken = "urn:ietf:params:oauth:token-type:id_token"
+
+// grantRun is one grant at the authorization server of d.
+type grantRun struct {
+	d      *tokenstore.Discovery
+	scopes []string // chosen by the MCP strategy (CL-14)
+}
+
+// grantResult is a token and the client_id it is stored under.
+type grantResult struct {
+	tok      *tokenstore.Token
+	clientID string
+}
+
+func pickScopes(configured, chosen []string) []string {
+	if configured != nil {
+		return configured
+	}
+	return chosen
+}
+
+// ccFlow is a prepared ClientCredentials.
+type ccFlow struct {
+	c      *Client
+	b      issuerBinding
+	auth   *clientAuth
+	scopes []string
+}
+
+func (g *ClientCredentials) prepare(c *Client) (grantFlow, error) {
+	auth, err := g.Credentials.prepare(c, "ClientCredentials")
+	if err != nil {
+		return nil, err
+	}
+	if auth.method == oauthmeta.AuthMethodNone {
+		return nil, fmt.Errorf("%w: ClientCredentials: the client must authenticate (a secret or a private key)", ErrConfig)
+	}
+	b, err := newIssuerBinding(c, g.Issuer, g.InsecureAnyIssuer, auth, "ClientCredentials")
+	if err != nil {
+		return nil, err
+	}
+	return &ccFlow{c: c, b: b, auth: auth, scopes: g.Scopes}, nil
+}
+
+func (f *ccFlow) clientID(issuer string) (string, bool) { return f.auth.clientID, f.b.allows(issuer) }
+
+func (f *ccFlow) run(ctx context.Context, g *grantRun) (*grantResult, error) {
+	if !f.b.allows(g.d.Issuer) {
+		return nil, ErrIssuerChanged
+	}
+	form := url.Values{"grant_type": {oauthmeta.GrantTypeClientCredentials}}
+	tok, err := f.c.grantToken(ctx, g.d, form, f.auth, pickScopes(f.scopes, g.scopes))
+	if err != nil {
+		return nil, err
+	}
+	return &grantResult{tok: tok, clientID: f.auth.clientID}, nil
+}
+
+// wifFlow is a prepared WorkloadIdentity.
+type wifFlow struct {
+	c    *Client
+	w    WorkloadIdentity
+	b    issuerBinding
+	auth *clientAuth
+}
+
+func (w *WorkloadIdentity) prepare(c *Client) (grantFlow, error) {
+	if (w.Assertion == nil) == (w.AssertionFile == "") {
+		return nil, fmt.Errorf("%w: WorkloadIdentity: exactly one of Assertion and AssertionFile is required", ErrConfig)
+	}
+	auth, err := w.Credentials.prepare(c, "WorkloadIdentity")
+	if err != nil {
+		return nil, err
+	}
+	b, err := newIssuerBinding(c, w.Issuer, false, auth, "WorkloadIdentity")
+	if err != nil {
+		return nil, err
+	}
+	return &wifFlow{c: c, w: *w, b: b, auth: auth}, nil
+}
+
+func (f *wifFlow) clientID(issuer string) (string, bool) { return f.auth.clientID, f.b.allows(issuer) }
+
+func (f *wifFlow) run(ctx context.Context, g *grantRun) (*grantResult, error) {
+	if !f.b.allows(g.d.Issuer) {
+		return nil, ErrIssuerChanged
+	}
+	md := g.d.AuthServer
+	a, err := f.w.assertion(ctx, md.Issuer)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkAssertion(a, md, f.c.now()); err != nil {
+		return nil, err
+	}
+	form := url.Values{"grant_type": {oauthmeta.GrantTypeJWTBearer}, "assertion": {a}}
+	tok, err := f.c.grantToken(ctx, g.d, form, f.auth, pickScopes(f.w.Scopes, g.scopes), a)
+	if err != nil {
+		return nil, err
+	}
+	return &grantResult{tok: tok, clientID: f.auth.clientID}, nil
+}
+
+// emaFlow is a prepared EnterpriseAuthorization.
+type emaFlow struct {
+	c       *Client
+	e       EnterpriseAuthorization
+	b       issuerBinding
+	auth    *clientAuth
+	idpAuth *clientAuth
+}
+
+func (e *EnterpriseAuthorization) prepare(c *Client) (grantFlow, error) {
+	if e.IDToken == nil {
+		return nil, fmt.Errorf("%w: EnterpriseAuthorization: IDToken is required", ErrConfig)
+	}
+	if err := c.policy.CheckURL(e.IdPTokenEndpoint); err != nil {
+		return nil, fmt.Errorf("%w: EnterpriseAuthorization: IdPTokenEndpoint: %w", ErrConfig, err)
+	}
+	idpAuth, err := e.IdPCredentials.prepare(c, "EnterpriseAuthorization.IdPCredentials")
+	if err != nil {
+		return nil, err
+	}
+	auth, err := e.Credentials.prepare(c, "EnterpriseAuthorization.Credentials")
+	if err != nil {
+		return nil, err
+	}
+	if auth.clientID == "" || idpAuth.clientID == "" {
+		return nil, fmt.Errorf("%w: EnterpriseAuthorization: both client IDs are required", ErrConfig)
+	}
+	b, err := newIssuerBinding(c, e.Issuer, e.InsecureAnyIssuer, auth, "EnterpriseAuthorization")
+	if err != nil {
+		return nil, err
+	}
+	return &emaFlow{c: c, e: *e, b: b, auth: auth, idpAuth: idpAuth}, nil
+}
+
+func (f *emaFlow) clientID(issuer string) (string, bool) { return f.auth.clientID, f.b.allows(issuer) }
+
+func (f *emaFlow) run(ctx context.Context, g *grantRun) (*grantResult, error) {
+	if !f.b.allows(g.d.Issuer) {
+		return nil, ErrIssuerChanged
+	}
+	md := g.d.AuthServer
+	scopes := pickScopes(f.e.Scopes, g.scopes)
+	jag, err := f.exchange(ctx, md.Issuer, g.d.ResourceIndicator, scopes)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkAssertion(jag, md, f.c.now()); err != nil {
+		return nil, err
+	}
+	form := url.Values{"grant_type": {oauthmeta.GrantTypeJWTBearer}, "assertion": {jag}}
+	tok, err := f.c.grantToken(ctx, g.d, form, f.auth, scopes, jag)
+	if err != nil {
+		return nil, err
+	}
+	return &grantResult{tok: tok, clientID: f.auth.clientID}, nil
+}
+
+// exchange obtains an ID-JAG for (issuer, resource) at the IdP: an RFC
+// 8693 token exchange of the user's ID token with requested_token_type
+// id-jag (draft-ietf-oauth-identity-assertion-authz-grant §4.3).
+func (f *emaFlow) exchange(ctx context.Context, issuer, resource string, scopes []string) (string, error) {
+	idt, err := f.e.IDToken(ctx)
+	if err != nil {
+		return "", fmt.Errorf("%w: ID token: %w", ErrTokenExchange, err)
+	}
+	c := f.c
+	if err := c.fetcher.CheckURL(f.e.IdPTokenEndpoint); err != nil {
+		return "", fmt.Errorf("%w: %w", ErrTokenExchange, wrapFetch("IdP token endpoint", err))
+	}
+	form := url.Values{
+		"grant_type":           {oauthmeta.GrantTypeTokenExchange},
+		"requested_token_type": {jwtassert.TokenTypeIDJAG},
+		"subject_token":        {idt},
+		"subject_token_type":   {tokenTypeIDToken},
+		"audience":             {issuer},
+		"resource":             {resource},
+	}
+	if len(scopes) > 0 {
+		form.Set("scope", oauthmeta.FormatScope(scopes))
+	}
+	req, sent, err := machineTokenRequest(ctx, f.e.IdPTokenEndpoint, form, f.idpAuth, f.e.IdPTokenEndpoint)
+	if err != nil {
+		return "", err
+	}
+	capture := &tokenCapture{sent: append(sent, idt), raw: true}
+	resp, err := c.tokenClient(capture, nil).Do(req)
+	if err == nil {
+		resp.Body.Close()
+	}
+	if err := capture.result(err); err != nil {
+		return "", fmt.Errorf("%w: %w", ErrTokenExchange, err)
+	}
+	if capture.resp.IssuedTokenType != jwtassert.TokenTypeIDJAG {
+		return "", fmt.Errorf("%w: issued_token_type is not an ID-JAG", ErrTokenExchange)
+	}
+	return capture.resp.AccessToken, nil
+}
+
+// grantToken runs a token request for a machine grant at the authorization
+// server of d: the resource indicator (CL-04), the scopes, client
+// authentication and, with DPoP configured, a proof. secrets are redacted
+// from errors.
+func (c *Client) grantToken(ctx context.Context, d *tokenstore.Discovery, form url.Values, auth *clientAuth, scopes []string, secrets ...string) (*tokenstore.Token, error) {
+	md := d.AuthServer
+	if gt := form.Get("grant_type"); !md.SupportsGrantType(gt) {
+		return nil, fmt.Errorf("%w: %s", ErrGrantUnsupported, gt)
+	}
+	if err := c.fetcher.CheckURL(md.TokenEndpoint); err != nil {
+		return nil, wrapFetch("token endpoint", err)
+	}
+	form.Set("resource", d.ResourceIndicator)
+	if len(scopes) > 0 {
+		form.Set("scope", oauthmeta.FormatScope(scopes))
+	}
+	req, sent, err := machineTokenRequest(ctx, md.TokenEndpoint, form, auth, md.Issuer)
+	if err != nil {
+		return nil, err
+	}
+	capture := &tokenCapture{sent: append(sent, secrets...)}
+	resp, err := c.tokenClient(capture, c.dpopFor(md)).Do(req)
+	if err == nil {
+		resp.Body.Close()
+	}
+	if err := capture.result(err); err != nil {
+		return nil, err
+	}
+	return c.newToken(capture.resp, scopes, nil)
+}
+
+// machineTokenRequest builds a token request authenticated with a (OAuth
+// 2.1 §2.4; RFC 7523 §2.2 with "aud" = audience). It returns the
+// credentials it put in the request, for redaction.
+func machineTokenRequest(ctx context.Context, endpoint string, form url.Values, a *clientAuth, audience string) (*http.Request, []string, error) {
+	sent := []string{a.secret}
+	switch a.method {
+	case oauthmeta.AuthMethodPrivateKeyJWT:
+		assertion, err := a.signer.Sign(audience)
+		if err != nil {
+			return nil, nil, fmt.Errorf("client: client assertion: %w", err)
+		}
+		form.Set("client_assertion_type", jwtassert.ClientAssertionType)
+		form.Set("client_assertion", assertion)
+		form.Set("client_id", a.clientID)
+		sent = append(sent, assertion)
+	case oauthmeta.AuthMethodClientSecretPost:
+		form.Set("client_id", a.clientID)
+		form.Set("client_secret", a.secret)
+	case oauthmeta.AuthMethodNone:
+		if a.clientID != "" {
+			form.Set("client_id", a.clientID)
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: token endpoint: %w", ErrUnsafeURL, err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	if a.method == oauthmeta.AuthMethodClientSecretBasic {
+		req.SetBasicAuth(url.QueryEscape(a.clientID), url.QueryEscape(a.secret)) // RFC 6749 §2.3.1
+	}
+	return req, sent, nil
+}
+
+// assertionClaims are the claims the client checks in a JWT it is about to
+// present as an authorization grant.
+type assertionClaims struct {
+	Aud oauthmeta.Audience `json:"aud"`
+	Exp *float64           `json:"exp"`
+}
+
+// parseAssertionClaims decodes the payload of a compact JWS without
+// verifying it: the client only checks that the grant it holds is addressed
+// to this server and current.
+func parseAssertionClaims(jwt string) (*assertionClaims, error) {
+	if len(jwt) > jwtassert.DefaultMaxSize {
+		return nil, fmt.Errorf("%w: too large", ErrAssertion)
+	}
+	parts := strings.Split(jwt, ".")
+	if len(parts) != 3 {
+		return nil, fmt.Errorf("%w: not a compact JWT", ErrAssertion)
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return nil, fmt.Errorf("%w: payload is not base64url", ErrAssertion)
+	}
+	var c assertionClaims
+	if err := jsonx.DecodeObject(payload, &c); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrAssertion, err)
+	}
+	return &c, nil
+}
+
+// checkAssertion refuses to present a grant JWT whose "aud" names neither
+// the issuer nor the token endpoint of md, or whose "exp" is missing or
+// past (RFC 7523 §3 items 3 and 4, checked before sending: a workload token
+// for another audience is a credential for somebody else).
+func checkAssertion(jwt string, md *oauthmeta.AuthServerMetadata, now time.Time) error {
+	c, err := parseAssertionClaims(jwt)
+	if err != nil {
+		return err
+	}
+	if !c.Aud.Contains(md.Issuer) && !c.Aud.Contains(md.TokenEndpoint) {
+		return fmt.Errorf("%w: aud does not name this authorization server", ErrAssertion)
+	}
+	if c.Exp == nil || float64(now.Unix()) >= *c.Exp {
+		return fmt.Errorf("%w: expired or without exp", ErrAssertion)
+	}
+	return nil
+}
