@@ -17,10 +17,11 @@
 #   back-compat auth/2025-03-26-oauth-metadata-backcompat, auth/2025-03-26-oauth-endpoint-fallback,
 #               at the suite's default wire (2025-11-25). Scored.
 #   extension   auth/client-credentials-basic, auth/client-credentials-jwt,
-#               auth/enterprise-managed-authorization, auth/dpop, auth/dpop-nonce, auth/wif-jwt-bearer,
-#               only with CONFORMANCE_EXTENSIONS=1 (reported, not scored) or
-#               CONFORMANCE_EXTENSIONS=strict (scored). Run at the 2026-07-28 wire, which needs --force
-#               because extensions are off the spec timeline (without it the suite skips them, exit 0).
+#               auth/enterprise-managed-authorization, auth/dpop, auth/dpop-nonce, auth/wif-jwt-bearer.
+#               Scored by default (CONFORMANCE_EXTENSIONS=strict): the suite reports them as "not
+#               scored", but any failure is ours. CONFORMANCE_EXTENSIONS=1 runs them reported only,
+#               =0 skips them. Run at the 2026-07-28 wire, which needs --force because extensions are
+#               off the spec timeline (without it the suite skips them, exit 0).
 #
 # Why one scenario per invocation instead of `client --requirements 2026-07-28`:
 #   * --requirements cannot be narrowed: it refuses --scenario, --suite and --spec-version, so it
@@ -40,7 +41,7 @@
 #
 # Environment:
 #   CONFORMANCE_SCENARIOS="a b"  run only these scenarios (any group)
-#   CONFORMANCE_EXTENSIONS=1|strict, CONFORMANCE_FULL_REQUIREMENTS=1  see above
+#   CONFORMANCE_EXTENSIONS=strict|1|0, CONFORMANCE_FULL_REQUIREMENTS=1  see above
 #   CONFORMANCE_TIMEOUT_MS       per-scenario client timeout (default 30000, the suite's default)
 #   CONFORMANCE_JOBS             scenarios run concurrently (default 2)
 #   CONFORMANCE_CLIENT_BIN       use this client binary instead of building ./cmd/conformance-client
@@ -54,7 +55,7 @@ SUITE=$ROOT/tools/conformance/node_modules/@modelcontextprotocol/conformance/dis
 OUT=.conformance/client
 TIMEOUT_MS=${CONFORMANCE_TIMEOUT_MS:-30000}
 JOBS=${CONFORMANCE_JOBS:-2}
-EXTENSIONS=${CONFORMANCE_EXTENSIONS:-}
+EXTENSIONS=${CONFORMANCE_EXTENSIONS:-strict}
 ONLY=${CONFORMANCE_SCENARIOS:-}
 
 BACKCOMPAT=(
@@ -147,7 +148,7 @@ case $EXTENSIONS in
     done
     ;;
   *)
-    echo "conformance-client: CONFORMANCE_EXTENSIONS must be 1 or strict, not '$EXTENSIONS'" >&2
+    echo "conformance-client: CONFORMANCE_EXTENSIONS must be strict, 1 or 0, not '$EXTENSIONS'" >&2
     exit 2
     ;;
 esac
