@@ -54,12 +54,39 @@ type Event struct {
 	Issuer   string
 	Subject  string
 	ClientID string
+	// Scheme is the authorization scheme the request used ("Bearer" or
+	// "DPoP"); empty when it had none or several.
+	Scheme string
+	// DPoP is the DPoP (RFC 9449) outcome: [DPoPValid] when the request's
+	// proof was checked and matched the token's binding, the fixed reason
+	// when DPoP decided the denial (such as "DPoP proof replayed", "token
+	// is bound to another key" or "sender-constrained token presented as
+	// bearer"), and empty when DPoP played no part.
+	DPoP string
+	// JKT is the key thumbprint (cnf.jkt) a verified token is bound to;
+	// empty for bearer tokens. It identifies a public key, not a secret.
+	JKT string
 	// Required lists the scopes the operation needed (step-up events).
 	Required []string
 }
 
-func (v *Verifier) emit(r *http.Request, d Decision, status int, err error, info *TokenInfo, op *mcpMessage) {
+// DPoPValid is the Event.DPoP value of a request whose DPoP proof was
+// valid and bound to its token.
+const DPoPValid = "valid"
+
+// outcome is what the middleware learnt about a request, for its
+// response and its audit event.
+type outcome struct {
+	scheme  string
+	info    *TokenInfo // the verified token, also on a later denial
+	op      *mcpMessage
+	proofOK bool // a DPoP proof was checked and accepted
+}
+
+func (v *Verifier) emit(r *http.Request, d Decision, status int, err error, o outcome) {
+	info, op := o.info, o.op
 	e := Event{
+		Scheme:     o.scheme,
 		Time:       v.now(),
 		Decision:   d,
 		Status:     status,
@@ -74,7 +101,14 @@ func (v *Verifier) emit(r *http.Request, d Decision, status int, err error, info
 		e.Reason = classReason(err)
 	}
 	if info != nil {
-		e.Issuer, e.Subject, e.ClientID = info.Issuer, info.Subject, info.ClientID
+		e.Issuer, e.Subject, e.ClientID, e.JKT = info.Issuer, info.Subject, info.ClientID, info.JKT
+	}
+	var rs *reason
+	switch {
+	case errors.As(err, &rs) && rs.dpop:
+		e.DPoP = rs.desc
+	case o.proofOK:
+		e.DPoP = DPoPValid
 	}
 	if op != nil {
 		e.MCPMethod, e.MCPName = string(op.method), string(op.name)
@@ -114,6 +148,7 @@ func (v *Verifier) record(ctx context.Context, e Event) {
 		{"reason", e.Reason}, {"remote", e.RemoteAddr}, {"origin", e.Origin},
 		{"mcp_method", e.MCPMethod}, {"mcp_name", e.MCPName},
 		{"iss", e.Issuer}, {"sub", e.Subject}, {"client_id", e.ClientID},
+		{"scheme", e.Scheme}, {"dpop", e.DPoP}, {"jkt", e.JKT},
 	} {
 		if a.v != "" {
 			attrs = append(attrs, slog.String(a.k, a.v))

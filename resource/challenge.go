@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/mcpauth/mcpauth/internal/dpop"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -20,6 +21,7 @@ type response struct {
 	status     int
 	challenges []oauthmeta.Challenge
 	body       []byte
+	nonce      bool // add a fresh DPoP-Nonce header (RFC 9449 §9)
 }
 
 // errorResponse is the one place that turns an error into a response
@@ -35,28 +37,36 @@ type response struct {
 //   - unusable JSON-RPC body or mismatched MCP headers: 400 (413 when too
 //     large) with a JSON-RPC error, -32020 for a header mismatch;
 //   - a disallowed Origin: 403 with a JSON-RPC error and no id (TR-01),
-//     and a challenge without error or scope.
+//     and a challenge without error or scope;
+//   - with DPoP (RFC 9449 §7): a bad proof 401 error="invalid_dpop_proof",
+//     a missing or stale server nonce 401 error="use_dpop_nonce" with a
+//     fresh DPoP-Nonce, a token bound to another key (or none) 401
+//     invalid_token.
 //
-// Every challenge carries resource_metadata (RS-25); error descriptions
-// are fixed texts, never request data.
-func (v *Verifier) errorResponse(err error) response {
+// With DPoP allowed, every 401 offers both schemes (a DPoP challenge with
+// algs= beside the Bearer one) and the error goes on the challenge of the
+// scheme the request used, or on both when that is ambiguous (RFC 9449
+// §7.2); a 403 names only the scheme used. With DPoP required, only the
+// DPoP challenge is offered. Every challenge carries resource_metadata
+// (RS-25); error descriptions are fixed texts, never request data.
+func (v *Verifier) errorResponse(err error, scheme string) response {
 	cl := classOf(err)
 	if cl == nil {
 		cl = ErrUnavailable.(*class)
 	}
 	switch cl {
 	case ErrNoToken:
-		return response{status: cl.status, challenges: v.challenges("", "", v.policy.defaultScopes())}
-	case ErrInvalidToken, ErrInvalidRequest:
-		return response{status: cl.status, challenges: v.challenges(cl.code, description(err), v.policy.defaultScopes()),
-			body: oauthBody(cl.code, description(err))}
+		return v.unauthorized(cl.status, v.challenges("", "", v.policy.defaultScopes(), scheme, false), nil)
+	case ErrInvalidToken, ErrInvalidRequest, ErrInvalidDPoPProof, ErrUseDPoPNonce:
+		return v.unauthorized(cl.status, v.challenges(cl.code, description(err), v.policy.defaultScopes(), scheme, false),
+			oauthBody(cl.code, description(err)))
 	case ErrInsufficientScope:
 		var se *ScopeError
 		var scopes []string
 		if errors.As(err, &se) {
 			scopes = se.Required
 		}
-		return response{status: cl.status, challenges: v.challenges(cl.code, "the operation needs more scopes", scopes),
+		return response{status: cl.status, challenges: v.challenges(cl.code, "the operation needs more scopes", scopes, scheme, true),
 			body: oauthBody(cl.code, "")}
 	case ErrBadMessage:
 		status, code := http.StatusBadRequest, codeInvalidRequest
@@ -71,39 +81,87 @@ func (v *Verifier) errorResponse(err error) response {
 		return response{status: status, body: rpcErrorBody(code, description(err))}
 	case ErrForbiddenOrigin:
 		// RS-25: a plain challenge (no error, no scope) even here.
-		return response{status: cl.status, challenges: v.challenges("", "", nil),
+		return response{status: cl.status, challenges: v.challenges("", "", nil, "", false),
 			body: rpcErrorBody(codeInvalidRequest, description(err))}
 	default: // ErrUnavailable: no detail at all
 		return response{status: http.StatusServiceUnavailable, body: oauthBody(oauthmeta.CodeTemporarilyUnavailable, "")}
 	}
 }
 
-// challenges builds the WWW-Authenticate challenges: one per accepted
-// scheme (today only Bearer). Scopes are never offline_access (RS-23,
-// enforced when the policy is loaded).
-func (v *Verifier) challenges(code oauthmeta.ErrorCode, desc string, scopes []string) []oauthmeta.Challenge {
-	c := oauthmeta.Challenge{Scheme: schemeBearer}
-	if code != "" {
-		c.Params = append(c.Params, oauthmeta.Param{Name: oauthmeta.ParamError, Value: string(code)})
-		if desc != "" {
-			c.Params = append(c.Params, oauthmeta.Param{Name: oauthmeta.ParamErrorDescription, Value: desc})
-		}
-	}
-	if len(scopes) > 0 {
-		c.Params = append(c.Params, oauthmeta.Param{Name: oauthmeta.ParamScope, Value: oauthmeta.FormatScope(scopes)})
-	}
-	c.Params = append(c.Params, oauthmeta.Param{Name: oauthmeta.ParamResourceMetadata, Value: v.metadataURL})
-	return []oauthmeta.Challenge{c}
+// unauthorized is a 401 (or 400) response; with DPoP nonces configured, a
+// 401 carries a fresh nonce, so the client's next proof can include it
+// without another round trip (RFC 9449 §9).
+func (v *Verifier) unauthorized(status int, chs []oauthmeta.Challenge, body []byte) response {
+	nonce := v.dpop != nil && v.dpop.nonces && status == http.StatusUnauthorized
+	return response{status: status, challenges: chs, body: body, nonce: nonce}
 }
 
-// writeError sends the response for err.
-func (v *Verifier) writeError(w http.ResponseWriter, err error) response {
-	resp := v.errorResponse(err)
+// challenges builds the WWW-Authenticate challenges: one per accepted
+// scheme, Bearer (unless DPoP is required), then DPoP (when enabled, with
+// algs=). The error goes on the challenge of scheme, on every challenge
+// when scheme is "" (no scheme, or an ambiguous request), and always on
+// a lone challenge; with onlyScheme, the other scheme's challenge is left
+// out. Scopes are never offline_access (RS-23, enforced when the policy is
+// loaded).
+func (v *Verifier) challenges(code oauthmeta.ErrorCode, desc string, scopes []string, scheme string, onlyScheme bool) []oauthmeta.Challenge {
+	bearer := v.dpop == nil || v.dpop.mode == DPoPAllowed
+	withDPoP := v.dpop != nil
+	if onlyScheme && bearer && withDPoP {
+		bearer, withDPoP = scheme != schemeDPoP, scheme == schemeDPoP
+	}
+	lone := !(bearer && withDPoP)
+	errFor := func(s string) bool { return code != "" && (lone || scheme == "" || scheme == s) }
+	var extra []oauthmeta.Param
+	if len(scopes) > 0 {
+		extra = append(extra, oauthmeta.Param{Name: oauthmeta.ParamScope, Value: oauthmeta.FormatScope(scopes)})
+	}
+	extra = append(extra, oauthmeta.Param{Name: oauthmeta.ParamResourceMetadata, Value: v.metadataURL})
+	out := make([]oauthmeta.Challenge, 0, 2)
+	if bearer {
+		c := oauthmeta.Challenge{Scheme: schemeBearer}
+		if errFor(schemeBearer) {
+			c.Params = append(c.Params, errorParams(code, desc)...)
+		}
+		c.Params = append(c.Params, extra...)
+		out = append(out, c)
+	}
+	if withDPoP {
+		var e error
+		if errFor(schemeDPoP) {
+			e = &oauthmeta.Error{Code: code, Description: desc}
+		}
+		out = append(out, dpop.Challenge(v.dpop.algs, e, extra...))
+	}
+	return out
+}
+
+func errorParams(code oauthmeta.ErrorCode, desc string) []oauthmeta.Param {
+	p := []oauthmeta.Param{{Name: oauthmeta.ParamError, Value: string(code)}}
+	if desc != "" {
+		p = append(p, oauthmeta.Param{Name: oauthmeta.ParamErrorDescription, Value: desc})
+	}
+	return p
+}
+
+// writeError sends the response for err, which concerns a request made
+// with scheme ("" when none or ambiguous).
+func (v *Verifier) writeError(w http.ResponseWriter, r *http.Request, err error, scheme string) response {
+	resp := v.errorResponse(err, scheme)
 	h := w.Header()
+	if resp.nonce {
+		n, nerr := v.dpop.verifier.Nonce(r.Context())
+		switch {
+		case nerr == nil:
+			h.Set(dpopNonceHeader, n)
+		case classOf(err) == ErrUseDPoPNonce:
+			// The client cannot succeed without a nonce: a server condition.
+			resp = v.errorResponse(errors.Join(ErrDPoPNonceUnavailable, nerr), scheme)
+		}
+	}
 	for _, c := range resp.challenges {
 		h.Add("WWW-Authenticate", c.String())
 	}
-	h.Set("Access-Control-Expose-Headers", "WWW-Authenticate") // RS-26
+	h.Set("Access-Control-Expose-Headers", v.exposeHdrs) // RS-26; RFC 9449 §8
 	h.Set("Cache-Control", "no-store")
 	if resp.body != nil {
 		h.Set("Content-Type", "application/json")

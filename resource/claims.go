@@ -88,9 +88,11 @@ func (v *Verifier) checkAudience(aud []string) error {
 }
 
 // checkClaims runs every claim check except the issuer lookup, cheapest
-// first. It returns the expiry and issue times.
-func (v *Verifier) checkClaims(c *claimSet, now time.Time) (exp, iat time.Time, err error) {
-	if c.bound {
+// first. It returns the expiry and issue times. A bound token passes only
+// when allowBound is set (DPoP enabled, and the scheme may carry one);
+// which scheme may present it is decided later, per request.
+func (v *Verifier) checkClaims(c *claimSet, now time.Time, allowBound bool) (exp, iat time.Time, err error) {
+	if c.bound && !allowBound {
 		// RS-18: a DPoP- or mTLS-bound token presented as a bearer token.
 		return exp, iat, ErrBoundToken
 	}

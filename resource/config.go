@@ -66,6 +66,9 @@ type Config struct {
 	// Cache configures the verified-token cache; the zero value is enabled
 	// with default bounds.
 	Cache CacheConfig
+	// DPoP enables DPoP-bound access tokens (RFC 9449). The zero value
+	// disables DPoP: tokens with a "cnf" claim are refused (RS-18).
+	DPoP DPoPConfig
 	// AllowedOrigins lists the Origin values (such as
 	// "https://app.example.com") allowed besides the resource's own
 	// origin. A request with any other Origin gets 403 before

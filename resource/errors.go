@@ -30,6 +30,7 @@ type reason struct {
 	msg   string
 	desc  string // error_description, fixed text, never request data
 	class *class
+	dpop  bool // a DPoP (RFC 9449) outcome, reported in Event.DPoP
 }
 
 func (r *reason) Error() string { return r.msg }
@@ -37,6 +38,12 @@ func (r *reason) Unwrap() error { return r.class }
 
 func newReason(cl *class, desc string) *reason {
 	return &reason{msg: "resource: " + desc, desc: desc, class: cl}
+}
+
+func newDPoPReason(cl *class, desc string) *reason {
+	r := newReason(cl, desc)
+	r.dpop = true
+	return r
 }
 
 // Error classes. Every error Verify or the middleware produces matches
@@ -63,10 +70,19 @@ var (
 	ErrBadMessage error = &class{msg: "resource: bad MCP message", status: http.StatusBadRequest}
 	// ErrForbiddenOrigin: a present Origin is not allowed (403, TR-01).
 	ErrForbiddenOrigin error = &class{msg: "resource: origin not allowed", status: http.StatusForbidden}
+	// ErrInvalidDPoPProof: the DPoP proof of a request with the DPoP scheme
+	// is missing, malformed, replayed or made for another request (401 with
+	// a DPoP challenge error="invalid_dpop_proof", RFC 9449 §7.1).
+	ErrInvalidDPoPProof error = &class{msg: "resource: invalid DPoP proof", status: http.StatusUnauthorized, code: oauthmeta.CodeInvalidDPoPProof}
+	// ErrUseDPoPNonce: the DPoP proof lacks a nonce this server accepts
+	// (401 with a DPoP challenge error="use_dpop_nonce" and a fresh
+	// DPoP-Nonce header, RFC 9449 §9).
+	ErrUseDPoPNonce error = &class{msg: "resource: DPoP nonce required", status: http.StatusUnauthorized, code: oauthmeta.CodeUseDPoPNonce}
 )
 
 func classOf(err error) *class {
-	for _, c := range []error{ErrNoToken, ErrInvalidToken, ErrInvalidRequest, ErrInsufficientScope, ErrUnavailable, ErrBadMessage, ErrForbiddenOrigin} {
+	for _, c := range []error{ErrNoToken, ErrInvalidToken, ErrInvalidRequest, ErrInsufficientScope, ErrUnavailable, ErrBadMessage,
+		ErrForbiddenOrigin, ErrInvalidDPoPProof, ErrUseDPoPNonce} {
 		if errors.Is(err, c) {
 			return c.(*class)
 		}
@@ -88,9 +104,43 @@ var (
 	ErrMissingExpiry    error = newReason(ErrInvalidToken.(*class), "token has no expiry")
 	ErrNotYetValid      error = newReason(ErrInvalidToken.(*class), "token not yet valid")
 	ErrIssuedInFuture   error = newReason(ErrInvalidToken.(*class), "token issued in the future")
-	ErrBoundToken       error = newReason(ErrInvalidToken.(*class), "sender-constrained token presented as bearer")
+	ErrBoundToken       error = newDPoPReason(ErrInvalidToken.(*class), "sender-constrained token presented as bearer")
 	ErrInactive         error = newReason(ErrInvalidToken.(*class), "token is not active")
 	ErrUnsupportedToken error = newReason(ErrInvalidToken.(*class), "token format not supported")
+)
+
+// Reasons for DPoP failures (RFC 9449 §4.3, §7), grouped by class.
+var (
+	// ErrInvalidToken: the token is not DPoP-bound (no "cnf" with "jkt"),
+	// or bound to another key than the proof's (RFC 9449 §7.1), or the
+	// Bearer scheme was used where DPoP is required.
+	ErrDPoPUnboundToken error = newDPoPReason(ErrInvalidToken.(*class), "token is not DPoP-bound")
+	ErrDPoPKeyMismatch  error = newDPoPReason(ErrInvalidToken.(*class), "token is bound to another key")
+	ErrDPoPRequired     error = newDPoPReason(ErrInvalidToken.(*class), "a DPoP-bound token and proof are required")
+
+	// ErrInvalidDPoPProof.
+	ErrDPoPProofMissing    error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof missing")
+	ErrDPoPMultipleProofs  error = newDPoPReason(ErrInvalidDPoPProof.(*class), "more than one DPoP proof")
+	ErrDPoPMalformed       error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof is malformed")
+	ErrDPoPAlgorithm       error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof algorithm not accepted")
+	ErrDPoPSignature       error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof signature is invalid")
+	ErrDPoPRequestMismatch error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof is for another method or URL")
+	ErrDPoPProofTime       error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof is too old or issued in the future")
+	ErrDPoPTokenHash       error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof is for another access token")
+	// ErrDPoPReplayed is also what a [DPoPReplayStore] returns (or wraps)
+	// for a key it has seen.
+	ErrDPoPReplayed error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof replayed")
+
+	// ErrUseDPoPNonce.
+	ErrDPoPNonceRequired error = newDPoPReason(ErrUseDPoPNonce.(*class), "resource server requires a nonce in the DPoP proof")
+	ErrDPoPNonceInvalid  error = newDPoPReason(ErrUseDPoPNonce.(*class), "DPoP nonce invalid or expired")
+
+	// ErrUnavailable: the replay store is full or failing, so no proof can
+	// be accepted (503).
+	ErrDPoPReplayUnavailable error = newDPoPReason(ErrUnavailable.(*class), "DPoP replay check unavailable")
+	// ErrDPoPNonceUnavailable: the nonce source failed while a nonce was
+	// needed (503).
+	ErrDPoPNonceUnavailable error = newDPoPReason(ErrUnavailable.(*class), "DPoP nonce unavailable")
 )
 
 // Reasons for ErrInvalidRequest.

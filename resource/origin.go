@@ -23,13 +23,13 @@ func (v *Verifier) checkOrigin(r *http.Request) (string, error) {
 }
 
 // setCORS adds the response headers for an allowed cross-origin request;
-// WWW-Authenticate is exposed so browser clients can read challenges
-// (RS-26).
-func setCORS(w http.ResponseWriter, origin string) {
+// WWW-Authenticate (and, with DPoP, DPoP-Nonce) is exposed so browser
+// clients can read challenges (RS-26, RFC 9449 §8).
+func setCORS(w http.ResponseWriter, origin, expose string) {
 	h := w.Header()
 	h.Set("Access-Control-Allow-Origin", origin)
 	h.Add("Vary", "Origin")
-	h.Set("Access-Control-Expose-Headers", "WWW-Authenticate")
+	h.Set("Access-Control-Expose-Headers", expose)
 }
 
 // preflight answers OPTIONS without authentication (RS-26): a CORS
@@ -50,7 +50,7 @@ func preflight(w http.ResponseWriter, r *http.Request, origin string) {
 // all valid tokens (MCP has open-ended Mcp-Param-* headers), or falls back
 // to the fixed MCP set.
 func allowedRequestHeaders(requested string) string {
-	const fixed = "Authorization, Content-Type, Accept, Mcp-Method, Mcp-Name, Mcp-Protocol-Version, Last-Event-ID"
+	const fixed = "Authorization, DPoP, Content-Type, Accept, Mcp-Method, Mcp-Name, Mcp-Protocol-Version, Last-Event-ID"
 	if requested == "" || len(requested) > 1024 {
 		return fixed
 	}

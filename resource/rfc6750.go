@@ -8,11 +8,14 @@ import (
 )
 
 // schemeBearer is the RFC 6750 authentication scheme. Schemes are carried
-// as data (credential.scheme, TokenInfo.Scheme, the challenge list) so that
-// another scheme, such as RFC 9449 DPoP, can be added beside it.
+// as data (credential.scheme, TokenInfo.Scheme, the challenge list), beside
+// RFC 9449's DPoP (schemeDPoP).
 const schemeBearer = "Bearer"
 
 // credential is the access token a request presented, with its scheme.
+// On an extraction error, scheme is still set when the request used one
+// scheme unambiguously (it decides which challenge carries the error, RFC
+// 9449 §7.2), and empty otherwise.
 type credential struct {
 	scheme string
 	token  string
@@ -26,7 +29,11 @@ type credential struct {
 // matched case-insensitively, so "bearer x" is accepted (RFC 9110 §11.1).
 //
 // A token longer than maxToken is refused before it is even scanned.
-func extractCredential(r *http.Request, maxToken int) (credential, error) {
+//
+// With withDPoP, the RFC 9449 §7.1 scheme "DPoP <token>" is recognised
+// too, with the same token syntax; otherwise it counts as an unsupported
+// scheme.
+func extractCredential(r *http.Request, maxToken int, withDPoP bool) (credential, error) {
 	vals := r.Header["Authorization"]
 	inQuery := queryHasToken(r.URL.RawQuery)
 	switch {
@@ -35,38 +42,37 @@ func extractCredential(r *http.Request, maxToken int) (credential, error) {
 	case len(vals) == 1 && inQuery:
 		return credential{}, ErrMultipleCredentials
 	case inQuery:
-		return credential{}, ErrTokenInQuery
+		return credential{scheme: schemeBearer}, ErrTokenInQuery
 	case isFormBody(r):
-		return credential{}, ErrTokenInBody
+		return credential{scheme: schemeBearer}, ErrTokenInBody
 	case len(vals) == 0:
 		return credential{}, ErrNoToken
 	}
-	return parseAuthorization(vals[0], maxToken)
+	return parseAuthorization(vals[0], maxToken, withDPoP)
 }
 
-// parseAuthorization splits "<scheme> 1*SP <b64token>" (RFC 6750 §2.1).
-// An unsupported scheme counts as no credentials: the response is the
-// plain challenge naming the schemes that are supported.
-func parseAuthorization(h string, maxToken int) (credential, error) {
-	sp := strings.IndexByte(h, ' ')
-	if sp <= 0 {
-		if strings.EqualFold(h, schemeBearer) {
-			return credential{}, ErrMalformedCredentials
-		}
+// parseAuthorization splits "<scheme> 1*SP <b64token>" (RFC 6750 §2.1,
+// RFC 9449 §7.1). An unsupported scheme counts as no credentials: the
+// response is the plain challenge naming the schemes that are supported.
+func parseAuthorization(h string, maxToken int, withDPoP bool) (credential, error) {
+	name, rest, _ := strings.Cut(h, " ")
+	var scheme string
+	switch {
+	case strings.EqualFold(name, schemeBearer):
+		scheme = schemeBearer
+	case withDPoP && strings.EqualFold(name, schemeDPoP):
+		scheme = schemeDPoP
+	default:
 		return credential{}, ErrNoToken
 	}
-	scheme := h[:sp]
-	if !strings.EqualFold(scheme, schemeBearer) {
-		return credential{}, ErrNoToken
-	}
-	tok := strings.TrimLeft(h[sp+1:], " ")
+	tok := strings.TrimLeft(rest, " ")
 	if len(tok) > maxToken {
-		return credential{}, ErrTokenTooLarge
+		return credential{scheme: scheme}, ErrTokenTooLarge
 	}
 	if !isB64Token(tok) {
-		return credential{}, ErrMalformedCredentials
+		return credential{scheme: scheme}, ErrMalformedCredentials
 	}
-	return credential{scheme: schemeBearer, token: tok}, nil
+	return credential{scheme: scheme, token: tok}, nil
 }
 
 // isB64Token reports whether s matches RFC 6750 §2.1

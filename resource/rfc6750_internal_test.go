@@ -25,14 +25,40 @@ func TestParseAuthorization(t *testing.T) {
 		{"Bearer ab=c", "", ErrMalformedCredentials},
 		{"Bearer abc\x00", "", ErrMalformedCredentials},
 		{"Basic abc", "", ErrNoToken},
-		{"DPoP abc", "", ErrNoToken},
+		{"DPoP abc", "", ErrNoToken}, // DPoP disabled
 		{"", "", ErrNoToken},
 		{" Bearer abc", "", ErrNoToken},
 		{"Bearer " + strings.Repeat("a", 65), "", ErrTokenTooLarge},
 	}
 	for _, tt := range tests {
-		c, err := parseAuthorization(tt.header, 64)
+		c, err := parseAuthorization(tt.header, 64, false)
 		if !errors.Is(err, tt.err) || (err == nil && (c.token != tt.token || c.scheme != "Bearer")) {
+			t.Errorf("%q: %+v %v", tt.header, c, err)
+		}
+	}
+}
+
+// TestParseAuthorizationDPoP: with DPoP enabled, "DPoP <token>" is the
+// RFC 9449 §7.1 scheme, with the Bearer token syntax; a failed parse still
+// names the scheme the request used (for the challenge, RFC 9449 §7.2).
+func TestParseAuthorizationDPoP(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		header, scheme, token string
+		err                   error
+	}{
+		{"DPoP abc", "DPoP", "abc", nil},
+		{"dpop  a.b-c_d~e+f/g=", "DPoP", "a.b-c_d~e+f/g=", nil},
+		{"Bearer abc", "Bearer", "abc", nil},
+		{"DPoP", "DPoP", "", ErrMalformedCredentials},
+		{"DPoP a b", "DPoP", "", ErrMalformedCredentials},
+		{"DPoP " + strings.Repeat("a", 65), "DPoP", "", ErrTokenTooLarge},
+		{"Bearer a,b", "Bearer", "", ErrMalformedCredentials},
+		{"DPoPx abc", "", "", ErrNoToken},
+	}
+	for _, tt := range tests {
+		c, err := parseAuthorization(tt.header, 64, true)
+		if !errors.Is(err, tt.err) || c.scheme != tt.scheme || c.token != tt.token {
 			t.Errorf("%q: %+v %v", tt.header, c, err)
 		}
 	}
@@ -53,24 +79,25 @@ func TestQueryHasToken(t *testing.T) {
 // FuzzExtractCredential: the credential parser never panics and never
 // returns a token that is not an RFC 6750 b64token.
 func FuzzExtractCredential(f *testing.F) {
-	for _, s := range []string{"Bearer abc", "bearer a b", "Bearer", "Basic x", "Bearer a.b.c", "Bearer ==", ""} {
-		f.Add(s, "")
+	for _, s := range []string{"Bearer abc", "bearer a b", "Bearer", "Basic x", "Bearer a.b.c", "Bearer ==", "", "DPoP a.b.c", "dpop"} {
+		f.Add(s, "", false)
+		f.Add(s, "", true)
 	}
-	f.Add("Bearer x", "access_token=y")
-	f.Fuzz(func(t *testing.T, header, query string) {
+	f.Add("Bearer x", "access_token=y", true)
+	f.Fuzz(func(t *testing.T, header, query string, withDPoP bool) {
 		r := httptest.NewRequest(http.MethodPost, "https://h/mcp", strings.NewReader("{}"))
 		r.URL.RawQuery = query
 		if header != "" {
 			r.Header["Authorization"] = []string{header}
 		}
-		c, err := extractCredential(r, 8192)
+		c, err := extractCredential(r, 8192, withDPoP)
 		if err != nil {
 			if classOf(err) == nil {
 				t.Fatalf("unclassified %v", err)
 			}
 			return
 		}
-		if !isB64Token(c.token) || c.scheme != schemeBearer {
+		if !isB64Token(c.token) || (c.scheme != schemeBearer && (!withDPoP || c.scheme != schemeDPoP)) {
 			t.Fatalf("bad credential %+v from %q", c, header)
 		}
 	})

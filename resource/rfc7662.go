@@ -96,11 +96,15 @@ func newIntrospector(cfg IntrospectionConfig, v *Verifier) (*introspector, error
 
 // introspect asks the endpoint about raw, with positive and negative
 // caching, and applies the same checks as to a JWT: active, issuer,
-// audience, expiry (required), nbf/iat, no confirmation claim. Any failure
-// to get an answer fails closed with [ErrIntrospection] (503).
-func (in *introspector) introspect(ctx context.Context, raw string, now time.Time) (*TokenInfo, error) {
+// audience, expiry (required), nbf/iat, and no confirmation claim unless
+// DPoP is enabled. The result does not depend on the scheme the token came
+// with, so a bound token sent as Bearer by a thief is never negatively
+// cached and cannot lock its owner out; Verifier.checkScheme decides that
+// per request. Any failure to get an answer fails closed with
+// [ErrIntrospection] (503).
+func (in *introspector) introspect(ctx context.Context, raw string, now time.Time) (*authValue, error) {
 	if av := in.pos.get(raw, now); av != nil {
-		return av.info, nil
+		return av, nil
 	}
 	if av := in.neg.get(raw, now); av != nil {
 		return nil, ErrInactive
@@ -120,8 +124,9 @@ func (in *introspector) introspect(ctx context.Context, raw string, now time.Tim
 		in.neg.put(newAuthValue(raw), now.Add(time.Hour), now)
 		return nil, err
 	}
-	in.pos.put(&authValue{info: info, token: raw}, info.Expiry, now)
-	return info, nil
+	av := &authValue{info: info, token: raw, bound: resp.Cnf != nil}
+	in.pos.put(av, info.Expiry, now)
+	return av, nil
 }
 
 func (in *introspector) check(body []byte, r *oauthmeta.IntrospectionResponse, now time.Time) (*TokenInfo, error) {
@@ -135,10 +140,18 @@ func (in *introspector) check(body []byte, r *oauthmeta.IntrospectionResponse, n
 	if iss != in.cfg.Issuer {
 		return nil, ErrIssuer
 	}
+	var jkt string
+	if r.Cnf != nil {
+		jkt = r.Cnf.JKT
+	}
 	switch strings.ToLower(r.TokenType) {
 	case "", "bearer", "access_token", "urn:ietf:params:oauth:token-type:access_token":
+	case "dpop": // RFC 9449 §6.2, with its binding
+		if in.v.dpop == nil || jkt == "" {
+			return nil, ErrTokenType
+		}
 	default:
-		return nil, ErrTokenType // refresh tokens, DPoP tokens, … (RS-18)
+		return nil, ErrTokenType // refresh tokens, … (RS-18)
 	}
 	cs := claimSet{issuer: iss, audience: r.Aud, bound: r.Cnf != nil}
 	for _, t := range []struct {
@@ -150,7 +163,7 @@ func (in *introspector) check(body []byte, r *oauthmeta.IntrospectionResponse, n
 			*t.dst = &f
 		}
 	}
-	exp, iat, err := in.v.checkClaims(&cs, now)
+	exp, iat, err := in.v.checkClaims(&cs, now, in.v.dpop != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -159,8 +172,8 @@ func (in *introspector) check(body []byte, r *oauthmeta.IntrospectionResponse, n
 		return nil, ErrMalformedToken
 	}
 	return &TokenInfo{
-		Scheme: schemeBearer, Issuer: iss, Subject: r.Sub, ClientID: r.ClientID,
-		Audience: r.Aud, Scopes: scopes, Expiry: exp, IssuedAt: iat, ID: r.Jti, Claims: body,
+		Scheme: schemeFor(jkt), Issuer: iss, Subject: r.Sub, ClientID: r.ClientID,
+		Audience: r.Aud, Scopes: scopes, Expiry: exp, IssuedAt: iat, ID: r.Jti, JKT: jkt, Claims: body,
 	}, nil
 }
 

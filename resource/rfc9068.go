@@ -8,6 +8,7 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 
+	"github.com/mcpauth/mcpauth/internal/jsonx"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -37,7 +38,10 @@ func looksLikeJWT(raw string) bool {
 // a token that fails them never makes a key source fetch; then the key
 // lookup by "kid" and the signature. Header members jku, x5u, x5c and jwk
 // are never used to find a key (RFC 8725 §3.10).
-func (v *Verifier) verifyJWT(ctx context.Context, raw string, now time.Time, info *TokenInfo) error {
+//
+// A token with "cnf" passes only with the DPoP scheme (and DPoP enabled);
+// its "cnf"."jkt" goes to TokenInfo.JKT for the proof check.
+func (v *Verifier) verifyJWT(ctx context.Context, raw string, now time.Time, av *authValue, scheme string) error {
 	jws, err := jose.ParseSignedCompact(raw, v.joseAlgs)
 	if err != nil {
 		var ua *jose.ErrUnexpectedSignatureAlgorithm
@@ -72,7 +76,7 @@ func (v *Verifier) verifyJWT(ctx context.Context, raw string, now time.Time, inf
 	if c.hasIat {
 		cs.iat = &c.iat
 	}
-	exp, iat, err := v.checkClaims(&cs, now)
+	exp, iat, err := v.checkClaims(&cs, now, v.dpop != nil && scheme == schemeDPoP)
 	if err != nil {
 		return err
 	}
@@ -80,11 +84,18 @@ func (v *Verifier) verifyJWT(ctx context.Context, raw string, now time.Time, inf
 	if err != nil {
 		return ErrMalformedToken
 	}
+	var jkt string
+	if cs.bound {
+		if jkt, err = confirmationJKT(c.cnf); err != nil {
+			return err
+		}
+	}
 	if err := verifySignature(ctx, jws, iss.keys, h.KeyID, h.Algorithm); err != nil {
 		return err
 	}
-	*info = TokenInfo{
-		Scheme:   schemeBearer,
+	av.bound = cs.bound
+	*av.info = TokenInfo{
+		Scheme:   schemeFor(jkt),
 		Issuer:   c.iss,
 		Subject:  c.sub,
 		ClientID: c.clientID,
@@ -93,9 +104,30 @@ func (v *Verifier) verifyJWT(ctx context.Context, raw string, now time.Time, inf
 		Expiry:   exp,
 		IssuedAt: iat,
 		ID:       c.jti,
+		JKT:      jkt,
 		Claims:   payload,
 	}
 	return nil
+}
+
+// confirmationJKT returns "jkt" of a raw "cnf" claim (RFC 7800 §3.1, RFC
+// 9449 §6.1): "" for a confirmation by other means (such as mTLS's
+// "x5t#S256"), an error if cnf is not an object or jkt not a string.
+func confirmationJKT(cnf []byte) (string, error) {
+	var c oauthmeta.Confirmation
+	if err := jsonx.DecodeObject(cnf, &c); err != nil {
+		return "", ErrMalformedToken
+	}
+	return c.JKT, nil
+}
+
+// schemeFor is the scheme a verified token is used with: DPoP when bound
+// to a key thumbprint.
+func schemeFor(jkt string) string {
+	if jkt != "" {
+		return schemeDPoP
+	}
+	return schemeBearer
 }
 
 // checkHeader applies the RFC 9068 §4 type rule and refuses the unencoded

@@ -20,6 +20,10 @@ func (v *Verifier) buildMetadata(cfg *Config) error {
 		ResourceName:           cfg.ResourceName,
 		ResourceDocumentation:  cfg.ResourceDocumentation,
 	}
+	if v.dpop != nil { // RFC 9728 §2, RFC 9449 §7
+		m.DPoPSigningAlgValuesSupported = v.dpop.algs
+		m.DPoPBoundAccessTokensRequired = v.dpop.mode == DPoPRequired
+	}
 	if m.ResourceDocumentation != "" {
 		if err := cfg.urlPolicy().CheckURL(m.ResourceDocumentation); err != nil {
 			return fmt.Errorf("%w: resource documentation: %w", ErrInvalidConfig, err)
@@ -37,7 +41,9 @@ func (v *Verifier) buildMetadata(cfg *Config) error {
 // Verifier serves (RS-01): resource is the canonical resource byte for
 // byte, authorization_servers lists the configured issuers,
 // scopes_supported is Config.ScopesSupported, and bearer_methods_supported
-// is ["header"].
+// is ["header"]. With DPoP enabled, dpop_signing_alg_values_supported lists
+// the proof algorithms, and dpop_bound_access_tokens_required is true in
+// [DPoPRequired] mode.
 func (v *Verifier) Metadata() *oauthmeta.ProtectedResourceMetadata {
 	m, _ := oauthmeta.ParseProtectedResourceMetadata(v.metadataJSON)
 	return m

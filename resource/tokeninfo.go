@@ -12,7 +12,9 @@ import (
 // between requests presenting the same token (through the verified-token
 // cache) and must be treated as read-only.
 type TokenInfo struct {
-	// Scheme is the authentication scheme the token came with ("Bearer").
+	// Scheme is the authentication scheme the token came with: "Bearer",
+	// or "DPoP" for a DPoP-bound token (whose proof the middleware checked
+	// for this request).
 	Scheme string
 	// Issuer is the validated "iss".
 	Issuer string
@@ -31,6 +33,10 @@ type TokenInfo struct {
 	IssuedAt time.Time
 	// ID is "jti"; empty if absent.
 	ID string
+	// JKT is "cnf"."jkt" (RFC 9449 §6): the JWK SHA-256 thumbprint of the
+	// key the token is bound to, which the request's DPoP proof was signed
+	// with. Empty for bearer tokens.
+	JKT string
 	// Claims is the raw JSON claims object: the JWT payload, or the
 	// introspection response.
 	Claims json.RawMessage
@@ -48,6 +54,7 @@ type authValue struct {
 	info  *TokenInfo
 	token string
 	data  TokenInfo // storage info points to, when allocated together
+	bound bool      // the token has a "cnf" claim (RFC 7800)
 
 	// Cache bookkeeping (see tokenCache).
 	key   uint64

@@ -33,6 +33,8 @@ type Verifier struct {
 	policy       *compiledPolicy
 	cache        *tokenCache
 	introspector *introspector
+	dpop         *dpopState // nil when DPoP is disabled
+	exposeHdrs   string     // Access-Control-Expose-Headers value
 	origins      map[string]struct{}
 	audit        func(context.Context, Event)
 	logger       *slog.Logger
@@ -102,6 +104,13 @@ func New(cfg Config) (*Verifier, error) {
 	}
 	if v.cache, err = newTokenCache(cfg.Cache); err != nil {
 		return nil, err
+	}
+	if v.dpop, err = newDPoP(cfg.DPoP, res, cfg.Now); err != nil {
+		return nil, err
+	}
+	v.exposeHdrs = "WWW-Authenticate"
+	if v.dpop != nil {
+		v.exposeHdrs = "WWW-Authenticate, " + dpopNonceHeader
 	}
 	if cfg.Introspection != nil {
 		if v.introspector, err = newIntrospector(*cfg.Introspection, v); err != nil {
@@ -184,20 +193,28 @@ func (v *Verifier) Resource() string { return v.resource }
 // resource_metadata in every challenge.
 func (v *Verifier) MetadataURL() string { return v.metadataURL }
 
-// Verify checks a raw access token (without the "Bearer " prefix) and
-// returns the identity it carries. It does not apply the scope policy; the
-// middleware does, per operation. Errors match one of [ErrInvalidToken]
-// (with a specific reason such as [ErrExpired]) or [ErrUnavailable], and
-// never contain the token.
+// Verify checks a raw bearer access token (without the "Bearer " prefix)
+// and returns the identity it carries. It does not apply the scope policy;
+// the middleware does, per operation. A DPoP-bound token is refused with
+// [ErrBoundToken] in every mode: without the request, its proof cannot be
+// checked (the middleware does that). Errors match one of
+// [ErrInvalidToken] (with a specific reason such as [ErrExpired]) or
+// [ErrUnavailable], and never contain the token.
 func (v *Verifier) Verify(ctx context.Context, raw string) (*TokenInfo, error) {
-	av, err := v.verify(ctx, raw)
+	av, err := v.verify(ctx, raw, schemeBearer)
 	if err != nil {
 		return nil, err
 	}
 	return av.info, nil
 }
 
-func (v *Verifier) verify(ctx context.Context, raw string) (*authValue, error) {
+// verify checks raw as a token presented with scheme. The token checks
+// are the same for both schemes and their result is cached; which scheme
+// may present which token (bound or not) is decided on every call by
+// checkScheme, so a cached DPoP-bound token never passes as a bearer
+// token. The DPoP proof itself is the middleware's to check, per request.
+// On a scheme error the verified value is returned too, for the audit.
+func (v *Verifier) verify(ctx context.Context, raw, scheme string) (*authValue, error) {
 	if v.closed.Load() {
 		return nil, ErrVerifierClosed
 	}
@@ -209,24 +226,40 @@ func (v *Verifier) verify(ctx context.Context, raw string) (*authValue, error) {
 	}
 	now := v.now()
 	if av := v.cache.get(raw, now); av != nil {
-		return av, nil
+		return av, v.checkScheme(av, scheme)
 	}
 	if !looksLikeJWT(raw) {
 		if v.introspector == nil {
 			return nil, ErrUnsupportedToken
 		}
-		info, err := v.introspector.introspect(ctx, raw, now)
+		av, err := v.introspector.introspect(ctx, raw, now)
 		if err != nil {
 			return nil, err
 		}
-		return &authValue{info: info, token: raw}, nil
+		return av, v.checkScheme(av, scheme)
 	}
 	av := newAuthValue(raw)
-	if err := v.verifyJWT(ctx, raw, now, av.info); err != nil {
+	if err := v.verifyJWT(ctx, raw, now, av, scheme); err != nil {
 		return nil, err
 	}
 	v.cache.put(av, av.info.Expiry, now)
-	return av, nil
+	return av, v.checkScheme(av, scheme)
+}
+
+// checkScheme applies RFC 9449 §7.1 and §7.2 to a verified token: a token
+// with a "cnf" claim never passes with the Bearer scheme (RS-18), and the
+// DPoP scheme needs a token bound to a key thumbprint (cnf.jkt).
+func (v *Verifier) checkScheme(av *authValue, scheme string) error {
+	if scheme == schemeDPoP {
+		if av.info.JKT == "" {
+			return ErrDPoPUnboundToken
+		}
+		return nil
+	}
+	if av.bound {
+		return ErrBoundToken
+	}
+	return nil
 }
 
 // Close stops the background work of the key sets New created (those of

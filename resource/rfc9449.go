@@ -1,0 +1,240 @@
+package resource
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/mcpauth/mcpauth/internal/dpop"
+	"github.com/mcpauth/mcpauth/internal/jwtassert/replay"
+)
+
+// schemeDPoP is the RFC 9449 §7.1 authentication scheme.
+const schemeDPoP = dpop.Scheme
+
+// dpopNonceHeader carries server-provided nonces (RFC 9449 §9).
+const dpopNonceHeader = dpop.NonceHeader
+
+// DPoPMode says which access tokens a [Verifier] accepts with respect to
+// DPoP (RFC 9449). The zero value is [DPoPDisabled].
+type DPoPMode int
+
+// DPoP modes.
+const (
+	// DPoPDisabled: only the Bearer scheme; a DPoP-bound token (one with a
+	// "cnf" claim) is refused whatever the scheme (RS-18), and the DPoP
+	// scheme counts as no credentials.
+	DPoPDisabled DPoPMode = iota
+	// DPoPAllowed: unbound tokens with the Bearer scheme, DPoP-bound tokens
+	// with the DPoP scheme and a valid proof (RFC 9449 §7.2). Every 401
+	// carries both challenges.
+	DPoPAllowed
+	// DPoPRequired: only DPoP-bound tokens with the DPoP scheme and a valid
+	// proof; the metadata says dpop_bound_access_tokens_required.
+	DPoPRequired
+)
+
+// String returns "disabled", "allowed" or "required".
+func (m DPoPMode) String() string {
+	switch m {
+	case DPoPDisabled:
+		return "disabled"
+	case DPoPAllowed:
+		return "allowed"
+	case DPoPRequired:
+		return "required"
+	}
+	return "DPoPMode(" + strconv.Itoa(int(m)) + ")"
+}
+
+// DefaultDPoPAlgorithms is the proof algorithm allowlist used when
+// [DPoPConfig.Algorithms] is nil.
+func DefaultDPoPAlgorithms() []string { return []string{"ES256", "RS256"} }
+
+// DPoPConfig configures DPoP (RFC 9449) on a [Verifier]. The zero value is
+// DPoP disabled; with a mode set, the zero value of each other field is
+// documented and never turns a check off. Fields other than Mode must be
+// zero while DPoP is disabled.
+type DPoPConfig struct {
+	// Mode selects which tokens are accepted. Zero means [DPoPDisabled].
+	Mode DPoPMode
+	// Algorithms is the allowlist of proof "alg" values, advertised in
+	// the challenges ("algs") and the metadata
+	// ("dpop_signing_alg_values_supported"). ES256, ES384, ES512, RS256,
+	// RS384, RS512, PS256, PS384, PS512 and EdDSA are accepted. Nil means
+	// [DefaultDPoPAlgorithms].
+	Algorithms []string
+	// IATWindow is how old a proof may be. Zero means 5 minutes.
+	IATWindow time.Duration
+	// Leeway is how far in the future a proof's "iat" may lie (client
+	// clock skew). Zero means 5 minutes.
+	Leeway time.Duration
+	// MaxProofBytes bounds the DPoP header. Zero means 8 KiB.
+	MaxProofBytes int
+	// Replay records the (key, jti) of every accepted proof until it
+	// could no longer be accepted, so a replayed proof is refused (RFC 9449
+	// §11.1). Nil means an in-memory store private to the Verifier, bounded
+	// by MaxReplayEntries; instances behind one load balancer that serve
+	// the same resource must share a store.
+	Replay DPoPReplayStore
+	// MaxReplayEntries bounds the in-memory replay store used when Replay
+	// is nil: about 100 bytes per entry, each kept for IATWindow plus
+	// Leeway at most. A full store refuses new proofs (503) rather than
+	// forget live ones. Zero means 1,048,576 (about 100 MB when full).
+	MaxReplayEntries int
+	// NonceKey, when set, makes the Verifier require server-provided
+	// nonces (RFC 9449 §9): stateless HMAC nonces under this key (at least
+	// 32 random bytes; the same on every instance), rotated every
+	// NoncePeriod and accepted for two periods. Nil means no nonce, unless
+	// Nonces is set.
+	NonceKey []byte
+	// NoncePeriod is the nonce rotation period for NonceKey. Zero means 5
+	// minutes.
+	NoncePeriod time.Duration
+	// Nonces is a custom nonce source, instead of NonceKey. Nil means
+	// NonceKey decides.
+	Nonces DPoPNonceSource
+}
+
+// DPoPNonceSource issues and checks server-provided DPoP nonces (RFC 9449
+// §9). Implementations must be safe for concurrent use.
+type DPoPNonceSource interface {
+	// Nonce returns a nonce for the DPoP-Nonce response header.
+	Nonce(ctx context.Context) (string, error)
+	// CheckNonce returns nil if nonce is currently acceptable.
+	CheckNonce(ctx context.Context, nonce string) error
+}
+
+// DPoPReplayStore records single-use keys for the DPoP replay check. Use
+// records key until the instant until and returns nil, or returns an error
+// wrapping [ErrDPoPReplayed] if key was recorded before and has not
+// expired; any other error refuses the proof with 503 (fail closed).
+// Implementations must be safe for concurrent use.
+type DPoPReplayStore interface {
+	Use(ctx context.Context, key string, until time.Time) error
+}
+
+// replayAdapter turns a DPoPReplayStore's replay answer into the one
+// package dpop recognises.
+type replayAdapter struct{ s DPoPReplayStore }
+
+func (a replayAdapter) Use(ctx context.Context, key string, until time.Time) error {
+	err := a.s.Use(ctx, key, until)
+	if errors.Is(err, ErrDPoPReplayed) {
+		return replay.ErrReplayed
+	}
+	return err
+}
+
+// dpopState is a Verifier's DPoP configuration.
+type dpopState struct {
+	mode     DPoPMode
+	verifier *dpop.Verifier
+	algs     []string
+	nonces   bool
+}
+
+// newDPoP validates cfg; it returns nil when DPoP is disabled.
+func newDPoP(cfg DPoPConfig, resource string, now func() time.Time) (*dpopState, error) {
+	switch cfg.Mode {
+	case DPoPDisabled:
+		if cfg.Algorithms != nil || cfg.IATWindow != 0 || cfg.Leeway != 0 || cfg.MaxProofBytes != 0 || cfg.Replay != nil ||
+			cfg.MaxReplayEntries != 0 || cfg.NonceKey != nil || cfg.NoncePeriod != 0 || cfg.Nonces != nil {
+			return nil, fmt.Errorf("%w: DPoP settings given but DPoP is disabled", ErrInvalidConfig)
+		}
+		return nil, nil
+	case DPoPAllowed, DPoPRequired:
+	default:
+		return nil, fmt.Errorf("%w: unknown DPoP mode %d", ErrInvalidConfig, int(cfg.Mode))
+	}
+	algs := cfg.Algorithms
+	if algs == nil {
+		algs = DefaultDPoPAlgorithms()
+	}
+	vc := dpop.VerifierConfig{Algorithms: algs, IATWindow: cfg.IATWindow, Leeway: cfg.Leeway,
+		MaxProofSize: cfg.MaxProofBytes, MaxReplayEntries: cfg.MaxReplayEntries, Now: now}
+	if cfg.Replay != nil {
+		vc.Replay = replayAdapter{cfg.Replay}
+	}
+	switch {
+	case cfg.Nonces != nil && cfg.NonceKey != nil:
+		return nil, fmt.Errorf("%w: DPoP NonceKey and Nonces are exclusive", ErrInvalidConfig)
+	case cfg.Nonces != nil:
+		vc.Nonces = cfg.Nonces
+	case cfg.NonceKey != nil:
+		n, err := dpop.NewHMACNonces(dpop.HMACNonceConfig{Key: cfg.NonceKey, Period: cfg.NoncePeriod,
+			Label: "mcpauth resource nonce " + resource, Now: now})
+		if err != nil {
+			return nil, fmt.Errorf("%w: DPoP nonces: %w", ErrInvalidConfig, err)
+		}
+		vc.Nonces = n
+	case cfg.NoncePeriod != 0:
+		return nil, fmt.Errorf("%w: DPoP NoncePeriod without NonceKey", ErrInvalidConfig)
+	}
+	v, err := dpop.NewVerifier(vc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: DPoP: %w", ErrInvalidConfig, err)
+	}
+	return &dpopState{mode: cfg.Mode, verifier: v, algs: v.Algorithms(), nonces: vc.Nonces != nil}, nil
+}
+
+// checkProof checks the request's DPoP proof (RFC 9449 §4.3, §7.1) for a
+// token presented with the DPoP scheme and bound to jkt: signature with
+// the embedded key, typ, alg, htm = method, htu = the resource, iat
+// window, ath = hash of token, nonce, jti not seen before, and last the
+// proof key's thumbprint = jkt. It runs for every request, whether the
+// token came from the verified-token cache or not: a proof is valid for
+// one request only.
+//
+// htu is compared with the configured canonical resource, never with a
+// URL built from the Host header or the request path: the client signs the
+// URL it addressed, which is the resource it found in the metadata, while
+// the Host and path this process sees may have been rewritten by a proxy
+// (or chosen by the attacker, for a direct connection).
+func (d *dpopState) checkProof(ctx context.Context, method, resource, proof, token, jkt string) error {
+	p, err := d.verifier.Verify(ctx, proof, dpop.Request{Method: method, URL: resource, AccessToken: token})
+	if err == nil {
+		err = p.CheckBinding(jkt)
+	}
+	if err != nil {
+		return dpopReason(err)
+	}
+	return nil
+}
+
+// dpopReason maps an error of package dpop to this package's reason,
+// keeping the original for logs.
+func dpopReason(err error) error {
+	var r error
+	switch {
+	case errors.Is(err, dpop.ErrMissingProof):
+		r = ErrDPoPProofMissing
+	case errors.Is(err, dpop.ErrMultipleProofs):
+		r = ErrDPoPMultipleProofs
+	case errors.Is(err, dpop.ErrAlgNotAllowed), errors.Is(err, dpop.ErrAlgKeyMismatch):
+		r = ErrDPoPAlgorithm
+	case errors.Is(err, dpop.ErrBadSignature):
+		r = ErrDPoPSignature
+	case errors.Is(err, dpop.ErrHTMMismatch), errors.Is(err, dpop.ErrHTUMismatch):
+		r = ErrDPoPRequestMismatch
+	case errors.Is(err, dpop.ErrStaleProof), errors.Is(err, dpop.ErrFutureProof):
+		r = ErrDPoPProofTime
+	case errors.Is(err, dpop.ErrATHMismatch), errors.Is(err, dpop.ErrUnexpectedATH):
+		r = ErrDPoPTokenHash
+	case errors.Is(err, dpop.ErrReplayedProof):
+		r = ErrDPoPReplayed
+	case errors.Is(err, dpop.ErrNonceRequired):
+		r = ErrDPoPNonceRequired
+	case errors.Is(err, dpop.ErrNonceInvalid):
+		r = ErrDPoPNonceInvalid
+	case errors.Is(err, dpop.ErrKeyMismatch):
+		r = ErrDPoPKeyMismatch
+	case errors.Is(err, dpop.ErrReplayCheckUnavailable):
+		r = ErrDPoPReplayUnavailable
+	default: // size, shape, typ, jwk, missing claims
+		r = ErrDPoPMalformed
+	}
+	return errors.Join(r, err)
+}
