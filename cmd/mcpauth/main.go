@@ -33,6 +33,11 @@ func commands() []command {
 		demoCommand(),
 		authserverCommand(),
 		protectCommand(),
+		loginCommand(),
+		tokenCommand(),
+		callCommand(),
+		logoutCommand(),
+		checkCommand(),
 	}
 }
 

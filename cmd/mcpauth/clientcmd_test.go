@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+var demoReady = regexp.MustCompile(`listening on (http://\S+) \(authorization server.*and (http://\S+/mcp) \(MCP server\)`)
+
+// startDemo runs `mcpauth demo --no-client` in-process and returns the
+// issuer and the MCP URL.
+func startDemo(t *testing.T) (issuer, mcpURL string) {
+	t.Helper()
+	line, stop := startCommand(t, "demo", "--no-client", "--addr-as", "127.0.0.1:0", "--addr-mcp", "127.0.0.1:0")
+	t.Cleanup(func() {
+		if code, stderr := stop(); code != 0 {
+			t.Errorf("demo exit %d: %s", code, stderr)
+		}
+	})
+	m := demoReady.FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("ready line %q", line)
+	}
+	return m[1], m[2]
+}
+
+func runCmd(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr syncBuffer
+	code := run(context.Background(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// TestClientCommands drives login, call, token, logout and check against
+// the demo: CL-15 step-up through `call`, the token of `token` usable as a
+// bearer token, a tool error giving exit status 1, the store kept 0600
+// (CL-20), and no token on stdout except from `token`.
+func TestClientCommands(t *testing.T) {
+	t.Parallel()
+	_, u := startDemo(t)
+	store := filepath.Join(t.TempDir(), "tokens.json")
+	common := []string{"--insecure-http", "--store", store, "--browser", "http"}
+	cmd := func(name string, rest ...string) []string { return append(append([]string{name}, common...), rest...) }
+
+	code, out, errOut := runCmd(t, cmd("login", "--scopes", "mcp:tools", u)...)
+	if code != 0 || !strings.Contains(out, `scope "mcp:tools"`) {
+		t.Fatalf("login: %d %q %s", code, out, errOut)
+	}
+	if fi, err := os.Stat(store); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("CL-20: store %v %v", fi.Mode(), err)
+	}
+	code, out, errOut = runCmd(t, cmd("call", u, "echo", "--args", `{"message":"hi there"}`)...)
+	if code != 0 || !strings.Contains(out, `"text": "hi there"`) {
+		t.Fatalf("call echo: %d %q %s", code, out, errOut)
+	}
+	code, out, _ = runCmd(t, cmd("call", u, "echo", "--args", `{"wrong":1}`)...)
+	if code != 1 || !strings.Contains(out, `"isError": true`) {
+		t.Fatalf("call with a tool error: exit %d %q", code, out)
+	}
+	code, tok, errOut := runCmd(t, cmd("token", u)...)
+	tok = strings.TrimSpace(tok)
+	if code != 0 || strings.Count(tok, ".") != 2 {
+		t.Fatalf("token: %d %s", code, errOut)
+	}
+	if status := rawToolsList(t, u, tok); status != http.StatusOK {
+		t.Fatalf("the printed token as a bearer token: %d", status)
+	}
+	code, out, errOut = runCmd(t, "check", "--insecure-http", "--token", tok, "--step-up-tool", "admin_echo", u)
+	if code != 0 || strings.Contains(out, "FAIL") || strings.Contains(out, tok) {
+		t.Fatalf("check: %d\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = runCmd(t, cmd("call", u, "admin_echo", "--args", `{"message":"up"}`)...)
+	if code != 0 || !strings.Contains(out, `"text": "UP"`) {
+		t.Fatalf("CL-15: call admin_echo with step-up: %d %q %s", code, out, errOut)
+	}
+	for _, o := range []string{out, errOut} {
+		if jwtPattern.MatchString(o) {
+			t.Error("a token was printed by call")
+		}
+	}
+	if code, out, _ = runCmd(t, cmd("logout", u)...); code != 0 || !strings.Contains(out, "logged out") {
+		t.Fatalf("logout: %d %q", code, out)
+	}
+	data, _ := os.ReadFile(store)
+	if strings.Contains(string(data), tok) {
+		t.Error("the token is still stored after logout")
+	}
+}
+
+// rawToolsList sends a hand-made 2026-07-28 tools/list request with tok,
+// the way a script uses `mcpauth token`.
+func rawToolsList(t *testing.T, u, tok string) int {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"script","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}}}`
+	req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(body))
+	for k, v := range map[string]string{"Authorization": "Bearer " + tok, "Content-Type": "application/json",
+		"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var msg struct {
+		Result json.RawMessage `json:"result"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&msg)
+	if resp.StatusCode == http.StatusOK && msg.Result == nil {
+		t.Errorf("no JSON-RPC result")
+	}
+	return resp.StatusCode
+}
+
+// TestCheckFindsBrokenServer: a server that serves everyone is reported
+// with failures and exit status 1.
+func TestCheckFindsBrokenServer(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
+	}))
+	defer srv.Close()
+	code, out, errOut := runCmd(t, "check", "--insecure-http", "--json", srv.URL+"/mcp")
+	var rep struct {
+		Failed  bool `json:"failed"`
+		Summary struct {
+			Fail int `json:"fail"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("--json output: %v\n%s", err, out)
+	}
+	if code != 1 || !rep.Failed || rep.Summary.Fail == 0 {
+		t.Fatalf("exit %d, report %+v; %s", code, rep, errOut)
+	}
+}
+
+func TestCheckFlags(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		code int
+		out  string
+	}{
+		{"help", []string{"check", "--help"}, 0, "-step-up-tool"},
+		{"no URL", []string{"check"}, 2, "missing arguments"},
+		{"http without flag", []string{"check", "http://127.0.0.1:1/mcp"}, 1, "--insecure-http"},
+		{"empty token env", []string{"check", "--insecure-http", "--token", "env:MCPAUTH_TEST_UNSET", "http://127.0.0.1:1/mcp"}, 1, "MCPAUTH_TEST_UNSET"},
+		{"login help", []string{"login", "-h"}, 0, "-client-metadata-url"},
+		{"call help", []string{"call", "-h"}, 0, "-args"},
+		{"token help", []string{"token", "-h"}, 0, "-browser"},
+		{"logout help", []string{"logout", "-h"}, 0, "-store"},
+		{"call without tool", []string{"call", "https://mcp.example/mcp"}, 2, "missing arguments"},
+		{"call bad args", []string{"call", "--store", "/nonexistent/x", "https://mcp.example/mcp", "echo", "--args", "[1]"}, 1, "--args"},
+		{"login bad browser", []string{"login", "--browser", "lynx", "https://mcp.example/mcp"}, 1, "--browser"},
+		{"login http elsewhere", []string{"login", "--insecure-http", "http://mcp.example/mcp"}, 1, "non-loopback"},
+		{"secret without id", []string{"login", "--client-secret", "s", "https://mcp.example/mcp"}, 1, "--client-id"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			code, out, errOut := runCmd(t, tt.args...)
+			if code != tt.code || !strings.Contains(out+errOut, tt.out) {
+				t.Fatalf("exit %d, want %d; output %q lacks %q", code, tt.code, out+errOut, tt.out)
+			}
+		})
+	}
+}
+
+func TestWithScopes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, in string
+		extra    []string
+		want     string
+	}{
+		{"adds to scope", `Bearer scope="a", resource_metadata="https://h/x"`, []string{"b"}, "a b"},
+		{"no duplicates", `Bearer scope="a b"`, []string{"b", "a"}, "a b"},
+		{"adds a scope parameter", `Bearer resource_metadata="https://h/x"`, []string{"c"}, "c"},
+	}
+	for _, tt := range tests {
+		ch, err := oauthmeta.ParseChallenges(tt.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := withScopes(ch[0], tt.extra)
+		if strings.Join(got.Scopes(), " ") != tt.want || got.Value(oauthmeta.ParamResourceMetadata) != ch[0].Value(oauthmeta.ParamResourceMetadata) {
+			t.Errorf("%s: %s", tt.name, got)
+		}
+	}
+}
+
+func TestReadToken(t *testing.T) {
+	t.Setenv("MCPAUTH_TEST_TOKEN", "from-env")
+	for _, tt := range []struct{ v, stdin, want string }{
+		{"plain", "", "plain"},
+		{"-", "from-stdin\n", "from-stdin"},
+		{"env:MCPAUTH_TEST_TOKEN", "", "from-env"},
+	} {
+		got, err := readToken(tt.v, strings.NewReader(tt.stdin))
+		if err != nil || got != tt.want {
+			t.Errorf("readToken(%q) = %q, %v", tt.v, got, err)
+		}
+	}
+	if _, err := readToken("-", strings.NewReader("")); err == nil {
+		t.Error("empty stdin accepted")
+	}
+}

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func loginCommand() command {
+	return command{name: "login", summary: "log in to an MCP server (OAuth 2.1 with PKCE) and keep the token", run: runLogin}
+}
+
+func tokenCommand() command {
+	return command{name: "token", summary: "print an access token for an MCP server (refreshed if needed), for scripts", run: runToken}
+}
+
+func callCommand() command {
+	return command{name: "call", summary: "call a tool of an MCP server and print the result as JSON", run: runCall}
+}
+
+func logoutCommand() command {
+	return command{name: "logout", summary: "forget the token kept for an MCP server", run: runLogout}
+}
+
+const clientDescription = `
+mcpauth's client library as a command: it finds the server's authorization server from its
+401 challenge and metadata, registers (a Client ID Metadata Document, dynamic registration or
+--client-id), authorizes with PKCE and RFC 9207 issuer checks, and keeps tokens per server in
+--store. A 403 insufficient_scope leads to one step-up authorization with the union of scopes.`
+
+// clientCommand parses the shared client flags plus the command's own and
+// opens the session for the URL argument.
+func clientCommand(ctx context.Context, name, synopsis, description string, args []string, stderr io.Writer,
+	extra func(*clientFlags, *flag.FlagSet), minPos, maxPos int) (*session, []string, *clientFlags, context.CancelFunc, error) {
+	f := &clientFlags{}
+	fs := newFlagSet(name, synopsis, description+"\n"+clientDescription, stderr)
+	f.register(fs)
+	if extra != nil {
+		extra(f, fs)
+	}
+	pos, err := parseArgs(fs, args, minPos, maxPos)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	s, err := f.open(ctx, pos[0], stderr)
+	if err != nil {
+		cancel()
+		return nil, nil, nil, nil, err
+	}
+	return s, pos, f, cancel, nil
+}
+
+// mcpHTTPClient is the SDK transport's HTTP client: --scopes are added to
+// challenges (see scopeTransport); no overall timeout, since responses may be
+// long event streams bounded by the command's context.
+func (s *session) mcpHTTPClient() (*http.Client, func()) {
+	base := &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 2, IdleConnTimeout: 30 * time.Second}
+	var rt http.RoundTripper = base
+	if len(s.scopes) > 0 {
+		rt = &scopeTransport{base: base, scopes: s.scopes}
+	}
+	return &http.Client{Transport: rt}, func() { base.CloseIdleConnections(); s.client.CloseIdleConnections() }
+}
+
+// connect opens an MCP session through the SDK with the client's
+// OAuthHandler: any 401 or 403 on the way is handled by the client library.
+func (s *session) connect(ctx context.Context, opts *mcp.ClientOptions) (*mcp.ClientSession, func(), error) {
+	hc, closeIdle := s.mcpHTTPClient()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcpauth", Version: "1.0.0"}, opts).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: s.url, OAuthHandler: s.handler, HTTPClient: hc,
+			DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+	if err != nil {
+		closeIdle()
+		return nil, nil, fmt.Errorf("connect to %s: %w", s.url, err)
+	}
+	return cs, func() { cs.Close(); closeIdle() }, nil
+}
+
+// login authorizes: by the library's Login (scopes from the server's
+// scopes_supported) or, with --scopes, through a first MCP request whose
+// challenge carries them.
+func (s *session) login(ctx context.Context) error {
+	if len(s.scopes) == 0 {
+		defer s.client.CloseIdleConnections()
+		return s.client.Login(ctx, s.url)
+	}
+	_, done, err := s.connect(ctx, nil)
+	if err != nil {
+		return err
+	}
+	done()
+	return nil
+}
+
+func runLogin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	s, _, _, cancel, err := clientCommand(ctx, "login", "[flags] URL",
+		"Log in to the MCP server at URL and keep the token (a fresh authorization every time).", args, stderr, nil, 1, 1)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	if err := s.client.Logout(ctx, s.url); err != nil {
+		return err
+	}
+	if err := s.login(ctx); err != nil {
+		return err
+	}
+	ts, err := s.handler.TokenSource(ctx)
+	if err != nil || ts == nil {
+		return fmt.Errorf("no token after login: %v", err)
+	}
+	tok, err := ts.Token()
+	if err != nil {
+		return err
+	}
+	p := jwtPayload(tok.AccessToken)
+	fmt.Fprintf(stdout, "logged in to %s", s.url)
+	if p != nil {
+		fmt.Fprintf(stdout, " (issuer %v, scope %q)", p["iss"], p["scope"])
+	}
+	if !tok.Expiry.IsZero() {
+		fmt.Fprintf(stdout, "; the access token expires at %s", tok.Expiry.UTC().Format(time.RFC3339))
+	}
+	fmt.Fprintln(stdout)
+	return nil
+}
+
+func runToken(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	s, _, _, cancel, err := clientCommand(ctx, "token", "[flags] URL",
+		"Print only the access token for the MCP server at URL, refreshed if needed (logging in first if there is none).",
+		args, stderr, nil, 1, 1)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	defer s.client.CloseIdleConnections()
+	ts, err := s.handler.TokenSource(ctx)
+	if err != nil {
+		return err
+	}
+	if ts == nil {
+		if err := s.login(ctx); err != nil {
+			return err
+		}
+		if ts, err = s.handler.TokenSource(ctx); err != nil || ts == nil {
+			return fmt.Errorf("no token after login: %v", err)
+		}
+	}
+	tok, err := ts.Token()
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(stdout, tok.AccessToken)
+	return err
+}
+
+// errToolFailed: the tool answered with isError (exit status 1).
+var errToolFailed = errors.New("the tool reported an error")
+
+func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var rawArgs string
+	s, pos, _, cancel, err := clientCommand(ctx, "call", "[flags] URL TOOL [--args JSON]",
+		"Call TOOL on the MCP server at URL and print the result as JSON. Progress notifications go to stderr.\nThe exit status is 1 when the tool reports an error.",
+		args, stderr, func(_ *clientFlags, fs *flag.FlagSet) {
+			fs.StringVar(&rawArgs, "args", "{}", "the tool's arguments, a JSON object")
+		}, 2, 2)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	var toolArgs map[string]any
+	if err := json.Unmarshal([]byte(rawArgs), &toolArgs); err != nil || toolArgs == nil {
+		return fmt.Errorf("--args: not a JSON object")
+	}
+	cs, done, err := s.connect(ctx, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			p := req.Params
+			fmt.Fprintf(stderr, "progress %v/%v %s\n", p.Progress, p.Total, p.Message)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	defer done()
+	params := &mcp.CallToolParams{Name: pos[1], Arguments: toolArgs}
+	params.SetProgressToken("mcpauth-call")
+	res, err := cs.CallTool(ctx, params)
+	if err != nil {
+		return fmt.Errorf("tools/call %s: %w", pos[1], err)
+	}
+	out, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, string(out))
+	if res.IsError {
+		return errToolFailed
+	}
+	return nil
+}
+
+func runLogout(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	s, _, _, cancel, err := clientCommand(ctx, "logout", "[flags] URL",
+		"Forget the token kept for the MCP server at URL (the client registration is kept).", args, stderr, nil, 1, 1)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	if err := s.client.Logout(ctx, s.url); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "logged out of %s\n", s.url)
+	return nil
+}
