@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcpauth/mcpauth/authserver"
 	"github.com/mcpauth/mcpauth/client"
@@ -148,12 +149,17 @@ func recordCredentials(next http.Handler, sec *secrets) http.Handler {
 // whose keys it fetches through the vnet; handler answers authorized
 // requests (nil: 200 with a small JSON body).
 func honestMCP(t *testing.T, n *vnet, issuer string, policy *resource.Policy, handler http.Handler) *resource.Verifier {
+	return honestMCPAt(t, n, issuer, policy, handler, nil)
+}
+
+// honestMCPAt is honestMCP with a clock (nil: time.Now).
+func honestMCPAt(t *testing.T, n *vnet, issuer string, policy *resource.Policy, handler http.Handler, now func() time.Time) *resource.Verifier {
 	t.Helper()
-	keys, err := resource.NewRemoteKeys(resource.RemoteKeysConfig{Issuer: issuer, Resolver: n, Dial: n.Dial, TLSConfig: n.TLS()})
+	keys, err := resource.NewRemoteKeys(resource.RemoteKeysConfig{Issuer: issuer, Resolver: n, Dial: n.Dial, TLSConfig: n.TLS(), Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := resource.New(resource.Config{Resource: mcpResource, Policy: policy,
+	v, err := resource.New(resource.Config{Resource: mcpResource, Policy: policy, Now: now,
 		Issuers: []resource.Issuer{{Issuer: issuer, Keys: keys}}})
 	if err != nil {
 		t.Fatal(err)

@@ -71,7 +71,7 @@ func newRSEnv(t *testing.T) *rsEnv {
 	}))
 	keys, err := resource.NewRemoteKeys(resource.RemoteKeysConfig{
 		Issuer: e.iss.Issuer, Resolver: e.net, Dial: e.net.Dial, TLSConfig: e.net.TLS(),
-		Logger: e.logs.Logger(), Now: e.clock.Now, Timeout: 2 * time.Second,
+		Logger: e.logs.Logger(), Now: e.clock.Now, Timeout: time.Second,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -40,11 +40,13 @@ type vnet struct {
 	dials []string
 	pool  *x509.CertPool
 	next  int
+	// servers maps a host name to its listener, for Stop.
+	servers map[string]*httptest.Server
 }
 
 func newVNet(t testing.TB) *vnet {
 	return &vnet{t: t, names: map[string][]netip.Addr{}, listeners: map[netip.Addr]string{},
-		hits: map[string]*atomic.Int64{}, pool: x509.NewCertPool()}
+		hits: map[string]*atomic.Int64{}, pool: x509.NewCertPool(), servers: map[string]*httptest.Server{}}
 }
 
 // Serve starts an https listener on 127.0.0.1 for host (a name under
@@ -66,8 +68,21 @@ func (n *vnet) Serve(host string, h http.Handler) string {
 	n.names[host] = []netip.Addr{addr}
 	n.listeners[addr] = srv.Listener.Addr().String()
 	n.hits[host] = counter
+	n.servers[host] = srv
 	n.pool.AddCert(srv.Certificate())
 	return "https://" + host
+}
+
+// Stop closes host's listener, as if its process were killed; Serve may
+// start a new one under the same name.
+func (n *vnet) Stop(host string) {
+	n.mu.Lock()
+	srv := n.servers[host]
+	n.mu.Unlock()
+	if srv != nil {
+		srv.CloseClientConnections()
+		srv.Close()
+	}
 }
 
 // Internal makes host resolve to addrs (private, link-local, loopback…)
