@@ -43,7 +43,13 @@ func NormalizeHTU(raw string) (string, error) {
 	if path == "" {
 		path = "/"
 	}
-	return scheme + "://" + host + path, nil
+	out := scheme + "://" + host + path
+	if len(out) > maxURLLength {
+		// Escaping can lengthen a URL; refusing here keeps NormalizeHTU
+		// idempotent at the bound.
+		return "", fail(ErrInvalidRequest, "URL is too long")
+	}
+	return out, nil
 }
 
 func normalizeHost(scheme string, u *url.URL) (string, error) {
