@@ -131,7 +131,7 @@ func TestDPoPStepUp(t *testing.T) {
 // failingNonces is a nonce source that cannot mint nonces.
 type failingNonces struct{}
 
-func (failingNonces) Nonce(context.Context) (string, error)   { return "", errors.New("down") }
+func (failingNonces) Nonce(context.Context) (string, error)    { return "", errors.New("down") }
 func (failingNonces) CheckNonce(context.Context, string) error { return errors.New("down") }
 
 // TestDPoPNonceSourceDown: when a nonce is needed but the source fails,
