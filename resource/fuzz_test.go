@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/resource"
 )
 
@@ -87,3 +88,59 @@ func FuzzParsePolicy(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDPoPRequest feeds random Authorization values, DPoP headers (none,
+// one or two) and methods through the middleware with DPoP allowed and
+// server nonces off: never a panic, a 500 or a malformed challenge, never
+// the token in a response, and the handler runs only for an untouched
+// seed proof presented once, with its own token.
+func FuzzDPoPRequest(f *testing.F) {
+	fx := newDPoPFixture(f, resource.DPoPAllowed, nil)
+	valid := map[string]bool{}
+	for range 3 {
+		p := fx.proof(f, fx.bound)
+		valid[p] = true
+		f.Add("DPoP "+fx.bound, p, "", uint8(0))
+	}
+	some := fx.proof(f, fx.bound)
+	f.Add("DPoP "+fx.bound, some, some, uint8(0))
+	f.Add("Bearer "+fx.bound, some, "", uint8(0))
+	f.Add("DPoP "+fx.bound, some[:len(some)/2], "", uint8(0))
+	f.Add("DPoP "+fx.bound, some, "", uint8(1))
+	f.Add("dpop x.y.z", "a.b.c", "", uint8(2))
+	f.Add("DPoP", "", "", uint8(0))
+	f.Add("DPoP "+fx.bound, strings.ReplaceAll(some, ".", ","), "", uint8(0))
+	accepted := map[string]bool{}
+	f.Fuzz(func(t *testing.T, authz, proof, second string, method uint8) {
+		m := []string{http.MethodPost, http.MethodGet, http.MethodDelete, "PATCH"}[method%4]
+		req := httptest.NewRequest(m, testResource, strings.NewReader(listBodyForFuzz))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", authz)
+		for _, p := range []string{proof, second} {
+			if p != "" {
+				req.Header.Add("DPoP", p)
+			}
+		}
+		rec := httptest.NewRecorder()
+		called := false
+		fx.v.Middleware(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { called = true })).ServeHTTP(rec, req)
+		if called {
+			if authz != "DPoP "+fx.bound || second != "" || !valid[proof] || accepted[proof] || m != http.MethodPost {
+				t.Fatalf("accepted: %s %q with DPoP %q, %q", m, authz, proof, second)
+			}
+			accepted[proof] = true
+			return
+		}
+		if rec.Code < 400 || rec.Code >= 500 && rec.Code != 503 {
+			t.Fatalf("status %d", rec.Code)
+		}
+		if _, err := oauthmeta.ParseChallenges(rec.Header().Values("WWW-Authenticate")...); err != nil {
+			t.Fatalf("malformed challenge %q: %v", rec.Header().Values("WWW-Authenticate"), err)
+		}
+		if strings.Contains(rec.Body.String()+strings.Join(rec.Header().Values("WWW-Authenticate"), ""), fx.bound) {
+			t.Fatal("response echoes the token")
+		}
+	})
+}
+
+const listBodyForFuzz = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
