@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -107,15 +108,26 @@ func rawToolsList(t *testing.T, u, tok string) int {
 		"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"} {
 		req.Header.Set(k, v)
 	}
+	if tok == "" {
+		req.Header.Del("Authorization")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		for _, line := range strings.Split(string(data), "\n") {
+			if d, ok := strings.CutPrefix(line, "data: "); ok {
+				data = []byte(d)
+			}
+		}
+	}
 	var msg struct {
 		Result json.RawMessage `json:"result"`
 	}
-	_ = json.NewDecoder(resp.Body).Decode(&msg)
+	_ = json.Unmarshal(data, &msg)
 	if resp.StatusCode == http.StatusOK && msg.Result == nil {
 		t.Errorf("no JSON-RPC result")
 	}
