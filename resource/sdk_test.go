@@ -47,7 +47,9 @@ type forwardArgs struct {
 	Token string `json:"token"`
 }
 
-func newSDKServer(t *testing.T) *sdkServer {
+// newSDKServer starts the server; mutate, if given, changes the Verifier's
+// configuration after the defaults.
+func newSDKServer(t *testing.T, mutate ...func(*resource.Config)) *sdkServer {
 	t.Helper()
 	s := &sdkServer{hits: &atomic.Int64{}}
 	s.upstream = httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
@@ -63,6 +65,9 @@ func newSDKServer(t *testing.T) *sdkServer {
 		c.Resource = s.url
 		c.InsecureAllowLoopback = true
 		c.Policy = &resource.Policy{Default: []string{"mcp:tools"}, Tools: map[string][]string{"admin_tool": {"admin"}}}
+		for _, m := range mutate {
+			m(c)
+		}
 	})
 	v := s.f.v
 
@@ -76,6 +81,10 @@ func newSDKServer(t *testing.T) *sdkServer {
 			return nil, nil, errors.New("no identity")
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: info.Subject}}}, nil, nil
+	})
+	mcp.AddTool(server, &mcp.Tool{Name: "binding"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		info := resource.TokenInfoFromContext(ctx)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: info.Scheme + " " + info.JKT}}}, nil, nil
 	})
 	mcp.AddTool(server, &mcp.Tool{Name: "admin_tool"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
