@@ -26,6 +26,8 @@ type accessClaims struct {
 	IssuedAt int64              `json:"iat"`
 	Expires  int64              `json:"exp"`
 	JTI      string             `json:"jti"`
+	// Cnf binds a DPoP token to its key (RFC 9449 §6.1, "jkt").
+	Cnf *oauthmeta.Confirmation `json:"cnf,omitempty"`
 }
 
 // jtiSeparator splits a jti into the grant ID and a random suffix, so that
@@ -35,8 +37,9 @@ const jtiSeparator = "."
 
 // issueAccessToken signs an RFC 9068 JWT access token (requirement AS-11):
 // header typ "at+jwt" and kid; claims iss, sub, aud (the resources), client_id,
-// scope, iat, exp, jti.
-func (s *Server) issueAccessToken(ctx context.Context, g *Grant, scopes, resources []string, now time.Time) (string, error) {
+// scope, iat, exp, jti, and cnf.jkt when jkt names the DPoP key the token is
+// bound to (RFC 9449 §6.1).
+func (s *Server) issueAccessToken(ctx context.Context, g *Grant, scopes, resources []string, now time.Time, jkt string) (string, error) {
 	key, err := s.keys.signingKey(ctx, now)
 	if err != nil {
 		return "", err
@@ -54,6 +57,9 @@ func (s *Server) issueAccessToken(ctx context.Context, g *Grant, scopes, resourc
 		IssuedAt: now.Unix(),
 		Expires:  now.Add(s.cfg.AccessTokenTTL).Unix(),
 		JTI:      g.ID + jtiSeparator + randomToken(12),
+	}
+	if jkt != "" {
+		claims.Cnf = &oauthmeta.Confirmation{JKT: jkt}
 	}
 	payload, err := json.Marshal(claims)
 	if err != nil {

@@ -159,7 +159,6 @@ func TestCIMDRefused(t *testing.T) {
 		{"CIMD-04 CIMD-07 redirected document", cimdRedirect, cimdCB},
 		{"CIMD-02 client_id not identical to URL", cimdMismatch, cimdCB},
 		{"CIMD-03 document with a secret", cimdSecret, cimdCB},
-		{"private_key_jwt not supported yet", cimdJWT, cimdCB},
 		{"CIMD-08 localhost instead of 127.0.0.1", cimdGood, "http://localhost:3000/callback"},
 		{"CIMD-08 unregistered redirect", cimdGood, "https://evil.example.com/cb"},
 		{"CIMD-01 client_id without path", "https://client.example.com", cimdCB},

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"slices"
 	"time"
@@ -47,15 +48,26 @@ type Client struct {
 	// exemption (requirement AS-05).
 	RedirectURIs []string `json:"redirect_uris"`
 	// AuthMethod is the token endpoint authentication method: "none",
-	// "client_secret_basic" or "client_secret_post". Empty in
-	// [Config.Clients] means "client_secret_basic" when a secret is given
-	// and "none" otherwise.
+	// "client_secret_basic", "client_secret_post" or "private_key_jwt"
+	// (RFC 7523, with JWKS or JWKSURI). Empty in [Config.Clients] means
+	// "private_key_jwt" with keys, "client_secret_basic" with a secret and
+	// "none" otherwise.
 	AuthMethod string `json:"token_endpoint_auth_method"`
-	// GrantTypes lists the grants the client may use. Empty in
-	// [Config.Clients] means authorization_code and refresh_token.
+	// GrantTypes lists the grants the client may use: authorization_code,
+	// refresh_token, client_credentials (confidential clients only),
+	// urn:ietf:params:oauth:grant-type:jwt-bearer and
+	// urn:ietf:params:oauth:grant-type:token-exchange (with
+	// IdentityProvider). Empty in [Config.Clients] means authorization_code
+	// and refresh_token.
 	GrantTypes []string `json:"grant_types"`
 	// Scopes, when not empty, restricts the scopes the client may request.
 	Scopes []string `json:"scopes,omitempty"`
+	// JWKS is the client's JWK set (RFC 7591 §2 "jwks"), for
+	// private_key_jwt. At most one of JWKS and JWKSURI.
+	JWKS json.RawMessage `json:"jwks,omitempty"`
+	// JWKSURI is where the client's JWK set is fetched (RFC 7591 §2
+	// "jwks_uri"), for private_key_jwt.
+	JWKSURI string `json:"jwks_uri,omitempty"`
 	// ApplicationType is "web" or "native" (OpenID Connect Registration
 	// §2), informational for static clients.
 	ApplicationType string `json:"application_type,omitempty"`
@@ -67,6 +79,9 @@ type Client struct {
 
 // public reports whether the client has no credentials.
 func (c *Client) public() bool { return c.AuthMethod == oauthmeta.AuthMethodNone }
+
+// usesKeys reports whether the client authenticates with private_key_jwt.
+func (c *Client) usesKeys() bool { return c.AuthMethod == oauthmeta.AuthMethodPrivateKeyJWT }
 
 // allowsGrant reports whether the client may use grant type gt.
 func (c *Client) allowsGrant(gt string) bool { return slices.Contains(c.GrantTypes, gt) }
@@ -141,25 +156,30 @@ func cimdErrorDescription(err error) string {
 	}
 }
 
-// clientFromDocument turns a validated metadata document into a public
-// client. private_key_jwt documents are refused until that method is
-// supported.
+// clientFromDocument turns a validated metadata document into a client:
+// public ("none"), or private_key_jwt with the document's jwks or jwks_uri
+// (requirements CIMD-03, CIMD-09).
 func (s *Server) clientFromDocument(doc *clientmeta.Document) (*Client, error) {
-	if doc.AuthMethod() != oauthmeta.AuthMethodNone {
-		return nil, oauthErr(oauthmeta.CodeInvalidClient, "token_endpoint_auth_method "+doc.AuthMethod()+" is not supported")
+	method := doc.AuthMethod()
+	if method != oauthmeta.AuthMethodNone && method != oauthmeta.AuthMethodPrivateKeyJWT {
+		return nil, oauthErr(oauthmeta.CodeInvalidClient, "token_endpoint_auth_method "+method+" is not supported")
 	}
 	grants := doc.GrantTypes
 	if len(grants) == 0 {
 		grants = []string{oauthmeta.GrantTypeAuthorizationCode}
 	}
-	return &Client{
+	c := &Client{
 		ID:           doc.ClientID,
 		Name:         doc.ClientName,
 		RedirectURIs: doc.RedirectURIs,
-		AuthMethod:   oauthmeta.AuthMethodNone,
+		AuthMethod:   method,
 		GrantTypes:   grants,
 		Kind:         ClientMetadataDocument,
-	}, nil
+	}
+	if method == oauthmeta.AuthMethodPrivateKeyJWT {
+		c.JWKS, c.JWKSURI = json.RawMessage(doc.JWKS), doc.JWKSURI
+	}
+	return c, nil
 }
 
 // metadataDocumentClient is how the token, revocation and introspection

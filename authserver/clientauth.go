@@ -8,21 +8,37 @@ import (
 	"strings"
 
 	"github.com/mcpauth/mcpauth/clientmeta"
+	"github.com/mcpauth/mcpauth/internal/jwtassert"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
+
+// checkClientAssertion verifies a private_key_jwt assertion (RFC 7523 §3)
+// against the client's keys: "aud" this issuer, "iss" = "sub" = client_id,
+// short-lived, "jti" never seen before (a replayed assertion is
+// invalid_client), signature by one of the client's keys (its JWK set, or
+// its jwks_uri fetched through the SSRF-guarded fetcher).
+func (s *Server) checkClientAssertion(ctx context.Context, c *Client, assertion string) error {
+	keys, err := s.keySource(c.JWKS, c.JWKSURI, nil)
+	if err != nil {
+		s.log.InfoContext(ctx, "client keys unusable", "client_id", c.ID, "err", err)
+		return oauthErr(oauthmeta.CodeInvalidClient, "client has no usable keys")
+	}
+	if _, err := s.assertions.Verify(ctx, assertion, c.ID, keys); err != nil {
+		return jwtassert.OAuthError(err)
+	}
+	return nil
+}
 
 // presented is the client authentication a request carries (OAuth 2.1
 // §2.4): one method, the client_id it names and its credential.
 type presented struct {
-	method   string
-	clientID string
-	secret   string
+	method    string
+	clientID  string
+	secret    string
+	assertion string // private_key_jwt
 }
 
 // clientAuthDetector recognises one authentication method in a request.
-// private_key_jwt (RFC 7523 §2.2: client_assertion_type and
-// client_assertion) is recognised and refused for now; supporting it means
-// verifying the assertion in authenticateClient.
 type clientAuthDetector struct {
 	method  string
 	present func(r *http.Request, form url.Values) bool
@@ -71,12 +87,36 @@ func parseClientAuth(r *http.Request, form url.Values) (presented, *oauthmeta.Er
 	case oauthmeta.AuthMethodClientSecretPost:
 		p.clientID, p.secret = formID, form.Get("client_secret")
 	case oauthmeta.AuthMethodPrivateKeyJWT:
-		return p, oauthErr(oauthmeta.CodeInvalidClient, "private_key_jwt is not supported by this server")
+		if oe := parseAssertionAuth(&p, form); oe != nil {
+			return p, oe
+		}
 	}
 	if p.clientID == "" {
 		return p, oauthErr(oauthmeta.CodeInvalidClient, "client authentication or client_id is required")
 	}
 	return p, nil
+}
+
+// parseAssertionAuth reads RFC 7523 §2.2 client authentication: the
+// assertion type, the assertion and the client_id (from the form, else the
+// assertion's unverified "sub" for the key lookup, RFC 7521 §4.2).
+func parseAssertionAuth(p *presented, form url.Values) *oauthmeta.Error {
+	if form.Get("client_assertion_type") != jwtassert.ClientAssertionType {
+		return oauthErr(oauthmeta.CodeInvalidClient, "client_assertion_type must be "+jwtassert.ClientAssertionType)
+	}
+	p.assertion = form.Get("client_assertion")
+	if p.assertion == "" {
+		return oauthErr(oauthmeta.CodeInvalidClient, "client_assertion is required")
+	}
+	p.clientID = form.Get("client_id")
+	if p.clientID == "" {
+		id, err := jwtassert.UnverifiedClientID(p.assertion)
+		if err != nil {
+			return oauthErr(oauthmeta.CodeInvalidClient, "client_assertion names no client")
+		}
+		p.clientID = id
+	}
+	return nil
 }
 
 // parseBasic decodes RFC 7617 Basic credentials whose parts are
@@ -114,12 +154,19 @@ func (s *Server) authenticateClient(ctx context.Context, r *http.Request, form u
 		return nil, oe
 	}
 	var c *Client
-	if clientmeta.IsURLClientID(p.clientID) {
+	switch {
+	case clientmeta.IsURLClientID(p.clientID) && p.method == oauthmeta.AuthMethodPrivateKeyJWT:
+		// The document's keys are needed: resolve it (through the cache).
+		var err error
+		if c, err = s.lookupClient(ctx, p.clientID); err != nil {
+			return nil, err
+		}
+	case clientmeta.IsURLClientID(p.clientID):
 		if s.cimd == nil || clientmeta.ValidateClientID(p.clientID) != nil {
 			return nil, errUnknownClient
 		}
 		c = metadataDocumentClient(p.clientID)
-	} else {
+	default:
 		var err error
 		if c, err = s.lookupClient(ctx, p.clientID); err != nil {
 			return nil, err
@@ -128,7 +175,12 @@ func (s *Server) authenticateClient(ctx context.Context, r *http.Request, form u
 	if c.AuthMethod != p.method {
 		return nil, oauthErr(oauthmeta.CodeInvalidClient, "client must authenticate with "+c.AuthMethod)
 	}
-	if !c.public() && !c.checkSecret(p.secret) {
+	switch {
+	case c.usesKeys():
+		if err := s.checkClientAssertion(ctx, c, p.assertion); err != nil {
+			return nil, err
+		}
+	case !c.public() && !c.checkSecret(p.secret):
 		return nil, oauthErr(oauthmeta.CodeInvalidClient, "client authentication failed")
 	}
 	if confidentialOnly && c.public() {

@@ -148,6 +148,23 @@ type Config struct {
 	// [DefaultMaxBodyBytes].
 	MaxBodyBytes int64
 
+	// DPoP configures sender-constrained tokens (RFC 9449). The zero value
+	// supports DPoP without nonces; see [DPoPConfig].
+	DPoP DPoPConfig
+	// TrustedIssuers are the issuers whose JWTs the token endpoint accepts
+	// with the JWT-bearer grant (RFC 7523): workload identity platforms and
+	// enterprise IdPs issuing ID-JAGs. Empty means the grant is not
+	// offered.
+	TrustedIssuers []TrustedIssuer
+	// IdentityProvider, when set, makes the server also play the enterprise
+	// IdP of Enterprise-Managed Authorization: its token endpoint exchanges
+	// ID tokens for ID-JAGs (RFC 8693). Nil means it does not.
+	IdentityProvider *IdentityProviderConfig
+	// KeyFetch configures how JWK sets named by URL (a client's jwks_uri,
+	// a trusted issuer's JWKSURI) are fetched. The zero value is strict:
+	// https to public addresses only.
+	KeyFetch KeyFetchConfig
+
 	// InsecureFaults makes the server misbehave on purpose, to test
 	// clients. The zero value is correct behaviour.
 	InsecureFaults Faults

@@ -49,10 +49,14 @@ func (s *Server) introspect(ctx context.Context, token string) (*oauthmeta.Intro
 		if err != nil || !ok {
 			return inactive, err
 		}
+		tt := "Bearer"
+		if claims.Cnf != nil {
+			tt = "DPoP"
+		}
 		return &oauthmeta.IntrospectionResponse{
-			Active: true, Scope: claims.Scope, ClientID: claims.ClientID, TokenType: "Bearer",
+			Active: true, Scope: claims.Scope, ClientID: claims.ClientID, TokenType: tt,
 			Exp: claims.Expires, Iat: claims.IssuedAt, Sub: claims.Subject, Aud: claims.Audience,
-			Iss: claims.Issuer, Jti: claims.JTI,
+			Iss: claims.Issuer, Jti: claims.JTI, Cnf: claims.Cnf,
 		}, nil
 	}
 	if len(token) > maxTokenLength {

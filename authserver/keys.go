@@ -25,9 +25,10 @@ func supportedAlgorithm(alg string) bool {
 
 // liveKey is a signing key ready to use.
 type liveKey struct {
-	meta   SigningKey
-	signer jose.Signer
-	public jose.JSONWebKey
+	meta    SigningKey
+	signer  jose.Signer
+	public  jose.JSONWebKey
+	private crypto.Signer // for JWTs of other types (ID-JAGs), signed by go-jose through package jwtassert
 }
 
 // keyring holds the signing keys and their schedule (requirement AS-11):
@@ -236,5 +237,9 @@ func parseSigningKey(sk *SigningKey) (*liveKey, error) {
 	if err != nil {
 		return nil, fmt.Errorf("authserver: signing key %q: %w", sk.ID, err)
 	}
-	return &liveKey{meta: *sk, signer: signer, public: jwk.Public()}, nil
+	priv, ok := jwk.Key.(crypto.Signer)
+	if !ok {
+		return nil, fmt.Errorf("authserver: stored signing key %q is not a usable private key", sk.ID)
+	}
+	return &liveKey{meta: *sk, signer: signer, public: jwk.Public(), private: priv}, nil
 }

@@ -3,6 +3,7 @@ package authserver
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -27,16 +28,19 @@ func (s *Server) endpoint(p string) string { return s.cfg.issuerOrigin + s.cfg.i
 func (s *Server) Metadata() oauthmeta.AuthServerMetadata {
 	secretMethods := []string{oauthmeta.AuthMethodClientSecretBasic, oauthmeta.AuthMethodClientSecretPost}
 	allMethods := append([]string{oauthmeta.AuthMethodNone}, secretMethods...)
+	tokenMethods := append(slices.Clone(allMethods), oauthmeta.AuthMethodPrivateKeyJWT)
 	m := oauthmeta.AuthServerMetadata{
-		Issuer:                                     s.cfg.Issuer,
-		AuthorizationEndpoint:                      s.endpoint(pathAuthorize),
-		TokenEndpoint:                              s.endpoint(pathToken),
-		JWKSURI:                                    s.endpoint(pathJWKS),
-		ScopesSupported:                            s.cfg.Scopes,
-		ResponseTypesSupported:                     []string{"code"},
-		ResponseModesSupported:                     []string{"query"},
-		GrantTypesSupported:                        []string{oauthmeta.GrantTypeAuthorizationCode, oauthmeta.GrantTypeRefreshToken},
-		TokenEndpointAuthMethodsSupported:          allMethods,
+		Issuer:                            s.cfg.Issuer,
+		AuthorizationEndpoint:             s.endpoint(pathAuthorize),
+		TokenEndpoint:                     s.endpoint(pathToken),
+		JWKSURI:                           s.endpoint(pathJWKS),
+		ScopesSupported:                   s.cfg.Scopes,
+		ResponseTypesSupported:            []string{"code"},
+		ResponseModesSupported:            []string{"query"},
+		GrantTypesSupported:               s.grantTypes(),
+		TokenEndpointAuthMethodsSupported: tokenMethods,
+		TokenEndpointAuthSigningAlgValuesSupported: []string{"ES256", "RS256", "PS256", "EdDSA"},
+		DPoPSigningAlgValuesSupported:              s.dpopAlgorithms(),
 		RevocationEndpoint:                         s.endpoint(pathRevoke),
 		RevocationEndpointAuthMethodsSupported:     allMethods,
 		IntrospectionEndpoint:                      s.endpoint(pathIntrospect),

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/clientmeta"
+	"github.com/mcpauth/mcpauth/internal/dpop"
+	"github.com/mcpauth/mcpauth/internal/jwtassert"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -38,6 +40,12 @@ type Server struct {
 	metadata        []byte // the RFC 8414 document, encoded once
 	defaultResource string
 	realm           string
+
+	dpop       *dpop.Verifier // nil when DPoP is disabled
+	assertions *jwtassert.ClientAssertionVerifier
+	clientKeys *remoteKeySets
+	grants     *jwtGrants // nil without TrustedIssuers
+	idp        *identityProvider
 
 	sweepers  []Sweeper
 	lastSweep atomic.Int64
@@ -80,6 +88,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if err := s.initResolver(); err != nil {
+		return nil, err
+	}
+	if err := s.initExtensions(); err != nil {
 		return nil, err
 	}
 	s.defaultResource = cmpOr(st.DefaultResource, st.Issuer)

@@ -5,10 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/mcpauth/mcpauth/clientmeta"
+	"github.com/mcpauth/mcpauth/internal/jwtassert"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -95,7 +97,8 @@ func staticClient(c *Client, now time.Time) (*Client, error) {
 	if clientmeta.IsURLClientID(c.ID) {
 		return nil, configErr(field, "a registered client_id must not look like a metadata document URL")
 	}
-	if len(c.RedirectURIs) == 0 {
+	codeFlow := len(c.GrantTypes) == 0 || slices.Contains(c.GrantTypes, oauthmeta.GrantTypeAuthorizationCode)
+	if len(c.RedirectURIs) == 0 && codeFlow {
 		return nil, configErr(field, "at least one redirect URI is required")
 	}
 	for _, r := range c.RedirectURIs {
@@ -108,30 +111,66 @@ func staticClient(c *Client, now time.Time) (*Client, error) {
 	if c.Secret != "" {
 		out.SecretHash = hashSecret(c.Secret)
 	}
-	switch out.AuthMethod {
-	case "":
-		out.AuthMethod = oauthmeta.AuthMethodNone
-		if c.Secret != "" {
-			out.AuthMethod = oauthmeta.AuthMethodClientSecretBasic
-		}
-	case oauthmeta.AuthMethodNone:
-		if c.Secret != "" {
-			return nil, configErr(field, `a client with a secret cannot use "none"`)
-		}
-	case oauthmeta.AuthMethodClientSecretBasic, oauthmeta.AuthMethodClientSecretPost:
-		if c.Secret == "" {
-			return nil, configErr(field, "a secret is required for "+out.AuthMethod)
-		}
-	default:
-		return nil, configErr(field, "unsupported token endpoint auth method")
+	if err := staticAuthMethod(out, c.Secret, field); err != nil {
+		return nil, err
 	}
 	if len(out.GrantTypes) == 0 {
 		out.GrantTypes = []string{oauthmeta.GrantTypeAuthorizationCode, oauthmeta.GrantTypeRefreshToken}
 	}
 	for _, g := range out.GrantTypes {
-		if g != oauthmeta.GrantTypeAuthorizationCode && g != oauthmeta.GrantTypeRefreshToken {
+		switch g {
+		case oauthmeta.GrantTypeAuthorizationCode, oauthmeta.GrantTypeRefreshToken, oauthmeta.GrantTypeJWTBearer,
+			oauthmeta.GrantTypeTokenExchange:
+		case oauthmeta.GrantTypeClientCredentials:
+			if out.public() {
+				return nil, configErr(field, "client_credentials needs a confidential client")
+			}
+		default:
 			return nil, configErr(field, "unsupported grant type")
 		}
 	}
 	return out, nil
+}
+
+// staticAuthMethod settles a pre-registered client's token endpoint
+// authentication method and checks its credentials.
+func staticAuthMethod(out *Client, secret, field string) error {
+	hasKeys := len(out.JWKS) > 0 || out.JWKSURI != ""
+	if len(out.JWKS) > 0 && out.JWKSURI != "" {
+		return configErr(field, "at most one of JWKS and JWKSURI")
+	}
+	if len(out.JWKS) > 0 {
+		if _, err := jwtassert.ParseJWKS(out.JWKS); err != nil {
+			return configErr(field, "JWKS: "+err.Error())
+		}
+	}
+	switch out.AuthMethod {
+	case "":
+		switch {
+		case hasKeys:
+			out.AuthMethod = oauthmeta.AuthMethodPrivateKeyJWT
+		case secret != "":
+			out.AuthMethod = oauthmeta.AuthMethodClientSecretBasic
+		default:
+			out.AuthMethod = oauthmeta.AuthMethodNone
+		}
+	case oauthmeta.AuthMethodNone:
+		if secret != "" {
+			return configErr(field, `a client with a secret cannot use "none"`)
+		}
+	case oauthmeta.AuthMethodClientSecretBasic, oauthmeta.AuthMethodClientSecretPost:
+		if secret == "" {
+			return configErr(field, "a secret is required for "+out.AuthMethod)
+		}
+	case oauthmeta.AuthMethodPrivateKeyJWT:
+		if !hasKeys {
+			return configErr(field, "private_key_jwt needs JWKS or JWKSURI")
+		}
+	default:
+		return configErr(field, "unsupported token endpoint auth method")
+	}
+	if out.AuthMethod == oauthmeta.AuthMethodPrivateKeyJWT && secret != "" {
+		return configErr(field, "private_key_jwt clients have no secret")
+	}
+	return nil
 }

@@ -114,11 +114,14 @@ type Code struct {
 // Grant is what a user approved for a client, created when a code is
 // redeemed. Its refresh tokens and access tokens all point to it.
 type Grant struct {
-	ID        string    `json:"id"`
-	ClientID  string    `json:"client_id"`
-	Subject   string    `json:"sub"`
-	Scopes    []string  `json:"scopes,omitempty"`
-	Resources []string  `json:"resources,omitempty"`
+	ID        string   `json:"id"`
+	ClientID  string   `json:"client_id"`
+	Subject   string   `json:"sub"`
+	Scopes    []string `json:"scopes,omitempty"`
+	Resources []string `json:"resources,omitempty"`
+	// DPoPJKT binds a public client's grant, and so its refresh tokens,
+	// to the DPoP key that obtained it (RFC 9449 §5). Empty means unbound.
+	DPoPJKT   string    `json:"dpop_jkt,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 	// ExpiresAt is when the grant, and so its refresh token family, ends.
 	ExpiresAt time.Time `json:"expires_at"`

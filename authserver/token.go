@@ -1,17 +1,24 @@
 package authserver
 
 import (
+	"context"
 	"errors"
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 
+	"github.com/mcpauth/mcpauth/clientmeta"
+	"github.com/mcpauth/mcpauth/internal/dpop"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
-// handleToken is the token endpoint (OAuth 2.1 §3.2): authorization_code
-// and refresh_token grants, client authentication none,
-// client_secret_basic or client_secret_post, JSON answers with
+// handleToken is the token endpoint (OAuth 2.1 §3.2): the
+// authorization_code, refresh_token and client_credentials grants, the
+// JWT-bearer grant with TrustedIssuers (RFC 7523) and the ID-JAG token
+// exchange with IdentityProvider (RFC 8693); client authentication none,
+// client_secret_basic, client_secret_post or private_key_jwt; DPoP-bound
+// tokens for requests with a proof (RFC 9449); JSON answers with
 // Cache-Control: no-store (requirement AS-10).
 func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 	form, oe := s.parseForm(w, r)
@@ -22,36 +29,86 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 	if !s.allowClient(w, claimedClientID(r, form)) {
 		return
 	}
-	client, err := s.authenticateClient(r.Context(), r, form, false)
+	gt := form.Get("grant_type")
+	client, err := s.tokenClient(r, form, gt)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
-	gt := form.Get("grant_type")
-	switch gt {
-	case oauthmeta.GrantTypeAuthorizationCode, oauthmeta.GrantTypeRefreshToken:
-	case "":
-		s.writeError(w, r, oauthErr(oauthmeta.CodeInvalidRequest, "grant_type is required"))
-		return
-	default:
-		s.writeError(w, r, oauthErr(oauthmeta.CodeUnsupportedGrantType, "only authorization_code and refresh_token are supported"))
+	if oe := s.checkGrantType(gt); oe != nil {
+		s.writeError(w, r, oe)
 		return
 	}
-	if !client.allowsGrant(gt) {
+	if client != nil && !client.allowsGrant(gt) {
 		s.writeError(w, r, oauthErr(oauthmeta.CodeUnauthorizedClient, "client may not use this grant type"))
 		return
 	}
-	var resp *oauthmeta.TokenResponse
-	if gt == oauthmeta.GrantTypeAuthorizationCode {
-		resp, err = s.exchangeCode(r.Context(), client, form)
-	} else {
-		resp, err = s.refresh(r.Context(), client, form)
+	jkt := ""
+	if gt != oauthmeta.GrantTypeTokenExchange { // an ID-JAG is not a DPoP token
+		if jkt, err = s.checkDPoP(r); err != nil {
+			s.writeDPoPError(w, r, err)
+			return
+		}
 	}
+	resp, err := s.grant(r.Context(), gt, client, form, jkt)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
+	s.setDPoPNonce(r.Context(), w)
 	s.writeJSON(w, http.StatusOK, resp)
+}
+
+// checkGrantType refuses a missing or unsupported grant_type.
+func (s *Server) checkGrantType(gt string) *oauthmeta.Error {
+	switch {
+	case gt == "":
+		return oauthErr(oauthmeta.CodeInvalidRequest, "grant_type is required")
+	case !slices.Contains(s.grantTypes(), gt):
+		return oauthErr(oauthmeta.CodeUnsupportedGrantType, "grant_type is not supported")
+	}
+	return nil
+}
+
+// tokenClient authenticates the client of a token request. The JWT-bearer
+// grant may come without client authentication (RFC 7523 §3.1): a request
+// with no credentials and a client_id nobody registered has a nil client.
+func (s *Server) tokenClient(r *http.Request, form url.Values, gt string) (*Client, error) {
+	if gt == oauthmeta.GrantTypeJWTBearer && !hasClientCredentials(r, form) {
+		id := form.Get("client_id")
+		if id == "" {
+			return nil, nil
+		}
+		if !clientmeta.IsURLClientID(id) {
+			if _, err := s.store.Clients.Client(r.Context(), id); errors.Is(err, ErrNotFound) {
+				return nil, nil
+			}
+		}
+	}
+	return s.authenticateClient(r.Context(), r, form, false)
+}
+
+// hasClientCredentials reports whether a request carries a secret or an
+// assertion (anything but auth method none).
+func hasClientCredentials(r *http.Request, form url.Values) bool {
+	return r.Header.Get("Authorization") != "" || form.Has("client_secret") || form.Has("client_assertion") ||
+		form.Has("client_assertion_type")
+}
+
+// grant runs the grant gt for client.
+func (s *Server) grant(ctx context.Context, gt string, client *Client, form url.Values, jkt string) (*oauthmeta.TokenResponse, error) {
+	switch gt {
+	case oauthmeta.GrantTypeAuthorizationCode:
+		return s.exchangeCode(ctx, client, form, jkt)
+	case oauthmeta.GrantTypeRefreshToken:
+		return s.refresh(ctx, client, form, jkt)
+	case oauthmeta.GrantTypeClientCredentials:
+		return s.clientCredentials(ctx, client, form, jkt)
+	case oauthmeta.GrantTypeJWTBearer:
+		return s.jwtBearer(ctx, client, form, jkt)
+	default:
+		return s.exchangeForIDJAG(ctx, client, form)
+	}
 }
 
 // parseForm reads an application/x-www-form-urlencoded body of at most
@@ -102,11 +159,16 @@ func claimedClientID(r *http.Request, form url.Values) string {
 	return form.Get("client_id")
 }
 
-// tokenResponse builds the RFC 6749 §5.1 response.
-func (s *Server) tokenResponse(access, refresh string, scopes []string) *oauthmeta.TokenResponse {
+// tokenResponse builds the RFC 6749 §5.1 response; token_type is DPoP for a
+// token bound to the key jkt (RFC 9449 §5).
+func (s *Server) tokenResponse(access, refresh string, scopes []string, jkt string) *oauthmeta.TokenResponse {
+	tt := "Bearer"
+	if jkt != "" {
+		tt = dpop.TokenType
+	}
 	return &oauthmeta.TokenResponse{
 		AccessToken:  access,
-		TokenType:    "Bearer",
+		TokenType:    tt,
 		ExpiresIn:    int64(s.cfg.AccessTokenTTL.Seconds()),
 		RefreshToken: refresh,
 		Scope:        oauthmeta.FormatScope(scopes),

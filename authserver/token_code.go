@@ -20,7 +20,11 @@ func errBadCode(desc string) error { return oauthErr(oauthmeta.CodeInvalidGrant,
 // must be within the authorization (AS-08). A second valid redemption
 // revokes the grant of the first; a replay with a wrong verifier revokes
 // nothing.
-func (s *Server) exchangeCode(ctx context.Context, client *Client, form url.Values) (*oauthmeta.TokenResponse, error) {
+//
+// jkt is the thumbprint of the request's DPoP proof key, "" without one:
+// the access token is bound to it, and for a public client the grant (and
+// so every refresh token of it) as well (RFC 9449 §5).
+func (s *Server) exchangeCode(ctx context.Context, client *Client, form url.Values, jkt string) (*oauthmeta.TokenResponse, error) {
 	code := form.Get("code")
 	if code == "" {
 		return nil, oauthErr(oauthmeta.CodeInvalidRequest, "code is required")
@@ -52,6 +56,9 @@ func (s *Server) exchangeCode(ctx context.Context, client *Client, form url.Valu
 		Scopes: rec.Scopes, Resources: rec.Resources, CreatedAt: now,
 		ExpiresAt: now.Add(s.cfg.AccessTokenTTL),
 	}
+	if client.public() {
+		grant.DPoPJKT = jkt
+	}
 	if rec.Refresh {
 		grant.ExpiresAt = now.Add(s.cfg.RefreshTokenTTL)
 	}
@@ -65,7 +72,7 @@ func (s *Server) exchangeCode(ctx context.Context, client *Client, form url.Valu
 		}
 		return nil, err
 	}
-	return s.issueTokens(ctx, grant, rec.Scopes, resources, rec.Refresh, now)
+	return s.issueTokens(ctx, grant, rec.Scopes, resources, rec.Refresh, now, jkt)
 }
 
 // checkCodeBinding compares the token request with what the code is bound
@@ -96,8 +103,8 @@ func (s *Server) codeReplayed(ctx context.Context, grantID string) error {
 
 // issueTokens signs an access token for the grant and, when refresh is
 // allowed, starts or continues its refresh token family.
-func (s *Server) issueTokens(ctx context.Context, g *Grant, scopes, resources []string, withRefresh bool, now time.Time) (*oauthmeta.TokenResponse, error) {
-	access, err := s.issueAccessToken(ctx, g, scopes, resources, now)
+func (s *Server) issueTokens(ctx context.Context, g *Grant, scopes, resources []string, withRefresh bool, now time.Time, jkt string) (*oauthmeta.TokenResponse, error) {
+	access, err := s.issueAccessToken(ctx, g, scopes, resources, now, jkt)
 	if err != nil {
 		return nil, err
 	}
@@ -111,5 +118,5 @@ func (s *Server) issueTokens(ctx context.Context, g *Grant, scopes, resources []
 			return nil, err
 		}
 	}
-	return s.tokenResponse(access, refresh, scopes), nil
+	return s.tokenResponse(access, refresh, scopes, jkt), nil
 }

@@ -14,7 +14,10 @@ import (
 // revokes the whole grant, so the thief and the victim both lose the family.
 // The scope may only narrow, and a requested resource must be within the
 // grant.
-func (s *Server) refresh(ctx context.Context, client *Client, form url.Values) (*oauthmeta.TokenResponse, error) {
+//
+// A grant bound to a DPoP key (a public client's, RFC 9449 §5) is refreshed
+// only with a proof of that key, jkt.
+func (s *Server) refresh(ctx context.Context, client *Client, form url.Values, jkt string) (*oauthmeta.TokenResponse, error) {
 	raw := form.Get("refresh_token")
 	if raw == "" {
 		return nil, oauthErr(oauthmeta.CodeInvalidRequest, "refresh_token is required")
@@ -41,6 +44,9 @@ func (s *Server) refresh(ctx context.Context, client *Client, form url.Values) (
 	if grant.Revoked || !now.Before(rec.ExpiresAt) || !now.Before(grant.ExpiresAt) {
 		return nil, bad
 	}
+	if grant.DPoPJKT != "" && grant.DPoPJKT != jkt {
+		return nil, oauthErr(oauthmeta.CodeInvalidGrant, "refresh token is bound to another DPoP key")
+	}
 	if rec.Rotated {
 		return nil, s.refreshReused(ctx, grant.ID)
 	}
@@ -52,7 +58,7 @@ func (s *Server) refresh(ctx context.Context, client *Client, form url.Values) (
 	if oe != nil {
 		return nil, oe
 	}
-	access, err := s.issueAccessToken(ctx, grant, scopes, resources, now)
+	access, err := s.issueAccessToken(ctx, grant, scopes, resources, now, jkt)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +72,7 @@ func (s *Server) refresh(ctx context.Context, client *Client, form url.Values) (
 	if err != nil {
 		return nil, err
 	}
-	return s.tokenResponse(access, next, scopes), nil
+	return s.tokenResponse(access, next, scopes, jkt), nil
 }
 
 // refreshReused revokes the family of a refresh token used twice (OAuth 2.1

@@ -323,7 +323,8 @@ func TestTokenRequestErrors(t *testing.T) {
 		want oauthmeta.ErrorCode
 	}{
 		{"AS-01 password grant", url.Values{"grant_type": {"password"}, "client_id": {publicID}, "username": {"u"}, "password": {"p"}}, oauthmeta.CodeUnsupportedGrantType},
-		{"client_credentials", url.Values{"grant_type": {"client_credentials"}, "client_id": {publicID}}, oauthmeta.CodeUnsupportedGrantType},
+		{"client_credentials for a public client", url.Values{"grant_type": {"client_credentials"}, "client_id": {publicID}}, oauthmeta.CodeUnauthorizedClient},
+		{"jwt-bearer without trusted issuers", url.Values{"grant_type": {oauthmeta.GrantTypeJWTBearer}, "assertion": {"a.b.c"}}, oauthmeta.CodeUnsupportedGrantType},
 		{"missing grant_type", url.Values{"client_id": {publicID}}, oauthmeta.CodeInvalidRequest},
 		{"repeated code", url.Values{"grant_type": {"authorization_code"}, "client_id": {publicID}, "code": {"a", "b"}}, oauthmeta.CodeInvalidRequest},
 		{"body too large", url.Values{"grant_type": {"authorization_code"}, "client_id": {publicID}, "pad": {strings.Repeat("x", 4096)}}, oauthmeta.CodeInvalidRequest},

@@ -32,6 +32,14 @@ const (
 	// "client_id", "jti" and "iat" are required, "client_id" naming the
 	// client that presents the grant.
 	ProfileIDJAG
+	// ProfileIDToken is an OpenID Connect ID token presented to an identity
+	// provider as the subject_token of an RFC 8693 token exchange (the IdP
+	// side of Enterprise-Managed Authorization): "typ" untyped or "JWT",
+	// "iat" required, "jti" optional and never recorded (an ID token vouches
+	// for a login and may be exchanged while it is valid), "aud" among
+	// Audiences (the client IDs of the IdP's clients; the caller compares
+	// it with the authenticated client), "client_id" not interpreted.
+	ProfileIDToken
 )
 
 // TrustedIssuer is an issuer whose JWTs a [GrantVerifier] accepts as
@@ -117,9 +125,9 @@ func NewGrantVerifier(cfg GrantVerifierConfig) (*GrantVerifier, error) {
 	}
 	switch cfg.Profile {
 	case ProfileJWTBearer:
-	case ProfileIDJAG:
+	case ProfileIDJAG, ProfileIDToken:
 		if cfg.Type != "" {
-			return nil, errors.New("jwtassert: Type must be empty with ProfileIDJAG")
+			return nil, errors.New("jwtassert: Type must be empty with ProfileIDJAG and ProfileIDToken")
 		}
 	default:
 		return nil, errors.New("jwtassert: unknown Profile")
@@ -186,7 +194,7 @@ func (v *GrantVerifier) Verify(ctx context.Context, assertion, clientID string) 
 	if err != nil {
 		return nil, err
 	}
-	exp, err := k.times(c, v.profile == ProfileIDJAG)
+	exp, err := k.times(c, v.profile != ProfileJWTBearer)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +205,7 @@ func (v *GrantVerifier) Verify(ctx context.Context, assertion, clientID string) 
 	if _, err := k.verifySignature(ctx, p, keys); err != nil {
 		return nil, err
 	}
-	if c.JTI != "" {
+	if c.JTI != "" && v.profile != ProfileIDToken {
 		if err := k.useJTI(ctx, "grant", c.Iss, c.JTI, exp); err != nil {
 			return nil, err
 		}
@@ -225,8 +233,11 @@ func (v *GrantVerifier) checkClaims(c *wireClaims, clientID string) (KeySource, 
 	if err := k.checkAudience(c.Aud, v.audiences); err != nil {
 		return nil, err
 	}
-	if c.JTI == "" && !v.allowNoJTI {
+	if c.JTI == "" && !v.allowNoJTI && v.profile != ProfileIDToken {
 		return nil, k.fail(ErrMissingClaim, "jti")
+	}
+	if v.profile == ProfileIDToken {
+		return keys, nil
 	}
 	if v.profile == ProfileIDJAG {
 		switch {

@@ -1,0 +1,132 @@
+package authserver
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/mcpauth/mcpauth/internal/dpop"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// DPoPConfig configures OAuth 2.0 Demonstrating Proof of Possession (RFC
+// 9449) at the token endpoint. The zero value supports DPoP: a token
+// request with a valid proof gets a DPoP-bound access token (token_type
+// DPoP, "cnf.jkt"), a public client's grant and refresh tokens are bound to
+// the proof key, and requests without a proof get Bearer tokens.
+type DPoPConfig struct {
+	// Disable turns DPoP off: metadata does not advertise it and DPoP
+	// headers are ignored (every token is a Bearer token).
+	Disable bool
+	// Algorithms are the accepted proof algorithms, published as
+	// dpop_signing_alg_values_supported. Nil means ES256, ES384, ES512,
+	// RS256, PS256 and EdDSA.
+	Algorithms []string
+	// Required refuses token requests without a proof
+	// (invalid_dpop_proof): every token is DPoP-bound. False means proofs
+	// are optional.
+	Required bool
+	// RequireNonce makes every proof carry a nonce this server issued
+	// (RFC 9449 §8): a proof without one, or with a stale one, gets
+	// use_dpop_nonce and a fresh DPoP-Nonce header. False means no nonce.
+	RequireNonce bool
+	// NonceKey authenticates the nonces (HMAC-SHA-256): at least 32 random
+	// bytes, the same on every instance behind one issuer. Empty means a
+	// random key drawn by New, so nonces are accepted only by this process.
+	NonceKey []byte
+	// NoncePeriod is how often nonces rotate; a nonce lives one to two
+	// periods. Zero means 5 minutes.
+	NoncePeriod time.Duration
+}
+
+var defaultDPoPAlgorithms = []string{dpop.ES256, dpop.ES384, dpop.ES512, dpop.RS256, dpop.PS256, dpop.EdDSA}
+
+// initDPoP builds the proof verifier of the token endpoint.
+func (s *Server) initDPoP() error {
+	c := s.cfg.DPoP
+	if c.Disable {
+		return nil
+	}
+	algs := c.Algorithms
+	if algs == nil {
+		algs = defaultDPoPAlgorithms
+	}
+	vc := dpop.VerifierConfig{Algorithms: algs, Now: s.cfg.Now}
+	if c.RequireNonce {
+		key := c.NonceKey
+		if len(key) == 0 {
+			key = make([]byte, 32)
+			_, _ = rand.Read(key) // never fails (crypto/rand, Go 1.24+)
+		}
+		n, err := dpop.NewHMACNonces(dpop.HMACNonceConfig{
+			Key: key, Label: "authserver-token:" + s.cfg.Issuer, Period: c.NoncePeriod, Now: s.cfg.Now,
+		})
+		if err != nil {
+			return configErr("DPoP", err.Error())
+		}
+		vc.Nonces = n
+	}
+	v, err := dpop.NewVerifier(vc)
+	if err != nil {
+		return configErr("DPoP.Algorithms", err.Error())
+	}
+	s.dpop = v
+	return nil
+}
+
+// checkDPoP verifies the DPoP proof of a token request (RFC 9449 §4.3,
+// §5) and returns the thumbprint of its key, or "" when the request
+// carries no proof and none is required. The proof must be for POST to
+// this server's token endpoint, carry no "ath", and not be replayed.
+func (s *Server) checkDPoP(r *http.Request) (string, error) {
+	if s.dpop == nil {
+		return "", nil
+	}
+	proof, err := dpop.ProofFromHeader(r.Header)
+	if errors.Is(err, dpop.ErrMissingProof) && !s.cfg.DPoP.Required {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	p, err := s.dpop.Verify(r.Context(), proof, dpop.Request{Method: http.MethodPost, URL: s.endpoint(pathToken)})
+	if err != nil {
+		return "", err
+	}
+	return p.JKT, nil
+}
+
+// writeDPoPError answers a token request whose proof failed: the RFC 9449
+// §5 error body, and with use_dpop_nonce a fresh nonce (§8).
+func (s *Server) writeDPoPError(w http.ResponseWriter, r *http.Request, err error) {
+	if dpop.IsNonceError(err) {
+		s.setDPoPNonce(r.Context(), w)
+	}
+	var oe *oauthmeta.Error
+	if !errors.As(err, &oe) {
+		oe = dpop.OAuthError(err)
+	}
+	s.writeError(w, r, oe)
+}
+
+// setDPoPNonce sends a fresh nonce when nonces are on; the client uses it
+// in its next proof (RFC 9449 §8).
+func (s *Server) setDPoPNonce(ctx context.Context, w http.ResponseWriter) {
+	if s.dpop == nil || !s.cfg.DPoP.RequireNonce {
+		return
+	}
+	if n, err := s.dpop.Nonce(ctx); err == nil && n != "" {
+		w.Header().Set(dpop.NonceHeader, n)
+	}
+}
+
+// dpopAlgorithms returns dpop_signing_alg_values_supported, nil when DPoP
+// is off.
+func (s *Server) dpopAlgorithms() []string {
+	if s.dpop == nil {
+		return nil
+	}
+	return s.dpop.Algorithms()
+}

@@ -1,0 +1,183 @@
+package authserver
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"time"
+
+	"github.com/mcpauth/mcpauth/internal/jwtassert"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// tokenTypeIDToken is the RFC 8693 §3 token type of an ID token.
+const tokenTypeIDToken = "urn:ietf:params:oauth:token-type:id_token"
+
+// IdentityProviderConfig makes the server play the enterprise identity
+// provider of Enterprise-Managed Authorization
+// (draft-ietf-oauth-identity-assertion-authz-grant §4.3): a client
+// authenticated here exchanges a user's ID token (RFC 8693 token exchange,
+// requested_token_type urn:ietf:params:oauth:token-type:id-jag) for an
+// ID-JAG: a JWT with typ oauth-id-jag+jwt, signed with this server's
+// signing key (published in its JWKS), whose "aud" is the resource
+// authorization server, "client_id" the client's identifier there,
+// "resource" the MCP server and "sub" the user.
+type IdentityProviderConfig struct {
+	// IDTokenIssuers are the OpenID providers whose ID tokens are accepted
+	// as subject_token (Kind and Scopes are ignored); an ID token's "aud"
+	// must be the client_id of the client asking here. Required.
+	IDTokenIssuers []TrustedIssuer
+	// Audiences are the resource authorization servers ID-JAGs may be
+	// issued for. Required.
+	Audiences []IDJAGAudience
+	// Lifetime is how long an ID-JAG is valid. Zero means
+	// jwtassert's default of five minutes; at most one hour.
+	Lifetime time.Duration
+}
+
+// IDJAGAudience is one resource authorization server ID-JAGs may be
+// issued for.
+type IDJAGAudience struct {
+	// Issuer is its issuer identifier, the "aud" of the ID-JAGs. Required.
+	Issuer string
+	// ClientIDs maps the client_id of a client of this server to its
+	// client_id at Issuer, the ID-JAG's "client_id". A client not listed
+	// gets invalid_target.
+	ClientIDs map[string]string
+	// Resources are the resource indicators that may be requested. Empty
+	// means any absolute https URI (http to loopback with
+	// InsecureAllowHTTP).
+	Resources []string
+}
+
+type identityProvider struct {
+	idTokens  *jwtassert.GrantVerifier
+	audiences map[string]*IDJAGAudience
+	lifetime  time.Duration
+}
+
+func (s *Server) initIdentityProvider() error {
+	c := s.cfg.IdentityProvider
+	if c == nil {
+		return nil
+	}
+	if len(c.IDTokenIssuers) == 0 || len(c.Audiences) == 0 {
+		return configErr("IdentityProvider", "IDTokenIssuers and Audiences are required")
+	}
+	idp := &identityProvider{audiences: make(map[string]*IDJAGAudience), lifetime: c.Lifetime}
+	var clients []string
+	for i := range c.Audiences {
+		a := &c.Audiences[i]
+		if a.Issuer == "" || len(a.ClientIDs) == 0 {
+			return configErr("IdentityProvider.Audiences", "each needs Issuer and ClientIDs")
+		}
+		idp.audiences[a.Issuer] = a
+		for id := range a.ClientIDs {
+			if !slices.Contains(clients, id) {
+				clients = append(clients, id)
+			}
+		}
+	}
+	var issuers []jwtassert.TrustedIssuer
+	for i := range c.IDTokenIssuers {
+		t, err := s.trustedKeys(&c.IDTokenIssuers[i], fmt.Sprintf("IdentityProvider.IDTokenIssuers[%d]", i))
+		if err != nil {
+			return err
+		}
+		issuers = append(issuers, t)
+	}
+	v, err := jwtassert.NewGrantVerifier(jwtassert.GrantVerifierConfig{
+		Audiences: clients, Issuers: issuers, Profile: jwtassert.ProfileIDToken, Now: s.cfg.Now,
+		MaxLifetime: 24 * time.Hour,
+	})
+	if err != nil {
+		return configErr("IdentityProvider", err.Error())
+	}
+	idp.idTokens = v
+	s.idp = idp
+	return nil
+}
+
+// exchangeForIDJAG answers an RFC 8693 token exchange for an ID-JAG (§4.3
+// of the ID-JAG draft): the subject token must be an ID token of a trusted
+// provider issued to this client, the audience a configured resource
+// authorization server that knows this client, the resource acceptable.
+func (s *Server) exchangeForIDJAG(ctx context.Context, client *Client, form url.Values) (*oauthmeta.TokenResponse, error) {
+	switch {
+	case form.Get("requested_token_type") != jwtassert.TokenTypeIDJAG:
+		return nil, oauthErr(oauthmeta.CodeInvalidRequest, "requested_token_type must be "+jwtassert.TokenTypeIDJAG)
+	case form.Get("subject_token_type") != tokenTypeIDToken:
+		return nil, oauthErr(oauthmeta.CodeInvalidRequest, "subject_token_type must be "+tokenTypeIDToken)
+	case form.Get("subject_token") == "" || form.Get("audience") == "":
+		return nil, oauthErr(oauthmeta.CodeInvalidRequest, "subject_token and audience are required")
+	case len(form["audience"]) > 1:
+		return nil, oauthErr(oauthmeta.CodeInvalidTarget, "one audience only")
+	}
+	aud, ok := s.idp.audiences[form.Get("audience")]
+	target, known := "", false
+	if ok {
+		target, known = aud.ClientIDs[client.ID]
+	}
+	if !known {
+		return nil, oauthErr(oauthmeta.CodeInvalidTarget, "no ID-JAG can be issued for this audience and client")
+	}
+	resources := form["resource"]
+	for _, res := range resources {
+		if oe := s.checkIDJAGResource(aud, res); oe != nil {
+			return nil, oe
+		}
+	}
+	idt, err := s.idp.idTokens.Verify(ctx, form.Get("subject_token"), "")
+	if err != nil {
+		return nil, jwtassert.OAuthError(err)
+	}
+	if !slices.Contains(idt.Audience, client.ID) {
+		return nil, oauthErr(oauthmeta.CodeInvalidGrant, "ID token was issued to another client")
+	}
+	scopes, err := oauthmeta.ParseScope(form.Get("scope"))
+	if err != nil {
+		return nil, oauthErr(oauthmeta.CodeInvalidScope, "malformed scope")
+	}
+	jag, err := s.signIDJAG(ctx, jwtassert.IDJAGClaims{
+		Subject: idt.Subject, Audience: aud.Issuer, ClientID: target, Resource: resources, Scope: scopes,
+	})
+	if err != nil {
+		return nil, err
+	}
+	lifetime := s.idp.lifetime
+	if lifetime == 0 {
+		lifetime = jwtassert.DefaultIDJAGLifetime
+	}
+	return &oauthmeta.TokenResponse{
+		AccessToken: jag, IssuedTokenType: jwtassert.TokenTypeIDJAG, TokenType: "N_A",
+		ExpiresIn: int64(lifetime.Seconds()), Scope: oauthmeta.FormatScope(scopes),
+	}, nil
+}
+
+func (s *Server) checkIDJAGResource(aud *IDJAGAudience, res string) *oauthmeta.Error {
+	policy := oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: s.cfg.InsecureAllowHTTP}
+	if checkResourceSyntax(res) != nil || policy.CheckURL(res) != nil {
+		return oauthErr(oauthmeta.CodeInvalidTarget, "resource must be an absolute https URI without fragment")
+	}
+	if len(aud.Resources) > 0 && !slices.ContainsFunc(aud.Resources, func(r string) bool { return oauthmeta.SameResource(r, res) }) {
+		return oauthErr(oauthmeta.CodeInvalidTarget, "resource is not allowed for this audience")
+	}
+	return nil
+}
+
+// signIDJAG signs an ID-JAG with the current signing key.
+func (s *Server) signIDJAG(ctx context.Context, c jwtassert.IDJAGClaims) (string, error) {
+	key, err := s.keys.signingKey(ctx, s.now())
+	if err != nil {
+		return "", err
+	}
+	signer, err := jwtassert.NewIDJAGSigner(jwtassert.IDJAGSignerConfig{
+		Issuer: s.cfg.Issuer, Key: key.private, Algorithm: key.meta.Algorithm, KeyID: key.meta.ID,
+		Lifetime: s.idp.lifetime, Now: s.cfg.Now,
+	})
+	if err != nil {
+		return "", fmt.Errorf("authserver: ID-JAG signer: %w", err)
+	}
+	return signer.Sign(c)
+}
