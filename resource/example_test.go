@@ -241,3 +241,27 @@ func ExampleVerifier_Grants() {
 	// Output:
 	// true false
 }
+
+// With DPoP required (RFC 9449), only tokens bound to the client's key
+// ("cnf": {"jkt": …}) are accepted, each request with a fresh proof in its
+// DPoP header; the challenge and the metadata tell clients so. DPoPAllowed
+// accepts bearer tokens too and offers both challenges.
+func ExampleDPoPConfig() {
+	v, err := resource.New(resource.Config{
+		Resource: "https://mcp.example.com/mcp",
+		Issuers:  []resource.Issuer{{Issuer: "https://auth.example.com"}},
+		DPoP:     resource.DPoPConfig{Mode: resource.DPoPRequired},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer v.Close()
+	rec := httptest.NewRecorder()
+	v.Middleware(http.NotFoundHandler()).ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "https://mcp.example.com/mcp", nil))
+	fmt.Println(rec.Code, rec.Header().Get("WWW-Authenticate"))
+	m := v.Metadata()
+	fmt.Println(m.DPoPBoundAccessTokensRequired, m.DPoPSigningAlgValuesSupported)
+	// Output:
+	// 401 DPoP resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", algs="ES256 RS256"
+	// true [ES256 RS256]
+}

@@ -87,7 +87,7 @@ func (v *Verifier) authenticate(r *http.Request, cred credential, o *outcome) (*
 		if cred.scheme == schemeDPoP {
 			proof, err = dpop.ProofFromHeader(r.Header)
 		}
-		r.Header.Del(dpop.HeaderName)
+		r.Header.Del(dpopHeaderKey)
 		switch {
 		case err != nil:
 			return nil, dpopReason(err)

@@ -17,6 +17,10 @@ const schemeDPoP = dpop.Scheme
 // dpopNonceHeader carries server-provided nonces (RFC 9449 §9).
 const dpopNonceHeader = dpop.NonceHeader
 
+// dpopHeaderKey is dpop.HeaderName in the canonical form http.Header keys
+// have, so that deleting it does not allocate a canonical copy per request.
+const dpopHeaderKey = "Dpop"
+
 // DPoPMode says which access tokens a [Verifier] accepts with respect to
 // DPoP (RFC 9449). The zero value is [DPoPDisabled].
 type DPoPMode int
