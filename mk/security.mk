@@ -1,0 +1,25 @@
+# Security: the end-to-end attack suite (SECURITY.md cites its tests) and the
+# fuzz coverage check, both run by `make test`.
+#
+#   make attack          hostile parties against client, resource server and authorization server,
+#                        fault tests, SECURITY.md consistency (-race)
+#   make fuzz-coverage   every parser and verifier has a fuzz target
+#   make load            the load generator against the resource middleware (figures in BENCHMARKS.md)
+
+EXTRA_TEST_TARGETS += attack fuzz-coverage
+
+LOAD_CONCURRENCY ?= 64
+LOAD_DURATION ?= 20s
+
+.PHONY: attack fuzz-coverage load
+
+attack:
+	@echo "== attack"
+	$(GO) test -race -count=1 -timeout 5m ./attack/...
+
+fuzz-coverage:
+	@echo "== fuzz-coverage"
+	$(GO) test -count=1 -run '^TestFuzzCoverage$$' ./attack
+
+load:
+	$(GO) run ./cmd/mcpauth-load -c $(LOAD_CONCURRENCY) -d $(LOAD_DURATION)
