@@ -178,9 +178,15 @@ func resourcePrefix(prefix, resource string) bool {
 	return pp == "" || ru.EscapedPath() == pp || strings.HasPrefix(ru.EscapedPath(), pp+"/")
 }
 
+// maxAuthServerCandidates bounds how many authorization servers one
+// discovery probes, so that metadata listing many (a hostile resource)
+// cannot make the client send an unbounded number of requests.
+const maxAuthServerCandidates = 5
+
 // chooseAuthServer applies the selection policy to issuers and returns the
 // metadata of the first authorization server that is reachable and valid
-// (CL-05). defaults reports assumed 2025-03-26 endpoints.
+// (CL-05), among the first maxAuthServerCandidates. defaults reports
+// assumed 2025-03-26 endpoints.
 func (c *Client) chooseAuthServer(ctx context.Context, resource string, issuers []string, legacy bool) (*oauthmeta.AuthServerMetadata, time.Duration, bool, error) {
 	ordered := issuers
 	if c.cfg.SelectAuthServer != nil {
@@ -190,11 +196,17 @@ func (c *Client) chooseAuthServer(ctx context.Context, resource string, issuers 
 		}
 	}
 	var errs []error
+	tried := 0
 	for _, issuer := range ordered {
 		if !slices.Contains(issuers, issuer) {
 			errs = append(errs, fmt.Errorf("selection policy returned an issuer the resource does not list"))
 			continue
 		}
+		if tried == maxAuthServerCandidates {
+			errs = append(errs, fmt.Errorf("only the first %d authorization servers are tried", maxAuthServerCandidates))
+			break
+		}
+		tried++
 		md, ttl, defaults, err := c.fetchAuthServerMetadata(ctx, issuer, legacy)
 		if err == nil {
 			return md, ttl, defaults, nil

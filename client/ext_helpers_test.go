@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -30,11 +31,26 @@ import (
 // startAS starts an authorization server at a fresh 127.0.0.1 address.
 func startAS(t *testing.T, clock *oauthtest.Clock, mutate func(*authserver.Config)) (*authserver.Server, string) {
 	t.Helper()
+	return startASOn(t, listen(t), clock, mutate)
+}
+
+// listen reserves a 127.0.0.1 address, so that servers can name each other
+// before they start.
+func listen(t *testing.T) net.Listener {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	issuer := "http://" + ln.Addr().String()
+	return ln
+}
+
+func issuerOf(ln net.Listener) string { return "http://" + ln.Addr().String() }
+
+// startASOn starts an authorization server on ln.
+func startASOn(t *testing.T, ln net.Listener, clock *oauthtest.Clock, mutate func(*authserver.Config)) (*authserver.Server, string) {
+	t.Helper()
+	issuer := issuerOf(ln)
 	cfg := authserver.Config{
 		Issuer: issuer, InsecureAllowHTTP: true, Scopes: []string{"mcp"}, DefaultScopes: []string{"mcp"},
 		Consent: authserver.ConsentAuto, DisableClientIDMetadataDocuments: true, Now: clock.Now,
@@ -273,4 +289,58 @@ func newClient(t *testing.T, clock *oauthtest.Clock, mutate func(*client.Config)
 	}
 	t.Cleanup(c.CloseIdleConnections)
 	return c
+}
+
+// signJWT signs claims with key under a header with typ (empty omits it).
+func signJWT(t *testing.T, key *oauthtest.Key, typ string, claims map[string]any) string {
+	t.Helper()
+	opts := &jose.SignerOptions{}
+	if typ != "" {
+		opts = opts.WithType(jose.ContentType(typ))
+	}
+	opts = opts.WithHeader(jose.HeaderKey("kid"), key.ID)
+	sg, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.SignatureAlgorithm(key.Algorithm), Key: key.Signer}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, _ := json.Marshal(claims)
+	obj, err := sg.Sign(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := obj.CompactSerialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// postToken POSTs form to a token endpoint, with Basic credentials when id
+// is set, and returns the status and the error body, if any.
+func postToken(t *testing.T, endpoint string, form url.Values, id, secret string) (int, *oauthmeta.Error) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if id != "" {
+		req.SetBasicAuth(url.QueryEscape(id), url.QueryEscape(secret))
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode == http.StatusOK {
+		return resp.StatusCode, nil
+	}
+	oe, _ := oauthmeta.ParseError(body)
+	return resp.StatusCode, oe
+}
+
+// wantOAuthError fails unless oe has code.
+func wantOAuthError(t *testing.T, what string, status int, oe *oauthmeta.Error, code oauthmeta.ErrorCode) {
+	t.Helper()
+	if oe == nil || oe.Code != code {
+		t.Errorf("%s: status %d, error %v, want %s", what, status, oe, code)
+	}
 }

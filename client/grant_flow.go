@@ -97,7 +97,18 @@ func (w *WorkloadIdentity) prepare(c *Client) (grantFlow, error) {
 	return &wifFlow{c: c, w: *w, b: b, auth: auth}, nil
 }
 
-func (f *wifFlow) clientID(issuer string) (string, bool) { return f.auth.clientID, f.b.allows(issuer) }
+// anonymousWorkload is the client_id tokens of a WorkloadIdentity without
+// a ClientID are stored under.
+const anonymousWorkload = "workload-identity"
+
+func (f *wifFlow) storeID() string {
+	if f.auth.clientID == "" {
+		return anonymousWorkload
+	}
+	return f.auth.clientID
+}
+
+func (f *wifFlow) clientID(issuer string) (string, bool) { return f.storeID(), f.b.allows(issuer) }
 
 func (f *wifFlow) run(ctx context.Context, g *grantRun) (*grantResult, error) {
 	if !f.b.allows(g.d.Issuer) {
@@ -116,7 +127,7 @@ func (f *wifFlow) run(ctx context.Context, g *grantRun) (*grantResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &grantResult{tok: tok, clientID: f.auth.clientID}, nil
+	return &grantResult{tok: tok, clientID: f.storeID()}, nil
 }
 
 // emaFlow is a prepared EnterpriseAuthorization.
