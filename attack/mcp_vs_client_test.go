@@ -3,6 +3,7 @@ package attack
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -200,4 +201,29 @@ func TestEndlessStepUpClient(t *testing.T) {
 			sec.Check(t)
 		})
 	}
+}
+
+// TestManyAuthServersClient: a hostile MCP server lists a hundred
+// authorization servers, none usable, to turn the client into a request
+// generator (each is probed at up to three well-known URLs, each fetch with
+// its own timeout). The client tries a bounded number of them and gives up.
+func TestManyAuthServersClient(t *testing.T) {
+	t.Parallel()
+	n, sec, logs := newVNet(t), &secrets{}, &logSink{}
+	sec.Watch(logs)
+	var issuers []string
+	for i := range 100 {
+		issuers = append(issuers, fmt.Sprintf("https://evil.example.com/tenant%d", i))
+	}
+	n.Serve("evil.example.com", http.NotFoundHandler())
+	hostileMCP(n, map[string]any{"resource": mcpResource, "authorization_servers": issuers}, challenge401(pointer))
+	e := newClientEnv(t, n, sec, nil)
+	_, err := e.call(context.Background())
+	if !errors.Is(err, client.ErrNoAuthServer) {
+		t.Errorf("err = %v; want ErrNoAuthServer", err)
+	}
+	if got := n.Hits("evil.example.com"); got > 30 {
+		t.Errorf("the client sent %d metadata requests for one 401; want at most 30 (a bounded number of authorization servers)", got)
+	}
+	sec.Check(t)
 }
