@@ -375,3 +375,31 @@ func TestCIMDAttacksAS(t *testing.T) {
 	})
 	a.sec.Check(t)
 }
+
+// TestRequestObjectSSRFAS: a client hands the authorization server a
+// request_uri (RFC 9101, PAR) or a request object pointing at internal
+// addresses. The server supports neither, so it fetches nothing (a dial
+// there fails the test) and never lets the object override the checked
+// parameters.
+func TestRequestObjectSSRFAS(t *testing.T) {
+	t.Parallel()
+	a := newASAttacker(t, func(n *vnet, _ *authserver.Config) {
+		n.Internal("internal.example.com", "10.0.0.5")
+	})
+	v := pkce.GenerateVerifier()
+	for _, extra := range []url.Values{
+		{"request_uri": {"https://internal.example.com/request.jwt"}},
+		{"request_uri": {"urn:ietf:params:oauth:request_uri:abc"}},
+		{"request": {"eyJhbGciOiJub25lIn0.eyJyZWRpcmVjdF91cmkiOiJodHRwczovL2V2aWwuZXhhbXBsZS5jb20vY2IifQ."}},
+	} {
+		q := authzQuery("app", appRedirect, v)
+		for k, vs := range extra {
+			q[k] = vs
+		}
+		_, loc, _ := a.authorize(q)
+		if loc != nil && loc.Host != "app.example.com" {
+			t.Errorf("%v: redirected to %v", extra, loc)
+		}
+	}
+	a.sec.Check(t)
+}

@@ -227,3 +227,42 @@ func TestManyAuthServersClient(t *testing.T) {
 	}
 	sec.Check(t)
 }
+
+// TestRedirectedRequestClient: once the client holds a token, the MCP
+// server redirects the request elsewhere: to another host, to plain http,
+// to a look-alike subdomain (CL-19). The token is sent only to the
+// resource it was issued for, never to the redirect target.
+func TestRedirectedRequestClient(t *testing.T) {
+	t.Parallel()
+	for _, target := range []string{
+		"https://evil.example.com/steal",
+		"http://mcp.example.com/mcp",
+		"https://evil.mcp.example.com/mcp",
+		"https://mcp.example.com/other",
+	} {
+		t.Run(target, func(t *testing.T) {
+			t.Parallel()
+			n, sec, logs := newVNet(t), &secrets{}, &logSink{}
+			sec.Watch(logs)
+			as := startAS(t, n, "as.example.com", sec, logs, asOptions{})
+			var leaked atomic.Int64
+			catch := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("Authorization") != "" {
+					leaked.Add(1)
+				}
+				w.WriteHeader(http.StatusTeapot)
+			})
+			n.Serve("evil.example.com", catch)
+			n.Serve("evil.mcp.example.com", catch)
+			honestMCP(t, n, as.Issuer, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, target, http.StatusTemporaryRedirect)
+			}))
+			e := newClientEnv(t, n, sec, nil)
+			_, _ = e.call(context.Background())
+			if leaked.Load() != 0 {
+				t.Errorf("CL-19: the token followed a redirect to %s", target)
+			}
+			sec.Check(t)
+		})
+	}
+}

@@ -164,6 +164,9 @@ func (n *vnet) Transport() *http.Transport {
 			if err != nil {
 				return nil, err
 			}
+			if port != "443" {
+				return nil, fmt.Errorf("vnet: nothing listens on %s", addr) // refused, as on the internet
+			}
 			ips, err := n.LookupNetIP(ctx, "ip", host)
 			if err != nil || len(ips) == 0 {
 				return nil, fmt.Errorf("vnet: %s does not resolve", host)
