@@ -1,6 +1,7 @@
 // Package resource is the MCP resource-server side of mcpauth: middleware
 // that protects a Streamable HTTP MCP endpoint with OAuth 2.1 bearer
-// tokens, as the MCP specification 2026-07-28 ("Authorization") requires.
+// tokens, as the MCP specification 2026-07-28 ("Authorization") requires,
+// and optionally with DPoP-bound tokens (RFC 9449).
 //
 // Three lines protect a handler of the official Go MCP SDK:
 //
@@ -26,6 +27,19 @@
 //     exp, nbf/iat with leeway; jku, x5u and embedded jwk headers are never
 //     used; sender-constrained tokens (cnf) are refused as bearer tokens
 //     (RS-08…RS-10, RS-18).
+//   - RFC 9449 DPoP ([DPoPConfig]), disabled by default, allowed beside
+//     Bearer, or required: the "DPoP" scheme for tokens whose "cnf"."jkt"
+//     names the key of the request's one DPoP proof; the proof checked
+//     through internal/dpop for every request, even when the token comes
+//     from the cache (signature with the embedded key, typ, alg, htm, htu
+//     against the configured resource, iat window, ath, jti replay in a
+//     bounded store); optional server nonces (DPoP-Nonce,
+//     use_dpop_nonce); challenges per §7.1 and §7.2 (a DPoP challenge with
+//     algs beside the Bearer one, the error on the scheme the request
+//     used); dpop_signing_alg_values_supported and
+//     dpop_bound_access_tokens_required in the metadata; the binding in
+//     [TokenInfo].JKT and the outcome in [Event].DPoP. Introspected tokens
+//     with cnf.jkt (§6.2) are handled the same way.
 //   - Keys through the one-method [KeySource] seam: [StaticKeys], and
 //     [RemoteKeys], a JWK Set from the issuer's validated RFC 8414 metadata,
 //     fetched through mcpauth's SSRF-safe fetcher and cached with jwx's
@@ -46,9 +60,12 @@
 //     WWW-Authenticate (RS-26), an audit hook ([Event]) and a bounded
 //     verified-token cache.
 //
-// It deliberately does not: issue tokens, implement DPoP (RFC 9449) or
-// mutual-TLS binding (such tokens are refused), manage MCP sessions, or
-// decide what a tool may return to whom beyond scopes ([Verifier.Grants]
-// helps handlers do that). Token values never appear in errors, logs,
-// audit events or response bodies.
+// It deliberately does not: issue tokens, implement mutual-TLS binding
+// (such tokens are refused), check DPoP proofs outside the middleware
+// ([Verifier.Verify] refuses bound tokens, having no request to check a
+// proof against), send a new DPoP nonce with successful responses (a
+// client learns a rotated nonce from one use_dpop_nonce retry), manage MCP
+// sessions, or decide what a tool may return to whom beyond scopes
+// ([Verifier.Grants] helps handlers do that). Token values never appear
+// in errors, logs, audit events or response bodies.
 package resource

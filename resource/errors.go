@@ -111,14 +111,15 @@ var (
 
 // Reasons for DPoP failures (RFC 9449 §4.3, §7), grouped by class.
 var (
-	// ErrInvalidToken: the token is not DPoP-bound (no "cnf" with "jkt"),
-	// or bound to another key than the proof's (RFC 9449 §7.1), or the
-	// Bearer scheme was used where DPoP is required.
+	// Class ErrInvalidToken (401 invalid_token): the token presented with
+	// the DPoP scheme is not DPoP-bound (no "cnf" with "jkt"), or it is
+	// bound to another key than the proof's (RFC 9449 §7.1), or the Bearer
+	// scheme was used where DPoP is required.
 	ErrDPoPUnboundToken error = newDPoPReason(ErrInvalidToken.(*class), "token is not DPoP-bound")
 	ErrDPoPKeyMismatch  error = newDPoPReason(ErrInvalidToken.(*class), "token is bound to another key")
 	ErrDPoPRequired     error = newDPoPReason(ErrInvalidToken.(*class), "a DPoP-bound token and proof are required")
 
-	// ErrInvalidDPoPProof.
+	// Class ErrInvalidDPoPProof (401 invalid_dpop_proof, RFC 9449 §4.3).
 	ErrDPoPProofMissing    error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof missing")
 	ErrDPoPMultipleProofs  error = newDPoPReason(ErrInvalidDPoPProof.(*class), "more than one DPoP proof")
 	ErrDPoPMalformed       error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof is malformed")
@@ -131,12 +132,12 @@ var (
 	// for a key it has seen.
 	ErrDPoPReplayed error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof replayed")
 
-	// ErrUseDPoPNonce.
+	// Class ErrUseDPoPNonce (401 use_dpop_nonce with DPoP-Nonce, §9).
 	ErrDPoPNonceRequired error = newDPoPReason(ErrUseDPoPNonce.(*class), "resource server requires a nonce in the DPoP proof")
 	ErrDPoPNonceInvalid  error = newDPoPReason(ErrUseDPoPNonce.(*class), "DPoP nonce invalid or expired")
 
-	// ErrUnavailable: the replay store is full or failing, so no proof can
-	// be accepted (503).
+	// Class ErrUnavailable (503): the replay store is full or failing, so
+	// no proof can be accepted.
 	ErrDPoPReplayUnavailable error = newDPoPReason(ErrUnavailable.(*class), "DPoP replay check unavailable")
 	// ErrDPoPNonceUnavailable: the nonce source failed while a nonce was
 	// needed (503).
