@@ -43,8 +43,21 @@
 //     short-lived, bound to client, redirect URI, challenge, resource and
 //     scope; a replay revokes what the code produced) and refresh_token
 //     (rotation on every use, reuse revokes the family, scope may only
-//     narrow, resource honoured); client authentication none,
-//     client_secret_basic and client_secret_post.
+//     narrow, resource honoured), client_credentials for confidential
+//     clients, the JWT-bearer grant (RFC 7523) for assertions of
+//     [Config.TrustedIssuers] (workload identity tokens; ID-JAGs of
+//     Enterprise-Managed Authorization, bound to the presenting client), and
+//     with [Config.IdentityProvider] the RFC 8693 token exchange that issues
+//     ID-JAGs (typ oauth-id-jag+jwt) as an enterprise IdP; client
+//     authentication none, client_secret_basic, client_secret_post and
+//     private_key_jwt (RFC 7523 §2.2; keys from the client's jwks or
+//     jwks_uri, including a Client ID Metadata Document's, fetched through
+//     the SSRF-guarded fetcher; a replayed assertion jti is refused).
+//   - DPoP (RFC 9449, [DPoPConfig]): a token request with a valid proof
+//     gets a token with token_type DPoP and "cnf.jkt"; a public client's
+//     grant and refresh tokens are bound to the key; optional server nonces
+//     (use_dpop_nonce with DPoP-Nonce); dpop_signing_alg_values_supported in
+//     metadata.
 //   - RFC 9068 JWT access tokens signed with go-jose (ES256 by default,
 //     RS256 and EdDSA), typ at+jwt, aud = the requested resource; a JWK Set
 //     endpoint; key rotation with pre-publication.
@@ -62,8 +75,8 @@
 // when [Config.DataDir] is set.
 //
 // It deliberately does not: authenticate users (every grant is for
-// [Config.Subject]), issue ID tokens or implement OpenID Connect, support
-// the implicit or password grants, private_key_jwt client authentication,
-// DPoP, pushed authorization requests, or proxy a third-party authorization
-// server.
+// [Config.Subject]), issue ID tokens or implement OpenID Connect (the IdP
+// role accepts ID tokens of configured providers), support the implicit or
+// password grants, "dpop_jkt" authorization requests, pushed authorization
+// requests, or proxy a third-party authorization server.
 package authserver

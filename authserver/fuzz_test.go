@@ -206,3 +206,12 @@ func FuzzParseBasic(f *testing.F) {
 		}
 	})
 }
+
+// FuzzIsIDJAG feeds arbitrary assertions to the header peek that picks
+// the JWT-bearer verifier: never a panic.
+func FuzzIsIDJAG(f *testing.F) {
+	f.Add("eyJ0eXAiOiJvYXV0aC1pZC1qYWcrand0In0.e30.")
+	f.Add("eyJ0eXAiOjF9.e30.")
+	f.Add("...")
+	f.Fuzz(func(t *testing.T, jwt string) { _ = isIDJAG(jwt) })
+}

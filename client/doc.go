@@ -61,7 +61,8 @@
 //     simple string comparison, before the code or any error text is used
 //     (CL-12); the code is redeemed only at the recorded token endpoint
 //     (CL-13) with golang.org/x/oauth2. Token responses must be one strict
-//     JSON object of at most 1 MiB with token_type Bearer.
+//     JSON object of at most 1 MiB with token_type Bearer (or DPoP, when
+//     the request carried a DPoP proof).
 //
 // A refused token is refreshed first (with "resource", unless
 // [AuthServerOptions.OmitResourceOnRefresh]) unless the challenge needs
@@ -90,11 +91,30 @@
 // A root document reached by probing (not through the challenge) is
 // accepted without it, as RFC 9728 allows.
 //
+// # Extensions
+//
+// [Config.DPoP] makes the client request sender-constrained tokens (RFC
+// 9449): a proof on every token request, token_type DPoP accepted only when a
+// proof was sent, the token presented with the DPoP scheme and a fresh proof
+// ("ath") on every resource request, and one resend with the server's nonce
+// after use_dpop_nonce, at the authorization server (§8) and at the resource
+// server (§9). Stored DPoP tokens carry the key's thumbprint and are used only
+// with that key. With the SDK, set StreamableClientTransport.HTTPClient to
+// [OAuthHandler.HTTPClient].
+//
+// [Config.Grant] replaces the interactive flow with a machine grant, after
+// the same discovery: [ClientCredentials] (client_secret_basic or
+// private_key_jwt, RFC 7523 §2.2), [EnterpriseAuthorization] (an ID-JAG from
+// the enterprise IdP by RFC 8693 token exchange, then the JWT-bearer grant)
+// and [WorkloadIdentity] (a platform JWT with the JWT-bearer grant, checked
+// locally for its audience and expiry before it is sent). A failed grant is
+// returned as is: no retry, no fallback to another grant.
+//
 // # What it does not do
 //
-// No DPoP (RFC 9449) yet: a DPoP token_type is refused. No private_key_jwt
-// client authentication; a Client ID Metadata Document client is public.
-// No client_credentials or other machine-to-machine grants. The client does
-// not host its Client ID Metadata Document (see package clientmeta). It
-// does not speak MCP itself: the SDK or the caller's HTTP code does.
+// A Client ID Metadata Document client is public (no private_key_jwt for
+// URL client_ids). No "dpop_jkt" in authorization requests (RFC 9449 §10).
+// The client does not host its Client ID Metadata Document (see package
+// clientmeta). It does not speak MCP itself: the SDK or the caller's HTTP
+// code does.
 package client

@@ -89,7 +89,8 @@ var (
 
 	// ErrTokenResponse: the token endpoint's answer is unusable: not a
 	// strict JSON object, no access_token, a token_type that is missing or
-	// not Bearer, or a body over 1 MiB. An error response from the server
+	// not Bearer (nor DPoP after a request with a proof), or a body over
+	// 1 MiB. An error response from the server
 	// also wraps its *oauthmeta.Error.
 	ErrTokenResponse = errors.New("client: token request failed")
 	// ErrTokenType: the token endpoint issued a token_type other than

@@ -124,3 +124,28 @@ func FuzzRedirectAndPrefix(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAssertionClaims feeds arbitrary strings to the client's pre-send
+// check of grant assertions: never a panic, and an accepted JWT always
+// names the authorization server and has not expired.
+func FuzzAssertionClaims(f *testing.F) {
+	md := &oauthmeta.AuthServerMetadata{Issuer: "https://as.example.com", TokenEndpoint: "https://as.example.com/token"}
+	now := time.Unix(1_800_000_000, 0)
+	f.Add("eyJhbGciOiJFUzI1NiJ9.eyJhdWQiOiJodHRwczovL2FzLmV4YW1wbGUuY29tIiwiZXhwIjoxOTAwMDAwMDAwfQ.c2ln")
+	f.Add("a.b.c")
+	f.Add("eyJ9.eyJhdWQiOlsieCIsImh0dHBzOi8vYXMuZXhhbXBsZS5jb20vdG9rZW4iXSwiZXhwIjoxfQ.")
+	f.Add("..")
+	f.Fuzz(func(t *testing.T, jwt string) {
+		err := checkAssertion(jwt, md, now)
+		if err != nil {
+			if !errors.Is(err, ErrAssertion) {
+				t.Fatalf("error outside ErrAssertion: %v", err)
+			}
+			return
+		}
+		c, perr := parseAssertionClaims(jwt)
+		if perr != nil || (!c.Aud.Contains(md.Issuer) && !c.Aud.Contains(md.TokenEndpoint)) || c.Exp == nil || *c.Exp <= float64(now.Unix()) {
+			t.Fatalf("accepted %q", jwt)
+		}
+	})
+}

@@ -21,7 +21,10 @@ const maxRoundTrips = 2*MaxAuthorizationAttempts + 2
 
 // Transport is an http.RoundTripper that authorizes requests to one MCP
 // server. It sends the stored access token in the Authorization header
-// (never in the URL, requirement CL-19) and only to that server's URL.
+// (never in the URL, requirement CL-19) and only to that server's URL; a
+// DPoP-bound token goes with the DPoP scheme and a fresh proof, and a
+// use_dpop_nonce challenge is answered by one resend with the server's
+// nonce (RFC 9449 §7.1, §9).
 // On 401 it refreshes or authorizes and resends; on 403 insufficient_scope
 // it steps up and resends (CL-15). One request starts at most
 // MaxAuthorizationAttempts authorizations; after that the last 401 or 403

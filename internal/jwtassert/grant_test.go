@@ -369,3 +369,46 @@ func (c *countingKeys) Keys(context.Context, string) ([]jwtassert.Key, error) {
 	c.calls++
 	return nil, nil
 }
+
+// TestIDTokenProfile: an ID token presented to an identity provider as a
+// token exchange subject (Enterprise-Managed Authorization, IdP side) may
+// be exchanged more than once and needs no jti, but "iat", a trusted issuer,
+// an accepted audience and a valid signature as any grant.
+func TestIDTokenProfile(t *testing.T) {
+	t.Parallel()
+	e := newGrantEnv(t, jwtassert.ProfileIDToken, func(c *jwtassert.GrantVerifierConfig) { c.Audiences = []string{"idp-client"} })
+	now := e.clk.Now().Unix()
+	idt := func(claims map[string]any) string {
+		return e.sign(map[string]any{"alg": "ES256", "typ": "JWT"}, apply(map[string]any{
+			"iss": idpIssuer, "sub": "alice", "aud": "idp-client", "iat": now, "exp": now + 600,
+		}, claims))
+	}
+	good := idt(nil)
+	for i := range 2 {
+		if _, err := e.v.Verify(context.Background(), good, ""); err != nil {
+			t.Fatalf("exchange %d: %v", i+1, err)
+		}
+	}
+	tests := []struct {
+		name    string
+		jwt     string
+		wantErr error
+	}{
+		{"with jti, still reusable", idt(map[string]any{"jti": "x"}), nil},
+		{"missing iat", idt(map[string]any{"iat": absent{}}), jwtassert.ErrMissingClaim},
+		{"another audience", idt(map[string]any{"aud": "other-client"}), jwtassert.ErrAudience},
+		{"expired", idt(map[string]any{"exp": now - 60}), jwtassert.ErrExpired},
+		{"untrusted issuer", idt(map[string]any{"iss": "https://evil.example"}), jwtassert.ErrUnknownIssuer},
+		{"typed as an ID-JAG", e.idjag(nil, map[string]any{"aud": "idp-client"}), jwtassert.ErrWrongType},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			for range 2 {
+				if _, err := e.v.Verify(context.Background(), tt.jwt, ""); !errors.Is(err, tt.wantErr) {
+					t.Fatalf("err = %v, want %v", err, tt.wantErr)
+				}
+			}
+		})
+	}
+}
