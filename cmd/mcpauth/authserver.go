@@ -39,6 +39,9 @@ type authserverFlags struct {
 	tokenTTL, refreshTTL                                         time.Duration
 	clients, cimdAllowHosts, cimdLoopback, faults, resources     listFlag
 	insecureHTTP, rememberConsent, noRegistration, noCIMD        bool
+	// Extensions: DPoP and the JWT-bearer grant's trusted issuers.
+	dpopNonce, noDPoP                   bool
+	trustedIssuers, trustedIDJAGIssuers listFlag
 }
 
 func parseAuthserverFlags(args []string, stderr io.Writer) (*authserverFlags, error) {
@@ -63,6 +66,10 @@ func parseAuthserverFlags(args []string, stderr io.Writer) (*authserverFlags, er
 	fs.BoolVar(&f.insecureHTTP, "insecure-http", false, "allow a plain-http issuer (loopback hosts only)")
 	fs.Var(&f.faults, "insecure-fault", "misbehave on purpose to test clients: "+strings.Join(authserver.FaultNames(), ", ")+" (repeatable)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.BoolVar(&f.dpopNonce, "dpop-nonce", false, "require server-provided DPoP nonces at the token endpoint (RFC 9449 §8)")
+	fs.BoolVar(&f.noDPoP, "no-dpop", false, "turn DPoP off (every token is a Bearer token)")
+	fs.Var(&f.trustedIssuers, "trusted-issuer", "accept workload identity JWTs from `ISSUER=JWKS_URL` with the JWT-bearer grant (repeatable)")
+	fs.Var(&f.trustedIDJAGIssuers, "trusted-idjag-issuer", "accept ID-JAGs (Enterprise-Managed Authorization) from the IdP `ISSUER=JWKS_URL` (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		// The flag package has printed the problem and the usage.
 		return nil, fmt.Errorf("%w: %v", flag.ErrHelp, err)
@@ -100,8 +107,12 @@ func parseClient(spec string) (authserver.Client, error) {
 			c.Name = v
 		case "auth":
 			c.AuthMethod = v
+		case "grant":
+			c.GrantTypes = append(c.GrantTypes, v)
+		case "jwks-uri":
+			c.JWKSURI = v
 		default:
-			return c, fmt.Errorf("--client: unknown key %q (known: id, secret, redirect, name, auth)", k)
+			return c, fmt.Errorf("--client: unknown key %q (known: id, secret, redirect, name, auth, grant, jwks-uri)", k)
 		}
 	}
 	if c.ID == "" {
@@ -147,6 +158,20 @@ func (f *authserverFlags) config(addr net.Addr, logger *slog.Logger) (authserver
 	for _, name := range f.faults {
 		if err := cfg.InsecureFaults.Set(name); err != nil {
 			return cfg, err
+		}
+	}
+	cfg.DPoP = authserver.DPoPConfig{Disable: f.noDPoP, RequireNonce: f.dpopNonce}
+	cfg.KeyFetch.InsecureAllowLoopback = f.insecureHTTP
+	for _, list := range []struct {
+		specs listFlag
+		kind  authserver.GrantKind
+	}{{f.trustedIssuers, authserver.GrantWorkload}, {f.trustedIDJAGIssuers, authserver.GrantIDJAG}} {
+		for _, spec := range list.specs {
+			iss, jwks, ok := strings.Cut(spec, "=")
+			if !ok || iss == "" || jwks == "" {
+				return cfg, fmt.Errorf("trusted issuer %q is not ISSUER=JWKS_URL", spec)
+			}
+			cfg.TrustedIssuers = append(cfg.TrustedIssuers, authserver.TrustedIssuer{Issuer: iss, JWKSURI: jwks, Kind: list.kind})
 		}
 	}
 	if !f.noCIMD && (len(f.cimdAllowHosts) > 0 || len(f.cimdLoopback) > 0) {
