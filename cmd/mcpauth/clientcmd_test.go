@@ -230,3 +230,31 @@ func TestReadToken(t *testing.T) {
 		t.Error("empty stdin accepted")
 	}
 }
+
+// FuzzDisplayParsers: what the commands parse from other parties for
+// display or rewriting — token payloads (demo, login), redirect locations
+// (demo) and challenges (--scopes) — never panics, and a rewritten
+// challenge still parses with the extra scope in it.
+func FuzzDisplayParsers(f *testing.F) {
+	f.Add("eyJhbGciOiJFUzI1NiJ9.eyJzY29wZSI6ImEifQ.sig", `Bearer scope="a", resource_metadata="https://h/x"`)
+	f.Add("a.b", `Bearer error="insufficient_scope", scope="x y"`)
+	f.Add("http://127.0.0.1/cb?code=c&state=s&iss=x", `Basic realm="r", Bearer`)
+	f.Fuzz(func(t *testing.T, s, header string) {
+		_ = jwtPayload(s)
+		_ = redactLocation(s)
+		chs, err := oauthmeta.ParseChallenges(header)
+		if err != nil {
+			return
+		}
+		for _, ch := range chs {
+			if ch.Token68 != "" {
+				continue
+			}
+			out := withScopes(ch, []string{"extra"})
+			again, err := oauthmeta.ParseChallenges(out.String())
+			if err != nil || len(again) != 1 || !strings.Contains(" "+again[0].Value(oauthmeta.ParamScope)+" ", " extra ") {
+				t.Fatalf("rewritten challenge %q: %v %+v", out.String(), err, again)
+			}
+		}
+	})
+}
