@@ -20,10 +20,11 @@
 // Besides the attacks, the package holds the fault tests (JWKS endpoint down,
 // slow or returning garbage under load; key rotation under load; a corrupted
 // or locked token store; an authorization server restarted on its data
-// directory), fuzz targets for parsers no other package fuzzes, and
-// TestSecurityDocument, which keeps SECURITY.md honest: every test it cites
-// must exist in the file it names, and every exported Insecure… switch in the
-// module must be listed.
+// directory), fuzz targets for parsers no other package fuzzes,
+// TestFuzzCoverage, which fails when an exported parser or verifier has no
+// fuzz target, and TestSecurityDocument, which keeps SECURITY.md honest:
+// every test it cites must exist in the file it names, and every exported
+// Insecure… switch in the module must be listed.
 //
 // It deliberately does not measure speed (see internal/loadgen) and does not
 // repeat the unit tests of the packages, which SECURITY.md cites where they
