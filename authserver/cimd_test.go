@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -50,7 +51,10 @@ type cimdHost struct {
 	dials   atomic.Int32
 }
 
-func newCIMDHost(t *testing.T) *cimdHost {
+func newCIMDHost(t *testing.T) *cimdHost { return newCIMDHostWith(t, nil) }
+
+// newCIMDHostWith also serves extra (path → JSON body).
+func newCIMDHostWith(t *testing.T, extra map[string]string) *cimdHost {
 	t.Helper()
 	c := &cimdHost{}
 	docs := map[string]string{
@@ -60,6 +64,7 @@ func newCIMDHost(t *testing.T) *cimdHost {
 		"/secret.json":   cimdDoc(cimdSecret, `,"client_secret":"hunter2"`),
 		"/jwt.json":      strings.Replace(cimdDoc(cimdJWT, `,"jwks_uri":"https://client.example.com/jwks"`), `"none"`, `"private_key_jwt"`, 1),
 	}
+	maps.Copy(docs, extra)
 	c.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c.fetches.Add(1)
 		if r.URL.Path == "/redirect.json" {
