@@ -96,7 +96,11 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 	var n *narrator
 	if !f.noClient {
-		n = newNarrator(stdout, time.Now)
+		browser := "here an HTTP client following redirects"
+		if consent == authserver.ConsentPrompt {
+			browser = "yours: approve on the consent page"
+		}
+		n = newNarrator(stdout, time.Now, browser)
 	}
 	d, err := newDemoStack(lnAS.Addr(), lnMCP.Addr(), consent, logger, n)
 	if err != nil {

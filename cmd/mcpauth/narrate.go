@@ -31,10 +31,12 @@ type narrator struct {
 	mcpCalls, authorizations, tokensIssued int
 	lastMCPStep                            int
 	explainedCIMD                          bool
+	// browser says who visits the authorization endpoint.
+	browser string
 }
 
-func newNarrator(w io.Writer, now func() time.Time) *narrator {
-	return &narrator{w: w, now: now, tokens: map[[32]byte]bool{}}
+func newNarrator(w io.Writer, now func() time.Time, browser string) *narrator {
+	return &narrator{w: w, now: now, tokens: map[[32]byte]bool{}, browser: browser}
 }
 
 func (n *narrator) attach(d *demoStack) {
@@ -169,7 +171,7 @@ func (n *narrator) asRequest(r *http.Request) {
 }
 
 func (n *narrator) describeAuthorize(q url.Values) {
-	n.stepf("Authorization request: the client sends the user's browser (here an HTTP client following redirects) to")
+	n.stepf("Authorization request: the client sends the user's browser (%s) to", n.browser)
 	n.detailf("GET %s with", n.asMeta.AuthorizationEndpoint)
 	for _, k := range []string{"response_type", "client_id", "redirect_uri", "scope", "resource", "code_challenge", "code_challenge_method"} {
 		n.detailf("  %-22s %s", k, q.Get(k))
