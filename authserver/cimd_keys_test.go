@@ -70,6 +70,9 @@ func TestCL25CIMDPrivateKeyJWT(t *testing.T) {
 			replay := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {res.tok.RefreshToken}, "client_id": {clientID},
 				"client_assertion_type": {jwtassert.ClientAssertionType}, "client_assertion": {assertion}}
 			wantError(t, h.token(replay, "", ""), 401, oauthmeta.CodeInvalidClient)
+			// CIMD-09: without an assertion the client cannot pass as public.
+			public := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {res.tok.RefreshToken}, "client_id": {clientID}}
+			wantError(t, h.token(public, "", ""), 401, oauthmeta.CodeInvalidClient)
 			other, _ := jwtassert.NewClientAssertionSigner(jwtassert.ClientAssertionSignerConfig{ClientID: clientID, Key: mustKey(t), KeyID: "k1", Now: h.clock.Now})
 			forged, _ := other.Sign(h.issuer)
 			replay.Set("client_assertion", forged)

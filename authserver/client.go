@@ -182,10 +182,12 @@ func (s *Server) clientFromDocument(doc *clientmeta.Document) (*Client, error) {
 	return c, nil
 }
 
-// metadataDocumentClient is how the token, revocation and introspection
-// endpoints see a URL client_id: a public client with the standard grants.
-// Those endpoints never fetch; the code or refresh token binds the client_id
-// (requirement CIMD-09).
+// metadataDocumentClient is how the revocation and introspection endpoints
+// (and the token endpoint for a client that presents a secret, which is
+// then refused) see a URL client_id: a public client with the standard
+// grants. The token endpoint resolves the document (through the cache) for
+// auth methods none and private_key_jwt, so a private_key_jwt client cannot
+// pass as public (requirement CIMD-09).
 func metadataDocumentClient(id string) *Client {
 	return &Client{
 		ID:         id,

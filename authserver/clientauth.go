@@ -155,8 +155,10 @@ func (s *Server) authenticateClient(ctx context.Context, r *http.Request, form u
 	}
 	var c *Client
 	switch {
-	case clientmeta.IsURLClientID(p.clientID) && p.method == oauthmeta.AuthMethodPrivateKeyJWT:
-		// The document's keys are needed: resolve it (through the cache).
+	case clientmeta.IsURLClientID(p.clientID) && (p.method == oauthmeta.AuthMethodPrivateKeyJWT || p.method == oauthmeta.AuthMethodNone):
+		// The document says how the client authenticates (CIMD-09): a
+		// private_key_jwt client cannot pass as public. Resolved through
+		// the cache the authorization request filled.
 		var err error
 		if c, err = s.lookupClient(ctx, p.clientID); err != nil {
 			return nil, err
