@@ -1,0 +1,36 @@
+package client
+
+import (
+	"errors"
+	"net/http"
+	"testing"
+)
+
+// TestRFC9449TokenTypeNeedsProof: token_type DPoP is accepted only from a
+// token request that carried a proof (RFC 9449 §5); Bearer always.
+func TestRFC9449TokenTypeNeedsProof(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		tokenType string
+		proofSent bool
+		wantErr   error
+	}{
+		{"Bearer without proof", "Bearer", false, nil},
+		{"Bearer after a proof (server without DPoP)", "bearer", true, nil},
+		{"DPoP after a proof", "DPoP", true, nil},
+		{"DPoP without proof", "DPoP", false, ErrTokenType},
+		{"unknown type", "MAC", true, ErrTokenType},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tc := &tokenCapture{proofSent: tt.proofSent}
+			body := []byte(`{"access_token":"a","token_type":"` + tt.tokenType + `"}`)
+			err := tc.inspect(200, http.Header{"Content-Type": {"application/json"}}, body)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+		})
+	}
+}
