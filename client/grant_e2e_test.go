@@ -9,6 +9,8 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -377,3 +379,30 @@ func TestWorkloadAssertionServerNegative(t *testing.T) {
 }
 
 func randomJTI(n *atomic.Int64) string { return "jti-" + time.Duration(n.Add(1)).String() }
+
+// TestWorkloadIdentityFile: the platform token is read from a file (a
+// projected service account token) on every grant.
+func TestWorkloadIdentityFile(t *testing.T) {
+	t.Parallel()
+	s := newWIFSetup(t)
+	path := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(path, []byte(s.workloadJWT(t, s.issuer, time.Hour, "file-1")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, s.clock, func(c *client.Config) {
+		c.Authorizer, c.Grant = nil, &client.WorkloadIdentity{AssertionFile: path, Credentials: client.Credentials{ClientID: "agent"}}
+	})
+	resp, err := call(t, c, s.rs.url)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("call: %v %v", resp, err)
+	}
+	if err := os.WriteFile(path, []byte("not a jwt"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c2 := newClient(t, s.clock, func(c *client.Config) {
+		c.Authorizer, c.Grant = nil, &client.WorkloadIdentity{AssertionFile: path}
+	})
+	if _, err := call(t, c2, s.rs.url); !errors.Is(err, client.ErrAssertion) {
+		t.Fatalf("unreadable token: %v", err)
+	}
+}
