@@ -35,13 +35,14 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 // authserverFlags are the parsed command-line flags.
 type authserverFlags struct {
-	addr, issuer, scopes, consent, dataDir, signingAlg, logLevel string
-	tokenTTL, refreshTTL                                         time.Duration
-	clients, cimdAllowHosts, cimdLoopback, faults, resources     listFlag
-	insecureHTTP, rememberConsent, noRegistration, noCIMD        bool
+	addr, issuer, scopes, consent, dataDir, signingAlg       string
+	tokenTTL, refreshTTL                                     time.Duration
+	clients, cimdAllowHosts, cimdLoopback, faults, resources listFlag
+	insecureHTTP, rememberConsent, noRegistration, noCIMD    bool
 	// Extensions: DPoP and the JWT-bearer grant's trusted issuers.
 	dpopNonce, noDPoP                   bool
 	trustedIssuers, trustedIDJAGIssuers listFlag
+	log                                 logFlags
 }
 
 func parseAuthserverFlags(args []string, stderr io.Writer) (*authserverFlags, error) {
@@ -65,7 +66,7 @@ func parseAuthserverFlags(args []string, stderr io.Writer) (*authserverFlags, er
 	fs.BoolVar(&f.rememberConsent, "remember-consent", false, "skip the consent page for a client the user already approved")
 	fs.BoolVar(&f.insecureHTTP, "insecure-http", false, "allow a plain-http issuer (loopback hosts only)")
 	fs.Var(&f.faults, "insecure-fault", "misbehave on purpose to test clients: "+strings.Join(authserver.FaultNames(), ", ")+" (repeatable)")
-	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.log.register(fs, "info")
 	fs.BoolVar(&f.dpopNonce, "dpop-nonce", false, "require server-provided DPoP nonces at the token endpoint (RFC 9449 §8)")
 	fs.BoolVar(&f.noDPoP, "no-dpop", false, "turn DPoP off (every token is a Bearer token)")
 	fs.Var(&f.trustedIssuers, "trusted-issuer", "accept workload identity JWTs from `ISSUER=JWKS_URL` with the JWT-bearer grant (repeatable)")
@@ -198,11 +199,10 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
-		return fmt.Errorf("--log-level: %w", err)
+	logger, err := f.log.logger(stderr)
+	if err != nil {
+		return err
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
 		return err
