@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"crypto/sha256"
+	"encoding/asn1"
 	"encoding/base64"
 	"math/big"
 	"net/http"
@@ -17,8 +18,6 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/modelcontextprotocol/go-sdk/auth"
-	"golang.org/x/crypto/cryptobyte"
-	"golang.org/x/crypto/cryptobyte/asn1"
 
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/resource"
@@ -119,12 +118,10 @@ const listBody = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
 
 // asn1Signature converts a JWS ES256 signature (r||s) to ASN.1 DER.
 func asn1Signature(b *testing.B, sig []byte) []byte {
-	var bld cryptobyte.Builder
-	bld.AddASN1(asn1.SEQUENCE, func(c *cryptobyte.Builder) {
-		c.AddASN1BigInt(new(big.Int).SetBytes(sig[:32]))
-		c.AddASN1BigInt(new(big.Int).SetBytes(sig[32:]))
+	out, err := asn1.Marshal(struct{ R, S *big.Int }{
+		new(big.Int).SetBytes(sig[:32]),
+		new(big.Int).SetBytes(sig[32:]),
 	})
-	out, err := bld.Bytes()
 	if err != nil {
 		b.Fatal(err)
 	}
