@@ -345,3 +345,47 @@ func TestDPoPVerifyRefusesBoundTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestDPoPStolenTokenFloodKeepsOwnerServed: someone holding a stolen token
+// (RS-18, RFC 9449 §7.1, §11.1) signs any number of valid proofs with their
+// own key. Each is refused with invalid_token before the replay store is
+// written, so a tiny store never fills and the token's owner is still
+// served (no 503 for everyone).
+func TestDPoPStolenTokenFloodKeepsOwnerServed(t *testing.T) {
+	t.Parallel()
+	const entries = 3
+	tests := []struct {
+		name    string
+		stolen  func(f *dpopFixture) string
+		wantErr error
+	}{
+		{"stolen DPoP-bound token", func(f *dpopFixture) string { return f.bound }, resource.ErrDPoPKeyMismatch},
+		{"stolen unbound token presented as DPoP", func(f *dpopFixture) string { return f.unbound }, resource.ErrDPoPUnboundToken},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newDPoPFixture(t, resource.DPoPAllowed, func(c *resource.Config) { c.DPoP.MaxReplayEntries = entries })
+			thief := f.newProver(t)
+			token := tt.stolen(f)
+			for i := range 5 * entries {
+				proof := mustProof(t, thief, dpop.Request{Method: http.MethodPost, URL: testResource, AccessToken: token})
+				rec, s := f.serve(dpopPost("DPoP", token, proof))
+				if rec.Code != http.StatusUnauthorized || s.count() != 0 {
+					t.Fatalf("thief request %d: status %d, handler calls %d", i, rec.Code, s.count())
+				}
+				checkDPoPChallenges(t, rec.Header(), resource.DPoPAllowed, "DPoP", "invalid_token")
+				ev := f.events.all()
+				if e := ev[len(ev)-1]; !errors.Is(e.Err, tt.wantErr) {
+					t.Fatalf("thief request %d: audit Err = %v, want %v", i, e.Err, tt.wantErr)
+				}
+			}
+			for i := range entries {
+				rec, _ := f.serve(dpopPost("DPoP", f.bound, f.proof(t, f.bound)))
+				if rec.Code != http.StatusOK {
+					t.Fatalf("owner request %d after the flood: status %d (%q)", i, rec.Code, rec.Header().Values("WWW-Authenticate"))
+				}
+			}
+		})
+	}
+}

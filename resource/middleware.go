@@ -78,8 +78,9 @@ func (v *Verifier) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 // request whatever the scheme; a Bearer request ignores it. The cheap
 // refusals (no single proof, Bearer where DPoP is required) come before
 // the token check, the token check (possibly a cache hit) before the
-// proof's signature, so that only a request with a valid token can make a
-// proof consume a replay-cache entry.
+// proof's signature, so that only a request with a valid token, and a
+// proof signed by the key that token is bound to, can make a proof consume
+// a replay-cache entry.
 func (v *Verifier) authenticate(r *http.Request, cred credential, o *outcome) (*authValue, error) {
 	var proof string
 	if v.dpop != nil {

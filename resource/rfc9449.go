@@ -19,7 +19,7 @@ const dpopNonceHeader = dpop.NonceHeader
 
 // dpopHeaderKey is dpop.HeaderName in the canonical form http.Header keys
 // have, so that deleting it does not allocate a canonical copy per request.
-const dpopHeaderKey = "Dpop"
+const dpopHeaderKey = dpop.HeaderKey
 
 // DPoPMode says which access tokens a [Verifier] accepts with respect to
 // DPoP (RFC 9449). The zero value is [DPoPDisabled].
@@ -187,10 +187,14 @@ func newDPoP(cfg DPoPConfig, resource string, now func() time.Time) (*dpopState,
 // checkProof checks the request's DPoP proof (RFC 9449 §4.3, §7.1) for a
 // token presented with the DPoP scheme and bound to jkt: signature with
 // the embedded key, typ, alg, htm = method, htu = the resource, iat
-// window, ath = hash of token, nonce, jti not seen before, and last the
-// proof key's thumbprint = jkt. It runs for every request, whether the
-// token came from the verified-token cache or not: a proof is valid for
-// one request only.
+// window, ath = hash of token, nonce, the proof key's thumbprint = jkt,
+// and last jti not seen before. The key is compared inside Verify, before
+// the replay store is written, so a proof signed by any key but the
+// token's never consumes a replay entry: someone holding a stolen token
+// cannot fill the bounded store and turn every client away with 503. It
+// runs for every request, whether the token came from the verified-token
+// cache or not: a proof is valid for one request only. An unbound token
+// (empty jkt) is refused before any proof is checked.
 //
 // htu is compared with the configured canonical resource, never with a
 // URL built from the Host header or the request path: the client signs the
@@ -198,11 +202,10 @@ func newDPoP(cfg DPoPConfig, resource string, now func() time.Time) (*dpopState,
 // the Host and path this process sees may have been rewritten by a proxy
 // (or chosen by the attacker, for a direct connection).
 func (d *dpopState) checkProof(ctx context.Context, method, resource, proof, token, jkt string) error {
-	p, err := d.verifier.Verify(ctx, proof, dpop.Request{Method: method, URL: resource, AccessToken: token})
-	if err == nil {
-		err = p.CheckBinding(jkt)
+	if jkt == "" { // a DPoP proof cannot vouch for an unbound token
+		return dpopReason((&dpop.Proof{}).CheckBinding(""))
 	}
-	if err != nil {
+	if _, err := d.verifier.Verify(ctx, proof, dpop.Request{Method: method, URL: resource, AccessToken: token, JKT: jkt}); err != nil {
 		return dpopReason(err)
 	}
 	return nil

@@ -15,6 +15,11 @@ const Scheme = "DPoP"
 // HeaderName is the request header that carries the proof (RFC 9449 §4.1).
 const HeaderName = "DPoP"
 
+// HeaderKey is HeaderName in the canonical form of http.Header keys
+// (textproto.CanonicalMIMEHeaderKey("DPoP")): index an http.Header with it
+// directly to avoid allocating the canonical key on every request.
+const HeaderKey = "Dpop"
+
 // TokenType is the "token_type" of a DPoP-bound token response (RFC 9449
 // §5).
 const TokenType = "DPoP"
@@ -52,9 +57,12 @@ func Challenge(algs []string, err error, extra ...oauthmeta.Param) oauthmeta.Cha
 // ProofFromHeader returns the single DPoP proof of a request (RFC 9449 §4.3
 // check 1). It fails with [ErrMissingProof] when there is none (or it is
 // empty) and with [ErrMultipleProofs] when the header field appears more
-// than once or holds a comma-separated list.
+// than once or holds a comma-separated list. It reads h[HeaderKey]
+// directly, so h must have canonical keys, as every http.Header built by
+// net/http or through Header.Set/Add has; a key set by assignment in
+// another spelling ("DPoP") is not seen.
 func ProofFromHeader(h http.Header) (string, error) {
-	vals := h.Values(HeaderName)
+	vals := h[HeaderKey]
 	switch {
 	case len(vals) == 0:
 		return "", fail(ErrMissingProof, "")

@@ -126,3 +126,22 @@ func TestOAuthError(t *testing.T) {
 		t.Fatalf("OAuthError(foreign) = %+v", got)
 	}
 }
+
+// TestProofFromHeaderDoesNotAllocate: the proof is read from the canonical
+// key (HeaderKey) directly, so a request with one proof costs no allocation.
+// Not parallel: testing.AllocsPerRun refuses to run in a parallel test.
+func TestProofFromHeaderDoesNotAllocate(t *testing.T) {
+	h := http.Header{}
+	h.Set(dpop.HeaderName, "a.b.c")
+	if _, ok := h[dpop.HeaderKey]; !ok {
+		t.Fatalf("HeaderKey %q is not the canonical form of %q", dpop.HeaderKey, dpop.HeaderName)
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := dpop.ProofFromHeader(h); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("ProofFromHeader allocates %v times per call, want 0", allocs)
+	}
+}

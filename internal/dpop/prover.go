@@ -44,6 +44,15 @@ type Request struct {
 	// non-empty value is the nonce this request must carry, compared
 	// exactly, in addition to any VerifierConfig.Nonces check.
 	Nonce string
+	// JKT, for the Verifier, is the thumbprint the proof key must have: the
+	// "cnf.jkt" of the access token presented with the proof, or the key a
+	// refresh token is bound to (RFC 9449 §5, §7.1). When non-empty, Verify
+	// compares it (constant time) with the proof key's thumbprint before
+	// the replay check and fails with [ErrKeyMismatch], so a proof signed by
+	// any other key never consumes a replay-cache entry. Empty means no
+	// binding is known yet; the caller must then use [Proof.CheckBinding]
+	// where one applies. The Prover ignores it.
+	JKT string
 }
 
 // ProverConfig configures a [Prover].

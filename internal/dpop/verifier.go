@@ -186,14 +186,17 @@ func (p *Proof) CheckBinding(jkt string) error {
 // req (RFC 9449 §4.3). Sending at most one DPoP header is the client's
 // obligation and checking it the caller's: use [ProofFromHeader], which
 // refuses a missing, repeated or comma-joined header. When req.AccessToken
-// is set, the caller must still compare the token's "cnf.jkt" with the
-// result ([Proof.CheckBinding]).
+// is set, pass the token's "cnf.jkt" in req.JKT: Verify then refuses a
+// proof of any other key with [ErrKeyMismatch] before it touches the
+// replay store. (Comparing afterwards with [Proof.CheckBinding] is as
+// strict but lets anyone holding a stolen token, signing with their own
+// key, fill a bounded replay store.)
 //
 // Checks run from cheap to expensive: size and shape, header (cached per
-// key), claims (htm, htu, iat, ath), the signature, the nonce, and last the
-// jti replay check, so only a proof that passed everything else consumes a
-// replay-cache entry. Every error wraps a sentinel of this package and an
-// *oauthmeta.Error.
+// key), claims (htm, htu, iat, ath), the signature, the nonce, the key
+// binding (req.JKT), and last the jti replay check, so only a proof that
+// passed everything else consumes a replay-cache entry. Every error wraps a
+// sentinel of this package and an *oauthmeta.Error.
 func (v *Verifier) Verify(ctx context.Context, proof string, req Request) (*Proof, error) {
 	if proof == "" {
 		return nil, fail(ErrMissingProof, "")
@@ -236,6 +239,9 @@ func (v *Verifier) Verify(ctx context.Context, proof string, req Request) (*Proo
 	}
 	if err := v.checkNonce(ctx, c.nonce, req.Nonce); err != nil {
 		return nil, err
+	}
+	if req.JKT != "" && subtle.ConstantTimeCompare([]byte(req.JKT), []byte(hdr.jkt)) != 1 {
+		return nil, fail(ErrKeyMismatch, "")
 	}
 	until := c.iat.Add(v.window + time.Second)
 	if err := v.replay.Use(ctx, "dpop\x00"+hdr.jkt+"\x00"+c.jti, until); err != nil {

@@ -218,3 +218,67 @@ func TestVerifyConcurrent(t *testing.T) {
 		t.Fatalf("accepted %d and refused %d as replays, want %d each", ok, replayed, n)
 	}
 }
+
+// TestVerifyForeignKeyNeverConsumesReplayEntry: a thief holding a stolen
+// DPoP-bound token (RS-18, RFC 9449 §7.1, §11.1) signs valid proofs with
+// their own key. With Request.JKT set to the token's cnf.jkt, every such
+// proof fails with ErrKeyMismatch before the replay store is written, so a
+// tiny store is never filled and the key's owner is still served.
+func TestVerifyForeignKeyNeverConsumesReplayEntry(t *testing.T) {
+	t.Parallel()
+	const entries = 2
+	e := newEnv(t, func(c *dpop.VerifierConfig) { c.MaxReplayEntries = entries })
+	ownerJKT, err := dpop.JKT(&e.key.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := resourceReq()
+	req.JKT = ownerJKT
+	tests := []struct {
+		name string
+		key  byte
+	}{
+		{"thief key A", 21},
+		{"thief key B", 22},
+		{"thief key C", 23},
+	}
+	for _, tt := range tests {
+		thief := &env{t: t, clk: e.clk, key: fixedKey(t, tt.key), v: e.v}
+		for i := range 4 * entries { // more proofs than the store holds
+			proof := thief.proof(nil, map[string]any{"jti": tt.name + string(rune('a'+i))})
+			_, err := e.v.Verify(context.Background(), proof, req)
+			if !errors.Is(err, dpop.ErrKeyMismatch) || !errors.Is(err, &oauthmeta.Error{Code: oauthmeta.CodeInvalidToken}) {
+				t.Fatalf("%s proof %d: %v, want ErrKeyMismatch (invalid_token)", tt.name, i, err)
+			}
+		}
+	}
+	// The store is still empty: the owner gets exactly its capacity.
+	for i := range entries {
+		if _, err := e.v.Verify(context.Background(), e.proof(nil, map[string]any{"jti": "owner" + string(rune('a'+i))}), req); err != nil {
+			t.Fatalf("owner proof %d after the flood: %v", i, err)
+		}
+	}
+	// Without the binding the same foreign proofs would have consumed entries
+	// (the behaviour this test guards against): the store is full now.
+	if _, err := e.v.Verify(context.Background(), e.proof(nil, map[string]any{"jti": "owner-over"}), req); !errors.Is(err, dpop.ErrReplayCheckUnavailable) {
+		t.Fatalf("proof beyond capacity: %v, want ErrReplayCheckUnavailable", err)
+	}
+}
+
+// TestVerifyJKTCheckedAfterSignature: a proof that fails its own checks
+// reports that failure, not the key mismatch, and a matching JKT changes
+// nothing else.
+func TestVerifyJKTCheckedAfterSignature(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	req := resourceReq()
+	req.JKT = "not-the-thumbprint"
+	if _, err := e.v.Verify(context.Background(), e.proof(nil, map[string]any{"htm": "GET"}), req); !errors.Is(err, dpop.ErrHTMMismatch) {
+		t.Fatalf("bad proof with a foreign JKT: %v, want ErrHTMMismatch", err)
+	}
+	req.JKT, _ = dpop.JKT(&e.key.PublicKey)
+	p, err := e.v.Verify(context.Background(), e.proof(nil, nil), req)
+	if err != nil || p.JKT != req.JKT {
+		t.Fatalf("matching JKT: %v, JKT %q", err, p.JKT)
+	}
+}
