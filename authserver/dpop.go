@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/dpop"
@@ -80,7 +81,13 @@ func (s *Server) initDPoP() error {
 // §5) and returns the thumbprint of its key, or "" when the request
 // carries no proof and none is required. The proof must be for POST to
 // this server's token endpoint, carry no "ath", and not be replayed.
-func (s *Server) checkDPoP(r *http.Request) (string, error) {
+//
+// bound is the thumbprint the request's grant is already bound to ("" if
+// none, see knownBinding). A proof of another key is refused inside
+// Verify, before its jti is recorded, so someone holding a stolen
+// refresh token cannot fill the replay store with proofs of their own key;
+// the answer is the one refresh gives for a wrong key (invalid_grant).
+func (s *Server) checkDPoP(r *http.Request, bound string) (string, error) {
 	if s.dpop == nil {
 		return "", nil
 	}
@@ -91,11 +98,44 @@ func (s *Server) checkDPoP(r *http.Request) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	p, err := s.dpop.Verify(r.Context(), proof, dpop.Request{Method: http.MethodPost, URL: s.endpoint(pathToken)})
+	p, err := s.dpop.Verify(r.Context(), proof, dpop.Request{Method: http.MethodPost, URL: s.endpoint(pathToken), JKT: bound})
+	if errors.Is(err, dpop.ErrKeyMismatch) {
+		return "", errRefreshOtherKey()
+	}
 	if err != nil {
 		return "", err
 	}
 	return p.JKT, nil
+}
+
+// errRefreshOtherKey refuses a refresh token presented with a proof of a
+// key other than the one its grant is bound to.
+func errRefreshOtherKey() *oauthmeta.Error {
+	return oauthErr(oauthmeta.CodeInvalidGrant, "refresh token is bound to another DPoP key")
+}
+
+// knownBinding returns the DPoP key thumbprint a token request's grant is
+// already bound to, before its proof is checked: for a refresh_token
+// request, the key of the refresh token's grant when the token exists and
+// belongs to client; "" otherwise (refresh then refuses the request
+// with its own error).
+func (s *Server) knownBinding(ctx context.Context, gt string, client *Client, form url.Values) string {
+	if gt != oauthmeta.GrantTypeRefreshToken || client == nil || s.dpop == nil {
+		return ""
+	}
+	raw := form.Get("refresh_token")
+	if raw == "" {
+		return ""
+	}
+	rec, err := s.store.RefreshTokens.RefreshToken(ctx, tokenKey(raw))
+	if err != nil || rec.ClientID != client.ID {
+		return ""
+	}
+	g, err := s.store.Grants.Grant(ctx, rec.GrantID)
+	if err != nil {
+		return ""
+	}
+	return g.DPoPJKT
 }
 
 // writeDPoPError answers a token request whose proof failed: the RFC 9449

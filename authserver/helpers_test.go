@@ -211,7 +211,16 @@ type tokenResult struct {
 // post sends a form to an endpoint, with Basic credentials if user != "".
 func (h *harness) post(path string, form url.Values, user, pass string) (*http.Response, []byte) {
 	h.t.Helper()
+	return h.postHeader(path, form, user, pass, nil)
+}
+
+// postHeader is post with extra request headers.
+func (h *harness) postHeader(path string, form url.Values, user, pass string, extra http.Header) (*http.Response, []byte) {
+	h.t.Helper()
 	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, h.url(path), strings.NewReader(form.Encode()))
+	for k, v := range extra {
+		req.Header[k] = v
+	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	if user != "" {
 		req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(user)+":"+url.QueryEscape(pass))))
@@ -227,7 +236,13 @@ func (h *harness) post(path string, form url.Values, user, pass string) (*http.R
 
 func (h *harness) token(form url.Values, user, pass string) tokenResult {
 	h.t.Helper()
-	resp, body := h.post(pathToken, form, user, pass)
+	return h.tokenHeader(form, user, pass, nil)
+}
+
+// tokenHeader is token with extra request headers (a DPoP proof).
+func (h *harness) tokenHeader(form url.Values, user, pass string, extra http.Header) tokenResult {
+	h.t.Helper()
+	resp, body := h.postHeader(pathToken, form, user, pass, extra)
 	res := tokenResult{status: resp.StatusCode, header: resp.Header, body: body}
 	if resp.StatusCode == http.StatusOK {
 		tok, err := oauthmeta.ParseTokenResponse(body)

@@ -45,7 +45,7 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 	}
 	jkt := ""
 	if gt != oauthmeta.GrantTypeTokenExchange { // an ID-JAG is not a DPoP token
-		if jkt, err = s.checkDPoP(r); err != nil {
+		if jkt, err = s.checkDPoP(r, s.knownBinding(r.Context(), gt, client, form)); err != nil {
 			s.writeDPoPError(w, r, err)
 			return
 		}

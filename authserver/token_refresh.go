@@ -44,8 +44,8 @@ func (s *Server) refresh(ctx context.Context, client *Client, form url.Values, j
 	if grant.Revoked || !now.Before(rec.ExpiresAt) || !now.Before(grant.ExpiresAt) {
 		return nil, bad
 	}
-	if grant.DPoPJKT != "" && grant.DPoPJKT != jkt {
-		return nil, oauthErr(oauthmeta.CodeInvalidGrant, "refresh token is bound to another DPoP key")
+	if grant.DPoPJKT != "" && grant.DPoPJKT != jkt { // also checked before the proof's jti is recorded (checkDPoP)
+		return nil, errRefreshOtherKey()
 	}
 	if rec.Rotated {
 		return nil, s.refreshReused(ctx, grant.ID)

@@ -1,0 +1,192 @@
+package authserver
+
+import (
+	"net/http"
+	"net/url"
+	"testing"
+
+	"github.com/mcpauth/mcpauth/internal/dpop"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+const (
+	svcID     = "svc-app"
+	svcSecret = "svc-secret-0123456789abcdef"
+)
+
+// withService adds a confidential client_credentials client and applies
+// the DPoP configuration d.
+func withService(d DPoPConfig) func(*Config) {
+	return func(c *Config) {
+		c.Clients = append(c.Clients, Client{ID: svcID, Name: "Service", Secret: svcSecret,
+			GrantTypes: []string{oauthmeta.GrantTypeClientCredentials}})
+		c.DPoP = d
+	}
+}
+
+// newProver returns a client DPoP key on the harness clock.
+func (h *harness) newProver() *dpop.Prover {
+	h.t.Helper()
+	p, err := dpop.NewProver(dpop.ProverConfig{Now: h.clock.Now})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return p
+}
+
+// proofHeader returns a DPoP header with a fresh proof of p for the token
+// endpoint.
+func (h *harness) proofHeader(p *dpop.Prover) http.Header {
+	h.t.Helper()
+	proof, err := p.Proof(dpop.Request{Method: http.MethodPost, URL: h.url(pathToken)})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return http.Header{dpop.HeaderKey: {proof}}
+}
+
+// wantBound checks a DPoP-bound token response: token_type DPoP and the
+// access token's cnf.jkt naming the proof key (RFC 9449 §5, §6.1).
+func wantBound(t *testing.T, h *harness, res tokenResult, jkt string) {
+	t.Helper()
+	if res.status != http.StatusOK {
+		t.Fatalf("token: %d %s", res.status, res.body)
+	}
+	if res.tok.TokenType != dpop.TokenType {
+		t.Fatalf("token_type = %q, want %q", res.tok.TokenType, dpop.TokenType)
+	}
+	_, claims := h.verifyJWT(res.tok.AccessToken)
+	cnf, _ := claims["cnf"].(map[string]any)
+	if cnf == nil || cnf["jkt"] != jkt {
+		t.Fatalf("cnf = %v, want jkt %s", claims["cnf"], jkt)
+	}
+}
+
+// TestDPoPTokenEndpoint covers DPoP at the token endpoint (RFC 9449 §5):
+// DPoPConfig.Required and DPoP-bound client_credentials tokens (AS-10
+// client authentication first, then the proof).
+func TestDPoPTokenEndpoint(t *testing.T) {
+	t.Parallel()
+	cc := url.Values{"grant_type": {oauthmeta.GrantTypeClientCredentials}, "scope": {"mcp:read"}}
+	tests := []struct {
+		name    string
+		cfg     DPoPConfig
+		proof   bool
+		wantErr oauthmeta.ErrorCode // "" means a token is issued
+		bound   bool
+	}{
+		{name: "Required refuses client_credentials without a proof", cfg: DPoPConfig{Required: true},
+			wantErr: oauthmeta.CodeInvalidDPoPProof},
+		{name: "Required accepts client_credentials with a proof", cfg: DPoPConfig{Required: true}, proof: true, bound: true},
+		{name: "client_credentials with a proof is DPoP-bound", proof: true, bound: true},
+		{name: "client_credentials without a proof is Bearer"},
+		{name: "DPoP disabled ignores the proof", cfg: DPoPConfig{Disable: true}, proof: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, "", withService(tt.cfg))
+			p := h.newProver()
+			var hdr http.Header
+			if tt.proof {
+				hdr = h.proofHeader(p)
+			}
+			res := h.tokenHeader(cc, svcID, svcSecret, hdr)
+			switch {
+			case tt.wantErr != "":
+				wantError(t, res, http.StatusBadRequest, tt.wantErr)
+			case tt.bound:
+				wantBound(t, h, res, p.JKT())
+			default:
+				if res.status != http.StatusOK || res.tok.TokenType != "Bearer" {
+					t.Fatalf("token: %d %s", res.status, res.body)
+				}
+				if _, claims := h.verifyJWT(res.tok.AccessToken); claims["cnf"] != nil {
+					t.Fatalf("unbound token carries cnf %v", claims["cnf"])
+				}
+			}
+		})
+	}
+}
+
+// TestDPoPRequiredCodeExchange: with DPoPConfig.Required a code exchange
+// without a proof is refused with invalid_dpop_proof, and the code is not
+// consumed: the retry with a proof gets a bound token.
+func TestDPoPRequiredCodeExchange(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "", withService(DPoPConfig{Required: true}))
+	q, v := authParams(publicID, publicCB)
+	code := h.code(q, v)
+	wantError(t, h.exchange(code, v, publicCB, nil), http.StatusBadRequest, oauthmeta.CodeInvalidDPoPProof)
+	p := h.newProver()
+	form := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "code_verifier": {v}, "client_id": {publicID},
+		"redirect_uri": {publicCB}}
+	wantBound(t, h, h.tokenHeader(form, "", "", h.proofHeader(p)), p.JKT())
+}
+
+// TestDPoPRefreshOtherKey (AS-12, RFC 9449 §5): a public client's refresh
+// token is bound to its DPoP key. Proofs of another key (a thief holding
+// the refresh token) are refused with invalid_grant, checked before the
+// proof's jti is recorded (so they consume no replay-store entry); they
+// neither rotate nor revoke the token, and
+// the owner still refreshes.
+func TestDPoPRefreshOtherKey(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "", nil)
+	owner := h.newProver()
+	q, v := authParams(publicID, publicCB)
+	form := url.Values{"grant_type": {"authorization_code"}, "code": {h.code(q, v)}, "code_verifier": {v}, "client_id": {publicID},
+		"redirect_uri": {publicCB}}
+	first := h.tokenHeader(form, "", "", h.proofHeader(owner))
+	wantBound(t, h, first, owner.JKT())
+	rt := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {first.tok.RefreshToken}, "client_id": {publicID}}
+	thief := h.newProver()
+	for range 10 {
+		wantError(t, h.tokenHeader(rt, "", "", h.proofHeader(thief)), http.StatusBadRequest, oauthmeta.CodeInvalidGrant)
+	}
+	// The same thief proof sent again is refused for its key, never as a
+	// replay: its jti was not recorded.
+	same := h.proofHeader(thief)
+	for range 3 {
+		wantError(t, h.tokenHeader(rt, "", "", same), http.StatusBadRequest, oauthmeta.CodeInvalidGrant)
+	}
+	wantError(t, h.tokenHeader(rt, "", "", nil), http.StatusBadRequest, oauthmeta.CodeInvalidGrant)
+	wantBound(t, h, h.tokenHeader(rt, "", "", h.proofHeader(owner)), owner.JKT())
+}
+
+// TestDPoPKnownBinding: the binding looked up before the proof is checked
+// is the grant's key, and nothing for another client's or an unknown
+// refresh token.
+func TestDPoPKnownBinding(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "", nil)
+	owner := h.newProver()
+	q, v := authParams(publicID, publicCB)
+	form := url.Values{"grant_type": {"authorization_code"}, "code": {h.code(q, v)}, "code_verifier": {v}, "client_id": {publicID},
+		"redirect_uri": {publicCB}}
+	rt := h.tokenHeader(form, "", "", h.proofHeader(owner)).tok.RefreshToken
+	pub := &Client{ID: publicID}
+	tests := []struct {
+		name   string
+		gt     string
+		client *Client
+		rt     string
+		want   string
+	}{
+		{"bound refresh token", oauthmeta.GrantTypeRefreshToken, pub, rt, owner.JKT()},
+		{"another client's refresh token", oauthmeta.GrantTypeRefreshToken, &Client{ID: basicID}, rt, ""},
+		{"unknown refresh token", oauthmeta.GrantTypeRefreshToken, pub, "nope", ""},
+		{"no refresh token", oauthmeta.GrantTypeRefreshToken, pub, "", ""},
+		{"other grant type", oauthmeta.GrantTypeClientCredentials, pub, rt, ""},
+		{"no client", oauthmeta.GrantTypeRefreshToken, nil, rt, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := h.as.knownBinding(t.Context(), tt.gt, tt.client, url.Values{"refresh_token": {tt.rt}})
+			if got != tt.want {
+				t.Fatalf("knownBinding = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
