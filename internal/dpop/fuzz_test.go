@@ -8,14 +8,15 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/dpop"
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 )
 
 // FuzzVerify feeds arbitrary proofs to a Verifier that already knows the
 // seeds' header (so the known-header path is fuzzed too): Verify must never
 // panic and never accept. The seeds are proofs that fail exactly one check.
 func FuzzVerify(f *testing.F) {
-	clk := newClock()
-	key := fixedKey(f, 7)
+	clk := oauthtest.NewClock(t0())
+	key := oauthtest.FixedP256(f, 7)
 	v, err := dpop.NewVerifier(dpop.VerifierConfig{Now: clk.Now, Algorithms: []string{"ES256", "RS256", "EdDSA"}})
 	if err != nil {
 		f.Fatal(err)
@@ -30,13 +31,13 @@ func FuzzVerify(f *testing.F) {
 		{"ath": "x"},
 		{"iat": 1},
 		{"jti": "primer"},
-		{"jti": absent{}},
+		{"jti": oauthtest.Absent{}},
 		{"nonce": "n", "htm": "PUT"},
 	} {
 		f.Add(e.proof(nil, over))
 	}
 	f.Add(e.proof(map[string]any{"alg": "none"}, nil))
-	f.Add(e.proof(map[string]any{"jwk": jwkMap(f, key)}, nil))
+	f.Add(e.proof(map[string]any{"jwk": oauthtest.JWKMap(f, key)}, nil))
 	f.Add(e.proof(map[string]any{"typ": "jwt"}, nil))
 	f.Add(rfcProof)
 	f.Add("")
@@ -81,7 +82,7 @@ func FuzzNormalizeHTU(f *testing.F) {
 
 // FuzzCheckNonce: only nonces the source minted are accepted.
 func FuzzCheckNonce(f *testing.F) {
-	clk := newClock()
+	clk := oauthtest.NewClock(t0())
 	n, err := dpop.NewHMACNonces(dpop.HMACNonceConfig{Key: []byte(strings.Repeat("k", 32)), Now: clk.Now})
 	if err != nil {
 		f.Fatal(err)

@@ -8,9 +8,11 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/dpop"
+
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 )
 
-func testNonces(t *testing.T, clk *clock, key, label string) *dpop.HMACNonces {
+func testNonces(t *testing.T, clk *oauthtest.Clock, key, label string) *dpop.HMACNonces {
 	t.Helper()
 	n, err := dpop.NewHMACNonces(dpop.HMACNonceConfig{Key: []byte(key), Label: label, Period: time.Minute, Now: clk.Now})
 	if err != nil {
@@ -25,7 +27,7 @@ func TestHMACNonces(t *testing.T) {
 	tests := []struct {
 		name    string
 		advance time.Duration
-		checker func(t *testing.T, clk *clock) *dpop.HMACNonces
+		checker func(t *testing.T, clk *oauthtest.Clock) *dpop.HMACNonces
 		mutate  func(string) string
 		wantErr bool
 	}{
@@ -33,10 +35,10 @@ func TestHMACNonces(t *testing.T) {
 		{name: "accepted in the next period", advance: time.Minute},
 		{name: "stale after two periods", advance: 2 * time.Minute, wantErr: true},
 		{name: "not accepted before it was minted", advance: -time.Minute, wantErr: true},
-		{name: "other key refuses it", checker: func(t *testing.T, clk *clock) *dpop.HMACNonces {
+		{name: "other key refuses it", checker: func(t *testing.T, clk *oauthtest.Clock) *dpop.HMACNonces {
 			return testNonces(t, clk, strings.Repeat("x", 32), "")
 		}, wantErr: true},
-		{name: "other label refuses it", checker: func(t *testing.T, clk *clock) *dpop.HMACNonces {
+		{name: "other label refuses it", checker: func(t *testing.T, clk *oauthtest.Clock) *dpop.HMACNonces {
 			return testNonces(t, clk, key, "resource-server")
 		}, wantErr: true},
 		{name: "flipped MAC byte", mutate: func(n string) string { return n[:31] + flip(n[31]) }, wantErr: true},
@@ -47,7 +49,7 @@ func TestHMACNonces(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			clk := newClock()
+			clk := oauthtest.NewClock(t0())
 			src := testNonces(t, clk, key, "")
 			nonce, err := src.Nonce(context.Background())
 			if err != nil {
@@ -81,7 +83,7 @@ func flip(c byte) string {
 
 func TestHMACNoncesRotate(t *testing.T) {
 	t.Parallel()
-	clk := newClock()
+	clk := oauthtest.NewClock(t0())
 	n := testNonces(t, clk, strings.Repeat("s", 32), "")
 	a, _ := n.Nonce(context.Background())
 	clk.Advance(30 * time.Second)

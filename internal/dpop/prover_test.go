@@ -10,43 +10,22 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"io"
-	"strings"
 	"testing"
 
 	"github.com/mcpauth/mcpauth/internal/dpop"
 	"github.com/mcpauth/mcpauth/internal/golden"
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 )
-
-// decode splits a compact JWS into its decoded header and claims.
-func decode(t *testing.T, proof string) (map[string]any, map[string]any) {
-	t.Helper()
-	parts := strings.Split(proof, ".")
-	if len(parts) != 3 {
-		t.Fatalf("proof has %d segments", len(parts))
-	}
-	var out [2]map[string]any
-	for i := range out {
-		data, err := base64.RawURLEncoding.DecodeString(parts[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(data, &out[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out[0], out[1]
-}
 
 // TestProofGolden pins the decoded header and claims of a proof built with a
 // fixed key, clock and jti source.
 func TestProofGolden(t *testing.T) {
 	t.Parallel()
-	clk := newClock()
+	clk := oauthtest.NewClock(t0())
 	p, err := dpop.NewProver(dpop.ProverConfig{
-		Key:  fixedKey(t, 7),
+		Key:  oauthtest.FixedP256(t, 7),
 		Now:  clk.Now,
 		Rand: bytes.NewReader(bytes.Repeat([]byte{0xA5}, 64)),
 	})
@@ -65,14 +44,14 @@ func TestProofGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		hdr, claims := decode(t, proof)
+		hdr, claims := oauthtest.DecodeJWS(t, proof)
 		golden.JSON(t, tt.name, map[string]any{"header": hdr, "claims": claims, "jkt": p.JKT()})
 	}
 }
 
 func TestProverRoundTrip(t *testing.T) {
 	t.Parallel()
-	rsaKey := must(rsa.GenerateKey(rand.Reader, 2048))
+	rsaKey := oauthtest.Must(rsa.GenerateKey(rand.Reader, 2048))
 	_, edKey, _ := ed25519.GenerateKey(rand.Reader)
 	tests := []struct {
 		name    string
@@ -81,17 +60,17 @@ func TestProverRoundTrip(t *testing.T) {
 		wantAlg string
 	}{
 		{"generated ES256 key", nil, "", "ES256"},
-		{"P-384 key", must(ecdsa.GenerateKey(elliptic.P384(), rand.Reader)), "", "ES384"},
-		{"P-521 key", must(ecdsa.GenerateKey(elliptic.P521(), rand.Reader)), "", "ES512"},
+		{"P-384 key", oauthtest.Must(ecdsa.GenerateKey(elliptic.P384(), rand.Reader)), "", "ES384"},
+		{"P-521 key", oauthtest.Must(ecdsa.GenerateKey(elliptic.P521(), rand.Reader)), "", "ES512"},
 		{"RSA key", rsaKey, "", "RS256"},
 		{"RSA key with PS256", rsaKey, "PS256", "PS256"},
 		{"Ed25519 key", edKey, "", "EdDSA"},
-		{"opaque crypto.Signer", opaqueSigner{fixedKey(t, 5)}, "", "ES256"},
+		{"opaque crypto.Signer", oauthtest.OpaqueSigner{Signer: oauthtest.FixedP256(t, 5)}, "", "ES256"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			clk := newClock()
+			clk := oauthtest.NewClock(t0())
 			p, err := dpop.NewProver(dpop.ProverConfig{Key: tt.key, Algorithm: tt.alg, Now: clk.Now})
 			if err != nil {
 				t.Fatal(err)
@@ -124,14 +103,6 @@ func TestProverRoundTrip(t *testing.T) {
 	}
 }
 
-// opaqueSigner hides the concrete key type, like an HSM-backed signer.
-type opaqueSigner struct{ k *ecdsa.PrivateKey }
-
-func (o opaqueSigner) Public() crypto.PublicKey { return o.k.Public() }
-func (o opaqueSigner) Sign(r io.Reader, d []byte, opts crypto.SignerOpts) ([]byte, error) {
-	return o.k.Sign(r, d, opts)
-}
-
 func TestProofIsFreshEachTime(t *testing.T) {
 	t.Parallel()
 	p, err := dpop.NewProver(dpop.ProverConfig{})
@@ -144,7 +115,7 @@ func TestProofIsFreshEachTime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, claims := decode(t, proof)
+		_, claims := oauthtest.DecodeJWS(t, proof)
 		jti := claims["jti"].(string)
 		if raw, _ := base64.RawURLEncoding.DecodeString(jti); len(raw)*8 < 96 {
 			t.Fatalf("jti %q has fewer than 96 bits", jti)
@@ -161,7 +132,7 @@ func TestProofIsFreshEachTime(t *testing.T) {
 
 func TestNewProverRejects(t *testing.T) {
 	t.Parallel()
-	weak := must(rsa.GenerateKey(rand.Reader, 1024))
+	weak := oauthtest.Must(rsa.GenerateKey(rand.Reader, 1024))
 	tests := []struct {
 		name string
 		cfg  dpop.ProverConfig
@@ -211,7 +182,7 @@ func TestProofRejectsBadRequest(t *testing.T) {
 
 func TestProofRandFailure(t *testing.T) {
 	t.Parallel()
-	p, err := dpop.NewProver(dpop.ProverConfig{Key: fixedKey(t, 1), Rand: bytes.NewReader(nil)})
+	p, err := dpop.NewProver(dpop.ProverConfig{Key: oauthtest.FixedP256(t, 1), Rand: bytes.NewReader(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"github.com/mcpauth/mcpauth/internal/dpop"
 	"github.com/mcpauth/mcpauth/internal/jwtassert/replay"
 	"github.com/mcpauth/mcpauth/oauthmeta"
+
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 )
 
 func TestVerifyRefusesReplay(t *testing.T) {
@@ -24,7 +26,7 @@ func TestVerifyRefusesReplay(t *testing.T) {
 		t.Fatalf("replayed proof: %v, want ErrReplayedProof", err)
 	}
 	// The same jti under another key is another proof.
-	other := &env{t: t, clk: e.clk, key: fixedKey(t, 11), v: e.v}
+	other := &env{t: t, clk: e.clk, key: oauthtest.FixedP256(t, 11), v: e.v}
 	if _, err := e.v.Verify(context.Background(), other.proof(nil, map[string]any{"jti": "once"}), resourceReq()); err != nil {
 		t.Fatalf("same jti, other key: %v", err)
 	}
@@ -55,7 +57,7 @@ func TestVerifyKnownHeaderStillChecksSignature(t *testing.T) {
 	}
 	good := e.proof(nil, map[string]any{"jti": "second"})
 	parts := strings.Split(good, ".")
-	forged := parts[0] + "." + b64json(t, e.claims(map[string]any{"jti": "third"})) + "." + parts[2]
+	forged := parts[0] + "." + oauthtest.B64JSON(t, e.claims(map[string]any{"jti": "third"})) + "." + parts[2]
 	if _, err := e.v.Verify(context.Background(), forged, resourceReq()); !errors.Is(err, dpop.ErrBadSignature) {
 		t.Fatalf("payload swapped under a known header: %v, want ErrBadSignature", err)
 	}
@@ -125,7 +127,7 @@ func TestCheckBinding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	otherJKT, _ := dpop.JKT(&fixedKey(t, 3).PublicKey)
+	otherJKT, _ := dpop.JKT(&oauthtest.FixedP256(t, 3).PublicKey)
 	tests := []struct {
 		name    string
 		jkt     string
@@ -243,7 +245,7 @@ func TestVerifyForeignKeyNeverConsumesReplayEntry(t *testing.T) {
 		{"thief key C", 23},
 	}
 	for _, tt := range tests {
-		thief := &env{t: t, clk: e.clk, key: fixedKey(t, tt.key), v: e.v}
+		thief := &env{t: t, clk: e.clk, key: oauthtest.FixedP256(t, tt.key), v: e.v}
 		for i := range 4 * entries { // more proofs than the store holds
 			proof := thief.proof(nil, map[string]any{"jti": tt.name + string(rune('a'+i))})
 			_, err := e.v.Verify(context.Background(), proof, req)

@@ -8,12 +8,12 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"errors"
-	"maps"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/dpop"
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -22,20 +22,17 @@ const (
 	testToken = "eyJhbGciOiJFUzI1NiJ9.access-token.sig"
 )
 
-// absent marks a header parameter or claim to delete.
-type absent struct{}
-
 // env is one verifier and one client key.
 type env struct {
 	t   testing.TB
-	clk *clock
+	clk *oauthtest.Clock
 	key *ecdsa.PrivateKey
 	v   *dpop.Verifier
 }
 
 func newEnv(t *testing.T, mod func(*dpop.VerifierConfig)) *env {
 	t.Helper()
-	clk := newClock()
+	clk := oauthtest.NewClock(t0())
 	cfg := dpop.VerifierConfig{Now: clk.Now}
 	if mod != nil {
 		mod(&cfg)
@@ -44,12 +41,12 @@ func newEnv(t *testing.T, mod func(*dpop.VerifierConfig)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, clk: clk, key: fixedKey(t, 7), v: v}
+	return &env{t: t, clk: clk, key: oauthtest.FixedP256(t, 7), v: v}
 }
 
 func (e *env) header(over map[string]any) map[string]any {
-	h := map[string]any{"typ": "dpop+jwt", "alg": "ES256", "jwk": jwkMap(e.t, &e.key.PublicKey)}
-	return apply(h, over)
+	h := map[string]any{"typ": "dpop+jwt", "alg": "ES256", "jwk": oauthtest.JWKMap(e.t, &e.key.PublicKey)}
+	return oauthtest.Apply(h, over)
 }
 
 func (e *env) claims(over map[string]any) map[string]any {
@@ -60,24 +57,12 @@ func (e *env) claims(over map[string]any) map[string]any {
 		"iat": e.clk.Now().Unix(),
 		"ath": dpop.AccessTokenHash(testToken),
 	}
-	return apply(c, over)
-}
-
-func apply(m, over map[string]any) map[string]any {
-	out := maps.Clone(m)
-	for k, v := range over {
-		if _, del := v.(absent); del {
-			delete(out, k)
-		} else {
-			out[k] = v
-		}
-	}
-	return out
+	return oauthtest.Apply(c, over)
 }
 
 // proof signs claims under header with the env key.
 func (e *env) proof(hdr, claims map[string]any) string {
-	return signRaw(e.t, "ES256", e.key, e.header(hdr), e.claims(claims))
+	return oauthtest.SignRaw(e.t, e.key, e.header(hdr), e.claims(claims))
 }
 
 func resourceReq() dpop.Request {
@@ -86,10 +71,10 @@ func resourceReq() dpop.Request {
 
 func TestVerifyRejects(t *testing.T) {
 	t.Parallel()
-	rsaKey := must(rsa.GenerateKey(rand.Reader, 2048))
-	weakRSA := must(rsa.GenerateKey(rand.Reader, 1024))
-	p384 := must(ecdsa.GenerateKey(elliptic.P384(), rand.Reader))
-	other := fixedKey(t, 9)
+	rsaKey := oauthtest.Must(rsa.GenerateKey(rand.Reader, 2048))
+	weakRSA := oauthtest.Must(rsa.GenerateKey(rand.Reader, 1024))
+	p384 := oauthtest.Must(ecdsa.GenerateKey(elliptic.P384(), rand.Reader))
+	other := oauthtest.FixedP256(t, 9)
 	allowRSA := func(c *dpop.VerifierConfig) { c.Algorithms = []string{"ES256", "RS256"} }
 
 	tests := []struct {
@@ -108,34 +93,34 @@ func TestVerifyRejects(t *testing.T) {
 		{name: "two proofs joined", proof: func(e *env) string { return e.proof(nil, nil) + ", " + e.proof(nil, nil) },
 			wantErr: dpop.ErrMalformedProof},
 		{name: "header not JSON", proof: func(e *env) string { return "bm90IGpzb24.e30.c2ln" }, wantErr: dpop.ErrMalformedProof},
-		{name: "typ missing (RFC 9449 §4.3 check 4)", proof: func(e *env) string { return e.proof(map[string]any{"typ": absent{}}, nil) },
+		{name: "typ missing (RFC 9449 §4.3 check 4)", proof: func(e *env) string { return e.proof(map[string]any{"typ": oauthtest.Absent{}}, nil) },
 			wantErr: dpop.ErrWrongType},
 		{name: "typ JWT", proof: func(e *env) string { return e.proof(map[string]any{"typ": "JWT"}, nil) }, wantErr: dpop.ErrWrongType},
 		{name: "typ at+jwt", proof: func(e *env) string { return e.proof(map[string]any{"typ": "at+jwt"}, nil) }, wantErr: dpop.ErrWrongType},
 		{name: "alg none (RS-10, §4.3 check 5)", proof: func(e *env) string {
-			return signRaw(e.t, "none", nil, e.header(map[string]any{"alg": "none"}), e.claims(nil))
+			return oauthtest.SignRaw(e.t, nil, e.header(map[string]any{"alg": "none"}), e.claims(nil))
 		}, wantErr: dpop.ErrAlgNotAllowed},
 		{name: "alg HS256 with symmetric key", proof: func(e *env) string {
-			return signRaw(e.t, "HS256", []byte("0123456789abcdef0123456789abcdef"), e.header(map[string]any{"alg": "HS256"}), e.claims(nil))
+			return oauthtest.SignRaw(e.t, []byte("0123456789abcdef0123456789abcdef"), e.header(map[string]any{"alg": "HS256"}), e.claims(nil))
 		}, wantErr: dpop.ErrAlgNotAllowed},
-		{name: "alg missing", proof: func(e *env) string { return e.proof(map[string]any{"alg": absent{}}, nil) }, wantErr: dpop.ErrAlgNotAllowed},
+		{name: "alg missing", proof: func(e *env) string { return e.proof(map[string]any{"alg": oauthtest.Absent{}}, nil) }, wantErr: dpop.ErrAlgNotAllowed},
 		{name: "RS256 not in allowlist", proof: func(e *env) string {
-			return signRaw(e.t, "RS256", rsaKey, e.header(map[string]any{"alg": "RS256", "jwk": jwkMap(e.t, &rsaKey.PublicKey)}), e.claims(nil))
+			return oauthtest.SignRaw(e.t, rsaKey, e.header(map[string]any{"alg": "RS256", "jwk": oauthtest.JWKMap(e.t, &rsaKey.PublicKey)}), e.claims(nil))
 		}, wantErr: dpop.ErrAlgNotAllowed},
-		{name: "jwk missing", proof: func(e *env) string { return e.proof(map[string]any{"jwk": absent{}}, nil) }, wantErr: dpop.ErrMissingJWK},
+		{name: "jwk missing", proof: func(e *env) string { return e.proof(map[string]any{"jwk": oauthtest.Absent{}}, nil) }, wantErr: dpop.ErrMissingJWK},
 		{name: "private key in jwk (§4.3 check 7)", proof: func(e *env) string {
-			return e.proof(map[string]any{"jwk": jwkMap(e.t, e.key)}, nil)
+			return e.proof(map[string]any{"jwk": oauthtest.JWKMap(e.t, e.key)}, nil)
 		}, wantErr: dpop.ErrPrivateJWK},
 		{name: "RSA prime in jwk without d", cfg: allowRSA, proof: func(e *env) string {
-			j := jwkMap(e.t, &rsaKey.PublicKey)
+			j := oauthtest.JWKMap(e.t, &rsaKey.PublicKey)
 			j["p"] = "AQAB"
-			return signRaw(e.t, "RS256", rsaKey, e.header(map[string]any{"alg": "RS256", "jwk": j}), e.claims(nil))
+			return oauthtest.SignRaw(e.t, rsaKey, e.header(map[string]any{"alg": "RS256", "jwk": j}), e.claims(nil))
 		}, wantErr: dpop.ErrPrivateJWK},
 		{name: "symmetric jwk", proof: func(e *env) string {
 			return e.proof(map[string]any{"jwk": map[string]any{"kty": "oct", "k": "c2VjcmV0"}}, nil)
 		}, wantErr: dpop.ErrPrivateJWK},
 		{name: "jwk point not on curve", proof: func(e *env) string {
-			j := jwkMap(e.t, &e.key.PublicKey)
+			j := oauthtest.JWKMap(e.t, &e.key.PublicKey)
 			j["y"] = j["x"]
 			return e.proof(map[string]any{"jwk": j}, nil)
 		}, wantErr: dpop.ErrInvalidJWK},
@@ -143,38 +128,38 @@ func TestVerifyRejects(t *testing.T) {
 			return e.proof(map[string]any{"jwk": map[string]any{"kty": "XYZ"}}, nil)
 		}, wantErr: dpop.ErrInvalidJWK},
 		{name: "RSA key under 2048 bits", cfg: allowRSA, proof: func(e *env) string {
-			return signRaw(e.t, "RS256", weakRSA, e.header(map[string]any{"alg": "RS256", "jwk": jwkMap(e.t, &weakRSA.PublicKey)}), e.claims(nil))
+			return oauthtest.SignRaw(e.t, weakRSA, e.header(map[string]any{"alg": "RS256", "jwk": oauthtest.JWKMap(e.t, &weakRSA.PublicKey)}), e.claims(nil))
 		}, wantErr: dpop.ErrInvalidJWK},
 		{name: "ES256 with a P-384 key", proof: func(e *env) string {
-			return signRaw(e.t, "ES384", p384, e.header(map[string]any{"jwk": jwkMap(e.t, &p384.PublicKey)}), e.claims(nil))
+			return oauthtest.SignRaw(e.t, p384, e.header(map[string]any{"jwk": oauthtest.JWKMap(e.t, &p384.PublicKey)}), e.claims(nil))
 		}, wantErr: dpop.ErrAlgKeyMismatch},
 		{name: "ES256 with an RSA key", cfg: allowRSA, proof: func(e *env) string {
-			return signRaw(e.t, "RS256", rsaKey, e.header(map[string]any{"jwk": jwkMap(e.t, &rsaKey.PublicKey)}), e.claims(nil))
+			return oauthtest.SignRaw(e.t, rsaKey, e.header(map[string]any{"jwk": oauthtest.JWKMap(e.t, &rsaKey.PublicKey)}), e.claims(nil))
 		}, wantErr: dpop.ErrAlgKeyMismatch},
 		{name: "jwk alg member differs", proof: func(e *env) string {
-			j := jwkMap(e.t, &e.key.PublicKey)
+			j := oauthtest.JWKMap(e.t, &e.key.PublicKey)
 			j["alg"] = "ES384"
 			return e.proof(map[string]any{"jwk": j}, nil)
 		}, wantErr: dpop.ErrAlgKeyMismatch},
 		{name: "crit header", proof: func(e *env) string { return e.proof(map[string]any{"crit": []string{"exp"}}, nil) },
 			wantErr: dpop.ErrMalformedProof},
 		{name: "signed by another key (§4.3 check 6)", proof: func(e *env) string {
-			return signRaw(e.t, "ES256", other, e.header(nil), e.claims(nil))
+			return oauthtest.SignRaw(e.t, other, e.header(nil), e.claims(nil))
 		}, wantErr: dpop.ErrBadSignature},
 		{name: "tampered signature", proof: func(e *env) string {
 			p := e.proof(nil, nil)
 			return p[:len(p)-10] + "AAAAAAAAAA"
 		}, wantErr: dpop.ErrBadSignature},
-		{name: "jti missing (§4.3 check 3)", proof: func(e *env) string { return e.proof(nil, map[string]any{"jti": absent{}}) },
+		{name: "jti missing (§4.3 check 3)", proof: func(e *env) string { return e.proof(nil, map[string]any{"jti": oauthtest.Absent{}}) },
 			wantErr: dpop.ErrMissingClaim},
 		{name: "jti empty", proof: func(e *env) string { return e.proof(nil, map[string]any{"jti": ""}) }, wantErr: dpop.ErrMissingClaim},
-		{name: "htm missing", proof: func(e *env) string { return e.proof(nil, map[string]any{"htm": absent{}}) }, wantErr: dpop.ErrMissingClaim},
-		{name: "htu missing", proof: func(e *env) string { return e.proof(nil, map[string]any{"htu": absent{}}) }, wantErr: dpop.ErrMissingClaim},
-		{name: "iat missing", proof: func(e *env) string { return e.proof(nil, map[string]any{"iat": absent{}}) }, wantErr: dpop.ErrMissingClaim},
+		{name: "htm missing", proof: func(e *env) string { return e.proof(nil, map[string]any{"htm": oauthtest.Absent{}}) }, wantErr: dpop.ErrMissingClaim},
+		{name: "htu missing", proof: func(e *env) string { return e.proof(nil, map[string]any{"htu": oauthtest.Absent{}}) }, wantErr: dpop.ErrMissingClaim},
+		{name: "iat missing", proof: func(e *env) string { return e.proof(nil, map[string]any{"iat": oauthtest.Absent{}}) }, wantErr: dpop.ErrMissingClaim},
 		{name: "iat not a number", proof: func(e *env) string { return e.proof(nil, map[string]any{"iat": "1785240000"}) },
 			wantErr: dpop.ErrMalformedProof},
 		{name: "payload not an object", proof: func(e *env) string {
-			return signRaw(e.t, "ES256", e.key, e.header(nil), []string{"jti"})
+			return oauthtest.SignRaw(e.t, e.key, e.header(nil), []string{"jti"})
 		}, wantErr: dpop.ErrMalformedProof},
 		{name: "proof for another method (§4.3 check 8)", proof: func(e *env) string { return e.proof(nil, map[string]any{"htm": "GET"}) },
 			wantErr: dpop.ErrHTMMismatch},
@@ -210,7 +195,7 @@ func TestVerifyRejects(t *testing.T) {
 		{name: "wrong ath (§4.3 check 12)", proof: func(e *env) string {
 			return e.proof(nil, map[string]any{"ath": dpop.AccessTokenHash("another-token")})
 		}, wantErr: dpop.ErrATHMismatch},
-		{name: "ath missing with a token", proof: func(e *env) string { return e.proof(nil, map[string]any{"ath": absent{}}) },
+		{name: "ath missing with a token", proof: func(e *env) string { return e.proof(nil, map[string]any{"ath": oauthtest.Absent{}}) },
 			wantErr: dpop.ErrMissingClaim},
 		{name: "ath without a token", proof: func(e *env) string { return e.proof(nil, nil) },
 			req: func() dpop.Request { return dpop.Request{Method: "POST", URL: testURL} }, wantErr: dpop.ErrUnexpectedATH},
@@ -272,7 +257,7 @@ func withNonces(c *dpop.VerifierConfig) {
 
 func TestVerifyAccepts(t *testing.T) {
 	t.Parallel()
-	rsaKey := must(rsa.GenerateKey(rand.Reader, 2048))
+	rsaKey := oauthtest.Must(rsa.GenerateKey(rand.Reader, 2048))
 	_, edKey, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -285,13 +270,13 @@ func TestVerifyAccepts(t *testing.T) {
 		claim map[string]any
 	}{
 		{name: "ES256 resource request", alg: "ES256"},
-		{name: "ES384", alg: "ES384", key: func() any { return must(ecdsa.GenerateKey(elliptic.P384(), rand.Reader)) }},
-		{name: "ES512", alg: "ES512", key: func() any { return must(ecdsa.GenerateKey(elliptic.P521(), rand.Reader)) }},
+		{name: "ES384", alg: "ES384", key: func() any { return oauthtest.Must(ecdsa.GenerateKey(elliptic.P384(), rand.Reader)) }},
+		{name: "ES512", alg: "ES512", key: func() any { return oauthtest.Must(ecdsa.GenerateKey(elliptic.P521(), rand.Reader)) }},
 		{name: "RS256", alg: "RS256", key: func() any { return rsaKey }},
 		{name: "PS256", alg: "PS256", key: func() any { return rsaKey }},
 		{name: "EdDSA", alg: "EdDSA", key: func() any { return edKey }},
 		{name: "token request without ath", alg: "ES256", req: dpop.Request{Method: "POST", URL: "https://as.example.com/token"},
-			claim: map[string]any{"htu": "https://as.example.com/token", "ath": absent{}}},
+			claim: map[string]any{"htu": "https://as.example.com/token", "ath": oauthtest.Absent{}}},
 		{name: "htu differs only by normalization", alg: "ES256",
 			claim: map[string]any{"htu": "HTTPS://MCP.Example.COM:443/%6Dcp"}},
 		{name: "request URL with query and fragment", alg: "ES256",
@@ -314,11 +299,11 @@ func TestVerifyAccepts(t *testing.T) {
 			if req.Method == "" {
 				req = resourceReq()
 			}
-			hdr := map[string]any{"alg": tt.alg, "jwk": jwkMap(t, publicOf(key))}
+			hdr := map[string]any{"alg": tt.alg, "jwk": oauthtest.JWKMap(t, publicOf(key))}
 			if tt.name == "typ with application/ prefix" {
 				hdr["typ"] = "application/dpop+jwt"
 			}
-			proof := signAlg(t, tt.alg, key, e.header(hdr), e.claims(tt.claim))
+			proof := oauthtest.SignRaw(t, key, e.header(hdr), e.claims(tt.claim))
 			p, err := e.v.Verify(context.Background(), proof, req)
 			if err != nil {
 				t.Fatalf("Verify: %v", err)
@@ -347,13 +332,4 @@ func publicOf(key any) any {
 		return k.Public()
 	}
 	return nil
-}
-
-// signAlg signs with the right primitive for alg, PS256 included.
-func signAlg(t *testing.T, alg string, key any, hdr, claims map[string]any) string {
-	t.Helper()
-	if alg != "PS256" {
-		return signRaw(t, alg, key, hdr, claims)
-	}
-	return signPSS(t, key.(*rsa.PrivateKey), hdr, claims)
 }

@@ -9,15 +9,13 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
-	"encoding/base64"
-	"encoding/json"
-	"io"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/golden"
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
+
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 )
 
 // TestClientAssertionRoundTrip signs with ClientAssertionSigner for every
@@ -25,24 +23,24 @@ import (
 // URL client_id (CL-25, CIMD-03, CIMD-09).
 func TestClientAssertionRoundTrip(t *testing.T) {
 	t.Parallel()
-	rsaKey := must(rsa.GenerateKey(rand.Reader, 2048))
+	rsaKey := oauthtest.Must(rsa.GenerateKey(rand.Reader, 2048))
 	_, edKey, _ := ed25519.GenerateKey(rand.Reader)
 	tests := []struct {
 		name string
 		key  crypto.Signer
 		alg  string
 	}{
-		{"ES256", fixedKey(t, 1), ""},
-		{"ES384", must(ecdsa.GenerateKey(elliptic.P384(), rand.Reader)), ""},
+		{"ES256", oauthtest.FixedP256(t, 1), ""},
+		{"ES384", oauthtest.Must(ecdsa.GenerateKey(elliptic.P384(), rand.Reader)), ""},
 		{"RS256", rsaKey, ""},
 		{"PS256", rsaKey, "PS256"},
 		{"EdDSA", edKey, ""},
-		{"opaque signer", opaque{fixedKey(t, 2)}, ""},
+		{"opaque signer", oauthtest.OpaqueSigner{Signer: oauthtest.FixedP256(t, 2)}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			clk := newClock()
+			clk := oauthtest.NewClock(t0())
 			s, err := jwtassert.NewClientAssertionSigner(jwtassert.ClientAssertionSignerConfig{
 				ClientID: clientID, Key: tt.key, Algorithm: tt.alg, KeyID: "kid-1", Now: clk.Now,
 			})
@@ -79,19 +77,12 @@ func TestClientAssertionRoundTrip(t *testing.T) {
 	}
 }
 
-type opaque struct{ k *ecdsa.PrivateKey }
-
-func (o opaque) Public() crypto.PublicKey { return o.k.Public() }
-func (o opaque) Sign(r io.Reader, d []byte, opts crypto.SignerOpts) ([]byte, error) {
-	return o.k.Sign(r, d, opts)
-}
-
 // TestClientAssertionGolden pins the decoded header and claims.
 func TestClientAssertionGolden(t *testing.T) {
 	t.Parallel()
-	clk := newClock()
+	clk := oauthtest.NewClock(t0())
 	s, err := jwtassert.NewClientAssertionSigner(jwtassert.ClientAssertionSignerConfig{
-		ClientID: clientID, Key: fixedKey(t, 1), KeyID: "client-key-1", Now: clk.Now,
+		ClientID: clientID, Key: oauthtest.FixedP256(t, 1), KeyID: "client-key-1", Now: clk.Now,
 		Rand: bytes.NewReader(bytes.Repeat([]byte{0x5A}, 16)),
 	})
 	if err != nil {
@@ -101,31 +92,13 @@ func TestClientAssertionGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden.JSON(t, "client_assertion.json", decodeJWT(t, a))
-}
-
-// decodeJWT returns {"header": ..., "claims": ...} of a compact JWS.
-func decodeJWT(t *testing.T, jwt string) map[string]any {
-	t.Helper()
-	parts := strings.Split(jwt, ".")
-	out := map[string]any{}
-	for i, name := range []string{"header", "claims"} {
-		data, err := base64.RawURLEncoding.DecodeString(parts[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		var v map[string]any
-		if err := json.Unmarshal(data, &v); err != nil {
-			t.Fatal(err)
-		}
-		out[name] = v
-	}
-	return out
+	h, c := oauthtest.DecodeJWS(t, a)
+	golden.JSON(t, "client_assertion.json", map[string]any{"header": h, "claims": c})
 }
 
 func TestNewClientAssertionSignerRejects(t *testing.T) {
 	t.Parallel()
-	key := fixedKey(t, 1)
+	key := oauthtest.FixedP256(t, 1)
 	tests := []struct {
 		name string
 		cfg  jwtassert.ClientAssertionSignerConfig
@@ -135,7 +108,7 @@ func TestNewClientAssertionSignerRejects(t *testing.T) {
 		{"HS256", jwtassert.ClientAssertionSignerConfig{ClientID: "c", Key: key, Algorithm: "HS256"}},
 		{"alg for another key", jwtassert.ClientAssertionSignerConfig{ClientID: "c", Key: key, Algorithm: "RS256"}},
 		{"lifetime too long", jwtassert.ClientAssertionSignerConfig{ClientID: "c", Key: key, Lifetime: time.Hour}},
-		{"weak RSA", jwtassert.ClientAssertionSignerConfig{ClientID: "c", Key: must(rsa.GenerateKey(rand.Reader, 1024))}},
+		{"weak RSA", jwtassert.ClientAssertionSignerConfig{ClientID: "c", Key: oauthtest.Must(rsa.GenerateKey(rand.Reader, 1024))}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
 	"github.com/mcpauth/mcpauth/oauthmeta"
+
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 )
 
 const (
@@ -23,14 +25,14 @@ const (
 // caEnv is one client key and one verifier.
 type caEnv struct {
 	t   testing.TB
-	clk *clock
+	clk *oauthtest.Clock
 	key *ecdsa.PrivateKey
 	v   *jwtassert.ClientAssertionVerifier
 }
 
 func newCAEnv(t testing.TB, mod func(*jwtassert.ClientAssertionVerifierConfig)) *caEnv {
 	t.Helper()
-	clk := newClock()
+	clk := oauthtest.NewClock(t0())
 	cfg := jwtassert.ClientAssertionVerifierConfig{Audiences: []string{asIssuer}, Now: clk.Now}
 	if mod != nil {
 		mod(&cfg)
@@ -39,7 +41,7 @@ func newCAEnv(t testing.TB, mod func(*jwtassert.ClientAssertionVerifierConfig)) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &caEnv{t: t, clk: clk, key: fixedKey(t, 3), v: v}
+	return &caEnv{t: t, clk: clk, key: oauthtest.FixedP256(t, 3), v: v}
 }
 
 func (e *caEnv) keys() jwtassert.StaticKeys {
@@ -48,9 +50,9 @@ func (e *caEnv) keys() jwtassert.StaticKeys {
 
 // assertion hand-signs a client assertion with the given overrides.
 func (e *caEnv) assertion(hdr, claims map[string]any) string {
-	h := apply(map[string]any{"alg": "ES256", "typ": "client-authentication+jwt", "kid": "k1"}, hdr)
+	h := oauthtest.Apply(map[string]any{"alg": "ES256", "typ": "client-authentication+jwt", "kid": "k1"}, hdr)
 	now := e.clk.Now().Unix()
-	c := apply(map[string]any{
+	c := oauthtest.Apply(map[string]any{
 		"iss": clientID, "sub": clientID, "aud": asIssuer, "jti": "jti-1", "iat": now, "exp": now + 60,
 	}, claims)
 	var key any = e.key
@@ -58,13 +60,13 @@ func (e *caEnv) assertion(hdr, claims map[string]any) string {
 		key = k
 		delete(h, "_key")
 	}
-	return signRaw(e.t, key, h, c)
+	return oauthtest.SignRaw(e.t, key, h, c)
 }
 
 func TestClientAssertionVerifyRejects(t *testing.T) {
 	t.Parallel()
-	other := fixedKey(t, 4)
-	rsaKey := must(rsa.GenerateKey(rand.Reader, 2048))
+	other := oauthtest.FixedP256(t, 4)
+	rsaKey := oauthtest.Must(rsa.GenerateKey(rand.Reader, 2048))
 	tests := []struct {
 		name    string
 		cfg     func(*jwtassert.ClientAssertionVerifierConfig)
@@ -98,13 +100,13 @@ func TestClientAssertionVerifyRejects(t *testing.T) {
 			wantErr: jwtassert.ErrWrongType},
 		{name: "explicit type required, JWT given", cfg: func(c *jwtassert.ClientAssertionVerifierConfig) { c.RequireExplicitType = true },
 			make: func(e *caEnv) string { return e.assertion(map[string]any{"typ": "JWT"}, nil) }, wantErr: jwtassert.ErrWrongType},
-		{name: "iss missing", make: func(e *caEnv) string { return e.assertion(nil, map[string]any{"iss": absent{}}) },
+		{name: "iss missing", make: func(e *caEnv) string { return e.assertion(nil, map[string]any{"iss": oauthtest.Absent{}}) },
 			wantErr: jwtassert.ErrMissingClaim},
 		{name: "iss is another client", make: func(e *caEnv) string { return e.assertion(nil, map[string]any{"iss": "other", "sub": "other"}) },
 			wantErr: jwtassert.ErrIssuerMismatch},
 		{name: "iss differs from sub", make: func(e *caEnv) string { return e.assertion(nil, map[string]any{"sub": "someone-else"}) },
 			wantErr: jwtassert.ErrSubjectMismatch},
-		{name: "sub missing", make: func(e *caEnv) string { return e.assertion(nil, map[string]any{"sub": absent{}}) },
+		{name: "sub missing", make: func(e *caEnv) string { return e.assertion(nil, map[string]any{"sub": oauthtest.Absent{}}) },
 			wantErr: jwtassert.ErrMissingClaim},
 		{name: "no expected client_id", client: "-", make: func(e *caEnv) string { return e.assertion(nil, nil) },
 			wantErr: jwtassert.ErrIssuerMismatch},
@@ -114,14 +116,14 @@ func TestClientAssertionVerifyRejects(t *testing.T) {
 		{name: "token endpoint audience not configured (rfc7523bis)", make: func(e *caEnv) string {
 			return e.assertion(nil, map[string]any{"aud": asIssuer + "/token"})
 		}, wantErr: jwtassert.ErrAudience},
-		{name: "aud missing", make: func(e *caEnv) string { return e.assertion(nil, map[string]any{"aud": absent{}}) },
+		{name: "aud missing", make: func(e *caEnv) string { return e.assertion(nil, map[string]any{"aud": oauthtest.Absent{}}) },
 			wantErr: jwtassert.ErrMissingClaim},
 		{name: "aud not a string", make: func(e *caEnv) string { return e.assertion(nil, map[string]any{"aud": 42}) },
 			wantErr: jwtassert.ErrMalformed},
 		{name: "expired assertion", make: func(e *caEnv) string {
 			return e.assertion(nil, map[string]any{"exp": e.clk.Now().Add(-jwtassert.DefaultLeeway - time.Second).Unix()})
 		}, wantErr: jwtassert.ErrExpired},
-		{name: "exp missing", make: func(e *caEnv) string { return e.assertion(nil, map[string]any{"exp": absent{}}) },
+		{name: "exp missing", make: func(e *caEnv) string { return e.assertion(nil, map[string]any{"exp": oauthtest.Absent{}}) },
 			wantErr: jwtassert.ErrMissingClaim},
 		{name: "exp too far ahead", make: func(e *caEnv) string {
 			return e.assertion(nil, map[string]any{"exp": e.clk.Now().Add(10 * time.Minute).Unix()})
@@ -134,13 +136,13 @@ func TestClientAssertionVerifyRejects(t *testing.T) {
 		{name: "iat in the future", make: func(e *caEnv) string {
 			return e.assertion(nil, map[string]any{"iat": e.clk.Now().Add(time.Minute).Unix()})
 		}, wantErr: jwtassert.ErrIssuedInFuture},
-		{name: "jti missing", make: func(e *caEnv) string { return e.assertion(nil, map[string]any{"jti": absent{}}) },
+		{name: "jti missing", make: func(e *caEnv) string { return e.assertion(nil, map[string]any{"jti": oauthtest.Absent{}}) },
 			wantErr: jwtassert.ErrMissingClaim},
 		{name: "signed by another key", make: func(e *caEnv) string { return e.assertion(map[string]any{"_key": other}, nil) },
 			wantErr: jwtassert.ErrBadSignature},
 		{name: "tampered payload", make: func(e *caEnv) string {
 			parts := strings.Split(e.assertion(nil, nil), ".")
-			return parts[0] + "." + b64json(t, map[string]any{"iss": clientID, "sub": clientID, "aud": asIssuer, "jti": "x",
+			return parts[0] + "." + oauthtest.B64JSON(t, map[string]any{"iss": clientID, "sub": clientID, "aud": asIssuer, "jti": "x",
 				"exp": e.clk.Now().Unix() + 60}) + "." + parts[2]
 		}, wantErr: jwtassert.ErrBadSignature},
 		{name: "unknown kid", make: func(e *caEnv) string { return e.assertion(map[string]any{"kid": "k2"}, nil) },
@@ -149,7 +151,7 @@ func TestClientAssertionVerifyRejects(t *testing.T) {
 			keys:    func(e *caEnv) jwtassert.KeySource { return jwtassert.PublicKeys(&rsaKey.PublicKey) },
 			wantErr: jwtassert.ErrUnknownKey},
 		{name: "jwk header ignored (RS-10)", make: func(e *caEnv) string {
-			return e.assertion(map[string]any{"_key": other, "kid": absent{}, "jwk": jwkMap(t, &other.PublicKey)}, nil)
+			return e.assertion(map[string]any{"_key": other, "kid": oauthtest.Absent{}, "jwk": oauthtest.JWKMap(t, &other.PublicKey)}, nil)
 		}, wantErr: jwtassert.ErrBadSignature},
 		{name: "key source down", make: func(e *caEnv) string { return e.assertion(nil, nil) },
 			keys: func(e *caEnv) jwtassert.KeySource { return failingKeys{} }, wantErr: jwtassert.ErrKeySourceUnavailable,
@@ -226,15 +228,15 @@ func TestClientAssertionAccepts(t *testing.T) {
 		claims map[string]any
 	}{
 		{name: "explicitly typed"},
-		{name: "untyped", hdr: map[string]any{"typ": absent{}}},
+		{name: "untyped", hdr: map[string]any{"typ": oauthtest.Absent{}}},
 		{name: "typ JWT", hdr: map[string]any{"typ": "JWT"}},
 		{name: "typ with application/ prefix", hdr: map[string]any{"typ": "application/client-authentication+jwt"}},
 		{name: "aud array with the issuer", claims: map[string]any{"aud": []string{"https://x", asIssuer}}},
 		{name: "token endpoint audience when configured", claims: map[string]any{"aud": asIssuer + "/token"},
 			cfg: func(c *jwtassert.ClientAssertionVerifierConfig) { c.Audiences = append(c.Audiences, asIssuer+"/token") }},
-		{name: "no kid", hdr: map[string]any{"kid": absent{}}},
+		{name: "no kid", hdr: map[string]any{"kid": oauthtest.Absent{}}},
 		{name: "exp within leeway", claims: map[string]any{"exp": t0().Add(-10 * time.Second).Unix()}},
-		{name: "no iat", claims: map[string]any{"iat": absent{}}},
+		{name: "no iat", claims: map[string]any{"iat": oauthtest.Absent{}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -278,7 +280,7 @@ func TestUnverifiedClientID(t *testing.T) {
 	}{
 		{"valid", e.assertion(nil, nil), clientID, nil},
 		{"iss differs", e.assertion(nil, map[string]any{"iss": "x"}), "", jwtassert.ErrIssuerMismatch},
-		{"no sub", e.assertion(nil, map[string]any{"sub": absent{}}), "", jwtassert.ErrMissingClaim},
+		{"no sub", e.assertion(nil, map[string]any{"sub": oauthtest.Absent{}}), "", jwtassert.ErrMissingClaim},
 		{"garbage", "x", "", jwtassert.ErrMalformed},
 		{"bad payload", "a.!!.c", "", jwtassert.ErrMalformed},
 	}

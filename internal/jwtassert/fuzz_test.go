@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
+
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 )
 
 // FuzzClientAssertionVerify: arbitrary assertions never panic and never
@@ -13,13 +15,13 @@ import (
 func FuzzClientAssertionVerify(f *testing.F) {
 	e := newCAEnv(f, nil)
 	for _, over := range []map[string]any{
-		{"aud": "https://other"}, {"exp": 1}, {"sub": "x"}, {"jti": absent{}}, {"iss": absent{}},
+		{"aud": "https://other"}, {"exp": 1}, {"sub": "x"}, {"jti": oauthtest.Absent{}}, {"iss": oauthtest.Absent{}},
 	} {
 		f.Add(e.assertion(nil, over))
 	}
 	f.Add(e.assertion(map[string]any{"alg": "none", "_key": nil}, nil))
 	f.Add(e.assertion(map[string]any{"typ": "at+jwt"}, nil))
-	f.Add(e.assertion(map[string]any{"_key": fixedKey(f, 8)}, nil))
+	f.Add(e.assertion(map[string]any{"_key": oauthtest.FixedP256(f, 8)}, nil))
 	spent := e.assertion(nil, map[string]any{"jti": "spent"})
 	if _, err := e.v.Verify(context.Background(), spent, clientID, e.keys()); err != nil {
 		f.Fatal(err)
@@ -45,7 +47,7 @@ func FuzzGrantVerify(f *testing.F) {
 	})
 	jag := newGrantEnv(f, jwtassert.ProfileIDJAG, nil)
 	for _, over := range []map[string]any{
-		{"aud": "https://other"}, {"exp": 1}, {"iss": "https://evil"}, {"jti": absent{}}, {"client_id": "x"},
+		{"aud": "https://other"}, {"exp": 1}, {"iss": "https://evil"}, {"jti": oauthtest.Absent{}}, {"client_id": "x"},
 		{"resource": []any{1}}, {"scope": "\x00"},
 	} {
 		f.Add(wif.wif(nil, over))

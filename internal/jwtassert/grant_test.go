@@ -15,6 +15,8 @@ import (
 	"github.com/mcpauth/mcpauth/internal/jsonx"
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
 	"github.com/mcpauth/mcpauth/oauthmeta"
+
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 )
 
 const (
@@ -27,15 +29,15 @@ const (
 // grantEnv is one trusted issuer key and one GrantVerifier.
 type grantEnv struct {
 	t   testing.TB
-	clk *clock
+	clk *oauthtest.Clock
 	key *ecdsa.PrivateKey
 	v   *jwtassert.GrantVerifier
 }
 
 func newGrantEnv(t testing.TB, profile jwtassert.Profile, mod func(*jwtassert.GrantVerifierConfig)) *grantEnv {
 	t.Helper()
-	clk := newClock()
-	key := fixedKey(t, 5)
+	clk := oauthtest.NewClock(t0())
+	key := oauthtest.FixedP256(t, 5)
 	cfg := jwtassert.GrantVerifierConfig{
 		Audiences: []string{asIssuer, tokenURL},
 		Issuers: []jwtassert.TrustedIssuer{
@@ -58,8 +60,8 @@ func newGrantEnv(t testing.TB, profile jwtassert.Profile, mod func(*jwtassert.Gr
 // wif hand-signs a workload JWT (untyped, as platforms issue them).
 func (e *grantEnv) wif(hdr, claims map[string]any) string {
 	now := e.clk.Now().Unix()
-	h := apply(map[string]any{"alg": "ES256"}, hdr)
-	c := apply(map[string]any{
+	h := oauthtest.Apply(map[string]any{"alg": "ES256"}, hdr)
+	c := oauthtest.Apply(map[string]any{
 		"iss": wifIssuer, "sub": "spiffe://example.org/ns/default/sa/agent", "aud": tokenURL,
 		"jti": "wif-1", "iat": now, "exp": now + 600,
 	}, claims)
@@ -69,8 +71,8 @@ func (e *grantEnv) wif(hdr, claims map[string]any) string {
 // idjag hand-signs an ID-JAG.
 func (e *grantEnv) idjag(hdr, claims map[string]any) string {
 	now := e.clk.Now().Unix()
-	h := apply(map[string]any{"alg": "ES256", "typ": "oauth-id-jag+jwt"}, hdr)
-	c := apply(map[string]any{
+	h := oauthtest.Apply(map[string]any{"alg": "ES256", "typ": "oauth-id-jag+jwt"}, hdr)
+	c := oauthtest.Apply(map[string]any{
 		"iss": idpIssuer, "sub": "U019488227", "aud": asIssuer, "client_id": clientID, "jti": "jag-1",
 		"iat": now, "exp": now + 300, "resource": mcpURL, "scope": "chat.read chat.history",
 	}, claims)
@@ -83,12 +85,12 @@ func (e *grantEnv) sign(h, c map[string]any) string {
 		key = k
 		delete(h, "_key")
 	}
-	return signRaw(e.t, key, h, c)
+	return oauthtest.SignRaw(e.t, key, h, c)
 }
 
 func TestGrantVerifyRejects(t *testing.T) {
 	t.Parallel()
-	other := fixedKey(t, 6)
+	other := oauthtest.FixedP256(t, 6)
 	tests := []struct {
 		name    string
 		profile jwtassert.Profile
@@ -101,7 +103,7 @@ func TestGrantVerifyRejects(t *testing.T) {
 			wantErr: jwtassert.ErrUnknownIssuer},
 		{name: "issuer differs by trailing slash", make: func(e *grantEnv) string { return e.wif(nil, map[string]any{"iss": wifIssuer + "/"}) },
 			wantErr: jwtassert.ErrUnknownIssuer},
-		{name: "iss missing", make: func(e *grantEnv) string { return e.wif(nil, map[string]any{"iss": absent{}}) },
+		{name: "iss missing", make: func(e *grantEnv) string { return e.wif(nil, map[string]any{"iss": oauthtest.Absent{}}) },
 			wantErr: jwtassert.ErrMissingClaim},
 		{name: "sub missing", make: func(e *grantEnv) string { return e.wif(nil, map[string]any{"sub": ""}) },
 			wantErr: jwtassert.ErrMissingClaim},
@@ -111,7 +113,7 @@ func TestGrantVerifyRejects(t *testing.T) {
 		{name: "expired assertion", make: func(e *grantEnv) string {
 			return e.wif(nil, map[string]any{"exp": e.clk.Now().Add(-time.Minute).Unix()})
 		}, wantErr: jwtassert.ErrExpired},
-		{name: "exp missing", make: func(e *grantEnv) string { return e.wif(nil, map[string]any{"exp": absent{}}) },
+		{name: "exp missing", make: func(e *grantEnv) string { return e.wif(nil, map[string]any{"exp": oauthtest.Absent{}}) },
 			wantErr: jwtassert.ErrMissingClaim},
 		{name: "lifetime beyond an hour", make: func(e *grantEnv) string {
 			return e.wif(nil, map[string]any{"exp": e.clk.Now().Add(2 * time.Hour).Unix()})
@@ -119,7 +121,7 @@ func TestGrantVerifyRejects(t *testing.T) {
 		{name: "nbf in the future", make: func(e *grantEnv) string {
 			return e.wif(nil, map[string]any{"nbf": e.clk.Now().Add(5 * time.Minute).Unix()})
 		}, wantErr: jwtassert.ErrNotYetValid},
-		{name: "jti missing", make: func(e *grantEnv) string { return e.wif(nil, map[string]any{"jti": absent{}}) },
+		{name: "jti missing", make: func(e *grantEnv) string { return e.wif(nil, map[string]any{"jti": oauthtest.Absent{}}) },
 			wantErr: jwtassert.ErrMissingClaim},
 		{name: "typ at+jwt", make: func(e *grantEnv) string { return e.wif(map[string]any{"typ": "at+jwt"}, nil) },
 			wantErr: jwtassert.ErrWrongType},
@@ -144,18 +146,18 @@ func TestGrantVerifyRejects(t *testing.T) {
 		{name: "ID-JAG: wrong typ", profile: jwtassert.ProfileIDJAG, client: clientID,
 			make: func(e *grantEnv) string { return e.idjag(map[string]any{"typ": "JWT"}, nil) }, wantErr: jwtassert.ErrWrongType},
 		{name: "ID-JAG: untyped", profile: jwtassert.ProfileIDJAG, client: clientID,
-			make: func(e *grantEnv) string { return e.idjag(map[string]any{"typ": absent{}}, nil) }, wantErr: jwtassert.ErrWrongType},
+			make: func(e *grantEnv) string { return e.idjag(map[string]any{"typ": oauthtest.Absent{}}, nil) }, wantErr: jwtassert.ErrWrongType},
 		{name: "ID-JAG: client_id missing", profile: jwtassert.ProfileIDJAG, client: clientID,
-			make: func(e *grantEnv) string { return e.idjag(nil, map[string]any{"client_id": absent{}}) }, wantErr: jwtassert.ErrMissingClaim},
+			make: func(e *grantEnv) string { return e.idjag(nil, map[string]any{"client_id": oauthtest.Absent{}}) }, wantErr: jwtassert.ErrMissingClaim},
 		{name: "ID-JAG: issued to another client", profile: jwtassert.ProfileIDJAG, client: "https://other-client.example/c.json",
 			make: func(e *grantEnv) string { return e.idjag(nil, nil) }, wantErr: jwtassert.ErrClientIDMismatch},
 		{name: "ID-JAG: unauthenticated presenter", profile: jwtassert.ProfileIDJAG,
 			make: func(e *grantEnv) string { return e.idjag(nil, nil) }, wantErr: jwtassert.ErrClientIDMismatch},
 		{name: "ID-JAG: iat missing", profile: jwtassert.ProfileIDJAG, client: clientID,
-			make: func(e *grantEnv) string { return e.idjag(nil, map[string]any{"iat": absent{}}) }, wantErr: jwtassert.ErrMissingClaim},
+			make: func(e *grantEnv) string { return e.idjag(nil, map[string]any{"iat": oauthtest.Absent{}}) }, wantErr: jwtassert.ErrMissingClaim},
 		{name: "ID-JAG: jti missing despite the insecure switch", profile: jwtassert.ProfileIDJAG, client: clientID,
 			cfg:  func(c *jwtassert.GrantVerifierConfig) { c.InsecureAllowMissingJTI = true },
-			make: func(e *grantEnv) string { return e.idjag(nil, map[string]any{"jti": absent{}}) }, wantErr: jwtassert.ErrMissingClaim},
+			make: func(e *grantEnv) string { return e.idjag(nil, map[string]any{"jti": oauthtest.Absent{}}) }, wantErr: jwtassert.ErrMissingClaim},
 		{name: "ID-JAG: audience is the token endpoint only", profile: jwtassert.ProfileIDJAG, client: clientID,
 			cfg:  func(c *jwtassert.GrantVerifierConfig) { c.Audiences = []string{asIssuer} },
 			make: func(e *grantEnv) string { return e.idjag(nil, map[string]any{"aud": tokenURL}) }, wantErr: jwtassert.ErrAudience},
@@ -188,7 +190,7 @@ func TestGrantVerifyWorkloadIdentity(t *testing.T) {
 		{name: "typ JWT", hdr: map[string]any{"typ": "JWT"}},
 		{name: "audience is the issuer", claims: map[string]any{"aud": asIssuer}},
 		{name: "client_id claim of the presenter", claims: map[string]any{"client_id": "c"}, client: "c"},
-		{name: "no jti with the insecure switch", claims: map[string]any{"jti": absent{}},
+		{name: "no jti with the insecure switch", claims: map[string]any{"jti": oauthtest.Absent{}},
 			cfg: func(c *jwtassert.GrantVerifierConfig) { c.InsecureAllowMissingJTI = true }},
 		{name: "configured type", hdr: map[string]any{"typ": "application/workload+jwt"},
 			cfg: func(c *jwtassert.GrantVerifierConfig) { c.Type = "workload+jwt" }},
@@ -228,8 +230,8 @@ func TestGrantReplay(t *testing.T) {
 // an ID-JAG GrantVerifier, as the MCP authorization server would.
 func TestIDJAGRoundTrip(t *testing.T) {
 	t.Parallel()
-	clk := newClock()
-	idpKey := must(rsa.GenerateKey(rand.Reader, 2048))
+	clk := oauthtest.NewClock(t0())
+	idpKey := oauthtest.Must(rsa.GenerateKey(rand.Reader, 2048))
 	signer, err := jwtassert.NewIDJAGSigner(jwtassert.IDJAGSignerConfig{Issuer: idpIssuer, Key: idpKey, KeyID: "idp-1", Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -271,9 +273,9 @@ func TestIDJAGRoundTrip(t *testing.T) {
 
 func TestIDJAGGolden(t *testing.T) {
 	t.Parallel()
-	clk := newClock()
+	clk := oauthtest.NewClock(t0())
 	s, err := jwtassert.NewIDJAGSigner(jwtassert.IDJAGSignerConfig{
-		Issuer: idpIssuer, Key: fixedKey(t, 9), KeyID: "idp-key-1", Now: clk.Now,
+		Issuer: idpIssuer, Key: oauthtest.FixedP256(t, 9), KeyID: "idp-key-1", Now: clk.Now,
 		Rand: bytes.NewReader(bytes.Repeat([]byte{0x3C}, 16)),
 	})
 	if err != nil {
@@ -286,12 +288,13 @@ func TestIDJAGGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden.JSON(t, "id_jag.json", decodeJWT(t, jag))
+	h, c := oauthtest.DecodeJWS(t, jag)
+	golden.JSON(t, "id_jag.json", map[string]any{"header": h, "claims": c})
 }
 
 func TestIDJAGSignerRejects(t *testing.T) {
 	t.Parallel()
-	key := fixedKey(t, 9)
+	key := oauthtest.FixedP256(t, 9)
 	for name, cfg := range map[string]jwtassert.IDJAGSignerConfig{
 		"no issuer":         {Key: key},
 		"no key":            {Issuer: idpIssuer},
@@ -321,7 +324,7 @@ func TestIDJAGSignerRejects(t *testing.T) {
 
 func TestNewGrantVerifierRejects(t *testing.T) {
 	t.Parallel()
-	keys := jwtassert.PublicKeys(&fixedKey(t, 1).PublicKey)
+	keys := jwtassert.PublicKeys(&oauthtest.FixedP256(t, 1).PublicKey)
 	ok := []jwtassert.TrustedIssuer{{Issuer: idpIssuer, Keys: keys}}
 	for name, cfg := range map[string]jwtassert.GrantVerifierConfig{
 		"no audiences":        {Issuers: ok},
@@ -340,7 +343,7 @@ func TestNewGrantVerifierRejects(t *testing.T) {
 
 func TestGrantVerifyDoesNotFetchKeysForBadClaims(t *testing.T) {
 	t.Parallel()
-	clk := newClock()
+	clk := oauthtest.NewClock(t0())
 	src := &countingKeys{}
 	v, err := jwtassert.NewGrantVerifier(jwtassert.GrantVerifierConfig{
 		Audiences: []string{asIssuer}, Issuers: []jwtassert.TrustedIssuer{{Issuer: wifIssuer, Keys: src}}, Now: clk.Now,
@@ -348,7 +351,7 @@ func TestGrantVerifyDoesNotFetchKeysForBadClaims(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &grantEnv{t: t, clk: clk, key: fixedKey(t, 5), v: v}
+	e := &grantEnv{t: t, clk: clk, key: oauthtest.FixedP256(t, 5), v: v}
 	for _, bad := range []string{
 		e.wif(nil, map[string]any{"aud": "https://wrong"}),
 		e.wif(nil, map[string]any{"exp": 1}),
@@ -379,7 +382,7 @@ func TestIDTokenProfile(t *testing.T) {
 	e := newGrantEnv(t, jwtassert.ProfileIDToken, func(c *jwtassert.GrantVerifierConfig) { c.Audiences = []string{"idp-client"} })
 	now := e.clk.Now().Unix()
 	idt := func(claims map[string]any) string {
-		return e.sign(map[string]any{"alg": "ES256", "typ": "JWT"}, apply(map[string]any{
+		return e.sign(map[string]any{"alg": "ES256", "typ": "JWT"}, oauthtest.Apply(map[string]any{
 			"iss": idpIssuer, "sub": "alice", "aud": "idp-client", "iat": now, "exp": now + 600,
 		}, claims))
 	}
@@ -395,7 +398,7 @@ func TestIDTokenProfile(t *testing.T) {
 		wantErr error
 	}{
 		{"with jti, still reusable", idt(map[string]any{"jti": "x"}), nil},
-		{"missing iat", idt(map[string]any{"iat": absent{}}), jwtassert.ErrMissingClaim},
+		{"missing iat", idt(map[string]any{"iat": oauthtest.Absent{}}), jwtassert.ErrMissingClaim},
 		{"another audience", idt(map[string]any{"aud": "other-client"}), jwtassert.ErrAudience},
 		{"expired", idt(map[string]any{"exp": now - 60}), jwtassert.ErrExpired},
 		{"untrusted issuer", idt(map[string]any{"iss": "https://evil.example"}), jwtassert.ErrUnknownIssuer},

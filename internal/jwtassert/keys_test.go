@@ -17,6 +17,8 @@ import (
 	"testing"
 
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
+
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 )
 
 func pemBlock(typ string, der []byte) []byte {
@@ -25,13 +27,13 @@ func pemBlock(typ string, der []byte) []byte {
 
 func TestParsePrivateKeyPEM(t *testing.T) {
 	t.Parallel()
-	ec := fixedKey(t, 1)
-	rsaKey := must(rsa.GenerateKey(rand.Reader, 2048))
-	weak := must(rsa.GenerateKey(rand.Reader, 1024))
+	ec := oauthtest.FixedP256(t, 1)
+	rsaKey := oauthtest.Must(rsa.GenerateKey(rand.Reader, 2048))
+	weak := oauthtest.Must(rsa.GenerateKey(rand.Reader, 1024))
 	_, ed, _ := ed25519.GenerateKey(rand.Reader)
-	p224 := must(ecdsa.GenerateKey(elliptic.P224(), rand.Reader))
-	pkcs8 := func(k any) []byte { return must(x509.MarshalPKCS8PrivateKey(k)) }
-	sec1 := func(k *ecdsa.PrivateKey) []byte { return must(x509.MarshalECPrivateKey(k)) }
+	p224 := oauthtest.Must(ecdsa.GenerateKey(elliptic.P224(), rand.Reader))
+	pkcs8 := func(k any) []byte { return oauthtest.Must(x509.MarshalPKCS8PrivateKey(k)) }
+	sec1 := func(k *ecdsa.PrivateKey) []byte { return oauthtest.Must(x509.MarshalECPrivateKey(k)) }
 	tests := []struct {
 		name    string
 		pem     []byte
@@ -47,7 +49,7 @@ func TestParsePrivateKeyPEM(t *testing.T) {
 		{name: "PKCS #1 RSA", pem: pemBlock("RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(rsaKey)), want: &rsaKey.PublicKey},
 		{name: "weak RSA", pem: pemBlock("RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(weak)), wantErr: true},
 		{name: "P-224", pem: pemBlock("EC PRIVATE KEY", sec1(p224)), wantErr: true},
-		{name: "public key", pem: pemBlock("PUBLIC KEY", must(x509.MarshalPKIXPublicKey(&ec.PublicKey))), wantErr: true},
+		{name: "public key", pem: pemBlock("PUBLIC KEY", oauthtest.Must(x509.MarshalPKIXPublicKey(&ec.PublicKey))), wantErr: true},
 		{name: "encrypted PKCS #8", pem: pemBlock("ENCRYPTED PRIVATE KEY", []byte{1, 2, 3}), wantErr: true},
 		{name: "legacy encrypted PEM", pem: pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY",
 			Headers: map[string]string{"Proc-Type": "4,ENCRYPTED"}, Bytes: []byte{1}}), wantErr: true},
@@ -78,11 +80,11 @@ func TestParsePrivateKeyPEM(t *testing.T) {
 
 func TestParseJWKS(t *testing.T) {
 	t.Parallel()
-	ec := fixedKey(t, 1)
-	rsaKey := must(rsa.GenerateKey(rand.Reader, 2048))
+	ec := oauthtest.FixedP256(t, 1)
+	rsaKey := oauthtest.Must(rsa.GenerateKey(rand.Reader, 2048))
 	edPub, _, _ := ed25519.GenerateKey(rand.Reader)
 	withMembers := func(key any, extra map[string]any) map[string]any {
-		m := jwkMap(t, key)
+		m := oauthtest.JWKMap(t, key)
 		for k, v := range extra {
 			m[k] = v
 		}
@@ -111,7 +113,7 @@ func TestParseJWKS(t *testing.T) {
 			wantIDs: []string{"ec"}},
 		{name: "unsupported alg skipped", data: set(withMembers(&ec.PublicKey, map[string]any{"kid": "a", "alg": "ECDH-ES"})), wantIDs: nil},
 		{name: "alg that does not fit the key skipped", data: set(withMembers(&ec.PublicKey, map[string]any{"kid": "a", "alg": "RS256"})), wantIDs: nil},
-		{name: "private key refuses the set", data: set(jwkMap(t, ec)), wantErr: true},
+		{name: "private key refuses the set", data: set(oauthtest.JWKMap(t, ec)), wantErr: true},
 		{name: "symmetric key refuses the set", data: set(map[string]any{"kty": "oct", "k": "c2VjcmV0"}), wantErr: true},
 		{name: "not JSON", data: []byte("nope"), wantErr: true},
 		{name: "keys not an array", data: []byte(`{"keys":{}}`), wantErr: true},
@@ -147,9 +149,9 @@ func TestParseJWKS(t *testing.T) {
 // TestKeySelection checks which keys are tried for a kid and alg.
 func TestKeySelection(t *testing.T) {
 	t.Parallel()
-	clk := newClock()
-	signing := fixedKey(t, 3)
-	decoy := fixedKey(t, 4)
+	clk := oauthtest.NewClock(t0())
+	signing := oauthtest.FixedP256(t, 3)
+	decoy := oauthtest.FixedP256(t, 4)
 	v, err := jwtassert.NewClientAssertionVerifier(jwtassert.ClientAssertionVerifierConfig{Audiences: []string{asIssuer}, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -163,11 +165,11 @@ func TestKeySelection(t *testing.T) {
 	}{
 		{"exact kid", "a", jwtassert.StaticKeys{{ID: "b", Public: &decoy.PublicKey}, {ID: "a", Public: &signing.PublicKey}}, nil},
 		{"kid, key without ID", "a", jwtassert.StaticKeys{{Public: &signing.PublicKey}}, nil},
-		{"no kid, several keys", absent{}, jwtassert.StaticKeys{{ID: "x", Public: &decoy.PublicKey}, {ID: "y", Public: &signing.PublicKey}}, nil},
+		{"no kid, several keys", oauthtest.Absent{}, jwtassert.StaticKeys{{ID: "x", Public: &decoy.PublicKey}, {ID: "y", Public: &signing.PublicKey}}, nil},
 		{"kid of another key only", "a", jwtassert.StaticKeys{{ID: "b", Public: &signing.PublicKey}}, jwtassert.ErrUnknownKey},
 		{"key restricted to another alg", "a", jwtassert.StaticKeys{{ID: "a", Algorithm: "ES384", Public: &signing.PublicKey}}, jwtassert.ErrUnknownKey},
 		{"key restricted to the alg", "a", jwtassert.StaticKeys{{ID: "a", Algorithm: "ES256", Public: &signing.PublicKey}}, nil},
-		{"right key beyond the try limit", absent{}, jwtassert.StaticKeys{
+		{"right key beyond the try limit", oauthtest.Absent{}, jwtassert.StaticKeys{
 			{Public: &decoy.PublicKey}, {Public: &decoy.PublicKey}, {Public: &decoy.PublicKey}, {Public: &decoy.PublicKey},
 			{Public: &signing.PublicKey}}, jwtassert.ErrBadSignature},
 	}
