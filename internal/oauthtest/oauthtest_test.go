@@ -2,6 +2,11 @@ package oauthtest_test
 
 import (
 	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
 	"crypto/tls"
 	"encoding/json"
 	"net/http"
@@ -93,4 +98,40 @@ func TestJWKSServer(t *testing.T) {
 		t.Errorf("counters %d %d", s.JWKSFetches(), s.MetadataFetches())
 	}
 	var _ *tls.Config = s.TLSConfig()
+}
+
+// TestSignRaw: hand-built JWS verify with go-jose for every key type, and
+// DecodeJWS returns what was signed.
+func TestSignRaw(t *testing.T) {
+	t.Parallel()
+	rsaKey := oauthtest.Must(rsa.GenerateKey(rand.Reader, 2048))
+	tests := []struct {
+		name string
+		alg  jose.SignatureAlgorithm
+		key  crypto.Signer
+	}{
+		{"ES256", jose.ES256, oauthtest.FixedP256(t, 3)},
+		{"ES384", jose.ES384, oauthtest.Must(ecdsa.GenerateKey(elliptic.P384(), rand.Reader))},
+		{"RS256", jose.RS256, rsaKey},
+		{"PS256", jose.PS256, rsaKey},
+		{"EdDSA", jose.EdDSA, oauthtest.NewKey(t, oauthtest.EdDSA, "k").Signer},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			hdr := oauthtest.Apply(map[string]any{"alg": string(tt.alg), "kid": "x"}, map[string]any{"kid": oauthtest.Absent{}})
+			jws := oauthtest.SignRaw(t, tt.key, hdr, map[string]any{"sub": "s"})
+			obj, err := jose.ParseSigned(jws, []jose.SignatureAlgorithm{tt.alg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := obj.Verify(tt.key.Public()); err != nil {
+				t.Fatalf("verify: %v", err)
+			}
+			h, c := oauthtest.DecodeJWS(t, jws)
+			if h["kid"] != nil || h["alg"] != string(tt.alg) || c["sub"] != "s" {
+				t.Fatalf("decoded %v %v", h, c)
+			}
+		})
+	}
 }
