@@ -14,12 +14,8 @@ import (
 // access token is inactive once its grant is revoked (for example by
 // refresh token reuse or revocation).
 func (s *Server) handleIntrospect(w http.ResponseWriter, r *http.Request) {
-	form, oe := s.parseForm(w, r)
-	if oe != nil {
-		s.writeError(w, r, oe)
-		return
-	}
-	if !s.allowClient(w, claimedClientID(r, form)) {
+	form, ok := s.clientForm(w, r)
+	if !ok {
 		return
 	}
 	if _, err := s.authenticateClient(r.Context(), r, form, true); err != nil {

@@ -17,12 +17,8 @@ import (
 // refresh token revokes its grant, so the access tokens issued from it
 // become inactive for introspection too.
 func (s *Server) handleRevoke(w http.ResponseWriter, r *http.Request) {
-	form, oe := s.parseForm(w, r)
-	if oe != nil {
-		s.writeError(w, r, oe)
-		return
-	}
-	if !s.allowClient(w, claimedClientID(r, form)) {
+	form, ok := s.clientForm(w, r)
+	if !ok {
 		return
 	}
 	client, err := s.authenticateClient(r.Context(), r, form, false)

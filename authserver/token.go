@@ -21,12 +21,8 @@ import (
 // tokens for requests with a proof (RFC 9449); JSON answers with
 // Cache-Control: no-store (requirement AS-10).
 func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
-	form, oe := s.parseForm(w, r)
-	if oe != nil {
-		s.writeError(w, r, oe)
-		return
-	}
-	if !s.allowClient(w, claimedClientID(r, form)) {
+	form, ok := s.clientForm(w, r)
+	if !ok {
 		return
 	}
 	gt := form.Get("grant_type")
@@ -109,6 +105,22 @@ func (s *Server) grant(ctx context.Context, gt string, client *Client, form url.
 	default:
 		return s.exchangeForIDJAG(ctx, client, form)
 	}
+}
+
+// clientForm parses a client's POST form and applies the per-client and
+// per-IP rate limits, writing the error response itself; it reports whether
+// the handler may go on. The token, introspection and revocation endpoints
+// all start with it.
+func (s *Server) clientForm(w http.ResponseWriter, r *http.Request) (url.Values, bool) {
+	form, oe := s.parseForm(w, r)
+	if oe != nil {
+		s.writeError(w, r, oe)
+		return nil, false
+	}
+	if !s.allowClient(w, claimedClientID(r, form)) {
+		return nil, false
+	}
+	return form, true
 }
 
 // parseForm reads an application/x-www-form-urlencoded body of at most
