@@ -94,8 +94,16 @@ func (c *tokenCache) shard(h uint64) *cacheShard { return &c.shards[h%cacheShard
 
 // get returns the cached result for token, or nil.
 func (c *tokenCache) get(token string, now time.Time) *authValue {
+	av, _ := c.lookup(token, now)
+	return av
+}
+
+// lookup returns the cached result for token, or nil, and the token's
+// keyed hash, which putHashed takes so that a miss followed by an insert
+// hashes the token once.
+func (c *tokenCache) lookup(token string, now time.Time) (*authValue, uint64) {
 	if c == nil {
-		return nil
+		return nil, 0
 	}
 	h := maphash.String(c.seed, token)
 	s := c.shard(h)
@@ -103,14 +111,22 @@ func (c *tokenCache) get(token string, now time.Time) *authValue {
 	e := s.m[h]
 	s.mu.RUnlock()
 	if e == nil || !now.Before(e.until) || !equalConstantTime(e.token, token) {
-		return nil
+		return nil, h
 	}
-	return e
+	return e, h
 }
 
 // put stores a verification result until min(exp, now+maxAge). The cache
 // owns av's bookkeeping fields from then on; av must not be put twice.
 func (c *tokenCache) put(av *authValue, exp, now time.Time) {
+	if c == nil {
+		return
+	}
+	c.putHashed(av, maphash.String(c.seed, av.token), exp, now)
+}
+
+// putHashed is put with av.token's hash h from lookup.
+func (c *tokenCache) putHashed(av *authValue, h uint64, exp, now time.Time) {
 	if c == nil {
 		return
 	}
@@ -121,7 +137,6 @@ func (c *tokenCache) put(av *authValue, exp, now time.Time) {
 	if !now.Before(until) {
 		return
 	}
-	h := maphash.String(c.seed, av.token)
 	e := av
 	// The claims are held twice: as JSON, and as the string their values
 	// are substrings of.

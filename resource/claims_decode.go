@@ -24,6 +24,13 @@ type fastClaims struct {
 // jsonx.DecodeObject(payload, &jwtClaims{}); FuzzDecodeClaims holds the two
 // to the same answers.
 func decodeClaims(payload []byte) (fastClaims, error) {
+	return decodeClaimsInto(payload, nil)
+}
+
+// decodeClaimsInto is decodeClaims storing a single-string "aud" in one
+// (when not nil), so that the common audience costs no allocation of its
+// own: c.aud is then one[:].
+func decodeClaimsInto(payload []byte, one *[1]string) (fastClaims, error) {
 	var c fastClaims
 	s := scanner{data: payload, strict: true, text: string(payload)}
 	if s.peek() != '{' {
@@ -42,7 +49,7 @@ func decodeClaims(payload []byte) (fastClaims, error) {
 		case "jti":
 			return s.stringClaim(&c.jti)
 		case "aud":
-			return s.audienceClaim(&c.aud)
+			return s.audienceClaim(&c.aud, one)
 		case "exp":
 			return s.numberClaim(&c.exp, &c.hasExp)
 		case "nbf":
@@ -149,8 +156,8 @@ func parseNumber(b []byte) (float64, bool) {
 }
 
 // audienceClaim reads "aud": a string or an array of strings (RFC 7519
-// §4.1.3).
-func (s *scanner) audienceClaim(dst *[]string) error {
+// §4.1.3). A single string goes to one when it is not nil.
+func (s *scanner) audienceClaim(dst *[]string, one *[1]string) error {
 	if s.null() {
 		*dst = nil
 		return nil
@@ -161,7 +168,11 @@ func (s *scanner) audienceClaim(dst *[]string) error {
 		if err != nil {
 			return err
 		}
-		*dst = []string{v}
+		if one == nil {
+			one = new([1]string)
+		}
+		one[0] = v
+		*dst = one[:]
 		return nil
 	case '[':
 	default:

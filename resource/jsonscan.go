@@ -65,7 +65,9 @@ func (s *scanner) object(member func(key []byte) error) error {
 		}
 		if s.strict {
 			for _, k := range seen {
-				if string(k) == string(key) {
+				// Length and last byte first: most names differ there,
+				// and the byte compare is a call.
+				if len(k) == len(key) && (len(k) == 0 || k[len(k)-1] == key[len(k)-1]) && string(k) == string(key) {
 					return errScan // duplicate member name
 				}
 			}

@@ -58,7 +58,7 @@ func (v *Verifier) verifyJWT(ctx context.Context, raw string, now time.Time, av 
 		return err
 	}
 	payload := jws.UnsafePayloadWithoutVerification()
-	c, err := decodeClaims(payload)
+	c, err := decodeClaimsInto(payload, &av.aud1)
 	if err != nil {
 		return ErrMalformedToken
 	}

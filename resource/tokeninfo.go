@@ -55,6 +55,7 @@ type authValue struct {
 	token string
 	data  TokenInfo // storage info points to, when allocated together
 	bound bool      // the token has a "cnf" claim (RFC 7800)
+	aud1  [1]string // storage of a single-string "aud" (info.Audience)
 
 	// Cache bookkeeping (see tokenCache).
 	key   uint64

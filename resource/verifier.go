@@ -225,8 +225,9 @@ func (v *Verifier) verify(ctx context.Context, raw, scheme string) (*authValue, 
 		return nil, ErrMalformedToken
 	}
 	now := v.now()
-	if av := v.cache.get(raw, now); av != nil {
-		return av, v.checkScheme(av, scheme)
+	cached, hash := v.cache.lookup(raw, now)
+	if cached != nil {
+		return cached, v.checkScheme(cached, scheme)
 	}
 	if !looksLikeJWT(raw) {
 		if v.introspector == nil {
@@ -242,7 +243,7 @@ func (v *Verifier) verify(ctx context.Context, raw, scheme string) (*authValue, 
 	if err := v.verifyJWT(ctx, raw, now, av, scheme); err != nil {
 		return nil, err
 	}
-	v.cache.put(av, av.info.Expiry, now)
+	v.cache.putHashed(av, hash, av.info.Expiry, now)
 	return av, v.checkScheme(av, scheme)
 }
 
