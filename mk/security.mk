@@ -5,13 +5,17 @@
 #                        fault tests, SECURITY.md consistency (-race)
 #   make fuzz-coverage   every parser and verifier has a fuzz target
 #   make load            the load generator against the resource middleware (figures in BENCHMARKS.md)
+#   make load-protect    the load generator against `mcpauth protect` as a child process (built here;
+#                        LOAD_PROTECT=race for the -race build, not part of `make test`)
 
 EXTRA_TEST_TARGETS += attack fuzz-coverage
 
 LOAD_CONCURRENCY ?= 64
 LOAD_DURATION ?= 20s
+LOAD_PROTECT ?= build
+LOAD_MAX_RSS_MIB ?= 256
 
-.PHONY: attack fuzz-coverage load
+.PHONY: attack fuzz-coverage load load-protect
 
 attack:
 	@echo "== attack"
@@ -23,3 +27,6 @@ fuzz-coverage:
 
 load:
 	$(GO) run ./cmd/mcpauth-load -c $(LOAD_CONCURRENCY) -d $(LOAD_DURATION)
+
+load-protect:
+	$(GO) run ./cmd/mcpauth-load -protect $(LOAD_PROTECT) -c $(LOAD_CONCURRENCY) -d $(LOAD_DURATION) -max-rss-mib $(LOAD_MAX_RSS_MIB)

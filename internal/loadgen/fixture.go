@@ -35,6 +35,11 @@ type FixtureConfig struct {
 	Logger func(context.Context, resource.Event)
 	// Now is the clock for token times. Nil means time.Now.
 	Now func() time.Time
+	// Audience is the aud of the valid tokens the fixture mints. Empty
+	// means the fixture's own URL; set it to another resource's identifier
+	// (an mcpauth protect proxy's) to use the fixture as its issuer only:
+	// the fixture's own middleware then refuses those tokens.
+	Audience string
 }
 
 // Fixture is an in-process MCP server (go-sdk, stateless Streamable HTTP,
@@ -95,6 +100,9 @@ func NewFixture(cfg FixtureConfig) (*Fixture, error) {
 	f.srv = httptest.NewUnstartedServer(mux)
 	origin := "http://" + f.srv.Listener.Addr().String()
 	f.Issuer, f.URL = origin, origin+"/mcp"
+	if f.cfg.Audience == "" {
+		f.cfg.Audience = f.URL
+	}
 	if err := f.mount(mux); err != nil {
 		f.srv.Close()
 		return nil, err
@@ -191,7 +199,7 @@ type claims struct {
 
 func (f *Fixture) claims(jti string) claims {
 	now := f.cfg.now()
-	return claims{Iss: f.Issuer, Sub: "user-" + jti, Aud: f.URL, ClientID: "load", Scope: "mcp:tools",
+	return claims{Iss: f.Issuer, Sub: "user-" + jti, Aud: f.cfg.Audience, ClientID: "load", Scope: "mcp:tools",
 		JTI: jti, Iat: now.Unix(), Exp: now.Add(time.Hour).Unix()}
 }
 
