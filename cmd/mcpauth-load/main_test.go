@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/mcpauth/mcpauth/internal/loadgen"
 )
 
 func TestRunShort(t *testing.T) {
@@ -22,5 +25,29 @@ func TestRunBadFlag(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if code := run([]string{"-nope"}, &out, &errOut); code != 2 {
 		t.Errorf("exit %d", code)
+	}
+}
+
+// TestRunProtectShort drives a freshly built `mcpauth protect` child for two
+// seconds: nothing wrongly allowed or refused (RS-07 invalid tokens, RS-08 foreign audience, RS-17 query token, RS-19 no
+// credential forwarded upstream), the child within its memory bound and
+// stopped cleanly by SIGTERM.
+func TestRunProtectShort(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds ./cmd/mcpauth")
+	}
+	bin, err := loadgen.BuildMcpauth(context.Background(), t.TempDir(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := run([]string{"-protect", bin, "-c", "4", "-d", "2s", "-pool", "8"}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errOut.String(), out.String())
+	}
+	for _, want := range []string{"wrongly allowed 0, wrongly refused 0", "data races 0", "leaked 0"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
 	}
 }

@@ -10,8 +10,14 @@
 // Streamable HTTP) behind resource.Verifier's middleware on 127.0.0.1,
 // trusting an issuer whose RFC 8414 metadata and JWK Set it serves itself,
 // with a token mix (Fixture.Next) covering the refusal classes of the
-// resource server. cmd/mcpauth-load wraps both in a command; the fault
-// tests of package attack use Run against their own targets.
+// resource server. For the reverse proxy, Upstream is a go-sdk MCP server
+// without authorization of its own that counts requests reaching it without
+// a validated identity or with a forwarded credential, and StartProtect runs
+// `mcpauth protect` (BuildMcpauth builds it, with -race on request) as a
+// child process in front of it, reporting its peak RSS (VmHWM) and the data
+// races its race detector printed. cmd/mcpauth-load wraps these in a
+// command; the fault tests of package attack use Run against their own
+// targets.
 //
 // It is a measuring tool, not a test: figures go into BENCHMARKS.md with the
 // command that produced them. Every listener is on 127.0.0.1. It
