@@ -29,9 +29,10 @@ func TestRunBadFlag(t *testing.T) {
 }
 
 // TestRunProtectShort drives a freshly built `mcpauth protect` child for two
-// seconds: nothing wrongly allowed or refused (RS-07 invalid tokens, RS-08 foreign audience, RS-17 query token, RS-19 no
-// credential forwarded upstream), the child within its memory bound and
-// stopped cleanly by SIGTERM.
+// seconds: nothing wrongly allowed or refused (RS-07 invalid tokens, RS-08
+// foreign audience, RS-17 query token, RS-19 no credential forwarded
+// upstream), the child within its memory bound and stopped cleanly by
+// SIGTERM.
 func TestRunProtectShort(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
