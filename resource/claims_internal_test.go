@@ -2,6 +2,8 @@ package resource
 
 import (
 	"reflect"
+	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/mcpauth/mcpauth/internal/jsonx"
@@ -105,4 +107,42 @@ func (c fastClaims) jwtClaims() jwtClaims {
 	}
 	return jwtClaims{Iss: c.iss, Sub: c.sub, ClientID: c.clientID, Scope: c.scope, Jti: c.jti, Aud: c.aud,
 		Exp: num(c.exp, c.hasExp), Nbf: num(c.nbf, c.hasNbf), Iat: num(c.iat, c.hasIat), Cnf: c.cnf}
+}
+
+// scopeCases are scope claims for the parseScope equivalence checks
+// (RS-12: the token's scopes are what the policy compares against).
+var scopeCases = []string{
+	"", " ", "   ", "a", "a b", "a  b", " a b ", "a b a", "a a a a a", "a b c d", "a b c d e",
+	"a b c d e f g h", "mcp:tools files:read", "a\tb", "a\"b", "a\\b", "a\x7fb", "a é", "a\x00",
+	"!#[]~ x", "a b  c d a b", "a b c d d",
+}
+
+func TestParseScopeMatchesOAuthMeta(t *testing.T) {
+	t.Parallel()
+	for _, s := range scopeCases {
+		t.Run(strconv.Quote(s), func(t *testing.T) {
+			t.Parallel()
+			checkParseScope(t, s)
+		})
+	}
+}
+
+func FuzzParseScope(f *testing.F) {
+	for _, s := range scopeCases {
+		f.Add(s)
+	}
+	f.Fuzz(checkParseScope)
+}
+
+// checkParseScope holds parseScope, with and without inline storage, to
+// oauthmeta.ParseScope, and checks that the result has no spare capacity
+// (an append must never write into the shared storage).
+func checkParseScope(t *testing.T, s string) {
+	want, err := oauthmeta.ParseScope(s)
+	for _, n := range []int{0, 1, scopeInline} {
+		got, ok := parseScope(s, make([]string, n))
+		if ok != (err == nil) || !slices.Equal(got, want) || (got == nil) != (want == nil) || cap(got) != len(got) {
+			t.Fatalf("parseScope(%q, buf %d) = %q, %v (cap %d); oauthmeta.ParseScope = %q, %v", s, n, got, ok, cap(got), want, err)
+		}
+	}
 }

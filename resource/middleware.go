@@ -96,7 +96,7 @@ func (v *Verifier) authenticate(r *http.Request, cred credential, o *outcome) (*
 			return nil, ErrDPoPRequired
 		}
 	}
-	av, err := v.verify(r.Context(), cred.token, cred.scheme)
+	av, err := v.verify(r.Context(), cred.token, cred.scheme, cred.shape)
 	if av != nil {
 		o.info = av.info
 	}

@@ -19,6 +19,7 @@ const schemeBearer = "Bearer"
 type credential struct {
 	scheme string
 	token  string
+	shape  tokenShape // what parseAuthorization's scan learned of token
 }
 
 // extractCredential finds the request's access token. Only the
@@ -69,10 +70,17 @@ func parseAuthorization(h string, maxToken int, withDPoP bool) (credential, erro
 	if len(tok) > maxToken {
 		return credential{scheme: scheme}, ErrTokenTooLarge
 	}
+	// One scan serves both checks on the common path: a token with the
+	// JWS compact shape is a b64token (base64url and "." are b64token
+	// characters, and it has no "=" padding), so only a token without
+	// that shape is scanned against the b64token class.
+	if looksLikeJWT(tok) {
+		return credential{scheme: scheme, token: tok, shape: shapeJWS}, nil
+	}
 	if !isB64Token(tok) {
 		return credential{scheme: scheme}, ErrMalformedCredentials
 	}
-	return credential{scheme: scheme, token: tok}, nil
+	return credential{scheme: scheme, token: tok, shape: shapeOther}, nil
 }
 
 // isB64Token reports whether s matches RFC 6750 §2.1

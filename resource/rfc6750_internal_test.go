@@ -38,6 +38,32 @@ func TestParseAuthorization(t *testing.T) {
 	}
 }
 
+// TestParseAuthorizationShape: the credential scan records whether the
+// token has the JWS compact shape, so the verifier does not scan it again;
+// a JWS-shaped token is still an RFC 6750 b64token (RS-16).
+func TestParseAuthorizationShape(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		token string
+		shape tokenShape
+	}{
+		{"a.b.c", shapeJWS},
+		{"aB-_0.b.", shapeJWS},
+		{"a.b.c=", shapeOther},
+		{"a.b.c.d", shapeOther},
+		{".b.c", shapeOther},
+		{"a..c", shapeOther},
+		{"a~b.c.d", shapeOther},
+		{"opaque+/token==", shapeOther},
+	}
+	for _, tt := range tests {
+		c, err := parseAuthorization("Bearer "+tt.token, 64, false)
+		if err != nil || c.token != tt.token || c.shape != tt.shape || !isB64Token(c.token) {
+			t.Errorf("%q: %+v %v", tt.token, c, err)
+		}
+	}
+}
+
 // TestParseAuthorizationDPoP: with DPoP enabled, "DPoP <token>" is the
 // RFC 9449 §7.1 scheme, with the Bearer token syntax; a failed parse still
 // names the scheme the request used (for the challenge, RFC 9449 §7.2).
@@ -99,6 +125,10 @@ func FuzzExtractCredential(f *testing.F) {
 		}
 		if !isB64Token(c.token) || (c.scheme != schemeBearer && (!withDPoP || c.scheme != schemeDPoP)) {
 			t.Fatalf("bad credential %+v from %q", c, header)
+		}
+		// The shape recorded by the one scan is the shape of the token.
+		if (c.shape == shapeJWS) != looksLikeJWT(c.token) || c.shape == shapeUnchecked {
+			t.Fatalf("shape %d recorded for %q", c.shape, header)
 		}
 	})
 }

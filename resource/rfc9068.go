@@ -16,6 +16,24 @@ import (
 // against (a token without "kid" against a large key set).
 const maxKeyTries = 4
 
+// tokenShape records whether a token's JWS compact shape is already known,
+// so that a token is scanned for it once per request.
+type tokenShape uint8
+
+const (
+	shapeUnchecked tokenShape = iota // not scanned yet
+	shapeJWS                         // looksLikeJWT holds
+	shapeOther                       // looksLikeJWT does not hold
+)
+
+// isJWS reports looksLikeJWT(raw), scanning raw only when s is unchecked.
+func (s tokenShape) isJWS(raw string) bool {
+	if s == shapeUnchecked {
+		return looksLikeJWT(raw)
+	}
+	return s == shapeJWS
+}
+
 // looksLikeJWT reports whether raw has the JWS compact shape: three
 // base64url segments, the first two non-empty (an empty signature still
 // goes the JWT way, to be refused as alg "none").
@@ -80,8 +98,8 @@ func (v *Verifier) verifyJWT(ctx context.Context, raw string, now time.Time, av 
 	if err != nil {
 		return err
 	}
-	scopes, err := oauthmeta.ParseScope(c.scope)
-	if err != nil {
+	scopes, ok := parseScope(c.scope, av.scopes[:])
+	if !ok {
 		return ErrMalformedToken
 	}
 	var jkt string

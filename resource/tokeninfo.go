@@ -56,6 +56,9 @@ type authValue struct {
 	data  TokenInfo // storage info points to, when allocated together
 	bound bool      // the token has a "cnf" claim (RFC 7800)
 	aud1  [1]string // storage of a single-string "aud" (info.Audience)
+	// storage of up to scopeInline scopes (info.Scopes); never appended
+	// to in place: info.Scopes has no spare capacity.
+	scopes [scopeInline]string
 
 	// Cache bookkeeping (see tokenCache).
 	key   uint64

@@ -201,7 +201,7 @@ func (v *Verifier) MetadataURL() string { return v.metadataURL }
 // [ErrInvalidToken] (with a specific reason such as [ErrExpired]) or
 // [ErrUnavailable], and never contain the token.
 func (v *Verifier) Verify(ctx context.Context, raw string) (*TokenInfo, error) {
-	av, err := v.verify(ctx, raw, schemeBearer)
+	av, err := v.verify(ctx, raw, schemeBearer, shapeUnchecked)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +214,9 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (*TokenInfo, error) {
 // checkScheme, so a cached DPoP-bound token never passes as a bearer
 // token. The DPoP proof itself is the middleware's to check, per request.
 // On a scheme error the verified value is returned too, for the audit.
-func (v *Verifier) verify(ctx context.Context, raw, scheme string) (*authValue, error) {
+// shape is what the caller already knows of raw's JWS compact shape
+// (shapeUnchecked: nothing; raw is then scanned on a cache miss).
+func (v *Verifier) verify(ctx context.Context, raw, scheme string, shape tokenShape) (*authValue, error) {
 	if v.closed.Load() {
 		return nil, ErrVerifierClosed
 	}
@@ -229,7 +231,7 @@ func (v *Verifier) verify(ctx context.Context, raw, scheme string) (*authValue, 
 	if cached != nil {
 		return cached, v.checkScheme(cached, scheme)
 	}
-	if !looksLikeJWT(raw) {
+	if !shape.isJWS(raw) {
 		if v.introspector == nil {
 			return nil, ErrUnsupportedToken
 		}
