@@ -111,3 +111,10 @@ func ExampleParseScope() {
 	fmt.Println(s, oauthmeta.FormatScope(s))
 	// Output: [files:read files:write] files:read files:write
 }
+
+func ExampleAppendScope() {
+	var buf [4]string
+	s, _ := oauthmeta.AppendScope(buf[:0], "mcp:tools  files:read mcp:tools")
+	fmt.Println(s, len(s))
+	// Output: [mcp:tools files:read] 2
+}

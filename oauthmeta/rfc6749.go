@@ -120,20 +120,33 @@ func ParseScope(s string) ([]string, error) {
 	if s == "" {
 		return nil, nil
 	}
-	fields := strings.Split(s, " ")
-	out := make([]string, 0, len(fields))
-	for _, f := range fields {
+	out, err := AppendScope(make([]string, 0, strings.Count(s, " ")+1), s)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// AppendScope is [ParseScope] appending to dst, for callers that bring their
+// own storage: the tokens of s are appended in first-seen order, empty
+// tokens and repeats within s skipped. On error dst is returned unchanged in
+// length, with an error wrapping [ErrInvalidScope].
+func AppendScope(dst []string, s string) ([]string, error) {
+	start := len(dst)
+	for rest := s; rest != ""; {
+		var f string
+		f, rest, _ = strings.Cut(rest, " ")
 		if f == "" {
 			continue
 		}
 		if !ValidScopeToken(f) {
-			return nil, errField(ErrInvalidScope, "scope", "invalid characters")
+			return dst[:start], errField(ErrInvalidScope, "scope", "invalid characters")
 		}
-		if !slices.Contains(out, f) {
-			out = append(out, f)
+		if !slices.Contains(dst[start:], f) {
+			dst = append(dst, f)
 		}
 	}
-	return out, nil
+	return dst, nil
 }
 
 // FormatScope joins scope tokens with single spaces (RFC 6749 §3.3).

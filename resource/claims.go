@@ -2,7 +2,6 @@ package resource
 
 import (
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -111,15 +110,11 @@ func (v *Verifier) checkClaims(c *claimSet, now time.Time, allowBound bool) (exp
 // allocation (authValue.scopes) before the list needs one of its own.
 const scopeInline = 4
 
-// parseScope splits a "scope" claim exactly as oauthmeta.ParseScope does
-// (RFC 6749 §3.3: space-separated scope-tokens; empty fields skipped; a
-// token that is not a valid scope-token makes the whole claim invalid;
-// duplicates dropped, first occurrence kept; "" gives nil), without its
-// intermediate split: the tokens are stored in buf when they fit, else in
-// one allocation. The result's capacity is its length, so an append by a
-// caller of a (cached, shared) TokenInfo never writes into buf. ok is
-// false for an invalid scope-token. TestParseScopeMatchesOAuthMeta and
-// FuzzParseScope hold it to oauthmeta.ParseScope's answers.
+// parseScope splits a "scope" claim with oauthmeta.AppendScope (RFC 6749
+// §3.3; "" gives nil), storing the tokens in buf when they fit, else in one
+// allocation. The result's capacity is its length, so an append by a caller
+// of a (cached, shared) TokenInfo never writes into buf. ok is false for an
+// invalid scope-token.
 func parseScope(s string, buf []string) (scopes []string, ok bool) {
 	if s == "" {
 		return nil, true
@@ -128,18 +123,9 @@ func parseScope(s string, buf []string) (scopes []string, ok bool) {
 	if n := strings.Count(s, " ") + 1; n > len(buf) {
 		out = make([]string, 0, n)
 	}
-	for rest := s; rest != ""; {
-		var f string
-		f, rest, _ = strings.Cut(rest, " ")
-		if f == "" {
-			continue
-		}
-		if !oauthmeta.ValidScopeToken(f) {
-			return nil, false
-		}
-		if !slices.Contains(out, f) {
-			out = append(out, f)
-		}
+	out, err := oauthmeta.AppendScope(out, s)
+	if err != nil {
+		return nil, false
 	}
 	return out[:len(out):len(out)], true
 }
