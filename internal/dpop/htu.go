@@ -2,6 +2,7 @@ package dpop
 
 import (
 	"net"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -54,8 +55,8 @@ func NormalizeHTU(raw string) (string, error) {
 
 func normalizeHost(scheme string, u *url.URL) (string, error) {
 	host := strings.ToLower(u.Hostname())
-	if host == "" {
-		return "", fail(ErrInvalidRequest, "URL has an empty host")
+	if host == "" || !validHost(host, u.Host) {
+		return "", fail(ErrInvalidRequest, "URL has an empty or invalid host")
 	}
 	port := u.Port()
 	if port != "" {
@@ -166,6 +167,27 @@ func validMethod(m string) bool {
 	for i := 0; i < len(m); i++ {
 		c := m[i]
 		if !isUnreserved(c) && !strings.ContainsRune("!#$%&'*+^`|", rune(c)) {
+			return false
+		}
+	}
+	return true
+}
+
+// validHost reports whether host (from authority) is a name of ASCII
+// letters, digits, '-', '.' and '_', or a bracketed IPv6 literal. Anything
+// else (stray brackets or colons, non-ASCII bytes) could not survive a
+// second normalization unchanged.
+func validHost(host, authority string) bool {
+	if strings.Contains(host, ":") {
+		if !strings.HasPrefix(authority, "[") {
+			return false
+		}
+		_, err := netip.ParseAddr(host)
+		return err == nil
+	}
+	for i := 0; i < len(host); i++ {
+		c := host[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_') {
 			return false
 		}
 	}
