@@ -1,12 +1,12 @@
 package dpop
 
 import (
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base64"
 	"math"
 	"strings"
 	"time"
-
-	"github.com/mcpauth/mcpauth/internal/jsonx"
 )
 
 // wireClaims is the strict view of a proof payload. Empty strings count as
@@ -18,6 +18,9 @@ type wireClaims struct {
 	IAT   *float64 `json:"iat"`
 	ATH   string   `json:"ath"`
 	Nonce string   `json:"nonce"`
+	// iat and hasIAT are IAT as decodeClaims returns it (no allocation).
+	iat    float64
+	hasIAT bool
 }
 
 // checkedClaims are the claims Verify goes on with.
@@ -31,41 +34,41 @@ const maxUnixSeconds = 32503680000
 
 // checkClaims decodes the payload and applies RFC 9449 §4.3 checks 3, 8, 9,
 // 11 and the "ath" half of 12. htu is the normalized request URL.
-func (v *Verifier) checkClaims(payload []byte, req Request, htu string) (*checkedClaims, error) {
+func (v *Verifier) checkClaims(payload []byte, req Request, htu string) (checkedClaims, error) {
 	var w wireClaims
-	if err := jsonx.DecodeObject(payload, &w); err != nil {
-		return nil, fail(ErrMalformedProof, "payload is not a JSON object of the expected shape")
+	if err := decodeClaims(payload, &w); err != nil {
+		return checkedClaims{}, fail(ErrMalformedProof, "payload is not a JSON object of the expected shape")
 	}
 	switch {
 	case w.JTI == "":
-		return nil, fail(ErrMissingClaim, "jti")
+		return checkedClaims{}, fail(ErrMissingClaim, "jti")
 	case w.HTM == "":
-		return nil, fail(ErrMissingClaim, "htm")
+		return checkedClaims{}, fail(ErrMissingClaim, "htm")
 	case w.HTU == "":
-		return nil, fail(ErrMissingClaim, "htu")
-	case w.IAT == nil:
-		return nil, fail(ErrMissingClaim, "iat")
+		return checkedClaims{}, fail(ErrMissingClaim, "htu")
+	case !w.hasIAT:
+		return checkedClaims{}, fail(ErrMissingClaim, "iat")
 	}
 	if w.HTM != req.Method {
-		return nil, fail(ErrHTMMismatch, "")
+		return checkedClaims{}, fail(ErrHTMMismatch, "")
 	}
 	if strings.ContainsAny(w.HTU, "?#") {
-		return nil, fail(ErrHTUMismatch, "htu has a query or fragment")
+		return checkedClaims{}, fail(ErrHTUMismatch, "htu has a query or fragment")
 	}
 	if w.HTU != htu {
 		got, err := NormalizeHTU(w.HTU)
 		if err != nil || got != htu {
-			return nil, fail(ErrHTUMismatch, "")
+			return checkedClaims{}, fail(ErrHTUMismatch, "")
 		}
 	}
-	iat, err := v.checkIAT(*w.IAT)
+	iat, err := v.checkIAT(w.iat)
 	if err != nil {
-		return nil, err
+		return checkedClaims{}, err
 	}
 	if err := checkATH(w.ATH, req.AccessToken); err != nil {
-		return nil, err
+		return checkedClaims{}, err
 	}
-	return &checkedClaims{jti: w.JTI, htu: w.HTU, nonce: w.Nonce, iat: iat}, nil
+	return checkedClaims{jti: w.JTI, htu: w.HTU, nonce: w.Nonce, iat: iat}, nil
 }
 
 // checkIAT applies the acceptance window to "iat" (seconds since the epoch,
@@ -95,8 +98,15 @@ func checkATH(ath, accessToken string) error {
 	if ath == "" {
 		return fail(ErrMissingClaim, "ath")
 	}
-	if subtle.ConstantTimeCompare([]byte(ath), []byte(AccessTokenHash(accessToken))) != 1 {
+	// The expected value is built on the stack: no allocation per proof.
+	var want [athLen]byte
+	sum := sha256.Sum256([]byte(accessToken))
+	base64.RawURLEncoding.Encode(want[:], sum[:])
+	if subtle.ConstantTimeCompare([]byte(ath), want[:]) != 1 {
 		return fail(ErrATHMismatch, "")
 	}
 	return nil
 }
+
+// athLen is the length of an "ath" value: base64url of a SHA-256 hash.
+const athLen = 43

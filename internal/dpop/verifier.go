@@ -222,9 +222,8 @@ func (v *Verifier) Verify(ctx context.Context, proof string, req Request) (*Proo
 			return nil, err
 		}
 	}
-	payload, err1 := v.b64.DecodeString(pseg)
-	sig, err2 := v.b64.DecodeString(sseg)
-	if err1 != nil || err2 != nil {
+	payload, sig, ok := v.decodeBody(pseg, sseg)
+	if !ok {
 		return nil, fail(ErrMalformedProof, "payload or signature is not base64url")
 	}
 	c, err := v.checkClaims(payload, req, htu)
@@ -266,6 +265,22 @@ func (v *Verifier) normalizeRequestURL(raw string) (string, error) {
 	}
 	v.lastURL.Store(&urlMemo{raw: raw, norm: norm})
 	return norm, nil
+}
+
+// decodeBody decodes the payload and signature segments of a proof into one
+// allocation.
+func (v *Verifier) decodeBody(pseg, sseg string) (payload, sig []byte, ok bool) {
+	np, ns := v.b64.DecodedLen(len(pseg)), v.b64.DecodedLen(len(sseg))
+	buf := make([]byte, np+ns)
+	n, err := v.b64.Decode(buf[:np], []byte(pseg))
+	if err != nil {
+		return nil, nil, false
+	}
+	m, err := v.b64.Decode(buf[np:], []byte(sseg))
+	if err != nil {
+		return nil, nil, false
+	}
+	return buf[:n:n], buf[np : np+m : np+m], true
 }
 
 // checkNonce applies RFC 9449 §4.3 check 10 for a per-request nonce and for
