@@ -6,8 +6,8 @@ import (
 	"github.com/mcpauth/mcpauth/internal/jsonx"
 )
 
-// FuzzDecodeClaims checks that the single-pass claims decoder (RS-DPoP
-// proof validation, RFC 9449 §4.3 checks 3 and 8–12) never accepts a payload
+// FuzzDecodeClaims checks that the single-pass claims decoder (DPoP proof
+// validation, RFC 9449 §4.3 checks 3 and 8–12) never accepts a payload
 // jsonx refuses and yields exactly jsonx's values when it accepts.
 func FuzzDecodeClaims(f *testing.F) {
 	for _, seed := range []string{
