@@ -2,8 +2,8 @@ package dpop
 
 import (
 	"errors"
-	"strings"
 
+	"github.com/mcpauth/mcpauth/internal/checkerr"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -87,35 +87,10 @@ var (
 	ErrInvalidRequest = errors.New("dpop: invalid request method or URL")
 )
 
-// checkError is the one error type of this package: a sentinel, the OAuth
-// error it maps to, and a detail naming the check (never a value).
-type checkError struct {
-	sentinel error
-	oauth    *oauthmeta.Error
-	detail   string
-}
-
-func (e *checkError) Error() string {
-	if e.detail == "" {
-		return e.sentinel.Error()
-	}
-	return e.sentinel.Error() + ": " + e.detail
-}
-
-func (e *checkError) Unwrap() []error { return []error{e.sentinel, e.oauth} }
-
 // fail builds the error for a failed check. detail must be a constant
 // string: it ends up in logs and error_description.
 func fail(sentinel error, detail string) error {
-	desc := strings.TrimPrefix(sentinel.Error(), "dpop: ")
-	if detail != "" {
-		desc += " (" + detail + ")"
-	}
-	return &checkError{
-		sentinel: sentinel,
-		oauth:    &oauthmeta.Error{Code: codeFor(sentinel), Description: desc},
-		detail:   detail,
-	}
+	return checkerr.New(sentinel, codeFor(sentinel), "dpop: ", detail)
 }
 
 func codeFor(sentinel error) oauthmeta.ErrorCode {

@@ -2,8 +2,8 @@ package jwtassert
 
 import (
 	"errors"
-	"strings"
 
+	"github.com/mcpauth/mcpauth/internal/checkerr"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -71,34 +71,13 @@ var (
 	ErrReplayCheckUnavailable = errors.New("jwtassert: replay check unavailable")
 )
 
-// checkError is the one error type of this package: a sentinel plus the
-// OAuth error it maps to. detail names the check, never a value.
-type checkError struct {
-	sentinel error
-	oauth    *oauthmeta.Error
-	detail   string
-}
-
-func (e *checkError) Error() string {
-	if e.detail == "" {
-		return e.sentinel.Error()
-	}
-	return e.sentinel.Error() + ": " + e.detail
-}
-
-func (e *checkError) Unwrap() []error { return []error{e.sentinel, e.oauth} }
-
 // fail builds the error of a failed check for a JWT whose failures map to
 // code. detail must be a constant string.
 func fail(sentinel error, code oauthmeta.ErrorCode, detail string) error {
 	if sentinel == ErrKeySourceUnavailable || sentinel == ErrReplayCheckUnavailable {
 		code = oauthmeta.CodeTemporarilyUnavailable
 	}
-	desc := strings.TrimPrefix(sentinel.Error(), "jwtassert: ")
-	if detail != "" {
-		desc += " (" + detail + ")"
-	}
-	return &checkError{sentinel: sentinel, oauth: &oauthmeta.Error{Code: code, Description: desc}, detail: detail}
+	return checkerr.New(sentinel, code, "jwtassert: ", detail)
 }
 
 // OAuthError returns the OAuth error for err: the *oauthmeta.Error it wraps,
