@@ -5,7 +5,15 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/mcpauth/mcpauth/oauthmeta"
 )
+
+// MaxMemoryClients bounds the clients a [MemoryStore] holds. Dynamic
+// registration is rate-limited per address, but registrations never expire,
+// so without a bound a patient caller could grow the store forever; past
+// the bound SaveClient refuses new clients with temporarily_unavailable.
+const MaxMemoryClients = 10000
 
 // MemoryStore implements every store interface in memory. It is safe for
 // concurrent use; records are copied in and out, so callers never share
@@ -54,6 +62,9 @@ func (m *MemoryStore) Client(_ context.Context, id string) (*Client, error) {
 func (m *MemoryStore) SaveClient(_ context.Context, c *Client) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if _, ok := m.clients[c.ID]; !ok && len(m.clients) >= MaxMemoryClients {
+		return oauthErr(oauthmeta.CodeTemporarilyUnavailable, "client registry is full")
+	}
 	m.clients[c.ID] = cloneClient(c)
 	return nil
 }
