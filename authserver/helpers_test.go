@@ -18,6 +18,7 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/pkce"
 )
@@ -37,25 +38,10 @@ const (
 	testResource = "https://mcp.example.com/mcp"
 )
 
-// fakeClock is a settable clock, safe for concurrent use.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+// fakeClock is the shared settable test clock.
+type fakeClock = oauthtest.Clock
 
-func newClock() *fakeClock { return &fakeClock{t: time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+func newClock() *fakeClock { return oauthtest.NewClock(time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)) }
 
 // logBuffer collects log output, safe for concurrent use.
 type logBuffer struct {

@@ -9,10 +9,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 )
 
 // publicAddr is what the fake resolver answers for every public-looking
@@ -38,27 +39,10 @@ func forbidDial(t *testing.T) func(context.Context, string, string) (net.Conn, e
 	}
 }
 
-// fakeClock is a settable clock safe for concurrent use.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+// fakeClock is the shared settable test clock.
+type fakeClock = oauthtest.Clock
 
-func newClock() *fakeClock {
-	return &fakeClock{t: time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+func newClock() *fakeClock { return oauthtest.NewClock(time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)) }
 
 // target is a TLS test server on 127.0.0.1 dressed up as a public host: the
 // resolver says every name is publicAddr, and the dial function quietly
