@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/authserver"
 	"github.com/mcpauth/mcpauth/clientmeta"
+	"github.com/mcpauth/mcpauth/internal/nethook"
 	"github.com/mcpauth/mcpauth/pkce"
 )
 
@@ -84,7 +85,15 @@ func (a *asAttacker) code(clientID, redirect, verifier string) string {
 // token posts a token request and returns the status and the JSON body.
 func (a *asAttacker) token(form url.Values, basic ...string) (int, map[string]any) {
 	a.t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, a.as.Issuer+"/token", strings.NewReader(form.Encode()))
+	return a.post("/token", form, basic...)
+}
+
+// post sends a form to the endpoint at path, with Basic credentials when
+// basic is a user and a password, and returns the status and the JSON body
+// (nil when the body is not a JSON object).
+func (a *asAttacker) post(path string, form url.Values, basic ...string) (int, map[string]any) {
+	a.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, a.as.Issuer+path, strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	if len(basic) == 2 {
 		req.SetBasicAuth(basic[0], basic[1])
@@ -310,7 +319,7 @@ func TestCIMDAttacksAS(t *testing.T) {
 		n.Internal("internal.example.com", "10.0.0.5")
 		n.Internal("loopback.example.com", "127.0.0.1")
 		n.Internal("metadata.example.com", "169.254.169.254")
-		r, err := clientmeta.NewResolver(clientmeta.ResolverConfig{HostResolver: n, Dial: n.Dial, TLSConfig: n.TLS()})
+		r, err := clientmeta.NewResolver(*nethook.Set(&clientmeta.ResolverConfig{TLSConfig: n.TLS()}, nethook.Net{Resolver: n, Dial: n.Dial}))
 		if err != nil {
 			t.Fatal(err)
 		}

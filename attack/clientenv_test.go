@@ -17,6 +17,7 @@ import (
 	"github.com/mcpauth/mcpauth/authserver"
 	"github.com/mcpauth/mcpauth/client"
 	"github.com/mcpauth/mcpauth/client/tokenstore"
+	"github.com/mcpauth/mcpauth/internal/nethook"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/resource"
 )
@@ -57,7 +58,7 @@ func startAS(t *testing.T, n *vnet, host string, sec *secrets, logs *logSink, o 
 		Issuer:    "https://" + host,
 		Consent:   authserver.ConsentAuto,
 		Scopes:    []string{"mcp:tools", "files:read", "files:write", "admin", "s1", "s2", "s3", "s4", "s5", "s6"},
-		RateLimit: authserver.RateLimit{PerIP: math.Inf(1), PerClient: math.Inf(1)},
+		RateLimit: authserver.RateLimit{PerIP: math.Inf(1), PerClient: math.Inf(1), PerIPBrowser: math.Inf(1)},
 		Logger:    logs.Logger(),
 	}
 	if o.cfg != nil {
@@ -155,7 +156,7 @@ func honestMCP(t *testing.T, n *vnet, issuer string, policy *resource.Policy, ha
 // honestMCPAt is honestMCP with a clock (nil: time.Now).
 func honestMCPAt(t *testing.T, n *vnet, issuer string, policy *resource.Policy, handler http.Handler, now func() time.Time) *resource.Verifier {
 	t.Helper()
-	keys, err := resource.NewRemoteKeys(resource.RemoteKeysConfig{Issuer: issuer, Resolver: n, Dial: n.Dial, TLSConfig: n.TLS(), Now: now})
+	keys, err := resource.NewRemoteKeys(*nethook.Set(&resource.RemoteKeysConfig{Issuer: issuer, TLSConfig: n.TLS(), Now: now}, nethook.Net{Resolver: n, Dial: n.Dial}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,9 +208,9 @@ func newClientEnv(t *testing.T, n *vnet, sec *secrets, mutate func(*client.Confi
 	sec.Watch(e.logs)
 	cfg := client.Config{
 		Authorizer: e.auth, Store: e.store,
-		Resolver: n, Dial: n.Dial, TLSConfig: n.TLS(),
-		Logger: e.logs.Logger(), Now: oauthtest.NewClock(oauthtest.Epoch()).Now,
+		TLSConfig: n.TLS(), Logger: e.logs.Logger(), Now: oauthtest.NewClock(oauthtest.Epoch()).Now,
 	}
+	nethook.Set(&cfg, nethook.Net{Resolver: n, Dial: n.Dial})
 	if mutate != nil {
 		mutate(&cfg)
 	}

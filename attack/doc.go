@@ -24,7 +24,9 @@
 // TestFuzzCoverage, which fails when an exported parser or verifier has no
 // fuzz target, and TestSecurityDocument, which keeps SECURITY.md honest:
 // every test it cites must exist in the file it names, and every exported
-// Insecure… switch in the module must be listed.
+// Insecure… switch in the module must be listed. TestRequirementIDs fails
+// when a requirement ID cited anywhere in the module has no row, or two, in
+// docs/requirements.md.
 //
 // It deliberately does not measure speed (see internal/loadgen) and does not
 // repeat the unit tests of the packages, which SECURITY.md cites where they

@@ -30,7 +30,7 @@ func TestAuthServerRestartWithDataDir(t *testing.T) {
 			c.DataDir = dir
 			c.Now = clock.Now
 			c.AccessTokenTTL = 10 * time.Minute
-			c.RateLimit = authserver.RateLimit{PerIP: math.Inf(1), PerClient: math.Inf(1)}
+			c.RateLimit = authserver.RateLimit{PerIP: math.Inf(1), PerClient: math.Inf(1), PerIPBrowser: math.Inf(1)}
 		}})
 	}
 	first := start()

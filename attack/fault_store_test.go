@@ -1,5 +1,3 @@
-//go:build unix
-
 package attack
 
 import (
@@ -9,9 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/oauth2"
+
+	"github.com/gofrs/flock"
 
 	"github.com/mcpauth/mcpauth/client"
 	"github.com/mcpauth/mcpauth/client/tokenstore"
@@ -30,8 +31,7 @@ func storeWithEntries(t *testing.T) (*tokenstore.File, []tokenstore.Key) {
 		{Issuer: "https://as.example.com", Resource: "https://other.example.com/mcp", ClientID: "a"},
 	}
 	for i, k := range keys {
-		tok := &tokenstore.Token{AccessToken: "at-secret-" + strings.Repeat("x", 20) + string(rune('a'+i)), TokenType: "Bearer",
-			RefreshToken: "rt-secret-" + strings.Repeat("y", 20) + string(rune('a'+i))}
+		tok := &tokenstore.Token{Token: oauth2.Token{AccessToken: "at-secret-" + strings.Repeat("x", 20) + string(rune('a'+i)), TokenType: "Bearer", RefreshToken: "rt-secret-" + strings.Repeat("y", 20) + string(rune('a'+i))}}
 		if err := f.PutToken(ctx, k, tok); err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +68,7 @@ func TestTokenStoreCorrupted(t *testing.T) {
 		sec.SeenErr(err)
 	}
 	err = f.PutToken(ctx, tokenstore.Key{Issuer: "https://as.example.com", Resource: "https://third.example.com/mcp", ClientID: "a"},
-		&tokenstore.Token{AccessToken: "new-token-0123456789", TokenType: "Bearer"})
+		&tokenstore.Token{Token: oauth2.Token{AccessToken: "new-token-0123456789", TokenType: "Bearer"}})
 	if !errors.Is(err, tokenstore.ErrCorrupt) {
 		t.Errorf("PutToken: %v; want ErrCorrupt", err)
 	}
@@ -102,14 +102,11 @@ func TestTokenStoreCorrupted(t *testing.T) {
 func TestTokenStoreLocked(t *testing.T) {
 	t.Parallel()
 	f, keys := storeWithEntries(t)
-	lock, err := os.OpenFile(f.Path()+".lock", os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
+	lock := flock.New(f.Path() + ".lock")
+	if err := lock.Lock(); err != nil {
 		t.Fatal(err)
 	}
 	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		t.Fatal(err)
-	}
 	for _, k := range keys {
 		if _, err := f.Token(context.Background(), k); err != nil {
 			t.Errorf("read while another process holds the lock: %v", err)
@@ -118,14 +115,14 @@ func TestTokenStoreLocked(t *testing.T) {
 	third := tokenstore.Key{Issuer: "https://as.example.com", Resource: "https://third.example.com/mcp", ClientID: "a"}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	err = f.PutToken(ctx, third, &tokenstore.Token{AccessToken: "third-token-0123456789", TokenType: "Bearer"})
+	err := f.PutToken(ctx, third, &tokenstore.Token{Token: oauth2.Token{AccessToken: "third-token-0123456789", TokenType: "Bearer"}})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("PutToken under a held lock: %v; want the context's deadline", err)
 	}
 	if _, err := f.Token(context.Background(), third); !errors.Is(err, tokenstore.ErrNotFound) {
 		t.Errorf("the refused write took effect: %v", err)
 	}
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_UN); err != nil {
+	if err := lock.Unlock(); err != nil {
 		t.Fatal(err)
 	}
 
@@ -145,7 +142,7 @@ func TestTokenStoreLocked(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := s.PutToken(context.Background(), k, &tokenstore.Token{AccessToken: "tok-0123456789", TokenType: "Bearer"}); err != nil {
+			if err := s.PutToken(context.Background(), k, &tokenstore.Token{Token: oauth2.Token{AccessToken: "tok-0123456789", TokenType: "Bearer"}}); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -153,7 +150,7 @@ func TestTokenStoreLocked(t *testing.T) {
 	wg.Wait()
 	for _, k := range append(append(keys, third), written...) {
 		if k == third {
-			if err := f.PutToken(context.Background(), k, &tokenstore.Token{AccessToken: "third-token-0123456789", TokenType: "Bearer"}); err != nil {
+			if err := f.PutToken(context.Background(), k, &tokenstore.Token{Token: oauth2.Token{AccessToken: "third-token-0123456789", TokenType: "Bearer"}}); err != nil {
 				t.Fatalf("write after release: %v", err)
 			}
 		}

@@ -122,7 +122,7 @@ func FuzzRemoteKeysJWKS(f *testing.F) {
 	clock := oauthtest.NewClock(oauthtest.Epoch())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		body.Store(&data)
-		rk, err := resource.NewRemoteKeys(resource.RemoteKeysConfig{JWKSURI: srv.URL + "/jwks", InsecureAllowLoopback: true,
+		rk, err := resource.NewRemoteKeys(resource.RemoteKeysConfig{JWKSURI: srv.URL + "/jwks", InsecureAllowHTTPLoopback: true,
 			Timeout: 2 * time.Second, Now: clock.Now})
 		if err != nil {
 			t.Fatal(err)

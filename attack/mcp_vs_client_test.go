@@ -240,29 +240,50 @@ func TestRedirectedRequestClient(t *testing.T) {
 		"https://evil.mcp.example.com/mcp",
 		"https://mcp.example.com/other",
 	} {
-		t.Run(target, func(t *testing.T) {
-			t.Parallel()
-			n, sec, logs := newVNet(t), &secrets{}, &logSink{}
-			sec.Watch(logs)
-			as := startAS(t, n, "as.example.com", sec, logs, asOptions{})
-			var leaked atomic.Int64
-			catch := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if r.Header.Get("Authorization") != "" {
-					leaked.Add(1)
+		for _, status := range []int{http.StatusTemporaryRedirect, http.StatusPermanentRedirect, http.StatusFound} {
+			t.Run(fmt.Sprintf("%d %s", status, target), func(t *testing.T) {
+				t.Parallel()
+				n, sec, logs := newVNet(t), &secrets{}, &logSink{}
+				sec.Watch(logs)
+				as := startAS(t, n, "as.example.com", sec, logs, asOptions{})
+				var leaked atomic.Int64
+				catch := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.Header.Get("Authorization") != "" || r.Header.Get("DPoP") != "" {
+						leaked.Add(1)
+					}
+					w.WriteHeader(http.StatusTeapot)
+				})
+				n.Serve("evil.example.com", catch)
+				n.Serve("evil.mcp.example.com", catch)
+				honestMCP(t, n, as.Issuer, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					http.Redirect(w, r, target, status)
+				}))
+				e := newClientEnv(t, n, sec, nil)
+				_, _ = e.call(context.Background())
+				if leaked.Load() != 0 {
+					t.Errorf("CL-19: the token followed a redirect to %s through Transport", target)
 				}
-				w.WriteHeader(http.StatusTeapot)
+				// The SDK adapter: the SDK writes the Authorization header
+				// itself and sends through OAuthHandler.HTTPClient.
+				h, err := e.c.OAuthHandler(mcpResource)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ts, err := h.TokenSource(context.Background())
+				if err != nil || ts == nil {
+					t.Fatalf("no token after the first call: %v", err)
+				}
+				tok, _ := ts.Token()
+				req, _ := http.NewRequest(http.MethodPost, mcpResource, strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`))
+				req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+				if resp, err := h.HTTPClient(e.net.Transport()).Do(req); err == nil {
+					resp.Body.Close()
+				}
+				if leaked.Load() != 0 {
+					t.Errorf("CL-19: the token followed a redirect to %s through OAuthHandler.HTTPClient", target)
+				}
+				sec.Check(t)
 			})
-			n.Serve("evil.example.com", catch)
-			n.Serve("evil.mcp.example.com", catch)
-			honestMCP(t, n, as.Issuer, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				http.Redirect(w, r, target, http.StatusTemporaryRedirect)
-			}))
-			e := newClientEnv(t, n, sec, nil)
-			_, _ = e.call(context.Background())
-			if leaked.Load() != 0 {
-				t.Errorf("CL-19: the token followed a redirect to %s", target)
-			}
-			sec.Check(t)
-		})
+		}
 	}
 }

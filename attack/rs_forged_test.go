@@ -1,7 +1,6 @@
 package attack
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -45,23 +44,23 @@ func TestForgedTokensRS(t *testing.T) {
 	}{
 		{"RS-10 alg none", oauthtest.Unsigned(t, map[string]any{"typ": "at+jwt", "kid": "es-1"}, validPayload(nil)), 401, resource.ErrInvalidToken},
 		{"RS-10 alg none with an empty kid", oauthtest.Unsigned(t, map[string]any{"typ": "at+jwt"}, validPayload(nil)), 401, resource.ErrInvalidToken},
-		{"RS-10 HS256 keyed with the RSA public key PEM", oauthtest.HMAC(t, e.rsa.PublicPEM(t), oauthtest.Header{KeyID: "rsa-1"}, validPayload(nil)), 401, resource.ErrAlgorithm},
-		{"RS-10 HS256 keyed with the EC public key PEM", oauthtest.HMAC(t, e.es.PublicPEM(t), oauthtest.Header{KeyID: "es-1"}, validPayload(nil)), 401, resource.ErrAlgorithm},
-		{"RS-10 typ JWT (legacy, not at+jwt)", e.es.MintWith(t, oauthtest.Header{Type: "JWT"}, e.claims()), 401, resource.ErrTokenType},
+		{"RS-10 HS256 keyed with the RSA public key PEM", oauthtest.HMAC(t, e.rsa.PublicPEM(t), oauthtest.Header{KeyID: "rsa-1"}, validPayload(nil)), 401, reasonAlgorithm},
+		{"RS-10 HS256 keyed with the EC public key PEM", oauthtest.HMAC(t, e.es.PublicPEM(t), oauthtest.Header{KeyID: "es-1"}, validPayload(nil)), 401, reasonAlgorithm},
+		{"RS-10 typ JWT (legacy, not at+jwt)", e.es.MintWith(t, oauthtest.Header{Type: "JWT"}, e.claims()), 401, reasonTokenType},
 		{"RS-18 ID token (no typ, aud is the client)", e.es.MintWith(t, oauthtest.Header{OmitType: true}, func() oauthtest.AccessToken {
 			c := e.claims()
 			c.Audience = []string{"app"}
 			c.Extra = map[string]any{"nonce": "n-0S6_WzA2Mj", "auth_time": now.Unix()}
 			return c
 		}()), 401, resource.ErrInvalidToken},
-		{"RS-10 typ id_token+jwt", e.es.MintWith(t, oauthtest.Header{Type: "id_token+jwt"}, e.claims()), 401, resource.ErrTokenType},
-		{"RS-07 expired", e.token(func(c *oauthtest.AccessToken) { c.IssuedAt = now.Add(-2 * time.Hour); c.Expiry = now.Add(-time.Hour) }), 401, resource.ErrExpired},
-		{"RS-10 nbf in the future", e.token(func(c *oauthtest.AccessToken) { c.NotBefore = now.Add(time.Hour) }), 401, resource.ErrNotYetValid},
-		{"RS-10 iat in the future", e.token(func(c *oauthtest.AccessToken) { c.IssuedAt = now.Add(time.Hour) }), 401, resource.ErrIssuedInFuture},
-		{"RS-10 missing exp", e.token(func(c *oauthtest.AccessToken) { c.Expiry = time.Time{} }), 401, resource.ErrMissingExpiry},
-		{"RS-08 foreign aud", e.token(func(c *oauthtest.AccessToken) { c.Audience = []string{"https://other.example.com/mcp"} }), 401, resource.ErrAudience},
-		{"RS-08 aud prefix of the resource", e.token(func(c *oauthtest.AccessToken) { c.Audience = []string{"https://mcp.example.com"} }), 401, resource.ErrAudience},
-		{"RS-08 aud with a trailing slash", e.token(func(c *oauthtest.AccessToken) { c.Audience = []string{mcpResource + "/"} }), 401, resource.ErrAudience},
+		{"RS-10 typ id_token+jwt", e.es.MintWith(t, oauthtest.Header{Type: "id_token+jwt"}, e.claims()), 401, reasonTokenType},
+		{"RS-07 expired", e.token(func(c *oauthtest.AccessToken) { c.IssuedAt = now.Add(-2 * time.Hour); c.Expiry = now.Add(-time.Hour) }), 401, reasonExpired},
+		{"RS-10 nbf in the future", e.token(func(c *oauthtest.AccessToken) { c.NotBefore = now.Add(time.Hour) }), 401, reasonNotYetValid},
+		{"RS-10 iat in the future", e.token(func(c *oauthtest.AccessToken) { c.IssuedAt = now.Add(time.Hour) }), 401, reasonIssuedInFuture},
+		{"RS-10 missing exp", e.token(func(c *oauthtest.AccessToken) { c.Expiry = time.Time{} }), 401, reasonMissingExpiry},
+		{"RS-08 foreign aud", e.token(func(c *oauthtest.AccessToken) { c.Audience = []string{"https://other.example.com/mcp"} }), 401, reasonAudience},
+		{"RS-08 aud prefix of the resource", e.token(func(c *oauthtest.AccessToken) { c.Audience = []string{"https://mcp.example.com"} }), 401, reasonAudience},
+		{"RS-08 aud with a trailing slash", e.token(func(c *oauthtest.AccessToken) { c.Audience = []string{mcpResource + "/"} }), 401, reasonAudience},
 		{"RS-08 aud as a number", e.token(func(c *oauthtest.AccessToken) { c.Extra = map[string]any{"aud": 42} }), 401, resource.ErrInvalidToken},
 		{"RS-08 no aud", e.token(func(c *oauthtest.AccessToken) { c.Audience = nil }), 401, resource.ErrInvalidToken},
 		{"RS-09 unknown issuer, validly signed by its own key", func() string {
@@ -70,28 +69,28 @@ func TestForgedTokensRS(t *testing.T) {
 			tok := evilKey.Mint(t, c)
 			e.sec.Add(tok)
 			return tok
-		}(), 401, resource.ErrIssuer},
+		}(), 401, reasonIssuer},
 		{"RS-10 jku pointing at the attacker", evilKey.MintWith(t, oauthtest.Header{Extra: map[string]any{"jku": evil.Issuer + "/jwks"}}, e.claims()), 401, resource.ErrInvalidToken},
 		{"RS-10 x5u pointing at the attacker", evilKey.MintWith(t, oauthtest.Header{Extra: map[string]any{"x5u": evil.Issuer + "/cert.pem"}}, e.claims()), 401, resource.ErrInvalidToken},
 		{"RS-10 embedded jwk of the attacker", evilKey.MintWith(t, oauthtest.Header{EmbedJWK: true}, e.claims()), 401, resource.ErrInvalidToken},
-		{"RS-10 kid of the honest key, signed by the attacker", evilKey.MintWith(t, oauthtest.Header{KeyID: "es-1"}, e.claims()), 401, resource.ErrSignature},
+		{"RS-10 kid of the honest key, signed by the attacker", evilKey.MintWith(t, oauthtest.Header{KeyID: "es-1"}, e.claims()), 401, reasonSignature},
 		{"RS-10 ES256 signature presented as RS256 (alg/key-type binding)", e.es.MintWith(t, oauthtest.Header{KeyID: "rsa-1"}, e.claims()), 401, resource.ErrInvalidToken},
 		{"RS-18 sender-constrained (cnf) token as bearer", e.token(func(c *oauthtest.AccessToken) {
 			c.Extra = map[string]any{"cnf": map[string]any{"jkt": "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I"}}
-		}), 401, resource.ErrBoundToken},
-		{"64 KiB token", e.token(func(c *oauthtest.AccessToken) { c.Extra = map[string]any{"pad": strings.Repeat("A", 64<<10)} }), 401, resource.ErrTokenTooLarge},
+		}), 401, reasonBoundToken},
+		{"64 KiB token", e.token(func(c *oauthtest.AccessToken) { c.Extra = map[string]any{"pad": strings.Repeat("A", 64<<10)} }), 401, reasonTokenTooLarge},
 		{"truncated signature", parts[0] + "." + parts[1] + "." + parts[2][:len(parts[2])-7], 401, resource.ErrInvalidToken},
 		{"truncated payload base64", parts[0] + "." + parts[1][:len(parts[1])-3] + "." + parts[2], 401, resource.ErrInvalidToken},
 		{"trailing base64 padding", valid + "==", 401, resource.ErrInvalidToken},
 		{"two segments", parts[0] + "." + parts[1], 401, resource.ErrInvalidToken},
 		{"four segments", valid + "." + parts[2], 401, resource.ErrInvalidToken},
 		{"duplicate aud, foreign first", e.es.Sign(t, oauthtest.Header{}, dupPayload(e.iss.Issuer, now,
-			`"aud":"https://other.example.com/mcp","aud":"`+mcpResource+`"`)), 401, resource.ErrMalformedToken},
+			`"aud":"https://other.example.com/mcp","aud":"`+mcpResource+`"`)), 401, reasonMalformedToken},
 		{"duplicate exp, expired first", e.es.Sign(t, oauthtest.Header{}, dupPayload(e.iss.Issuer, now,
-			fmt.Sprintf(`"aud":"%s","exp":%d,"exp":%d`, mcpResource, now.Add(-time.Hour).Unix(), now.Add(time.Hour).Unix()))), 401, resource.ErrMalformedToken},
+			fmt.Sprintf(`"aud":"%s","exp":%d,"exp":%d`, mcpResource, now.Add(-time.Hour).Unix(), now.Add(time.Hour).Unix()))), 401, reasonMalformedToken},
 		{"case-variant claim name", e.es.Sign(t, oauthtest.Header{}, dupPayload(e.iss.Issuer, now,
 			fmt.Sprintf(`"AUD":"%s","exp":%d`, mcpResource, now.Add(time.Hour).Unix()))), 401, resource.ErrInvalidToken},
-		{"payload is not JSON", e.es.Sign(t, oauthtest.Header{}, []byte("not json")), 401, resource.ErrMalformedToken},
+		{"payload is not JSON", e.es.Sign(t, oauthtest.Header{}, []byte("not json")), 401, reasonMalformedToken},
 		{"RS-18 opaque string (a refresh token) without introspection", "rt_9d8f7a6b5c4d3e2f1a0b9c8d7e6f5a4b", 401, resource.ErrInvalidToken},
 	}
 	for _, tc := range cases {
@@ -104,7 +103,7 @@ func TestForgedTokensRS(t *testing.T) {
 		if res.challenge == nil || res.challenge.Value(oauthmeta.ParamResourceMetadata) == "" {
 			t.Errorf("%s: challenge without resource_metadata (RS-25)", tc.name)
 		}
-		if ev := e.lastEvent(); ev.Decision != resource.DecisionDeny || !errors.Is(ev.Err, tc.reason) {
+		if ev := e.lastEvent(); ev.Decision != resource.DecisionDeny || !refused(ev.Err, tc.reason) {
 			t.Errorf("%s: audit %s %v; want deny matching %v", tc.name, ev.Decision, ev.Err, tc.reason)
 		}
 		if e.served.Load() != before {
@@ -142,14 +141,14 @@ func TestCredentialPlacementRS(t *testing.T) {
 		code   string
 		reason error
 	}{
-		{"RS-17 token in the query only", rpc{query: q}, 400, "invalid_request", resource.ErrTokenInQuery},
+		{"RS-17 token in the query only", rpc{query: q}, 400, "invalid_request", reasonTokenInQuery},
 		{"RS-17 token in the query and the header", rpc{query: q, auth: []string{"Bearer " + tok}}, 400, "invalid_request", resource.ErrInvalidRequest},
-		{"RS-16 two Authorization headers", rpc{auth: []string{"Bearer " + tok, "Bearer " + tok}}, 400, "invalid_request", resource.ErrMultipleCredentials},
-		{"RS-16 Bearer with two tokens", rpc{auth: []string{"Bearer " + tok + " " + tok}}, 400, "invalid_request", resource.ErrMalformedCredentials},
+		{"RS-16 two Authorization headers", rpc{auth: []string{"Bearer " + tok, "Bearer " + tok}}, 400, "invalid_request", reasonMultipleCredentials},
+		{"RS-16 Bearer with two tokens", rpc{auth: []string{"Bearer " + tok + " " + tok}}, 400, "invalid_request", reasonMalformedCredentials},
 		{"RS-16 Bearer without a token", rpc{auth: []string{"Bearer"}}, 400, "invalid_request", resource.ErrInvalidRequest},
 		{"RS-06 Basic credentials only", rpc{auth: []string{"Basic dXNlcjpwYXNz"}}, 401, "", resource.ErrNoToken},
 		{"RS-06 no credentials", rpc{}, 401, "", resource.ErrNoToken},
-		{"RS-16 characters outside b64token", rpc{auth: []string{"Bearer " + tok[:20] + "=" + tok[20:]}}, 400, "invalid_request", resource.ErrMalformedCredentials},
+		{"RS-16 characters outside b64token", rpc{auth: []string{"Bearer " + tok[:20] + "=" + tok[20:]}}, 400, "invalid_request", reasonMalformedCredentials},
 		{"RS-16 scheme only, lower case, with a token in the query", rpc{auth: []string{"bearer"}, query: q}, 400, "invalid_request", resource.ErrInvalidRequest},
 	}
 	for _, tc := range cases {
@@ -165,7 +164,7 @@ func TestCredentialPlacementRS(t *testing.T) {
 		if res.status != tc.status || res.errorCode() != tc.code {
 			t.Errorf("%s: status %d error %q; want %d %q", tc.name, res.status, res.errorCode(), tc.status, tc.code)
 		}
-		if ev := e.lastEvent(); !errors.Is(ev.Err, tc.reason) {
+		if ev := e.lastEvent(); !refused(ev.Err, tc.reason) {
 			t.Errorf("%s: audit reason %v; want %v", tc.name, ev.Err, tc.reason)
 		}
 		if e.served.Load() != before {

@@ -63,9 +63,9 @@ func TestHeaderBodyMismatchRS(t *testing.T) {
 		status int
 		reason error
 	}{
-		{"RS-15 Mcp-Name says whoami, body says admin_tool", rpc{name: "admin_tool", header: "whoami"}, 400, resource.ErrHeaderMismatch},
-		{"RS-15 Mcp-Name differs in case", rpc{name: "admin_tool", header: "Admin_Tool"}, 400, resource.ErrHeaderMismatch},
-		{"RS-15 Mcp-Name of a prefix", rpc{name: "admin_tool", header: "admin"}, 400, resource.ErrHeaderMismatch},
+		{"RS-15 Mcp-Name says whoami, body says admin_tool", rpc{name: "admin_tool", header: "whoami"}, 400, reasonHeaderMismatch},
+		{"RS-15 Mcp-Name differs in case", rpc{name: "admin_tool", header: "Admin_Tool"}, 400, reasonHeaderMismatch},
+		{"RS-15 Mcp-Name of a prefix", rpc{name: "admin_tool", header: "admin"}, 400, reasonHeaderMismatch},
 		{"RS-12 honest request for admin_tool without the scope", rpc{name: "admin_tool"}, 403, resource.ErrInsufficientScope},
 		{"TR-05 Mcp-Method says tools/list, body says tools/call", rpc{name: "admin_tool", method: "tools/call", header: "admin_tool"}, 403, resource.ErrInsufficientScope},
 	}
@@ -75,7 +75,7 @@ func TestHeaderBodyMismatchRS(t *testing.T) {
 		if res.status != tc.status {
 			t.Errorf("%s: status %d; want %d (%s)", tc.name, res.status, tc.status, clip(res.body, 200))
 		}
-		if ev := e.lastEvent(); !errors.Is(ev.Err, tc.reason) {
+		if ev := e.lastEvent(); !refused(ev.Err, tc.reason) {
 			t.Errorf("%s: audit reason %v; want %v", tc.name, ev.Err, tc.reason)
 		}
 		if tc.status == 400 && !strings.Contains(res.body, "-32020") {
@@ -173,7 +173,7 @@ func TestOriginAttacksRS(t *testing.T) {
 			if e.served.Load() != before {
 				t.Errorf("%s: the MCP handler ran", tc.name)
 			}
-			if ev := e.lastEvent(); !errors.Is(ev.Err, resource.ErrOriginNotAllowed) {
+			if ev := e.lastEvent(); !refused(ev.Err, reasonOriginNotAllowed) {
 				t.Errorf("%s: audit reason %v", tc.name, ev.Err)
 			}
 		}

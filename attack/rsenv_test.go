@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpauth/mcpauth/internal/nethook"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/resource"
@@ -69,10 +70,10 @@ func newRSEnv(t *testing.T) *rsEnv {
 		e.apiHits.Add(1)
 		t.Error("RS-19: the upstream API received a request from a tool that carried the inbound token")
 	}))
-	keys, err := resource.NewRemoteKeys(resource.RemoteKeysConfig{
-		Issuer: e.iss.Issuer, Resolver: e.net, Dial: e.net.Dial, TLSConfig: e.net.TLS(),
+	keys, err := resource.NewRemoteKeys(*nethook.Set(&resource.RemoteKeysConfig{
+		Issuer: e.iss.Issuer, TLSConfig: e.net.TLS(),
 		Logger: e.logs.Logger(), Now: e.clock.Now, Timeout: time.Second,
-	})
+	}, nethook.Net{Resolver: e.net, Dial: e.net.Dial}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -121,6 +121,12 @@ func (n *vnet) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, err
 // other address fails the test: the code under test let a forbidden
 // address through its guard.
 func (n *vnet) Dial(ctx context.Context, network, address string) (net.Conn, error) {
+	return n.dialWith(ctx, &net.Dialer{}, network, address)
+}
+
+// dialWith is Dial through d (which may bind another loopback source
+// address).
+func (n *vnet) dialWith(ctx context.Context, d *net.Dialer, network, address string) (net.Conn, error) {
 	n.mu.Lock()
 	n.dials = append(n.dials, address)
 	host, port, err := net.SplitHostPort(address)
@@ -135,7 +141,6 @@ func (n *vnet) Dial(ctx context.Context, network, address string) (net.Conn, err
 		n.t.Errorf("dial %s %s: the address guard let a forbidden address through", network, address)
 		return nil, errors.New("vnet: dial refused")
 	}
-	var d net.Dialer
 	return d.DialContext(ctx, "tcp", target)
 }
 
@@ -156,7 +161,11 @@ func (n *vnet) TLS() *tls.Config {
 // Transport is an http.Transport that reaches vnet hosts by name (the
 // attacker's or the MCP host's own HTTP stack). It does not follow the
 // address guard: it is the hostile party's client, not code under test.
-func (n *vnet) Transport() *http.Transport {
+func (n *vnet) Transport() *http.Transport { return n.TransportFrom(&net.Dialer{}) }
+
+// TransportFrom is Transport with connections made by d, such as a dialer
+// from oauthtest.SourceDialer, so that servers see another client address.
+func (n *vnet) TransportFrom(d *net.Dialer) *http.Transport {
 	return &http.Transport{
 		TLSClientConfig: n.TLS(),
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -171,14 +180,17 @@ func (n *vnet) Transport() *http.Transport {
 			if err != nil || len(ips) == 0 {
 				return nil, fmt.Errorf("vnet: %s does not resolve", host)
 			}
-			return n.Dial(ctx, network, net.JoinHostPort(ips[0].String(), port))
+			return n.dialWith(ctx, d, network, net.JoinHostPort(ips[0].String(), port))
 		},
 		ForceAttemptHTTP2: false,
 	}
 }
 
 // Client is an *http.Client over Transport that does not follow redirects.
-func (n *vnet) Client() *http.Client {
-	return &http.Client{Transport: n.Transport(), Timeout: 10 * time.Second,
+func (n *vnet) Client() *http.Client { return n.ClientFrom(&net.Dialer{}) }
+
+// ClientFrom is Client over TransportFrom(d).
+func (n *vnet) ClientFrom(d *net.Dialer) *http.Client {
+	return &http.Client{Transport: n.TransportFrom(d), Timeout: 10 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 
+	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -79,34 +81,31 @@ var errNotOurToken = errors.New("authserver: not a valid access token")
 // maxTokenLength bounds a token presented to introspection or revocation.
 const maxTokenLength = 8 << 10
 
-// parseAccessToken verifies a JWT access token issued by this server: one
-// of our algorithms, typ at+jwt, a published kid, a valid signature, our
-// issuer and an expiry in the future.
+// parseAccessToken verifies a JWT access token issued by this server with
+// go-jose's jwt package: one of our algorithms, typ at+jwt, a published
+// kid, a valid signature, our issuer, a jti and an expiry in the future.
 func (s *Server) parseAccessToken(raw string, now time.Time) (*accessClaims, error) {
-	if len(raw) > maxTokenLength || strings.Count(raw, ".") != 2 {
+	if len(raw) > maxTokenLength {
 		return nil, errNotOurToken
 	}
-	jws, err := jose.ParseSigned(raw, []jose.SignatureAlgorithm{jose.ES256, jose.RS256, jose.EdDSA})
-	if err != nil || len(jws.Signatures) != 1 {
+	tok, err := jwt.ParseSigned(raw, []jose.SignatureAlgorithm{jose.ES256, jose.RS256, jose.EdDSA})
+	if err != nil || len(tok.Headers) != 1 {
 		return nil, errNotOurToken
 	}
-	h := jws.Signatures[0].Header
-	if typ, _ := h.ExtraHeaders[jose.HeaderType].(string); !strings.EqualFold(typ, "at+jwt") {
+	h := tok.Headers[0]
+	if typ, _ := h.ExtraHeaders[jose.HeaderType].(string); !jwtverify.TypeIs(typ, "at+jwt") {
 		return nil, errNotOurToken
 	}
 	pub, ok := s.keys.verificationKey(h.KeyID, now)
 	if !ok || pub.Algorithm != h.Algorithm {
 		return nil, errNotOurToken
 	}
-	payload, err := jws.Verify(pub)
-	if err != nil {
-		return nil, errNotOurToken
-	}
 	var c accessClaims
-	if err := json.Unmarshal(payload, &c); err != nil {
-		return nil, errNotOurToken
-	}
-	if c.Issuer != s.cfg.Issuer || c.Expires <= now.Unix() || c.JTI == "" {
+	var std jwt.Claims
+	// Expected's exp check passes at the instant of exp; the token is
+	// already expired then (RFC 7519 §4.1.4).
+	if tok.Claims(pub, &c, &std) != nil || std.Expiry == nil || !now.Before(std.Expiry.Time()) || c.JTI == "" ||
+		std.ValidateWithLeeway(jwt.Expected{Issuer: s.cfg.Issuer, Time: now}, 0) != nil {
 		return nil, errNotOurToken
 	}
 	return &c, nil

@@ -20,6 +20,7 @@ type authRequest struct {
 	challenge       string
 	scopes          []string
 	resources       []string
+	subject         string // the user; empty until known (see userOf)
 }
 
 // handleAuthorize is the authorization endpoint (OAuth 2.1 §4.1.1): code
@@ -37,7 +38,11 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var oe *oauthmeta.Error
 		if errors.As(err, &oe) {
-			s.renderError(w, r, http.StatusBadRequest, oe)
+			status := http.StatusBadRequest
+			if oe.Code == oauthmeta.CodeTemporarilyUnavailable { // a store is down
+				status = http.StatusServiceUnavailable
+			}
+			s.renderError(w, r, status, oe)
 			return
 		}
 		s.log.ErrorContext(r.Context(), "authorization request failed", "err", err)
@@ -141,33 +146,6 @@ func checkPKCE(q url.Values) *oauthmeta.Error {
 	return nil
 }
 
-// grantableScopes validates a requested scope string against
-// scopes_supported and the client's own restriction; an empty request gets
-// the default scopes the client may have.
-func (s *Server) grantableScopes(c *Client, requested string) ([]string, *oauthmeta.Error) {
-	scopes, err := oauthmeta.ParseScope(requested)
-	if err != nil {
-		return nil, oauthErr(oauthmeta.CodeInvalidScope, "malformed scope")
-	}
-	allowed := func(sc string) bool {
-		return slices.Contains(s.cfg.Scopes, sc) && (len(c.Scopes) == 0 || slices.Contains(c.Scopes, sc))
-	}
-	if len(scopes) == 0 {
-		for _, sc := range s.cfg.DefaultScopes {
-			if allowed(sc) {
-				scopes = append(scopes, sc)
-			}
-		}
-		return scopes, nil
-	}
-	for _, sc := range scopes {
-		if !allowed(sc) {
-			return nil, oauthErr(oauthmeta.CodeInvalidScope, "scope not supported: "+sc)
-		}
-	}
-	return scopes, nil
-}
-
 // checkResourceSyntax accepts an absolute http(s) URI without fragment or
 // user information (RFC 8707 §2).
 func checkResourceSyntax(res string) error {
@@ -182,10 +160,10 @@ func checkResourceSyntax(res string) error {
 }
 
 // checkResource validates one resource indicator (requirement AS-08):
-// syntax, https (http only to loopback with InsecureAllowHTTP), and the
+// syntax, https (http only to loopback with InsecureAllowHTTPLoopback), and the
 // configured allowlist.
 func (s *Server) checkResource(res string) *oauthmeta.Error {
-	policy := oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: s.cfg.InsecureAllowHTTP}
+	policy := oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: s.cfg.InsecureAllowHTTPLoopback}
 	if checkResourceSyntax(res) != nil || policy.CheckURL(res) != nil {
 		return oauthErr(oauthmeta.CodeInvalidTarget, "resource must be an absolute https URI without fragment")
 	}
@@ -208,6 +186,12 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, req *authRequest
 	case ConsentAuto:
 		s.approve(w, r, req)
 	default:
+		if s.upstream != nil && s.cfg.RememberConsent {
+			// The user is known only after the upstream login, so the
+			// remembered consent is checked at the callback.
+			s.startUpstream(w, r, req, false)
+			return
+		}
 		if s.consentRemembered(r.Context(), req) {
 			s.approve(w, r, req)
 			return
@@ -216,12 +200,23 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, req *authRequest
 	}
 }
 
+// userOf is the subject of req: the upstream user once logged in, else the
+// configured fixed subject.
+func (s *Server) userOf(req *authRequest) string {
+	if req.subject != "" {
+		return req.subject
+	}
+	return s.cfg.Subject
+}
+
 // approve issues a code and redirects it to the client.
 func (s *Server) approve(w http.ResponseWriter, r *http.Request, req *authRequest) {
 	code, err := s.issueCode(r.Context(), req)
 	if err != nil {
 		s.log.ErrorContext(r.Context(), "issuing an authorization code failed", "err", err)
-		s.redirectError(w, r, req, oauthErr(oauthmeta.CodeServerError, "internal error"))
+		oe := oauthErr(oauthmeta.CodeServerError, "internal error")
+		errors.As(err, &oe) // a store's temporarily_unavailable goes to the client as is
+		s.redirectError(w, r, req, oe)
 		return
 	}
 	s.log.InfoContext(r.Context(), "authorization approved", "client_id", req.client.ID)
@@ -241,7 +236,7 @@ func (s *Server) redirectError(w http.ResponseWriter, r *http.Request, req *auth
 // AS-09) and returns it.
 func (s *Server) issueCode(ctx context.Context, req *authRequest) (string, error) {
 	code := randomToken(32)
-	now := s.now()
+	now := s.clock.Now()
 	err := s.store.Codes.SaveCode(ctx, &Code{
 		Key:             tokenKey(code),
 		ClientID:        req.client.ID,
@@ -250,7 +245,7 @@ func (s *Server) issueCode(ctx context.Context, req *authRequest) (string, error
 		Challenge:       req.challenge,
 		Scopes:          req.scopes,
 		Resources:       req.resources,
-		Subject:         s.cfg.Subject,
+		Subject:         s.userOf(req),
 		Refresh:         req.client.allowsGrant(oauthmeta.GrantTypeRefreshToken),
 		IssuedAt:        now,
 		ExpiresAt:       now.Add(s.cfg.CodeTTL),

@@ -23,7 +23,7 @@ func benchServer(b *testing.B) *Server {
 		Scopes:    []string{"mcp:read", "mcp:write"},
 		Clients:   testClients(),
 		Consent:   ConsentAuto,
-		RateLimit: RateLimit{PerIP: 1e12, PerClient: 1e12, Burst: 1 << 30},
+		RateLimit: RateLimit{PerIP: 1e12, PerClient: 1e12, Burst: 1 << 30, PerIPBrowser: 1e12, BrowserBurst: 1 << 30},
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -85,7 +85,7 @@ func BenchmarkTokenCodeExchange(b *testing.B) {
 func BenchmarkTokenRefresh(b *testing.B) {
 	s := benchServer(b)
 	ctx := context.Background()
-	now := s.now()
+	now := s.clock.Now()
 	bodies := make([]string, b.N)
 	for i := range bodies {
 		g := &Grant{ID: randomToken(16), ClientID: publicID, Subject: "u", Scopes: []string{"mcp:read"},
@@ -117,7 +117,7 @@ func BenchmarkTokenRefresh(b *testing.B) {
 func BenchmarkReferenceES256PlusStoreWrite(b *testing.B) {
 	s := benchServer(b)
 	ctx := context.Background()
-	key, err := s.keys.signingKey(ctx, s.now())
+	key, err := s.keys.signingKey(ctx, s.clock.Now())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func BenchmarkReferenceES256PlusStoreWrite(b *testing.B) {
 		ClientID: publicID, Scope: "mcp:read", IssuedAt: 1, Expires: 2, JTI: "grant.jti",
 	})
 	store := NewMemoryStore()
-	now := s.now()
+	now := s.clock.Now()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
@@ -165,7 +165,7 @@ func BenchmarkTokenVsReference(b *testing.B) {
 			"client_id": {publicID}, "redirect_uri": {publicCB}, "resource": {testResource},
 		}.Encode()
 	}
-	key, err := s.keys.signingKey(ctx, s.now())
+	key, err := s.keys.signingKey(ctx, s.clock.Now())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func BenchmarkTokenVsReference(b *testing.B) {
 		ClientID: publicID, Scope: "mcp:read", IssuedAt: 1, Expires: 2, JTI: "grant.jti",
 	})
 	store := NewMemoryStore()
-	now := s.now()
+	now := s.clock.Now()
 	var endpoint, reference time.Duration
 	b.ResetTimer()
 	for i := range b.N {

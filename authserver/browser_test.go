@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -12,6 +13,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/mcpauth/mcpauth/internal/nethook"
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 )
 
 // chromiumPath is Debian's chromium; CI installs it with `make browser-deps`.
@@ -27,6 +31,9 @@ const artifactsDir = "testdata/artifacts"
 func newBrowserContext(t *testing.T) context.Context {
 	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("AS-14 browser test: %s not found; make test installs it (browser-deps) and CI must not skip this test", chromiumPath)
+		}
 		t.Skipf("AS-14 browser test skipped: %s not found (install it with `make browser-deps`, which runs apt-get install chromium)", chromiumPath)
 	}
 	opts := []chromedp.ExecAllocatorOption{
@@ -46,7 +53,7 @@ func newBrowserContext(t *testing.T) context.Context {
 		chromedp.Flag("disable-breakpad", true),
 		chromedp.Flag("no-pings", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
+		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost"),
 		chromedp.WindowSize(1000, 900),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
@@ -205,4 +212,39 @@ func TestConsentInBrowser(t *testing.T) {
 			t.Fatal("the consent page scrolls sideways on a 390 px wide screen")
 		}
 	})
+}
+
+// TestUpstreamConsentInBrowser runs the upstream login in headless
+// Chromium, with the provider on another site (localhost, while this
+// server is 127.0.0.1): our consent page must let its form's redirect go
+// to the provider (CSP form-action), and the browser-binding cookie must
+// come back on the provider's cross-site redirect to our callback
+// (SameSite=Lax), or the login would fail in every real browser.
+func TestUpstreamConsentInBrowser(t *testing.T) {
+	ctx := newBrowserContext(t)
+	cb, got := callbackServer(t)
+	h, p := upstreamHarness(t, func(c *Config) {
+		c.Upstream.Issuer = strings.Replace(c.Upstream.Issuer, "127.0.0.1", "localhost", 1)
+		nethook.Set(&c.Upstream.Fetch, nethook.Net{Resolver: oauthtest.NewResolver(netip.MustParseAddr("127.0.0.1"))})
+	})
+	p.set(func(p *fakeProvider) {
+		p.issuer = strings.Replace(p.issuer, "127.0.0.1", "localhost", 1)
+		p.page = true
+	})
+	b := &browserFlow{ctx: ctx, h: h, callbackURL: cb.URL + "/callback", got: got}
+	q, verifier := b.loadConsent(t, "consent-upstream.png")
+	next, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("upstream-next")))
+	if err != nil || !strings.Contains(next, "localhost:") {
+		t.Fatalf("the page does not name the provider: %q %v", next, err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("approve")), chromedp.WaitVisible(chromedp.ID("signin"))); err != nil {
+		t.Fatalf("approving and reaching the provider: %v", err)
+	}
+	resp := b.click(t, "signin", q)
+	if resp.Get("code") == "" {
+		t.Fatalf("callback %v", resp)
+	}
+	if res := h.exchange(resp.Get("code"), verifier, b.callbackURL, nil); res.status != http.StatusOK {
+		t.Fatalf("exchange: %d %s", res.status, res.body)
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strings"
 	"testing"
@@ -16,6 +15,8 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
+	"github.com/mcpauth/mcpauth/internal/nethook"
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -43,12 +44,11 @@ func TestCL25CIMDPrivateKeyJWT(t *testing.T) {
 	h := newHarness(t, "", func(c *Config) {
 		c.ClientMetadata = host.resolver(t, nil)
 		c.KeyFetch = KeyFetchConfig{
-			Resolver: publicResolver{netip.MustParseAddr("93.184.216.34")},
-			Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			TLSConfig: host.srv.Client().Transport.(*http.Transport).TLSClientConfig,
+			netHook: nethook.With(nethook.Net{Resolver: oauthtest.NewResolver(oauthtest.PublicAddr), Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
 				var d net.Dialer
 				return d.DialContext(ctx, network, host.srv.Listener.Addr().String())
-			},
-			TLSConfig: host.srv.Client().Transport.(*http.Transport).TLSClientConfig,
+			}}),
 		}
 	})
 	for _, clientID := range []string{inline, remote} {

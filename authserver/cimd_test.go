@@ -16,6 +16,8 @@ import (
 	"testing"
 
 	"github.com/mcpauth/mcpauth/clientmeta"
+	"github.com/mcpauth/mcpauth/internal/nethook"
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -33,14 +35,6 @@ const (
 func cimdDoc(id, extra string) string {
 	return `{"client_id":"` + id + `","client_name":"Metadata Client","redirect_uris":["` + cimdCB + `"],` +
 		`"grant_types":["authorization_code","refresh_token"],"token_endpoint_auth_method":"none"` + extra + `}`
-}
-
-// publicResolver answers every name with a public address; nothing is ever
-// sent there, the dial function below connects to a local test server.
-type publicResolver struct{ addr netip.Addr }
-
-func (r publicResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
-	return []netip.Addr{r.addr}, nil
 }
 
 // cimdHost serves metadata documents over TLS on 127.0.0.1, posing as
@@ -89,16 +83,14 @@ func newCIMDHostWith(t *testing.T, extra map[string]string) *cimdHost {
 // resolver returns a resolver that reaches this host, with cfg's policy.
 func (c *cimdHost) resolver(t *testing.T, policy clientmeta.TrustPolicy) *clientmeta.Resolver {
 	t.Helper()
-	r, err := clientmeta.NewResolver(clientmeta.ResolverConfig{
-		TrustPolicy:  policy,
-		HostResolver: publicResolver{netip.MustParseAddr("93.184.216.34")},
-		Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			c.dials.Add(1)
-			var d net.Dialer
-			return d.DialContext(ctx, network, c.srv.Listener.Addr().String())
-		},
-		TLSConfig: c.srv.Client().Transport.(*http.Transport).TLSClientConfig,
-	})
+	r, err := clientmeta.NewResolver(*nethook.Set(&clientmeta.ResolverConfig{
+		TrustPolicy: policy,
+		TLSConfig:   c.srv.Client().Transport.(*http.Transport).TLSClientConfig,
+	}, nethook.Net{Resolver: oauthtest.NewResolver(oauthtest.PublicAddr), Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		c.dials.Add(1)
+		var d net.Dialer
+		return d.DialContext(ctx, network, c.srv.Listener.Addr().String())
+	}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,13 +224,10 @@ func TestCIMDSSRF(t *testing.T) {
 	for _, addr := range []string{"127.0.0.1", "169.254.169.254", "10.1.2.3"} {
 		t.Run("CIMD-05 "+addr, func(t *testing.T) {
 			t.Parallel()
-			r, err := clientmeta.NewResolver(clientmeta.ResolverConfig{
-				HostResolver: publicResolver{netip.MustParseAddr(addr)},
-				Dial: func(_ context.Context, network, address string) (net.Conn, error) {
-					t.Errorf("dial %s %s attempted", network, address)
-					return nil, errors.New("forbidden")
-				},
-			})
+			r, err := clientmeta.NewResolver(*nethook.Set(&clientmeta.ResolverConfig{}, nethook.Net{Resolver: oauthtest.NewResolver(netip.MustParseAddr(addr)), Dial: func(_ context.Context, network, address string) (net.Conn, error) {
+				t.Errorf("dial %s %s attempted", network, address)
+				return nil, errors.New("forbidden")
+			}}))
 			if err != nil {
 				t.Fatal(err)
 			}

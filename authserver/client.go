@@ -60,8 +60,22 @@ type Client struct {
 	// IdentityProvider). Empty in [Config.Clients] means authorization_code
 	// and refresh_token.
 	GrantTypes []string `json:"grant_types"`
-	// Scopes, when not empty, restricts the scopes the client may request.
-	Scopes []string `json:"scopes,omitempty"`
+	// AllowedScopes, when not empty, is a ceiling: a request for a scope
+	// outside it gets invalid_scope "scope not allowed for this client",
+	// even when the scope is in [Config.Scopes]. It is for pre-registered
+	// clients ([Config.Clients]), whose scopes an administrator chose; each
+	// must be in Config.Scopes. Clients registered through Dynamic Client
+	// Registration or described by a Client ID Metadata Document never have
+	// one: their registered "scope" becomes DefaultScopes, so they can step
+	// up later. Empty means any of Config.Scopes.
+	AllowedScopes []string `json:"allowed_scopes,omitempty"`
+	// DefaultScopes are granted when a request from this client names no
+	// scope, within AllowedScopes. They are never a ceiling. For a client
+	// registered through Dynamic Client Registration or a Client ID
+	// Metadata Document they are its registered "scope" (RFC 7591 §2) less
+	// anything outside Config.Scopes. Each must be in Config.Scopes (and
+	// AllowedScopes when set). Empty means [Config.DefaultScopes].
+	DefaultScopes []string `json:"scopes,omitempty"`
 	// JWKS is the client's JWK set (RFC 7591 §2 "jwks"), for
 	// private_key_jwt. At most one of JWKS and JWKSURI.
 	JWKS json.RawMessage `json:"jwks,omitempty"`
@@ -82,6 +96,12 @@ func (c *Client) public() bool { return c.AuthMethod == oauthmeta.AuthMethodNone
 
 // usesKeys reports whether the client authenticates with private_key_jwt.
 func (c *Client) usesKeys() bool { return c.AuthMethod == oauthmeta.AuthMethodPrivateKeyJWT }
+
+// allowsScope reports whether the client's ceiling, if it has one, lets
+// it obtain scope sc.
+func (c *Client) allowsScope(sc string) bool {
+	return len(c.AllowedScopes) == 0 || slices.Contains(c.AllowedScopes, sc)
+}
 
 // allowsGrant reports whether the client may use grant type gt.
 func (c *Client) allowsGrant(gt string) bool { return slices.Contains(c.GrantTypes, gt) }
@@ -109,7 +129,8 @@ func hashSecret(secret string) string {
 var errUnknownClient = oauthErr(oauthmeta.CodeInvalidClient, "unknown client")
 
 // lookupClient finds a client: URL client_ids through the Client ID
-// Metadata Document resolver (when enabled), others in the client store.
+// Metadata Document resolver (when enabled), pre-registered ones from the
+// configuration, others in the client store.
 // The error is a *oauthmeta.Error with code invalid_client for clients that
 // do not exist or whose document is unusable, or an internal error.
 func (s *Server) lookupClient(ctx context.Context, id string) (*Client, error) {
@@ -126,6 +147,9 @@ func (s *Server) lookupClient(ctx context.Context, id string) (*Client, error) {
 			return nil, oauthErr(oauthmeta.CodeInvalidClient, cimdErrorDescription(err))
 		}
 		return s.clientFromDocument(doc)
+	}
+	if c, ok := s.static[id]; ok {
+		return cloneClient(c), nil
 	}
 	c, err := s.store.Clients.Client(ctx, id)
 	if errors.Is(err, ErrNotFound) {
@@ -176,6 +200,11 @@ func (s *Server) clientFromDocument(doc *clientmeta.Document) (*Client, error) {
 		GrantTypes:   grants,
 		Kind:         ClientMetadataDocument,
 	}
+	scopes, err := s.registeredScopes(doc.Scope)
+	if err != nil {
+		return nil, oauthErr(oauthmeta.CodeInvalidClient, "client metadata document scope is malformed")
+	}
+	c.DefaultScopes = scopes
 	if method == oauthmeta.AuthMethodPrivateKeyJWT {
 		c.JWKS, c.JWKSURI = json.RawMessage(doc.JWKS), doc.JWKSURI
 	}

@@ -1,18 +1,19 @@
 package authserver
 
 import (
+	"cmp"
 	"context"
 	"crypto"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
-	"net"
-	"net/netip"
 	"sync"
 	"time"
 
+	"github.com/mcpauth/mcpauth/internal/jwkset"
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
-	"github.com/mcpauth/mcpauth/resource"
+	"github.com/mcpauth/mcpauth/internal/lru"
+	"github.com/mcpauth/mcpauth/internal/nethook"
 )
 
 // DefaultMaxKeySets bounds the JWK sets fetched by URL that the server
@@ -23,45 +24,42 @@ const DefaultMaxKeySets = 128
 // client's jwks_uri (private_key_jwt, including Client ID Metadata
 // Documents) and a trusted issuer's JWKSURI. Every fetch goes through the
 // SSRF-guarded fetcher (https, public addresses checked at dial time, no
-// redirects, 1 MiB) and the sets are cached and refreshed as their cache
+// redirects, 64 KiB), each set is judged by the same JWK Set rule as an
+// inline "jwks", and the sets are cached and refreshed as their cache
 // headers say.
 type KeyFetchConfig struct {
-	// Resolver resolves host names before the address check. Nil means the
-	// system resolver.
-	Resolver interface {
-		LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
-	}
-	// Dial opens a connection to an address that passed the check. Nil
-	// means a net.Dialer. Tests use it to prove nothing is dialled.
-	Dial func(ctx context.Context, network, address string) (net.Conn, error)
 	// TLSConfig is the client TLS configuration. Nil means the system roots.
 	TLSConfig *tls.Config
-	// InsecureAllowLoopback permits plain http and loopback addresses, for
+	// InsecureAllowHTTPLoopback permits plain http and loopback addresses, for
 	// tests and local development. False means https to public addresses.
-	InsecureAllowLoopback bool
-	// MaxSets bounds the cached sets; the oldest is dropped beyond it.
+	InsecureAllowHTTPLoopback bool
+	// MaxSets bounds the cached sets; the least recently used is dropped
+	// beyond it.
 	// Zero means [DefaultMaxKeySets].
 	MaxSets int
+
+	// net is the tests' resolver and dial function (internal/nethook), reached
+	// through nethook.Set and nethook.Of,
+	// passed on to every key set.
+	netHook
 }
 
 // remoteKeySets is a bounded set of remote JWK sets by URL, each a
-// resource.RemoteKeys (jwx's jwk.Cache behind the SSRF-safe fetcher). It is
+// jwkset.RemoteKeys (jwx's jwk.Cache behind the SSRF-safe fetcher). It is
 // safe for concurrent use; close releases every set.
 type remoteKeySets struct {
-	cfg KeyFetchConfig
-	now func() time.Time
+	cfg  KeyFetchConfig
+	now  func() time.Time
+	sets *lru.Cache[string, *jwkset.RemoteKeys] // closes what it drops
 
-	mu    sync.Mutex
-	sets  map[string]*resource.RemoteKeys
-	order []string
-	done  bool
+	mu   sync.Mutex // serializes creation, so a URL gets one set
+	done bool
 }
 
 func newRemoteKeySets(cfg KeyFetchConfig, now func() time.Time) *remoteKeySets {
-	if cfg.MaxSets <= 0 {
-		cfg.MaxSets = DefaultMaxKeySets
-	}
-	return &remoteKeySets{cfg: cfg, now: now, sets: make(map[string]*resource.RemoteKeys)}
+	closeSet := func(_ string, k *jwkset.RemoteKeys) { _ = k.Close() }
+	return &remoteKeySets{cfg: cfg, now: now,
+		sets: lru.New(cmp.Or(cfg.MaxSets, DefaultMaxKeySets), nil, closeSet)}
 }
 
 // source returns the key source for the JWK set at uri, creating it (no
@@ -72,28 +70,19 @@ func (r *remoteKeySets) source(uri string) (jwtassert.KeySource, error) {
 	if r.done {
 		return nil, ErrClosed
 	}
-	if k, ok := r.sets[uri]; ok {
+	if k, ok := r.sets.Get(uri); ok {
 		return remoteSource{k}, nil
 	}
-	cfg := resource.RemoteKeysConfig{
-		JWKSURI: uri, TLSConfig: r.cfg.TLSConfig, InsecureAllowLoopback: r.cfg.InsecureAllowLoopback,
-		Dial: r.cfg.Dial, Now: r.now,
+	cfg := jwkset.RemoteKeysConfig{
+		JWKSURI: uri, TLSConfig: r.cfg.TLSConfig, InsecureAllowHTTPLoopback: r.cfg.InsecureAllowHTTPLoopback,
+		Now: r.now,
 	}
-	if r.cfg.Resolver != nil {
-		cfg.Resolver = r.cfg.Resolver
-	}
-	k, err := resource.NewRemoteKeys(cfg)
+	nethook.Set(&cfg, nethook.Of(&r.cfg))
+	k, err := jwkset.NewRemoteKeys(cfg)
 	if err != nil {
 		return nil, err
 	}
-	if len(r.order) >= r.cfg.MaxSets {
-		oldest := r.order[0]
-		r.order = r.order[1:]
-		_ = r.sets[oldest].Close()
-		delete(r.sets, oldest)
-	}
-	r.sets[uri] = k
-	r.order = append(r.order, uri)
+	r.sets.Add(uri, k, time.Time{})
 	return remoteSource{k}, nil
 }
 
@@ -101,39 +90,39 @@ func (r *remoteKeySets) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.done = true
-	for _, k := range r.sets {
-		_ = k.Close()
-	}
-	clear(r.sets)
+	r.sets.Purge()
 	return nil
 }
 
-// remoteSource adapts resource.RemoteKeys to jwtassert.KeySource: an
+// remoteSource adapts jwkset.RemoteKeys to jwtassert.KeySource: an
 // unknown kid is "no key" (the assertion is refused as unverifiable), not
-// an outage.
-type remoteSource struct{ k *resource.RemoteKeys }
+// an outage, and so is a fetched set that jwkset.Parse refuses, exactly as
+// the same set given inline is (invalid_client, not
+// temporarily_unavailable).
+type remoteSource struct{ k *jwkset.RemoteKeys }
 
 func (s remoteSource) Keys(ctx context.Context, kid string) ([]jwtassert.Key, error) {
 	keys, err := s.k.Keys(ctx, kid)
-	if errors.Is(err, resource.ErrUnknownKey) {
+	if errors.Is(err, jwkset.ErrUnknownKey) || errors.Is(err, jwkset.ErrInvalid) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	out := make([]jwtassert.Key, len(keys))
-	for i, k := range keys {
-		out[i] = jwtassert.Key{ID: k.ID, Algorithm: k.Algorithm, Public: k.Public}
-	}
-	return out, nil
+	return keys, nil
 }
 
 // keySource returns the verification keys of one party from exactly one
-// of a static JWK set, a jwks_uri or public keys.
+// of a static JWK set, a jwks_uri or public keys. Inline and fetched sets
+// are judged by the same rule (jwkset.Parse, also behind jwkset.RemoteKeys).
 func (s *Server) keySource(jwks json.RawMessage, jwksURI string, pubs []crypto.PublicKey) (jwtassert.KeySource, error) {
 	switch {
 	case len(jwks) > 0 && string(jwks) != "null":
-		return jwtassert.ParseJWKS(jwks)
+		keys, err := jwkset.Parse(jwks)
+		if err != nil {
+			return nil, err
+		}
+		return jwtassert.StaticKeys(keys), nil
 	case jwksURI != "":
 		return s.clientKeys.source(jwksURI)
 	case len(pubs) > 0:
@@ -141,3 +130,6 @@ func (s *Server) keySource(jwks json.RawMessage, jwksURI string, pubs []crypto.P
 	}
 	return nil, errors.New("authserver: no verification keys")
 }
+
+// netHook embeds nethook.Hook in KeyFetchConfig under an unexported name.
+type netHook = nethook.Hook

@@ -57,8 +57,11 @@ const (
 	MaxCodeTTL              = 10 * time.Minute
 	DefaultSigningAlgorithm = "ES256"
 	DefaultKeyPrePublish    = 10 * time.Minute
-	DefaultMaxBodyBytes     = 64 << 10
-	DefaultConsentTTL       = 30 * 24 * time.Hour
+	// DefaultKeyReloadInterval bounds how long a replica takes to see a
+	// signing key that another replica added (see [Config.KeyReloadInterval]).
+	DefaultKeyReloadInterval = 30 * time.Second
+	DefaultMaxBodyBytes      = 64 << 10
+	DefaultConsentTTL        = 30 * 24 * time.Hour
 )
 
 // Config configures [New]. Only Issuer is required; every other zero value
@@ -69,16 +72,17 @@ type Config struct {
 	// Endpoints live under it and metadata at its path-inserted well-known
 	// URLs. REQUIRED.
 	Issuer string
-	// InsecureAllowHTTP permits a plain http issuer on a loopback address
+	// InsecureAllowHTTPLoopback permits a plain http issuer on a loopback address
 	// or "localhost", for tests and local development. False (the zero
 	// value) means https only. It never permits http to any other host.
-	InsecureAllowHTTP bool
+	InsecureAllowHTTPLoopback bool
 
 	// Scopes is scopes_supported. A request for any other scope gets
 	// invalid_scope. Empty means no scope can be requested.
 	Scopes []string
-	// DefaultScopes are granted when a request names no scope. Each must
-	// be in Scopes. Empty means such requests get no scope.
+	// DefaultScopes are granted when a request names no scope and the
+	// client has no DefaultScopes of its own. Each must be in Scopes. Empty
+	// means such requests get no scope.
 	DefaultScopes []string
 	// Resources, when not empty, lists the only resource indicators
 	// (RFC 8707) that may be requested; others get invalid_target. Empty
@@ -90,6 +94,10 @@ type Config struct {
 	DefaultResource string
 
 	// Clients are pre-registered clients. Their Secret is hashed at New.
+	// A pre-registered client may have a scope ceiling
+	// ([Client.AllowedScopes]); clients that register themselves (Dynamic
+	// Client Registration, Client ID Metadata Documents) never do: the scope
+	// they register is only their default ([Client.DefaultScopes]).
 	Clients []Client
 	// DisableRegistration turns Dynamic Client Registration (RFC 7591)
 	// off. False means the registration endpoint is served.
@@ -107,9 +115,14 @@ type Config struct {
 	// the same client, redirect URI, scopes and resources. False (the zero
 	// value) asks every time.
 	RememberConsent bool
-	// Subject is the user every grant is issued for: this server has no
-	// login. Empty means [DefaultSubject].
+	// Subject is the user every grant is issued for when there is no
+	// Upstream. Empty means [DefaultSubject].
 	Subject string
+	// Upstream, when set, makes users log in at an OpenID Connect provider:
+	// grants are then issued for [UpstreamSubject] of the user the provider
+	// authenticated, after our consent page. Nil means no login: every
+	// grant is for Subject.
+	Upstream *UpstreamConfig
 
 	// AccessTokenTTL is the access token lifetime. Zero means
 	// [DefaultAccessTokenTTL].
@@ -126,11 +139,19 @@ type Config struct {
 	SigningAlgorithm string
 	// KeyRotationInterval makes the server schedule a new signing key when
 	// the newest one is this old. Zero means keys rotate only through
-	// [Server.RotateSigningKey].
+	// [Server.RotateSigningKey]. Replicas sharing a key store that fall due
+	// within one KeyReloadInterval may each add a key: every replica then
+	// publishes all of them and the newest signs, so nothing breaks.
 	KeyRotationInterval time.Duration
 	// KeyPrePublish is how long a new key is published before it signs.
 	// Zero means [DefaultKeyPrePublish].
 	KeyPrePublish time.Duration
+	// KeyReloadInterval is how often the server reads the signing keys
+	// back from the key store, so that replicas sharing one store publish
+	// and use a key that another replica added or retired. It must be
+	// shorter than KeyPrePublish, so every replica publishes a new key
+	// before any signs with it. Zero means [DefaultKeyReloadInterval].
+	KeyReloadInterval time.Duration
 
 	// DataDir, when set, keeps signing keys, clients, grants, codes and
 	// refresh tokens in DataDir/authserver.db (bbolt), so they survive a
@@ -140,17 +161,24 @@ type Config struct {
 	// Storage overrides individual stores. Nil fields use DataDir or
 	// memory.
 	Storage Storage
+	// Replay, when set, is the replay store of DPoP proofs, client
+	// assertions and JWT-bearer grants, shared by every replica (see
+	// package redisreplay). Nil means an in-memory cache in each verifier,
+	// which is correct for one replica only.
+	Replay ReplayStore
 
 	// RateLimit bounds the token, registration, introspection and
-	// revocation endpoints. Zero fields take their defaults.
+	// revocation endpoints and, per IP, the browser endpoints
+	// (authorization, consent, upstream callback). Zero fields take their
+	// defaults.
 	RateLimit RateLimit
 	// MaxBodyBytes caps every request body. Zero means
 	// [DefaultMaxBodyBytes].
 	MaxBodyBytes int64
 
-	// DPoP configures sender-constrained tokens (RFC 9449). The zero value
-	// supports DPoP without nonces; see [DPoPConfig].
-	DPoP DPoPConfig
+	// DPoP turns on sender-constrained tokens (RFC 9449); see [DPoPConfig].
+	// Nil means DPoP is off.
+	DPoP *DPoPConfig
 	// TrustedIssuers are the issuers whose JWTs the token endpoint accepts
 	// with the JWT-bearer grant (RFC 7523): workload identity platforms and
 	// enterprise IdPs issuing ID-JAGs. Empty means the grant is not
@@ -204,6 +232,9 @@ func (c *Config) withDefaults() settings {
 	if s.KeyPrePublish == 0 {
 		s.KeyPrePublish = DefaultKeyPrePublish
 	}
+	if s.KeyReloadInterval == 0 {
+		s.KeyReloadInterval = min(DefaultKeyReloadInterval, s.KeyPrePublish/2)
+	}
 	if s.MaxBodyBytes == 0 {
 		s.MaxBodyBytes = DefaultMaxBodyBytes
 	}
@@ -218,11 +249,14 @@ func (s *settings) validateDurations() error {
 	}{
 		{"AccessTokenTTL", s.AccessTokenTTL}, {"RefreshTokenTTL", s.RefreshTokenTTL},
 		{"CodeTTL", s.CodeTTL}, {"KeyPrePublish", s.KeyPrePublish},
-		{"KeyRotationInterval", s.KeyRotationInterval + 1},
+		{"KeyRotationInterval", s.KeyRotationInterval + 1}, {"KeyReloadInterval", s.KeyReloadInterval},
 	} {
 		if d.v <= 0 {
 			return configErr(d.name, "must be positive")
 		}
+	}
+	if s.KeyReloadInterval >= s.KeyPrePublish {
+		return configErr("KeyReloadInterval", "must be shorter than KeyPrePublish")
 	}
 	if s.CodeTTL > MaxCodeTTL {
 		return configErr("CodeTTL", fmt.Sprintf("must be at most %s", MaxCodeTTL))

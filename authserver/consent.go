@@ -1,8 +1,10 @@
 package authserver
 
 import (
+	"cmp"
 	"context"
 	"embed"
+	"errors"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -40,22 +42,37 @@ type consentView struct {
 	DefaultResource                             string
 	Action, RequestID, CSRFToken                string
 	Issuer, StylesheetURL                       string
+	UpstreamHost                                string // where the user signs in after approving; empty without
 }
 
 // showConsent renders the consent page for req, bound to this browser by a
 // cookie and to this form by a CSRF token.
 func (s *Server) showConsent(w http.ResponseWriter, r *http.Request, req *authRequest) {
+	formActions := formActionSource(req.redirectURI)
+	var upstreamHost string
+	if s.upstream != nil && req.subject == "" {
+		// Approve leads to the provider: the page's CSP form-action must
+		// allow that redirect, and an unreachable provider is reported now
+		// rather than after the click.
+		m, err := s.upstream.metadata(r.Context())
+		if err != nil {
+			s.upstreamUnavailable(w, r, err)
+			return
+		}
+		if src := formActionSource(m.AuthorizationEndpoint); src != "" {
+			formActions = strings.TrimSpace(formActions + " " + src)
+		}
+		upstreamHost = redirectHost(m.AuthorizationEndpoint)
+	}
 	browser := s.browserID(w, r)
 	id, csrf := randomToken(24), randomToken(24)
-	pa := &pendingAuth{req: req, csrf: csrf, browser: browser, expires: s.now().Add(pendingTTL)}
-	if !s.pending.add(id, pa, s.now()) {
-		s.renderError(w, r, http.StatusServiceUnavailable,
-			oauthErr(oauthmeta.CodeTemporarilyUnavailable, "too many pending authorization requests"))
+	if err := s.store.Pending.SavePending(r.Context(), pendingRecord(id, csrf, browser, req, s.clock.Now().Add(pendingTTL))); err != nil {
+		s.renderStoreError(w, r, "saving a pending authorization failed", err)
 		return
 	}
 	c := req.client
 	v := consentView{
-		ClientName:       cmpOr(c.Name, c.ID),
+		ClientName:       cmp.Or(c.Name, c.ID),
 		ClientID:         c.ID,
 		KindLabel:        kindLabel(c.Kind),
 		NameUnverified:   c.Kind != ClientStatic,
@@ -70,13 +87,14 @@ func (s *Server) showConsent(w http.ResponseWriter, r *http.Request, req *authRe
 		CSRFToken:        csrf,
 		Issuer:           s.cfg.Issuer,
 		StylesheetURL:    s.cfg.issuerPath + pathAssets,
+		UpstreamHost:     upstreamHost,
 	}
 	if c.Kind == ClientMetadataDocument {
 		if u, err := url.Parse(c.ID); err == nil {
 			v.ClientHost = u.Host
 		}
 	}
-	s.writePage(w, http.StatusOK, "consent.html", v, formActionSource(req.redirectURI))
+	s.writePage(w, http.StatusOK, "consent.html", v, formActions)
 }
 
 func kindLabel(k ClientKind) string {
@@ -169,18 +187,30 @@ func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request) {
 		s.renderError(w, r, http.StatusBadRequest, oauthErr(oauthmeta.CodeInvalidRequest, "unknown action"))
 		return
 	}
-	pa, ok := s.pending.take(r.PostForm.Get("request"), r.PostForm.Get("csrf_token"), browser, s.now())
-	if !ok {
+	pa, err := s.store.Pending.TakePending(r.Context(), r.PostForm.Get("request"), s.clock.Now(),
+		pendingMatcher(r.PostForm.Get("csrf_token"), browser))
+	if errors.Is(err, ErrNotFound) {
 		s.renderError(w, r, http.StatusForbidden,
 			oauthErr(oauthmeta.CodeAccessDenied, "this consent request is unknown, expired, already answered, or from another browser"))
 		return
 	}
-	if action == "deny" {
-		s.redirectError(w, r, pa.req, oauthErr(oauthmeta.CodeAccessDenied, "the user denied the request"))
+	if err != nil {
+		s.renderStoreError(w, r, "taking a pending authorization failed", err)
 		return
 	}
-	s.rememberConsent(r.Context(), pa.req)
-	s.approve(w, r, pa.req)
+	req := pa.request()
+	if action == "deny" {
+		s.redirectError(w, r, req, oauthErr(oauthmeta.CodeAccessDenied, "the user denied the request"))
+		return
+	}
+	if s.upstream != nil && req.subject == "" {
+		// Approved on our page, in this browser: now the user logs in
+		// upstream, with a state bound to the same browser.
+		s.startUpstream(w, r, req, true)
+		return
+	}
+	s.rememberConsent(r.Context(), req)
+	s.approve(w, r, req)
 }
 
 // consentRemembered reports whether RememberConsent is on and the user
@@ -189,8 +219,8 @@ func (s *Server) consentRemembered(ctx context.Context, req *authRequest) bool {
 	if !s.cfg.RememberConsent {
 		return false
 	}
-	c, err := s.store.Consents.Consent(ctx, s.cfg.Subject, req.client.ID)
-	if err != nil || !s.now().Before(c.ExpiresAt) || c.RedirectURI != req.redirectURI {
+	c, err := s.store.Consents.Consent(ctx, s.userOf(req), req.client.ID)
+	if err != nil || !s.clock.Now().Before(c.ExpiresAt) || c.RedirectURI != req.redirectURI {
 		return false
 	}
 	for _, sc := range req.scopes {
@@ -210,9 +240,9 @@ func (s *Server) rememberConsent(ctx context.Context, req *authRequest) {
 	if !s.cfg.RememberConsent {
 		return
 	}
-	now := s.now()
+	now := s.clock.Now()
 	err := s.store.Consents.SaveConsent(ctx, &Consent{
-		Subject: s.cfg.Subject, ClientID: req.client.ID, RedirectURI: req.redirectURI,
+		Subject: s.userOf(req), ClientID: req.client.ID, RedirectURI: req.redirectURI,
 		Scopes: req.scopes, Resources: req.resources, GrantedAt: now, ExpiresAt: now.Add(DefaultConsentTTL),
 	})
 	if err != nil {

@@ -10,7 +10,7 @@
 //	srv := httptest.NewUnstartedServer(nil)
 //	as, err := authserver.New(authserver.Config{
 //		Issuer:            "http://" + srv.Listener.Addr().String(),
-//		InsecureAllowHTTP: true, // plain http on loopback only
+//		InsecureAllowHTTPLoopback: true, // plain http on loopback only
 //		Consent:           authserver.ConsentAuto,
 //		Clients:           []authserver.Client{{ID: "app", RedirectURIs: []string{"http://127.0.0.1/callback"}}},
 //	})
@@ -31,7 +31,10 @@
 //     port exemption, an HTML error page and no redirect when the client or
 //     redirect URI is not trusted, state echoed and iss on every response,
 //     RFC 8707 resource indicators validated and bound to the code, scopes
-//     validated.
+//     validated: each must be in [Config.Scopes] ("scope not supported")
+//     and within a pre-registered client's [Client.AllowedScopes] ("scope
+//     not allowed for this client"); a request naming none gets the
+//     client's [Client.DefaultScopes], else [Config.DefaultScopes].
 //   - Consent: automatic, denied, or an HTML page (client name, client_id
 //     host, redirect host, localhost-only warning, scopes, resources) bound
 //     to the browser by a cookie and a CSRF token, framing forbidden, no
@@ -52,9 +55,12 @@
 //     authentication none, client_secret_basic, client_secret_post and
 //     private_key_jwt (RFC 7523 §2.2; keys from the client's jwks or
 //     jwks_uri, including a Client ID Metadata Document's, fetched through
-//     the SSRF-guarded fetcher; a replayed assertion jti is refused).
-//   - DPoP (RFC 9449, [DPoPConfig]): a token request with a valid proof
-//     gets a token with token_type DPoP and "cnf.jkt"; a public client's
+//     the SSRF-guarded fetcher, both judged by the one JWK Set rule that
+//     refuses a set holding a private or symmetric key; a replayed
+//     assertion jti is refused).
+//   - DPoP (RFC 9449, [DPoPConfig], off unless configured): a token
+//     request with a valid proof gets a token with token_type DPoP and
+//     "cnf.jkt"; a public client's
 //     grant and refresh tokens are bound to the key; optional server nonces
 //     (use_dpop_nonce with DPoP-Nonce); dpop_signing_alg_values_supported in
 //     metadata.
@@ -62,21 +68,50 @@
 //     RS256 and EdDSA), typ at+jwt, aud = the requested resource; a JWK Set
 //     endpoint; key rotation with pre-publication.
 //   - Clients: pre-registered, RFC 7591 Dynamic Client Registration, and
-//     Client ID Metadata Documents through package clientmeta.
+//     Client ID Metadata Documents through package clientmeta. The scope a
+//     client registers itself (DCR "scope", or the document's) is its
+//     default, not a ceiling: scopes outside Config.Scopes are dropped (RFC
+//     7591 §3.2.1; the registration response carries the effective value)
+//     and the client may later ask for any supported scope, as MCP step-up
+//     after 403 insufficient_scope requires. Only pre-registered clients
+//     may have a ceiling, [Client.AllowedScopes].
 //   - RFC 7662 introspection and RFC 7009 revocation.
 //   - Deliberate faults ([Faults]) so client libraries can be tested
 //     against mix-up cases.
-//   - Bounded bodies, per-IP and per-client rate limits, no secret or token
-//     in any log or error.
+//   - Login at an upstream OpenID Connect provider ([Config.Upstream]):
+//     discovery, code flow with PKCE S256, state and nonce, ID token
+//     verification (signature by go-jose with keys from internal/jwkset;
+//     iss, aud, azp, exp, nonce with internal/jwtverify's claims and time
+//     rule), allow-lists ([AllowList]), our consent
+//     page before the redirect upstream and a state bound to the browser
+//     (no confused deputy), grants for [UpstreamSubject] of (issuer, sub);
+//     the callback is [Server.UpstreamCallbackURL].
+//   - Bounded bodies; rate limits per IP (a separate bucket for the
+//     authorization, consent and upstream callback endpoints), per (IP,
+//     claimed client_id) and, once a confidential client has
+//     authenticated, per client ([RateLimit]);
+//     no secret or token in any log or error.
 //
 // Storage is a set of small interfaces ([ClientStore], [CodeStore],
 // [GrantStore], [RefreshTokenStore], [ConsentStore], [KeyStore],
-// [RevocationStore]) with an in-memory implementation and a bbolt one used
-// when [Config.DataDir] is set.
+// [RevocationStore], [PendingStore]) with three implementations: in memory
+// ([MemoryStore], the default), one bbolt file ([BoltStore], used when
+// [Config.DataDir] is set) and PostgreSQL ([PostgresStore]), which several
+// replicas share: codes redeem and refresh tokens rotate once across all of
+// them, a login may visit a different replica at each step, signing keys
+// are stored sealed and re-read every [Config.KeyReloadInterval], and a
+// database outage answers temporarily_unavailable. Its schema migrations
+// are embedded and applied by [OpenPostgresStore]. Replicas also share one
+// [ReplayStore] for DPoP proofs, client assertions and JWT grants (package
+// redisreplay keeps it on Redis).
 //
-// It deliberately does not: authenticate users (every grant is for
-// [Config.Subject]), issue ID tokens or implement OpenID Connect (the IdP
+// It deliberately does not: authenticate users itself (every grant is for
+// [Config.Subject], or for the user of the upstream provider), log in at a
+// plain OAuth 2.0 provider (GitHub-shaped) or keep the upstream provider's
+// tokens, issue ID tokens or implement OpenID Connect (the IdP
 // role accepts ID tokens of configured providers), support the implicit or
 // password grants, "dpop_jkt" authorization requests, pushed authorization
-// requests, or proxy a third-party authorization server.
+// requests, or pass tokens of a third-party authorization server on.
+//
+// Requirement IDs (AS-nn, CIMD-nn) refer to docs/requirements.md.
 package authserver

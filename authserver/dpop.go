@@ -8,22 +8,21 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/mcpauth/mcpauth/internal/dpop"
+	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
-// DPoPConfig configures OAuth 2.0 Demonstrating Proof of Possession (RFC
-// 9449) at the token endpoint. The zero value supports DPoP: a token
-// request with a valid proof gets a DPoP-bound access token (token_type
-// DPoP, "cnf.jkt"), a public client's grant and refresh tokens are bound to
-// the proof key, and requests without a proof get Bearer tokens.
+// DPoPConfig turns on OAuth 2.0 Demonstrating Proof of Possession (RFC
+// 9449) at the token endpoint; [Config.DPoP] nil leaves it off (metadata
+// does not advertise it, DPoP headers are ignored, every token is a Bearer
+// token). The zero value supports DPoP: a token request with a valid proof
+// gets a DPoP-bound access token (token_type DPoP, "cnf.jkt"), a public
+// client's grant and refresh tokens are bound to the proof key, and
+// requests without a proof get Bearer tokens.
 type DPoPConfig struct {
-	// Disable turns DPoP off: metadata does not advertise it and DPoP
-	// headers are ignored (every token is a Bearer token).
-	Disable bool
 	// Algorithms are the accepted proof algorithms, published as
 	// dpop_signing_alg_values_supported. Nil means ES256, ES384, ES512,
-	// RS256, PS256 and EdDSA.
+	// RS256, PS256 and EdDSA, the DPoP verifier's default.
 	Algorithms []string
 	// Required refuses token requests without a proof
 	// (invalid_dpop_proof): every token is DPoP-bound. False means proofs
@@ -42,19 +41,13 @@ type DPoPConfig struct {
 	NoncePeriod time.Duration
 }
 
-var defaultDPoPAlgorithms = []string{dpop.ES256, dpop.ES384, dpop.ES512, dpop.RS256, dpop.PS256, dpop.EdDSA}
-
 // initDPoP builds the proof verifier of the token endpoint.
 func (s *Server) initDPoP() error {
 	c := s.cfg.DPoP
-	if c.Disable {
+	if c == nil {
 		return nil
 	}
-	algs := c.Algorithms
-	if algs == nil {
-		algs = defaultDPoPAlgorithms
-	}
-	vc := dpop.VerifierConfig{Algorithms: algs, Now: s.cfg.Now}
+	vc := dpop.VerifierConfig{Algorithms: c.Algorithms, Now: s.cfg.Now, Replay: s.replayStore("dpop")}
 	if c.RequireNonce {
 		key := c.NonceKey
 		if len(key) == 0 {
@@ -82,12 +75,13 @@ func (s *Server) initDPoP() error {
 // carries no proof and none is required. The proof must be for POST to
 // this server's token endpoint, carry no "ath", and not be replayed.
 //
-// bound is the thumbprint the request's grant is already bound to ("" if
-// none, see knownBinding). A proof of another key is refused inside
+// bound returns the thumbprint the request's grant is already bound to
+// ("" if none, see knownBinding); it is called only when the request
+// carries a proof, so a Bearer request costs no store read. A proof of another key is refused inside
 // Verify, before its jti is recorded, so someone holding a stolen
 // refresh token cannot fill the replay store with proofs of their own key;
 // the answer is the one refresh gives for a wrong key (invalid_grant).
-func (s *Server) checkDPoP(r *http.Request, bound string) (string, error) {
+func (s *Server) checkDPoP(r *http.Request, bound func() string) (string, error) {
 	if s.dpop == nil {
 		return "", nil
 	}
@@ -98,7 +92,7 @@ func (s *Server) checkDPoP(r *http.Request, bound string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	p, err := s.dpop.Verify(r.Context(), proof, dpop.Request{Method: http.MethodPost, URL: s.endpoint(pathToken), JKT: bound})
+	p, err := s.dpop.Verify(r.Context(), proof, dpop.Request{Method: http.MethodPost, URL: s.endpoint(pathToken), JKT: bound()})
 	if errors.Is(err, dpop.ErrKeyMismatch) {
 		return "", errRefreshOtherKey()
 	}
@@ -144,11 +138,7 @@ func (s *Server) writeDPoPError(w http.ResponseWriter, r *http.Request, err erro
 	if dpop.IsNonceError(err) {
 		s.setDPoPNonce(r.Context(), w)
 	}
-	var oe *oauthmeta.Error
-	if !errors.As(err, &oe) {
-		oe = dpop.OAuthError(err)
-	}
-	s.writeError(w, r, oe)
+	s.writeError(w, r, dpop.OAuthError(err))
 }
 
 // setDPoPNonce sends a fresh nonce when nonces are on; the client uses it

@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/mcpauth/mcpauth/internal/dpop"
+	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -15,8 +15,8 @@ const (
 )
 
 // withService adds a confidential client_credentials client and applies
-// the DPoP configuration d.
-func withService(d DPoPConfig) func(*Config) {
+// the DPoP configuration d (nil: DPoP off).
+func withService(d *DPoPConfig) func(*Config) {
 	return func(c *Config) {
 		c.Clients = append(c.Clients, Client{ID: svcID, Name: "Service", Secret: svcSecret,
 			GrantTypes: []string{oauthmeta.GrantTypeClientCredentials}})
@@ -42,7 +42,7 @@ func (h *harness) proofHeader(p *dpop.Prover) http.Header {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	return http.Header{dpop.HeaderKey: {proof}}
+	return http.Header{"Dpop": {proof}}
 }
 
 // wantBound checks a DPoP-bound token response: token_type DPoP and the
@@ -70,17 +70,17 @@ func TestDPoPTokenEndpoint(t *testing.T) {
 	cc := url.Values{"grant_type": {oauthmeta.GrantTypeClientCredentials}, "scope": {"mcp:read"}}
 	tests := []struct {
 		name    string
-		cfg     DPoPConfig
+		cfg     *DPoPConfig
 		proof   bool
 		wantErr oauthmeta.ErrorCode // "" means a token is issued
 		bound   bool
 	}{
-		{name: "Required refuses client_credentials without a proof", cfg: DPoPConfig{Required: true},
+		{name: "Required refuses client_credentials without a proof", cfg: &DPoPConfig{Required: true},
 			wantErr: oauthmeta.CodeInvalidDPoPProof},
-		{name: "Required accepts client_credentials with a proof", cfg: DPoPConfig{Required: true}, proof: true, bound: true},
-		{name: "client_credentials with a proof is DPoP-bound", proof: true, bound: true},
-		{name: "client_credentials without a proof is Bearer"},
-		{name: "DPoP disabled ignores the proof", cfg: DPoPConfig{Disable: true}, proof: true},
+		{name: "Required accepts client_credentials with a proof", cfg: &DPoPConfig{Required: true}, proof: true, bound: true},
+		{name: "client_credentials with a proof is DPoP-bound", cfg: &DPoPConfig{}, proof: true, bound: true},
+		{name: "client_credentials without a proof is Bearer", cfg: &DPoPConfig{}},
+		{name: "DPoP off (nil) ignores the proof", proof: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,7 +114,7 @@ func TestDPoPTokenEndpoint(t *testing.T) {
 // consumed: the retry with a proof gets a bound token.
 func TestDPoPRequiredCodeExchange(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, "", withService(DPoPConfig{Required: true}))
+	h := newHarness(t, "", withService(&DPoPConfig{Required: true}))
 	q, v := authParams(publicID, publicCB)
 	code := h.code(q, v)
 	wantError(t, h.exchange(code, v, publicCB, nil), http.StatusBadRequest, oauthmeta.CodeInvalidDPoPProof)

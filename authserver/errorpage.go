@@ -2,6 +2,7 @@ package authserver
 
 import (
 	"bytes"
+	"errors"
 	"net/http"
 	"strconv"
 
@@ -52,4 +53,17 @@ func (s *Server) writePage(w http.ResponseWriter, status int, name string, data 
 	h.Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
+}
+
+// renderStoreError renders the page for a failed store call: the store's
+// own protocol error (temporarily_unavailable when it is down or full),
+// or a logged, bare server_error.
+func (s *Server) renderStoreError(w http.ResponseWriter, r *http.Request, msg string, err error) {
+	var oe *oauthmeta.Error
+	if errors.As(err, &oe) {
+		s.renderError(w, r, statusFor(oe.Code), oe)
+		return
+	}
+	s.log.ErrorContext(r.Context(), msg, "err", err)
+	s.renderError(w, r, http.StatusInternalServerError, oauthErr(oauthmeta.CodeServerError, "internal error"))
 }

@@ -19,7 +19,7 @@ func ExampleConfig_extensions() {
 	as, err := authserver.New(authserver.Config{
 		Issuer: "https://auth.example.com",
 		Scopes: []string{"mcp:tools"},
-		DPoP:   authserver.DPoPConfig{RequireNonce: true},
+		DPoP:   &authserver.DPoPConfig{RequireNonce: true},
 		Clients: []authserver.Client{{
 			ID:         "svc",
 			JWKSURI:    "https://svc.example.com/jwks.json",

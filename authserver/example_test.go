@@ -17,11 +17,11 @@ import (
 func ExampleNew() {
 	srv := httptest.NewUnstartedServer(nil)
 	as, err := authserver.New(authserver.Config{
-		Issuer:            "http://" + srv.Listener.Addr().String(),
-		InsecureAllowHTTP: true,
-		Consent:           authserver.ConsentAuto,
-		Scopes:            []string{"mcp:read"},
-		Clients:           []authserver.Client{{ID: "app", RedirectURIs: []string{"http://127.0.0.1/callback"}}},
+		Issuer:                    "http://" + srv.Listener.Addr().String(),
+		InsecureAllowHTTPLoopback: true,
+		Consent:                   authserver.ConsentAuto,
+		Scopes:                    []string{"mcp:read"},
+		Clients:                   []authserver.Client{{ID: "app", RedirectURIs: []string{"http://127.0.0.1/callback"}}},
 	})
 	if err != nil {
 		panic(err)

@@ -63,7 +63,7 @@ func (s *Server) initExtensions() error {
 	s.clientKeys = newRemoteKeySets(s.cfg.KeyFetch, s.cfg.Now)
 	s.closers = append(s.closers, s.clientKeys)
 	v, err := jwtassert.NewClientAssertionVerifier(jwtassert.ClientAssertionVerifierConfig{
-		Audiences: []string{s.cfg.Issuer}, Now: s.cfg.Now,
+		Audiences: []string{s.cfg.Issuer}, Now: s.cfg.Now, Replay: s.replayStore("client-assertion"),
 	})
 	if err != nil {
 		return configErr("Issuer", err.Error())
@@ -130,6 +130,7 @@ func (s *Server) initTrustedIssuers() error {
 		// the issuer or the token endpoint.
 		g.workload, err = jwtassert.NewGrantVerifier(jwtassert.GrantVerifierConfig{
 			Audiences: []string{s.cfg.Issuer, s.endpoint(pathToken)}, Issuers: workload, Now: s.cfg.Now,
+			Replay: s.replayStore("workload-grant"),
 		})
 		if err != nil {
 			return configErr("TrustedIssuers", err.Error())
@@ -138,6 +139,7 @@ func (s *Server) initTrustedIssuers() error {
 	if len(idjag) > 0 {
 		g.idjag, err = jwtassert.NewGrantVerifier(jwtassert.GrantVerifierConfig{
 			Audiences: []string{s.cfg.Issuer}, Issuers: idjag, Profile: jwtassert.ProfileIDJAG, Now: s.cfg.Now,
+			Replay: s.replayStore("id-jag"),
 		})
 		if err != nil {
 			return configErr("TrustedIssuers", err.Error())

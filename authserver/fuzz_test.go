@@ -1,6 +1,10 @@
 package authserver
 
 import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"encoding/base64"
 	"math"
 	"net/http"
@@ -8,8 +12,10 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpauth/mcpauth/clientmeta"
+	"github.com/mcpauth/mcpauth/internal/jwkset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/pkce"
 )
@@ -23,7 +29,7 @@ func fuzzServer(f *testing.F, consent ConsentMode) *Server {
 		Clients:                          testClients(),
 		Consent:                          consent,
 		DisableClientIDMetadataDocuments: true,
-		RateLimit:                        RateLimit{PerIP: math.Inf(1), PerClient: math.Inf(1)},
+		RateLimit:                        RateLimit{PerIP: math.Inf(1), PerClient: math.Inf(1), PerIPBrowser: math.Inf(1)},
 	})
 	if err != nil {
 		f.Fatal(err)
@@ -215,3 +221,47 @@ func FuzzIsIDJAG(f *testing.F) {
 	f.Add("...")
 	f.Fuzz(func(t *testing.T, jwt string) { _ = isIDJAG(jwt) })
 }
+
+// FuzzUpstreamIDToken feeds arbitrary ID tokens to the upstream verifier,
+// whose key source is a fixed set that never fetches. Nothing may panic,
+// and only the token signed by the provider's key with the expected claims
+// and nonce is accepted.
+func FuzzUpstreamIDToken(f *testing.F) {
+	now := time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	p := &fakeProvider{t: &testing.T{}, key: key, kid: "k1", issuer: "https://idp.example", now: func() time.Time { return now }}
+	valid := p.sign(key, p.defaultClaims(url.Values{"nonce": {"n1"}}))
+	f.Add(valid, "n1")
+	f.Add(valid, "n2")
+	f.Add("eyJhbGciOiJub25lIn0.e30.", "n1")
+	f.Add(strings.Repeat("a.", 3), "")
+	u := &upstream{
+		cfg:  UpstreamConfig{Issuer: p.issuer, ClientID: upstreamClientID, GroupsClaim: "groups"},
+		now:  func() time.Time { return now },
+		keys: staticKeys{{ID: "k1", Algorithm: "ES256", Public: &key.PublicKey}},
+	}
+	f.Fuzz(func(t *testing.T, raw, nonce string) {
+		id, err := u.verifyIDToken(context.Background(), raw, nonce)
+		if err == nil && (raw != valid || nonce != "n1" || id.Subject != "alice-123") {
+			t.Fatalf("accepted %q with nonce %q", raw, nonce)
+		}
+	})
+}
+
+// staticKeys is a key source that never fetches.
+type staticKeys []jwkset.Key
+
+func (k staticKeys) Keys(_ context.Context, kid string) ([]jwkset.Key, error) {
+	var out []jwkset.Key
+	for _, key := range k {
+		if kid == "" || key.ID == kid {
+			out = append(out, key)
+		}
+	}
+	if len(out) == 0 {
+		return nil, jwkset.ErrUnknownKey
+	}
+	return out, nil
+}
+
+func (staticKeys) Close() error { return nil }

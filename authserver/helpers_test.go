@@ -89,16 +89,7 @@ func newHarness(t testing.TB, path string, mutate func(*Config)) *harness {
 	h := &harness{t: t, clock: newClock(), logs: &logBuffer{}}
 	h.srv = httptest.NewUnstartedServer(nil)
 	h.issuer = "http://" + h.srv.Listener.Addr().String() + path
-	cfg := Config{
-		Issuer:            h.issuer,
-		InsecureAllowHTTP: true,
-		Consent:           ConsentAuto,
-		Scopes:            []string{"mcp:read", "mcp:write", "mcp:admin"},
-		Clients:           testClients(),
-		RateLimit:         RateLimit{PerIP: math.Inf(1), PerClient: math.Inf(1)},
-		Logger:            slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Now:               h.clock.Now,
-	}
+	cfg := h.config()
 	if mutate != nil {
 		mutate(&cfg)
 	}
@@ -121,6 +112,22 @@ func newHarness(t testing.TB, path string, mutate func(*Config)) *harness {
 }
 
 func (h *harness) url(p string) string { return h.issuer + p }
+
+// config is the harness's server configuration: its issuer, clock and
+// log, the test clients, automatic consent and no rate limit.
+func (h *harness) config() Config {
+	return Config{
+		Issuer:                    h.issuer,
+		InsecureAllowHTTPLoopback: true,
+		Consent:                   ConsentAuto,
+		Scopes:                    []string{"mcp:read", "mcp:write", "mcp:admin"},
+		Clients:                   testClients(),
+		DPoP:                      &DPoPConfig{},
+		RateLimit:                 RateLimit{PerIP: math.Inf(1), PerClient: math.Inf(1), PerIPBrowser: math.Inf(1)},
+		Logger:                    slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Now:                       h.clock.Now,
+	}
+}
 
 // authParams returns a valid authorization request for client and
 // redirect, with a fresh verifier.

@@ -47,7 +47,7 @@ type IDJAGAudience struct {
 	ClientIDs map[string]string
 	// Resources are the resource indicators that may be requested. Empty
 	// means any absolute https URI (http to loopback with
-	// InsecureAllowHTTP).
+	// InsecureAllowHTTPLoopback).
 	Resources []string
 }
 
@@ -156,7 +156,7 @@ func (s *Server) exchangeForIDJAG(ctx context.Context, client *Client, form url.
 }
 
 func (s *Server) checkIDJAGResource(aud *IDJAGAudience, res string) *oauthmeta.Error {
-	policy := oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: s.cfg.InsecureAllowHTTP}
+	policy := oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: s.cfg.InsecureAllowHTTPLoopback}
 	if checkResourceSyntax(res) != nil || policy.CheckURL(res) != nil {
 		return oauthErr(oauthmeta.CodeInvalidTarget, "resource must be an absolute https URI without fragment")
 	}
@@ -168,7 +168,7 @@ func (s *Server) checkIDJAGResource(aud *IDJAGAudience, res string) *oauthmeta.E
 
 // signIDJAG signs an ID-JAG with the current signing key.
 func (s *Server) signIDJAG(ctx context.Context, c jwtassert.IDJAGClaims) (string, error) {
-	key, err := s.keys.signingKey(ctx, s.now())
+	key, err := s.keys.signingKey(ctx, s.clock.Now())
 	if err != nil {
 		return "", err
 	}

@@ -14,17 +14,8 @@ import (
 // access token is inactive once its grant is revoked (for example by
 // refresh token reuse or revocation).
 func (s *Server) handleIntrospect(w http.ResponseWriter, r *http.Request) {
-	form, ok := s.clientForm(w, r)
+	_, token, ok := s.tokenRequest(w, r, true)
 	if !ok {
-		return
-	}
-	if _, err := s.authenticateClient(r.Context(), r, form, true); err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	token := form.Get("token")
-	if token == "" {
-		s.writeError(w, r, oauthErr(oauthmeta.CodeInvalidRequest, "token is required"))
 		return
 	}
 	resp, err := s.introspect(r.Context(), token)
@@ -39,7 +30,7 @@ func (s *Server) handleIntrospect(w http.ResponseWriter, r *http.Request) {
 // token, else inactive.
 func (s *Server) introspect(ctx context.Context, token string) (*oauthmeta.IntrospectionResponse, error) {
 	inactive := &oauthmeta.IntrospectionResponse{Active: false}
-	now := s.now()
+	now := s.clock.Now()
 	if claims, err := s.parseAccessToken(token, now); err == nil {
 		ok, err := s.accessTokenLive(ctx, claims)
 		if err != nil || !ok {
@@ -102,7 +93,7 @@ func (s *Server) liveRefreshToken(ctx context.Context, raw string) (*RefreshToke
 	if err != nil {
 		return nil, nil, err
 	}
-	now := s.now()
+	now := s.clock.Now()
 	if rec.Rotated || g.Revoked || !now.Before(rec.ExpiresAt) || !now.Before(g.ExpiresAt) {
 		return nil, nil, nil
 	}

@@ -12,7 +12,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
@@ -41,28 +43,24 @@ type keyring struct {
 	prePublish  time.Duration
 	rotateEvery time.Duration
 	tokenTTL    time.Duration
+	reloadEvery time.Duration
 
-	mu   sync.RWMutex
-	keys []*liveKey // ordered by ActiveAt
+	lastReload atomic.Int64 // UnixNano of the last read of the store
+	mu         sync.RWMutex
+	keys       []*liveKey // ordered by ActiveAt
 }
 
 // load reads the stored keys and makes sure one with the configured
 // algorithm signs now.
 func (k *keyring) load(ctx context.Context, now time.Time) error {
-	stored, err := k.store.SigningKeys(ctx)
+	keys, err := k.read(ctx)
 	if err != nil {
-		return fmt.Errorf("authserver: loading signing keys: %w", err)
+		return err
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	for _, sk := range stored {
-		lk, err := parseSigningKey(sk)
-		if err != nil {
-			return err
-		}
-		k.keys = append(k.keys, lk)
-	}
-	k.sort()
+	k.keys = keys
+	k.lastReload.Store(now.UnixNano())
 	if cur := k.current(now); cur != nil && cur.meta.Algorithm == k.alg {
 		return nil
 	}
@@ -71,16 +69,83 @@ func (k *keyring) load(ctx context.Context, now time.Time) error {
 	return k.add(ctx, now, now)
 }
 
-func (k *keyring) sort() {
-	slices.SortFunc(k.keys, func(a, b *liveKey) int { return a.meta.ActiveAt.Compare(b.meta.ActiveAt) })
+func (k *keyring) sort() { sortKeys(k.keys) }
+
+func sortKeys(keys []*liveKey) {
+	slices.SortStableFunc(keys, func(a, b *liveKey) int {
+		if c := a.meta.ActiveAt.Compare(b.meta.ActiveAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.meta.ID, b.meta.ID)
+	})
+}
+
+// parseSigningKeys turns stored keys into usable ones, ordered by ActiveAt
+// (then ID, so every replica orders them alike). Each key that has a
+// successor retires when the successor starts signing, even if the
+// replica that added the successor did not know it (two replicas that
+// started on an empty store at the same moment): replicas sharing a store
+// agree on the one current key.
+func parseSigningKeys(stored []*SigningKey) ([]*liveKey, error) {
+	keys := make([]*liveKey, 0, len(stored))
+	for _, sk := range stored {
+		lk, err := parseSigningKey(sk)
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, lk)
+	}
+	sortKeys(keys)
+	for i := 0; i+1 < len(keys); i++ {
+		m, next := &keys[i].meta, keys[i+1].meta.ActiveAt
+		if m.RetireAt.IsZero() || m.RetireAt.After(next) {
+			m.RetireAt = next
+		}
+	}
+	return keys, nil
+}
+
+// read returns the stored keys, ready to use.
+func (k *keyring) read(ctx context.Context) ([]*liveKey, error) {
+	stored, err := k.store.SigningKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("authserver: reading signing keys: %w", err)
+	}
+	return parseSigningKeys(stored)
+}
+
+// maybeReload reads the keys back from the store at most once per
+// reloadEvery, to pick up what other replicas sharing the store added,
+// retired or deleted. A failed read keeps the keys in hand.
+func (k *keyring) maybeReload(ctx context.Context, now time.Time) error {
+	last := k.lastReload.Load()
+	if now.UnixNano()-last < int64(k.reloadEvery) || !k.lastReload.CompareAndSwap(last, now.UnixNano()) {
+		return nil
+	}
+	keys, err := k.read(ctx)
+	if err != nil {
+		return err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if cur := currentIn(keys, now); cur == nil || cur.meta.Algorithm != k.alg {
+		// The store lost this replica's signing key (or holds another
+		// algorithm's): keep signing with the keys in hand until a
+		// rotation adds one.
+		return nil
+	}
+	k.keys = keys
+	return nil
 }
 
 // current returns the newest key that signs at now. Callers hold mu.
-func (k *keyring) current(now time.Time) *liveKey {
-	for i := len(k.keys) - 1; i >= 0; i-- {
-		m := &k.keys[i].meta
+func (k *keyring) current(now time.Time) *liveKey { return currentIn(k.keys, now) }
+
+func currentIn(keys []*liveKey, now time.Time) *liveKey {
+	for i := len(keys) - 1; i >= 0; i-- {
+		m := &keys[i].meta
 		if !m.ActiveAt.After(now) && (m.RetireAt.IsZero() || m.RetireAt.After(now)) {
-			return k.keys[i]
+			return keys[i]
 		}
 	}
 	return nil

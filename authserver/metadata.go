@@ -83,7 +83,7 @@ func (s *Server) handleMetadata(w http.ResponseWriter, _ *http.Request) {
 
 // handleJWKS serves the public signing keys (requirement AS-11).
 func (s *Server) handleJWKS(w http.ResponseWriter, _ *http.Request) {
-	body, err := json.Marshal(s.keys.jwks(s.now()))
+	body, err := json.Marshal(s.keys.jwks(s.clock.Now()))
 	if err != nil {
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -35,7 +36,7 @@ func mustNew(t *testing.T, cfg Config) *Server {
 // document, compared with testdata/metadata.json.
 func TestMetadataGolden(t *testing.T) {
 	t.Parallel()
-	s := mustNew(t, Config{Issuer: "https://as.example.com/tenant1", Scopes: []string{"mcp:read", "mcp:write"}})
+	s := mustNew(t, Config{Issuer: "https://as.example.com/tenant1", Scopes: []string{"mcp:read", "mcp:write"}, DPoP: &DPoPConfig{}})
 	rec := serve(s, http.MethodGet, "https://as.example.com/.well-known/oauth-authorization-server/tenant1")
 	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "application/json" {
 		t.Fatalf("AS-02: %d %v", rec.Code, rec.Header())
@@ -189,7 +190,7 @@ func TestConfigValidation(t *testing.T) {
 	}{
 		{"missing issuer", Config{}},
 		{"AS-13 http issuer without the insecure switch", Config{Issuer: "http://127.0.0.1:9000"}},
-		{"AS-13 http to a non-loopback host even with the switch", Config{Issuer: "http://as.example.com", InsecureAllowHTTP: true}},
+		{"AS-13 http to a non-loopback host even with the switch", Config{Issuer: "http://as.example.com", InsecureAllowHTTPLoopback: true}},
 		{"issuer with query", Config{Issuer: "https://as.example.com?x=1"}},
 		{"issuer with fragment", Config{Issuer: "https://as.example.com#x"}},
 		{"issuer path with odd characters", Config{Issuer: "https://as.example.com/a%20b"}},
@@ -206,6 +207,13 @@ func TestConfigValidation(t *testing.T) {
 		{"post without secret", Config{Issuer: "https://as.example.com", Clients: []Client{{ID: "c", AuthMethod: "client_secret_post", RedirectURIs: cb}}}},
 		{"unsupported grant", Config{Issuer: "https://as.example.com", Clients: []Client{{ID: "c", GrantTypes: []string{"implicit"}, RedirectURIs: cb}}}},
 		{"unknown consent mode", Config{Issuer: "https://as.example.com", Consent: 7}},
+		{"negative per-IP rate", Config{Issuer: "https://as.example.com", RateLimit: RateLimit{PerIP: -1}}},
+		{"NaN per-client rate", Config{Issuer: "https://as.example.com", RateLimit: RateLimit{PerClient: math.NaN()}}},
+		{"negative burst", Config{Issuer: "https://as.example.com", RateLimit: RateLimit{Burst: -1}}},
+		{"negative rate-limit bound", Config{Issuer: "https://as.example.com", RateLimit: RateLimit{MaxTracked: -1}}},
+		{"negative browser rate", Config{Issuer: "https://as.example.com", RateLimit: RateLimit{PerIPBrowser: -1}}},
+		{"NaN browser rate", Config{Issuer: "https://as.example.com", RateLimit: RateLimit{PerIPBrowser: math.NaN()}}},
+		{"negative browser burst", Config{Issuer: "https://as.example.com", RateLimit: RateLimit{BrowserBurst: -1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -220,9 +228,11 @@ func TestConfigValidation(t *testing.T) {
 		})
 	}
 	for _, ok := range []Config{
-		{Issuer: "http://127.0.0.1:9000", InsecureAllowHTTP: true},
-		{Issuer: "http://localhost:9000/tenant1", InsecureAllowHTTP: true},
+		{Issuer: "http://127.0.0.1:9000", InsecureAllowHTTPLoopback: true},
+		{Issuer: "http://localhost:9000/tenant1", InsecureAllowHTTPLoopback: true},
 		{Issuer: "https://as.example.com/"},
+		{Issuer: "https://as.example.com", RateLimit: RateLimit{PerIP: math.Inf(1), PerClient: math.Inf(1), Burst: 1, MaxTracked: 1}},
+		{Issuer: "https://as.example.com", RateLimit: RateLimit{PerIPBrowser: math.Inf(1), BrowserBurst: 1}},
 	} {
 		mustNew(t, ok)
 	}

@@ -3,7 +3,6 @@ package authserver
 import (
 	"context"
 	"errors"
-	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -115,59 +114,6 @@ func TestAutomaticKeyRotation(t *testing.T) {
 	h.clock.Advance(time.Minute)
 	if next, _ := h.verifyJWT(h.tokens(nil).AccessToken); next.KeyID == first.KeyID {
 		t.Fatal("rotation did not happen")
-	}
-}
-
-// TestRateLimits: per-IP limits on token and registration, per-client
-// limits on the token endpoint, 429 with Retry-After.
-func TestRateLimits(t *testing.T) {
-	t.Parallel()
-	t.Run("per IP", func(t *testing.T) {
-		t.Parallel()
-		h := newHarness(t, "", func(c *Config) { c.RateLimit = RateLimit{PerIP: 1, PerClient: math.Inf(1), Burst: 2} })
-		for i, want := range []int{400, 400, 429} {
-			resp, _ := h.post(pathToken, url.Values{"grant_type": {"password"}, "client_id": {publicID}}, "", "")
-			if resp.StatusCode != want {
-				t.Fatalf("request %d: %d, want %d", i, resp.StatusCode, want)
-			}
-			if want == 429 && resp.Header.Get("Retry-After") != "1" {
-				t.Fatalf("Retry-After %q", resp.Header.Get("Retry-After"))
-			}
-		}
-		if resp, _ := h.postJSON(pathRegister, `{}`); resp.StatusCode != 429 {
-			t.Fatalf("registration: %d", resp.StatusCode)
-		}
-		h.clock.Advance(2 * time.Second)
-		if resp, _ := h.postJSON(pathRegister, `{}`); resp.StatusCode != 400 {
-			t.Fatalf("after refill: %d", resp.StatusCode)
-		}
-	})
-	t.Run("per client", func(t *testing.T) {
-		t.Parallel()
-		h := newHarness(t, "", func(c *Config) { c.RateLimit = RateLimit{PerIP: math.Inf(1), PerClient: 1, Burst: 1} })
-		form := url.Values{"grant_type": {"password"}}
-		if resp, _ := h.post(pathToken, form, basicID, "wrong"); resp.StatusCode != 401 {
-			t.Fatalf("first: %d", resp.StatusCode)
-		}
-		if resp, _ := h.post(pathToken, form, basicID, basicSecret); resp.StatusCode != 429 {
-			t.Fatalf("second for the same client: %d", resp.StatusCode)
-		}
-		if resp, _ := h.post(pathToken, url.Values{"grant_type": {"password"}, "client_id": {publicID}}, "", ""); resp.StatusCode != 400 {
-			t.Fatalf("other client: %d", resp.StatusCode)
-		}
-	})
-}
-
-// TestLimiterBounded: the limiter map never grows past its bound.
-func TestLimiterBounded(t *testing.T) {
-	t.Parallel()
-	ls := newLimiterSet(1, 1, 10)
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for i := range 100 {
-		ls.allow("ip"+string(rune('a'+i%26))+string(rune('a'+i/26)), now)
-	}
-	if len(ls.entries) > 10 {
-		t.Fatalf("%d entries", len(ls.entries))
 	}
 }
 

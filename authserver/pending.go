@@ -2,84 +2,76 @@ package authserver
 
 import (
 	"crypto/subtle"
-	"sync"
+	"slices"
 	"time"
 )
 
 // Limits of the consent step.
 const (
-	maxPending = 10000
-	pendingTTL = 10 * time.Minute
+	// MaxPendingAuthorizations bounds the authorization requests waiting on
+	// the consent page, in each store that keeps them, since anyone can
+	// start one: past the bound, the memory store pushes out the least
+	// recently used request and the PostgreSQL store answers new ones with
+	// temporarily_unavailable.
+	MaxPendingAuthorizations = 10000
+	pendingTTL               = 10 * time.Minute
 )
 
-// pendingAuth is a validated authorization request waiting for the user's
-// decision on the consent page. It is single-use and bound to the browser
-// that loaded the page.
-type pendingAuth struct {
-	req     *authRequest
-	csrf    string
-	browser string
-	expires time.Time
-}
-
-// pendingStore holds pending consent decisions in memory, bounded in size
-// and lifetime. It is safe for concurrent use.
-type pendingStore struct {
-	mu  sync.Mutex
-	max int
-	m   map[string]*pendingAuth
-}
-
-func newPendingStore(limit int) *pendingStore {
-	return &pendingStore{max: limit, m: make(map[string]*pendingAuth)}
-}
-
-// add stores pa under id; false means the store is full of live entries.
-func (p *pendingStore) add(id string, pa *pendingAuth, now time.Time) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.m) >= p.max {
-		p.sweepLocked(now)
-		if len(p.m) >= p.max {
-			return false
-		}
+// pendingRecord builds the stored form of req, bound to the CSRF token and
+// the browser cookie.
+func pendingRecord(id, csrf, browser string, req *authRequest, expires time.Time) *PendingAuthorization {
+	return &PendingAuthorization{
+		ID:              id,
+		CSRFHash:        tokenKey(csrf),
+		BrowserHash:     tokenKey(browser),
+		Client:          cloneClient(req.client),
+		RedirectURI:     req.redirectURI,
+		RedirectURISent: req.redirectURISent,
+		State:           req.state,
+		Challenge:       req.challenge,
+		Scopes:          req.scopes,
+		Resources:       req.resources,
+		Subject:         req.subject,
+		ExpiresAt:       expires,
 	}
-	p.m[id] = pa
-	return true
 }
 
-// matches compares the form's CSRF token and the browser cookie with the
-// entry's, in constant time.
-func (p *pendingAuth) matches(csrf, browser string) bool {
-	c := subtle.ConstantTimeCompare([]byte(p.csrf), []byte(csrf))
-	b := subtle.ConstantTimeCompare([]byte(p.browser), []byte(browser))
-	return c&b == 1
-}
-
-// take removes and returns the entry under id if it is unexpired and both
-// the CSRF token and the browser cookie match. A failed check leaves the
-// entry in place, so an attacker's guess cannot burn the user's request.
-func (p *pendingStore) take(id, csrf, browser string, now time.Time) (*pendingAuth, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	pa, ok := p.m[id]
-	if !ok || !now.Before(pa.expires) || !pa.matches(csrf, browser) {
-		return nil, false
+// request returns the authorization request p holds.
+func (p *PendingAuthorization) request() *authRequest {
+	return &authRequest{
+		client:          p.Client,
+		redirectURI:     p.RedirectURI,
+		redirectURISent: p.RedirectURISent,
+		state:           p.State,
+		challenge:       p.Challenge,
+		scopes:          p.Scopes,
+		resources:       p.Resources,
+		subject:         p.Subject,
 	}
-	delete(p.m, id)
-	return pa, true
 }
 
-func (p *pendingStore) sweep(now time.Time) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.sweepLocked(now)
-}
-
-func (p *pendingStore) sweepLocked(now time.Time) {
-	for id, pa := range p.m {
-		if !now.Before(pa.expires) {
-			delete(p.m, id)
-		}
+// pendingMatcher returns a match function for [PendingStore.TakePending]
+// that compares the hashes of the form's CSRF token and the browser
+// cookie with the record's, in constant time.
+func pendingMatcher(csrf, browser string) func(*PendingAuthorization) bool {
+	c, b := []byte(tokenKey(csrf)), []byte(tokenKey(browser))
+	return func(p *PendingAuthorization) bool {
+		okC := subtle.ConstantTimeCompare([]byte(p.CSRFHash), c)
+		okB := subtle.ConstantTimeCompare([]byte(p.BrowserHash), b)
+		return okC&okB == 1 && browser != "" && p.Upstream == nil
 	}
+}
+
+func clonePending(p *PendingAuthorization) *PendingAuthorization {
+	d := *p
+	if p.Client != nil {
+		d.Client = cloneClient(p.Client)
+	}
+	if p.Upstream != nil {
+		u := *p.Upstream
+		d.Upstream = &u
+	}
+	d.Scopes = slices.Clone(p.Scopes)
+	d.Resources = slices.Clone(p.Resources)
+	return &d
 }

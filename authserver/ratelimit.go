@@ -1,32 +1,72 @@
 package authserver
 
 import (
+	"hash/maphash"
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
-	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
 
+	"github.com/mcpauth/mcpauth/internal/lru"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
 // RateLimit bounds request rates at the token, registration, introspection
-// and revocation endpoints, per client IP address and per client_id, with
-// token buckets (golang.org/x/time/rate). Over the limit, a request gets
-// 429 with Retry-After. Zero fields take their defaults; math.Inf(1)
-// disables a limit.
+// and revocation endpoints and at the browser endpoints (authorization,
+// consent form, upstream login callback) with token buckets
+// (golang.org/x/time/rate). Over a limit, a request gets 429 with
+// Retry-After: a JSON error at the back-channel endpoints, the HTML error
+// page at the browser endpoints (never a redirect to the client, whose
+// request has not been looked at). Zero fields take their defaults;
+// math.Inf(1) disables a limit; negative values are refused.
+//
+// Four kinds of bucket apply:
+//
+//   - per client IP address, to every request at the browser endpoints
+//     ([RateLimit.PerIPBrowser], [RateLimit.BrowserBurst]): each
+//     authorization request that shows a consent page or starts an
+//     upstream login saves a pending authorization for 10 minutes, and
+//     the table of them holds [MaxPendingAuthorizations], so one address
+//     may save at most BrowserBurst + 600*PerIPBrowser of them (1300 by
+//     default, under a seventh of the table) and a flood from one
+//     address neither fills the table nor pushes out other users'
+//     logins;
+//   - per client IP address, to every request at the other endpoints;
+//   - per (client IP address, client_id named in the request), to every
+//     token, introspection and revocation request, before the client
+//     authenticates: failed guesses are throttled per address, and
+//     requests from other addresses naming a client never spend the
+//     buckets of that client's own address;
+//   - per client_id, only once a confidential client has authenticated
+//     with its secret or key. A public client (auth method none) proves
+//     nothing by naming its client_id, so it has no per-client bucket
+//     that anyone could spend in its name: its requests are bounded per
+//     address.
 type RateLimit struct {
 	// PerIP is requests per second per client IP. Zero means 10.
 	PerIP float64
-	// PerClient is token requests per second per client_id. Zero means 10.
+	// PerClient is requests per second per (client IP, client_id) pair and
+	// per authenticated confidential client_id. Zero means 10.
 	PerClient float64
-	// Burst is the bucket size of both. Zero means 20.
+	// Burst is the bucket size of the per-IP, per-(IP, client_id) and
+	// per-client buckets. Zero means 20.
 	Burst int
-	// MaxTracked bounds how many IPs or client_ids are tracked; the least
-	// recently seen are forgotten first. Zero means 10000.
+	// PerIPBrowser is requests per second per client IP at the browser
+	// endpoints (GET /authorize, POST /consent, the upstream login
+	// callback). Zero means 2: a login takes two or three such requests,
+	// so an address (a household or an office behind one NAT) may
+	// sustain a login every second or so once its burst is spent.
+	PerIPBrowser float64
+	// BrowserBurst is the bucket size of the browser-endpoint buckets.
+	// Zero means 100: some thirty logins at once from one address.
+	BrowserBurst int
+	// MaxTracked bounds how many keys each kind of bucket tracks; past it
+	// the least recently used key is forgotten (its next request starts
+	// with a full bucket). Zero means 10000.
 	MaxTracked int
 }
 
@@ -40,53 +80,70 @@ func (r RateLimit) withDefaults() RateLimit {
 	if r.Burst == 0 {
 		r.Burst = 20
 	}
+	if r.PerIPBrowser == 0 {
+		r.PerIPBrowser = 2
+	}
+	if r.BrowserBurst == 0 {
+		r.BrowserBurst = 100
+	}
 	if r.MaxTracked == 0 {
 		r.MaxTracked = 10000
 	}
 	return r
 }
 
-// limiterSet is a bounded map of token buckets keyed by IP or client_id.
-type limiterSet struct {
-	limit rate.Limit
-	burst int
-	max   int
-
-	mu      sync.Mutex
-	entries map[string]*limiterEntry
+// validate refuses negative or NaN rates, a negative burst and a negative
+// bound (after withDefaults, zero has become the default).
+func (r RateLimit) validate() error {
+	switch {
+	case !(r.PerIP > 0):
+		return configErr("RateLimit.PerIP", "must be positive")
+	case !(r.PerClient > 0):
+		return configErr("RateLimit.PerClient", "must be positive")
+	case r.Burst < 1:
+		return configErr("RateLimit.Burst", "must be positive")
+	case !(r.PerIPBrowser > 0):
+		return configErr("RateLimit.PerIPBrowser", "must be positive")
+	case r.BrowserBurst < 1:
+		return configErr("RateLimit.BrowserBurst", "must be positive")
+	case r.MaxTracked < 1:
+		return configErr("RateLimit.MaxTracked", "must be positive")
+	}
+	return nil
 }
 
-type limiterEntry struct {
-	lim  *rate.Limiter
-	seen time.Time
+// limiterSet is a bounded table of token buckets, one per key, that
+// forgets the least recently used key when full. Lookup, insert and
+// eviction are O(1) (internal/lru), so a flood of new keys costs each
+// request the same whatever the table holds.
+type limiterSet[K comparable] struct {
+	limit   rate.Limit
+	burst   int
+	entries *lru.Cache[K, *rate.Limiter]
 }
 
-func newLimiterSet(perSecond float64, burst, maxTracked int) *limiterSet {
+// newLimiterSet returns a table of at most maxTracked keys (which must be
+// positive) whose buckets refill at perSecond (+Inf: no limit) and hold
+// burst requests.
+func newLimiterSet[K comparable](perSecond float64, burst, maxTracked int) (*limiterSet[K], error) {
 	l := rate.Limit(perSecond)
 	if math.IsInf(perSecond, 1) {
 		l = rate.Inf
 	}
-	return &limiterSet{limit: l, burst: burst, max: maxTracked, entries: make(map[string]*limiterEntry)}
+	if maxTracked <= 0 {
+		return nil, configErr("RateLimit.MaxTracked", "must be positive")
+	}
+	return &limiterSet[K]{limit: l, burst: burst, entries: lru.New[K, *rate.Limiter](maxTracked, nil, nil)}, nil
 }
 
 // allow reports whether one more request for key is allowed at now, and if
-// not, how long to wait.
-func (ls *limiterSet) allow(key string, now time.Time) (bool, time.Duration) {
+// not, how long to wait. It marks key as the most recently used.
+func (ls *limiterSet[K]) allow(key K, now time.Time) (bool, time.Duration) {
 	if ls.limit == rate.Inf {
 		return true, 0
 	}
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	e, ok := ls.entries[key]
-	if !ok {
-		if len(ls.entries) >= ls.max {
-			ls.evict(now)
-		}
-		e = &limiterEntry{lim: rate.NewLimiter(ls.limit, ls.burst)}
-		ls.entries[key] = e
-	}
-	e.seen = now
-	r := e.lim.ReserveN(now, 1)
+	lim := ls.entries.GetOrAdd(key, func() *rate.Limiter { return rate.NewLimiter(ls.limit, ls.burst) }, time.Time{})
+	r := lim.ReserveN(now, 1)
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)
 		return false, d
@@ -94,25 +151,48 @@ func (ls *limiterSet) allow(key string, now time.Time) (bool, time.Duration) {
 	return true, 0
 }
 
-// evict drops entries idle long enough to have refilled, then, if still
-// full, the least recently seen half.
-func (ls *limiterSet) evict(now time.Time) {
-	full := time.Duration(float64(ls.burst) / float64(ls.limit) * float64(time.Second))
-	for k, e := range ls.entries {
-		if now.Sub(e.seen) > full {
-			delete(ls.entries, k)
-		}
+// tracked is the number of keys in the table.
+func (ls *limiterSet[K]) tracked() int {
+	return ls.entries.Len()
+}
+
+// attemptKey is the key of the per-(address, client_id) buckets. The
+// client_id is hashed with the server's seed, so a key stays small however
+// long the claimed client_id is; a collision (2^-64 for two given ids,
+// unpredictable without the seed) would only merge two buckets of one
+// address.
+type attemptKey struct {
+	addr   string
+	client uint64
+}
+
+// rateLimits are the server's four bucket tables (see [RateLimit]).
+type rateLimits struct {
+	seed     maphash.Seed
+	browser  *limiterSet[string]
+	ip       *limiterSet[string]
+	attempts *limiterSet[attemptKey]
+	clients  *limiterSet[string]
+}
+
+func newRateLimits(rl RateLimit) (*rateLimits, error) {
+	browser, err := newLimiterSet[string](rl.PerIPBrowser, rl.BrowserBurst, rl.MaxTracked)
+	if err != nil {
+		return nil, err
 	}
-	for len(ls.entries) >= ls.max {
-		var oldestKey string
-		var oldest time.Time
-		for k, e := range ls.entries {
-			if oldestKey == "" || e.seen.Before(oldest) {
-				oldestKey, oldest = k, e.seen
-			}
-		}
-		delete(ls.entries, oldestKey)
+	ip, err := newLimiterSet[string](rl.PerIP, rl.Burst, rl.MaxTracked)
+	if err != nil {
+		return nil, err
 	}
+	attempts, err := newLimiterSet[attemptKey](rl.PerClient, rl.Burst, rl.MaxTracked)
+	if err != nil {
+		return nil, err
+	}
+	clients, err := newLimiterSet[string](rl.PerClient, rl.Burst, rl.MaxTracked)
+	if err != nil {
+		return nil, err
+	}
+	return &rateLimits{seed: maphash.MakeSeed(), browser: browser, ip: ip, attempts: attempts, clients: clients}, nil
 }
 
 // clientIP is the peer address of r. Forwarding headers are not trusted.
@@ -127,7 +207,7 @@ func clientIP(r *http.Request) string {
 // limitByIP wraps next with the per-IP limit.
 func (s *Server) limitByIP(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if ok, wait := s.ipLimits.allow(clientIP(r), s.now()); !ok {
+		if ok, wait := s.limits.ip.allow(clientIP(r), s.clock.Now()); !ok {
 			s.writeRateLimited(w, wait)
 			return
 		}
@@ -135,13 +215,45 @@ func (s *Server) limitByIP(next http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// allowClient applies the per-client limit; false means the response was
-// written.
-func (s *Server) allowClient(w http.ResponseWriter, clientID string) bool {
-	if clientID == "" {
+// limitBrowserByIP wraps a browser endpoint's handler with the per-IP
+// browser limit. A refused request gets 429, Retry-After and the HTML
+// error page, before anything of it is read: it is neither validated nor
+// redirected to the client it names.
+func (s *Server) limitBrowserByIP(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if ok, wait := s.limits.browser.allow(clientIP(r), s.clock.Now()); !ok {
+			setRetryAfter(w, wait)
+			s.renderError(w, r, http.StatusTooManyRequests, oauthErr(oauthmeta.CodeTemporarilyUnavailable,
+				"too many requests from your network address; try again in a moment"))
+			return
+		}
+		next(w, r)
+	}
+}
+
+// allowAttempt applies the per-(address, client_id) limit to a token,
+// introspection or revocation request before its client authenticates,
+// keyed by the client_id the request names (none is a client_id of its
+// own); false means the response was written.
+func (s *Server) allowAttempt(w http.ResponseWriter, r *http.Request, form url.Values) bool {
+	key := attemptKey{addr: clientIP(r), client: maphash.String(s.limits.seed, claimedClientID(r, form))}
+	ok, wait := s.limits.attempts.allow(key, s.clock.Now())
+	if !ok {
+		s.writeRateLimited(w, wait)
+	}
+	return ok
+}
+
+// allowClient applies the per-client limit to a request whose client has
+// just authenticated; false means the response was written. Only
+// confidential clients count: a public client's client_id is no secret, so
+// a per-client bucket for it could be spent by anyone (its requests stay
+// bounded per address by allowAttempt).
+func (s *Server) allowClient(w http.ResponseWriter, c *Client) bool {
+	if c == nil || c.public() {
 		return true
 	}
-	ok, wait := s.clientLimits.allow(clientID, s.now())
+	ok, wait := s.limits.clients.allow(c.ID, s.clock.Now())
 	if !ok {
 		s.writeRateLimited(w, wait)
 	}
@@ -149,7 +261,12 @@ func (s *Server) allowClient(w http.ResponseWriter, clientID string) bool {
 }
 
 func (s *Server) writeRateLimited(w http.ResponseWriter, wait time.Duration) {
+	setRetryAfter(w, wait)
+	s.writeJSON(w, http.StatusTooManyRequests, oauthErr(oauthmeta.CodeTemporarilyUnavailable, "rate limit exceeded"))
+}
+
+// setRetryAfter sets Retry-After to wait in whole seconds, at least one.
+func setRetryAfter(w http.ResponseWriter, wait time.Duration) {
 	secs := int64(math.Ceil(wait.Seconds()))
 	w.Header().Set("Retry-After", strconv.FormatInt(max(secs, 1), 10))
-	s.writeJSON(w, http.StatusTooManyRequests, oauthErr(oauthmeta.CodeTemporarilyUnavailable, "rate limit exceeded"))
 }

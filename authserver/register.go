@@ -6,7 +6,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"slices"
 
 	"github.com/mcpauth/mcpauth/clientmeta"
 	"github.com/mcpauth/mcpauth/internal/jsonx"
@@ -29,7 +28,9 @@ type registrationResponse struct {
 
 // handleRegister is the Dynamic Client Registration endpoint (RFC 7591,
 // deprecated in MCP 2026-07-28 but still used; requirements AS-16, AS-17).
-// Minted client_ids are random and never look like a URL.
+// Minted client_ids are random and never look like a URL. A registered
+// "scope" becomes the client's default scopes, not a ceiling (see
+// scopes.go); the response's "scope" is the effective default.
 func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
@@ -55,15 +56,14 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, oe)
 		return
 	}
-	now := s.now()
+	now := s.clock.Now()
 	c := &Client{
 		ID: dynamicClientIDPrefix + randomToken(16), Name: md.ClientName, RedirectURIs: md.RedirectURIs,
 		AuthMethod: md.TokenEndpointAuthMethod, GrantTypes: md.GrantTypes, ApplicationType: md.ApplicationType,
 		Kind: ClientDynamic, CreatedAt: now,
 	}
-	if md.Scope != "" {
-		c.Scopes, _ = oauthmeta.ParseScope(md.Scope)
-	}
+	c.DefaultScopes, _ = s.registeredScopes(md.Scope) // checked by normalizeRegistration
+	md.Scope = oauthmeta.FormatScope(s.defaultScopes(c))
 	resp := registrationResponse{ClientInformation: oauthmeta.ClientInformation{
 		ClientID: c.ID, ClientIDIssuedAt: now.Unix(), ClientMetadata: md,
 	}}
@@ -126,14 +126,8 @@ func (s *Server) normalizeRegistration(md *oauthmeta.ClientMetadata) *oauthmeta.
 	if len(md.ClientName) > maxClientNameLength {
 		return invalid("client_name is too long")
 	}
-	scopes, err := oauthmeta.ParseScope(md.Scope)
-	if err != nil {
+	if _, err := s.registeredScopes(md.Scope); err != nil {
 		return invalid("malformed scope")
-	}
-	for _, sc := range scopes {
-		if !slices.Contains(s.cfg.Scopes, sc) {
-			return invalid("scope not supported: " + sc)
-		}
 	}
 	strict := oauthmeta.URLPolicy{}
 	for _, u := range []string{md.ClientURI, md.LogoURI, md.TOSURI, md.PolicyURI} {

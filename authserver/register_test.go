@@ -103,7 +103,6 @@ func TestRegistrationRejected(t *testing.T) {
 		{"implicit grant", `{"redirect_uris":["https://a.example.com/cb"],"grant_types":["implicit"]}`, oauthmeta.CodeInvalidClientMetadata},
 		{"token response type", `{"redirect_uris":["https://a.example.com/cb"],"response_types":["token"]}`, oauthmeta.CodeInvalidClientMetadata},
 		{"private_key_jwt", `{"redirect_uris":["https://a.example.com/cb"],"token_endpoint_auth_method":"private_key_jwt","jwks_uri":"https://a.example.com/jwks"}`, oauthmeta.CodeInvalidClientMetadata},
-		{"unsupported scope", `{"redirect_uris":["https://a.example.com/cb"],"scope":"mcp:read root"}`, oauthmeta.CodeInvalidClientMetadata},
 		{"http logo", `{"redirect_uris":["https://a.example.com/cb"],"logo_uri":"http://a.example.com/l.png"}`, oauthmeta.CodeInvalidClientMetadata},
 		{"not JSON", `client_name=x`, oauthmeta.CodeInvalidClientMetadata},
 		{"JSON array", `[]`, oauthmeta.CodeInvalidClientMetadata},

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"time"
-
-	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
 // handleRevoke is the RFC 7009 revocation endpoint (requirement AS-19).
@@ -17,18 +15,8 @@ import (
 // refresh token revokes its grant, so the access tokens issued from it
 // become inactive for introspection too.
 func (s *Server) handleRevoke(w http.ResponseWriter, r *http.Request) {
-	form, ok := s.clientForm(w, r)
+	client, token, ok := s.tokenRequest(w, r, false)
 	if !ok {
-		return
-	}
-	client, err := s.authenticateClient(r.Context(), r, form, false)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	token := form.Get("token")
-	if token == "" {
-		s.writeError(w, r, oauthErr(oauthmeta.CodeInvalidRequest, "token is required"))
 		return
 	}
 	if err := s.revoke(r.Context(), client, token); err != nil {
@@ -57,7 +45,7 @@ func (s *Server) revoke(ctx context.Context, client *Client, token string) error
 	case !errors.Is(err, ErrNotFound):
 		return err
 	}
-	claims, err := s.parseAccessToken(token, s.now())
+	claims, err := s.parseAccessToken(token, s.clock.Now())
 	if err != nil || claims.ClientID != client.ID {
 		return nil
 	}

@@ -22,9 +22,12 @@ func (s *Server) routes() http.Handler {
 		r.Path(p + oauthmeta.WellKnownOpenIDConfiguration).Methods(get...).HandlerFunc(s.handleMetadata)
 	}
 	r.Path(p + pathJWKS).Methods(get...).HandlerFunc(s.handleJWKS)
-	r.Path(p + pathAuthorize).Methods(http.MethodGet).HandlerFunc(s.handleAuthorize) // GET only: it has side effects
-	r.Path(p + pathConsent).Methods(http.MethodPost).HandlerFunc(s.handleConsent)
+	r.Path(p + pathAuthorize).Methods(http.MethodGet).HandlerFunc(s.limitBrowserByIP(s.handleAuthorize)) // GET only: it has side effects
+	r.Path(p + pathConsent).Methods(http.MethodPost).HandlerFunc(s.limitBrowserByIP(s.handleConsent))
 	r.Path(p + pathAssets).Methods(get...).HandlerFunc(s.handleConsentCSS)
+	if s.upstream != nil {
+		r.Path(p + pathUpstreamCallback).Methods(get...).HandlerFunc(s.limitBrowserByIP(s.handleUpstreamCallback))
+	}
 	r.Path(p + pathToken).Methods(http.MethodPost).HandlerFunc(s.limitByIP(s.handleToken))
 	r.Path(p + pathIntrospect).Methods(http.MethodPost).HandlerFunc(s.limitByIP(s.handleIntrospect))
 	r.Path(p + pathRevoke).Methods(http.MethodPost).HandlerFunc(s.limitByIP(s.handleRevoke))

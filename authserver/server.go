@@ -1,6 +1,7 @@
 package authserver
 
 import (
+	"cmp"
 	"context"
 	"html/template"
 	"io"
@@ -14,7 +15,8 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/clientmeta"
-	"github.com/mcpauth/mcpauth/internal/dpop"
+	"github.com/mcpauth/mcpauth/dpop"
+	"github.com/mcpauth/mcpauth/internal/clock"
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -28,15 +30,14 @@ const sweepInterval = time.Minute
 // releases the on-disk store.
 type Server struct {
 	cfg             settings
+	clock           clock.Func
 	log             *slog.Logger
 	store           Storage
 	keys            *keyring
 	cimd            *clientmeta.Resolver
 	handler         http.Handler
 	pages           *template.Template
-	pending         *pendingStore
-	ipLimits        *limiterSet
-	clientLimits    *limiterSet
+	limits          *rateLimits
 	metadata        []byte // the RFC 8414 document, encoded once
 	defaultResource string
 	realm           string
@@ -46,6 +47,11 @@ type Server struct {
 	clientKeys *remoteKeySets
 	grants     *jwtGrants // nil without TrustedIssuers
 	idp        *identityProvider
+	upstream   *upstream // nil without Config.Upstream
+
+	// static are the pre-registered clients, from the configuration: every
+	// replica has them, so their lookups need no store read.
+	static map[string]*Client
 
 	sweepers  []Sweeper
 	lastSweep atomic.Int64
@@ -61,7 +67,7 @@ func New(cfg Config) (*Server, error) {
 	if err := st.validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: st, log: st.Logger}
+	s := &Server{cfg: st, clock: st.Now, log: st.Logger}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -83,8 +89,9 @@ func New(cfg Config) (*Server, error) {
 		prePublish:  st.KeyPrePublish,
 		rotateEvery: st.KeyRotationInterval,
 		tokenTTL:    st.AccessTokenTTL,
+		reloadEvery: st.KeyReloadInterval,
 	}
-	if err := s.keys.load(context.Background(), s.now()); err != nil {
+	if err := s.keys.load(context.Background(), s.clock.Now()); err != nil {
 		return nil, err
 	}
 	if err := s.initResolver(); err != nil {
@@ -93,37 +100,33 @@ func New(cfg Config) (*Server, error) {
 	if err := s.initExtensions(); err != nil {
 		return nil, err
 	}
-	s.defaultResource = cmpOr(st.DefaultResource, st.Issuer)
+	if err := s.initUpstream(); err != nil {
+		return nil, err
+	}
+	s.defaultResource = cmp.Or(st.DefaultResource, st.Issuer)
 	s.realm = strings.NewReplacer(`"`, "", `\`, "").Replace(st.Issuer)
-	s.pending = newPendingStore(maxPending)
-	s.ipLimits = newLimiterSet(st.RateLimit.PerIP, st.RateLimit.Burst, st.RateLimit.MaxTracked)
-	s.clientLimits = newLimiterSet(st.RateLimit.PerClient, st.RateLimit.Burst, st.RateLimit.MaxTracked)
 	var err error
+	if s.limits, err = newRateLimits(st.RateLimit); err != nil {
+		return nil, err
+	}
 	if s.metadata, err = s.encodeMetadata(); err != nil {
 		return nil, err
 	}
 	s.pages = pageTemplates()
 	s.handler = s.routes()
-	s.lastSweep.Store(s.now().UnixNano())
+	s.lastSweep.Store(s.clock.Now().UnixNano())
 	ok = true
 	return s, nil
 }
 
-func cmpOr(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
-}
-
 // validate checks the configuration.
 func (st *settings) validate() error {
-	policy := oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: st.InsecureAllowHTTP}
+	policy := oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: st.InsecureAllowHTTPLoopback}
 	if st.Issuer == "" {
 		return configErr("Issuer", "required")
 	}
 	if err := policy.CheckIssuer(st.Issuer); err != nil {
-		return configErr("Issuer", "must be an https URL without query or fragment (http only to loopback with InsecureAllowHTTP)")
+		return configErr("Issuer", "must be an https URL without query or fragment (http only to loopback with InsecureAllowHTTPLoopback)")
 	}
 	u, _ := url.Parse(st.Issuer)
 	st.issuerPath = strings.TrimSuffix(u.EscapedPath(), "/")
@@ -138,6 +141,9 @@ func (st *settings) validate() error {
 		return configErr("SigningAlgorithm", "must be ES256, RS256 or EdDSA")
 	}
 	if err := st.validateDurations(); err != nil {
+		return err
+	}
+	if err := st.RateLimit.validate(); err != nil {
 		return err
 	}
 	for _, sc := range st.Scopes {
@@ -164,14 +170,16 @@ func (st *settings) validate() error {
 // initClients hashes and stores the pre-registered clients.
 func (s *Server) initClients() error {
 	ctx := context.Background()
+	s.static = make(map[string]*Client, len(s.cfg.Clients))
 	for i := range s.cfg.Clients {
-		c, err := staticClient(&s.cfg.Clients[i], s.now())
+		c, err := staticClient(&s.cfg.Clients[i], s.cfg.Scopes, s.clock.Now())
 		if err != nil {
 			return err
 		}
 		if err := s.store.Clients.SaveClient(ctx, c); err != nil {
 			return err
 		}
+		s.static[c.ID] = c
 	}
 	s.cfg.Clients = nil // the plain secrets are not kept
 	return nil
@@ -196,6 +204,9 @@ func (s *Server) initResolver() error {
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.maybeSweep(r.Context())
+	if err := s.keys.maybeReload(r.Context(), s.clock.Now()); err != nil {
+		s.log.WarnContext(r.Context(), "signing keys not reloaded", "err", err)
+	}
 	s.handler.ServeHTTP(w, r)
 }
 
@@ -220,25 +231,17 @@ func (s *Server) Issuer() string { return s.cfg.Issuer }
 // Set at once and signs from KeyPrePublish later; the current key stops
 // signing then and stays published until its tokens have expired.
 func (s *Server) RotateSigningKey(ctx context.Context) error {
-	return s.keys.rotate(ctx, s.now())
-}
-
-func (s *Server) now() time.Time {
-	if s.cfg.Now != nil {
-		return s.cfg.Now()
-	}
-	return time.Now()
+	return s.keys.rotate(ctx, s.clock.Now())
 }
 
 // maybeSweep drops expired records at most once per sweepInterval, on the
 // request path: the server runs no background goroutine.
 func (s *Server) maybeSweep(ctx context.Context) {
-	now := s.now()
+	now := s.clock.Now()
 	last := s.lastSweep.Load()
 	if now.UnixNano()-last < int64(sweepInterval) || !s.lastSweep.CompareAndSwap(last, now.UnixNano()) {
 		return
 	}
-	s.pending.sweep(now)
 	for _, sw := range s.sweepers {
 		if err := sw.Sweep(ctx, now); err != nil {
 			s.log.WarnContext(ctx, "sweeping expired records failed", "err", err)

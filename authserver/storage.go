@@ -1,6 +1,7 @@
 package authserver
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,7 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/clientmeta"
-	"github.com/mcpauth/mcpauth/internal/jwtassert"
+	"github.com/mcpauth/mcpauth/internal/jwkset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -36,24 +37,18 @@ func (s *Server) openStorage() error {
 	}
 	st := s.cfg.Storage
 	s.store = Storage{
-		Clients:       pick(st.Clients, base.Clients),
-		Codes:         pick(st.Codes, base.Codes),
-		Grants:        pick(st.Grants, base.Grants),
-		RefreshTokens: pick(st.RefreshTokens, base.RefreshTokens),
-		Consents:      pick(st.Consents, base.Consents),
-		Keys:          pick(st.Keys, base.Keys),
-		Revocations:   pick(st.Revocations, base.Revocations),
+		Clients:       cmp.Or(st.Clients, base.Clients),
+		Codes:         cmp.Or(st.Codes, base.Codes),
+		Grants:        cmp.Or(st.Grants, base.Grants),
+		RefreshTokens: cmp.Or(st.RefreshTokens, base.RefreshTokens),
+		Consents:      cmp.Or(st.Consents, base.Consents),
+		Keys:          cmp.Or(st.Keys, base.Keys),
+		Revocations:   cmp.Or(st.Revocations, base.Revocations),
+		Pending:       cmp.Or(st.Pending, base.Pending),
 	}
 	s.sweepers = distinctSweepers(s.store.Clients, s.store.Codes, s.store.Grants, s.store.RefreshTokens,
-		s.store.Consents, s.store.Keys, s.store.Revocations)
+		s.store.Consents, s.store.Keys, s.store.Revocations, s.store.Pending)
 	return nil
-}
-
-func pick[T any](configured, fallback T) T {
-	if v := reflect.ValueOf(&configured).Elem(); v.IsNil() {
-		return fallback
-	}
-	return configured
 }
 
 // distinctSweepers returns the stores that implement Sweeper, each once
@@ -89,7 +84,7 @@ func containsPtr(list []uintptr, p uintptr) bool {
 
 // staticClient validates a pre-registered client and returns its stored
 // form, with the secret hashed.
-func staticClient(c *Client, now time.Time) (*Client, error) {
+func staticClient(c *Client, supported []string, now time.Time) (*Client, error) {
 	field := "Clients[" + c.ID + "]"
 	if c.ID == "" || len(c.ID) > 256 || strings.ContainsAny(c.ID, " \t\r\n") {
 		return nil, configErr("Clients", "every client needs an ID without spaces")
@@ -104,6 +99,16 @@ func staticClient(c *Client, now time.Time) (*Client, error) {
 	for _, r := range c.RedirectURIs {
 		if err := clientmeta.CheckRedirectURI(r); err != nil {
 			return nil, configErr(field, "invalid redirect URI")
+		}
+	}
+	for _, sc := range c.AllowedScopes {
+		if !slices.Contains(supported, sc) {
+			return nil, configErr(field, "every AllowedScopes entry must be in Scopes")
+		}
+	}
+	for _, sc := range c.DefaultScopes {
+		if !slices.Contains(supported, sc) || !c.allowsScope(sc) {
+			return nil, configErr(field, "every DefaultScopes entry must be in Scopes and AllowedScopes")
 		}
 	}
 	out := cloneClient(c)
@@ -140,7 +145,7 @@ func staticAuthMethod(out *Client, secret, field string) error {
 		return configErr(field, "at most one of JWKS and JWKSURI")
 	}
 	if len(out.JWKS) > 0 {
-		if _, err := jwtassert.ParseJWKS(out.JWKS); err != nil {
+		if _, err := jwkset.Parse(out.JWKS); err != nil {
 			return configErr(field, "JWKS: "+err.Error())
 		}
 	}

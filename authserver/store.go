@@ -21,6 +21,7 @@ type Storage struct {
 	Consents      ConsentStore
 	Keys          KeyStore
 	Revocations   RevocationStore
+	Pending       PendingStore
 }
 
 // ClientStore keeps registered clients (static and dynamic; URL client_ids
@@ -80,6 +81,21 @@ type KeyStore interface {
 type RevocationStore interface {
 	RevokeAccessToken(ctx context.Context, jti string, expires time.Time) error
 	AccessTokenRevoked(ctx context.Context, jti string) (bool, error)
+}
+
+// PendingStore keeps what one login holds between two of its requests, so
+// that each request may reach a different replica: today the authorization
+// request waiting on the consent page. Implementations bound the number of
+// records: a full store either drops its least recently used record or
+// answers temporarily_unavailable, never grows.
+type PendingStore interface {
+	SavePending(ctx context.Context, p *PendingAuthorization) error
+	// TakePending atomically removes and returns the record under id if it
+	// has not expired at now and match accepts it. Otherwise it changes
+	// nothing and returns [ErrNotFound], so a wrong guess cannot burn the
+	// user's request. match is called at most once, with the store's
+	// consistency guarantees held, and must not block.
+	TakePending(ctx context.Context, id string, now time.Time, match func(*PendingAuthorization) bool) (*PendingAuthorization, error)
 }
 
 // Sweeper is implemented by stores that can drop records that expired
@@ -163,4 +179,46 @@ type SigningKey struct {
 	CreatedAt  time.Time `json:"created_at"`
 	ActiveAt   time.Time `json:"active_at"`
 	RetireAt   time.Time `json:"retire_at,omitzero"`
+}
+
+// PendingAuthorization is a validated authorization request waiting for
+// the user's decision on the consent page. It is single-use and bound to
+// the browser that loaded the page and to the page's form.
+type PendingAuthorization struct {
+	ID string `json:"id"`
+	// CSRFHash and BrowserHash are the base64url SHA-256 of the form's CSRF
+	// token and of the browser's consent cookie; the values themselves are
+	// never stored.
+	CSRFHash    string `json:"csrf_hash"`
+	BrowserHash string `json:"browser_hash"`
+	// Client is the client as resolved at the authorization endpoint
+	// (registered, dynamic, or from its metadata document), without secret.
+	Client          *Client  `json:"client"`
+	RedirectURI     string   `json:"redirect_uri"`
+	RedirectURISent bool     `json:"redirect_uri_sent"`
+	State           string   `json:"state,omitempty"`
+	Challenge       string   `json:"code_challenge"`
+	Scopes          []string `json:"scopes,omitempty"`
+	Resources       []string `json:"resources,omitempty"`
+	// Subject is the user when already known: the page follows a login
+	// at the upstream provider ([Config.Upstream] with RememberConsent).
+	// Empty otherwise.
+	Subject string `json:"sub,omitempty"`
+	// Upstream, when set, makes this a login in progress at the upstream
+	// provider ([Config.Upstream]) rather than a consent page: its ID is
+	// "upstream." followed by the base64url SHA-256 of the upstream
+	// "state", CSRFHash is empty, and BrowserHash is that of the browser's
+	// upstream binding cookie.
+	Upstream  *PendingUpstreamLogin `json:"upstream,omitempty"`
+	ExpiresAt time.Time             `json:"exp"`
+}
+
+// PendingUpstreamLogin is what the callback from the upstream provider
+// needs: the ID token's expected nonce, the PKCE verifier for the code
+// exchange, and whether the user already approved the request on our
+// consent page.
+type PendingUpstreamLogin struct {
+	Nonce     string `json:"nonce"`
+	Verifier  string `json:"code_verifier"`
+	Consented bool   `json:"consented,omitempty"`
 }

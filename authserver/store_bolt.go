@@ -19,9 +19,11 @@ func boltBuckets() []string {
 // signing keys, clients, grants, codes, refresh tokens, consents and
 // revocations survive a restart. Records are JSON. It is safe for
 // concurrent use (bbolt serialises writers); only one process may open the
-// file at a time.
+// file at a time. Pending authorizations live ten minutes and are kept in
+// memory: a restart only makes users reload the consent page.
 type BoltStore struct {
-	db *bolt.DB
+	db      *bolt.DB
+	pending *MemoryStore
 }
 
 // OpenBoltStore opens or creates the bbolt file at path (mode 0600),
@@ -43,7 +45,7 @@ func OpenBoltStore(path string) (*BoltStore, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("authserver: initialising %s: %w", path, err)
 	}
-	return &BoltStore{db: db}, nil
+	return &BoltStore{db: db, pending: NewMemoryStore()}, nil
 }
 
 // Close closes the file.
@@ -51,7 +53,17 @@ func (b *BoltStore) Close() error { return b.db.Close() }
 
 // Storage returns a [Storage] with every field set to b.
 func (b *BoltStore) Storage() Storage {
-	return Storage{Clients: b, Codes: b, Grants: b, RefreshTokens: b, Consents: b, Keys: b, Revocations: b}
+	return Storage{Clients: b, Codes: b, Grants: b, RefreshTokens: b, Consents: b, Keys: b, Revocations: b, Pending: b}
+}
+
+// SavePending implements [PendingStore], in memory.
+func (b *BoltStore) SavePending(ctx context.Context, p *PendingAuthorization) error {
+	return b.pending.SavePending(ctx, p)
+}
+
+// TakePending implements [PendingStore], in memory.
+func (b *BoltStore) TakePending(ctx context.Context, id string, now time.Time, match func(*PendingAuthorization) bool) (*PendingAuthorization, error) {
+	return b.pending.TakePending(ctx, id, now, match)
 }
 
 func (b *BoltStore) get(bucket, key string, v any) error {
@@ -243,7 +255,8 @@ func (b *BoltStore) AccessTokenRevoked(_ context.Context, jti string) (bool, err
 }
 
 // Sweep implements [Sweeper]: it deletes records that expired before now.
-func (b *BoltStore) Sweep(_ context.Context, now time.Time) error {
+func (b *BoltStore) Sweep(ctx context.Context, now time.Time) error {
+	_ = b.pending.Sweep(ctx, now)
 	return b.db.Update(func(tx *bolt.Tx) error {
 		for _, bucket := range []string{"codes", "grants", "refresh", "consents", "revoked"} {
 			if err := sweepBucket(tx.Bucket([]byte(bucket)), now); err != nil {

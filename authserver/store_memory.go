@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpauth/mcpauth/internal/lru"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -27,6 +28,10 @@ type MemoryStore struct {
 	consents map[[2]string]*Consent
 	keys     map[string]*SigningKey
 	revoked  map[string]time.Time
+
+	// pending has its own lock and bound: at MaxPendingAuthorizations, a
+	// new record pushes out the least recently used one.
+	pending *lru.Cache[string, *PendingAuthorization]
 }
 
 // NewMemoryStore returns an empty store.
@@ -39,12 +44,14 @@ func NewMemoryStore() *MemoryStore {
 		consents: make(map[[2]string]*Consent),
 		keys:     make(map[string]*SigningKey),
 		revoked:  make(map[string]time.Time),
+		// No clock: expiry is checked against the time the caller passes.
+		pending: lru.New[string, *PendingAuthorization](MaxPendingAuthorizations, nil, nil),
 	}
 }
 
 // Storage returns a [Storage] with every field set to m.
 func (m *MemoryStore) Storage() Storage {
-	return Storage{Clients: m, Codes: m, Grants: m, RefreshTokens: m, Consents: m, Keys: m, Revocations: m}
+	return Storage{Clients: m, Codes: m, Grants: m, RefreshTokens: m, Consents: m, Keys: m, Revocations: m, Pending: m}
 }
 
 // Client implements [ClientStore].
@@ -238,9 +245,42 @@ func (m *MemoryStore) AccessTokenRevoked(_ context.Context, jti string) (bool, e
 	return ok, nil
 }
 
+// SavePending implements [PendingStore]. The store keeps at most
+// [MaxPendingAuthorizations] records: past the bound, a new record pushes
+// out the least recently used one, so a flood of logins never grows the
+// table (and never refuses a user's login), it only shortens how long the
+// oldest requests stay answerable.
+func (m *MemoryStore) SavePending(_ context.Context, p *PendingAuthorization) error {
+	m.pending.Add(p.ID, clonePending(p), time.Time{})
+	return nil
+}
+
+// TakePending implements [PendingStore]. A record that is expired at now
+// or that match refuses stays in place (expired ones go at the next
+// [MemoryStore.Sweep] or are pushed out by new ones).
+func (m *MemoryStore) TakePending(_ context.Context, id string, now time.Time, match func(*PendingAuthorization) bool) (*PendingAuthorization, error) {
+	p, ok := m.pending.Take(id, func(p *PendingAuthorization) bool {
+		return now.Before(p.ExpiresAt) && match(clonePending(p))
+	})
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return p, nil
+}
+
+// dropExpiredPending removes the record under id if it expired at now.
+func (m *MemoryStore) dropExpiredPending(id string, now time.Time) {
+	m.pending.Take(id, func(p *PendingAuthorization) bool { return !now.Before(p.ExpiresAt) })
+}
+
 // Sweep implements [Sweeper]: it drops codes, grants, refresh tokens,
-// consents and revocation entries that expired before now.
+// consents and revocation entries that expired before now, and pending
+// authorizations expired at now.
 func (m *MemoryStore) Sweep(_ context.Context, now time.Time) error {
+	// Oldest first, so the reads leave the recency order as it was.
+	for _, k := range m.pending.Keys() {
+		m.dropExpiredPending(k, now)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for k, c := range m.codes {
@@ -276,7 +316,8 @@ func cloneClient(c *Client) *Client {
 	d.Secret = ""
 	d.RedirectURIs = slices.Clone(c.RedirectURIs)
 	d.GrantTypes = slices.Clone(c.GrantTypes)
-	d.Scopes = slices.Clone(c.Scopes)
+	d.AllowedScopes = slices.Clone(c.AllowedScopes)
+	d.DefaultScopes = slices.Clone(c.DefaultScopes)
 	return &d
 }
 

@@ -17,7 +17,7 @@ type TestServer struct {
 // StartTestServer starts an authorization server on a fresh
 // http://127.0.0.1:<port> listener in one call. The issuer is that origin,
 // followed by cfg.Issuer when cfg.Issuer is a path such as "/tenant1" (any
-// other value is replaced); InsecureAllowHTTP is set, since the listener is
+// other value is replaced); InsecureAllowHTTPLoopback is set, since the listener is
 // plain http on loopback. Close it when done.
 func StartTestServer(cfg Config) (*TestServer, error) {
 	srv := httptest.NewUnstartedServer(nil)
@@ -26,7 +26,7 @@ func StartTestServer(cfg Config) (*TestServer, error) {
 		path = strings.TrimSuffix(cfg.Issuer, "/")
 	}
 	cfg.Issuer = "http://" + srv.Listener.Addr().String() + path
-	cfg.InsecureAllowHTTP = true
+	cfg.InsecureAllowHTTPLoopback = true
 	as, err := New(cfg)
 	if err != nil {
 		srv.Close()

@@ -9,7 +9,7 @@ import (
 	"slices"
 
 	"github.com/mcpauth/mcpauth/clientmeta"
-	"github.com/mcpauth/mcpauth/internal/dpop"
+	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -31,6 +31,9 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	if !s.allowClient(w, client) {
+		return
+	}
 	if oe := s.checkGrantType(gt); oe != nil {
 		s.writeError(w, r, oe)
 		return
@@ -41,7 +44,7 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 	}
 	jkt := ""
 	if gt != oauthmeta.GrantTypeTokenExchange { // an ID-JAG is not a DPoP token
-		if jkt, err = s.checkDPoP(r, s.knownBinding(r.Context(), gt, client, form)); err != nil {
+		if jkt, err = s.checkDPoP(r, func() string { return s.knownBinding(r.Context(), gt, client, form) }); err != nil {
 			s.writeDPoPError(w, r, err)
 			return
 		}
@@ -107,20 +110,46 @@ func (s *Server) grant(ctx context.Context, gt string, client *Client, form url.
 	}
 }
 
-// clientForm parses a client's POST form and applies the per-client and
-// per-IP rate limits, writing the error response itself; it reports whether
-// the handler may go on. The token, introspection and revocation endpoints
-// all start with it.
+// clientForm parses a client's POST form and applies the per-(address,
+// client_id) rate limit, writing the error response itself; it reports
+// whether the handler may go on. The token, introspection and revocation
+// endpoints all start with it (after the per-IP limit), and call
+// allowClient once the client has authenticated.
 func (s *Server) clientForm(w http.ResponseWriter, r *http.Request) (url.Values, bool) {
 	form, oe := s.parseForm(w, r)
 	if oe != nil {
 		s.writeError(w, r, oe)
 		return nil, false
 	}
-	if !s.allowClient(w, claimedClientID(r, form)) {
+	if !s.allowAttempt(w, r, form) {
 		return nil, false
 	}
 	return form, true
+}
+
+// tokenRequest starts the introspection and revocation endpoints (RFC
+// 7662 §2.1, RFC 7009 §2.1): the form, the client's authentication
+// (confidential: public clients refused), its rate limit, and the required
+// "token" parameter. On false the response has been written.
+func (s *Server) tokenRequest(w http.ResponseWriter, r *http.Request, confidential bool) (*Client, string, bool) {
+	form, ok := s.clientForm(w, r)
+	if !ok {
+		return nil, "", false
+	}
+	client, err := s.authenticateClient(r.Context(), r, form, confidential)
+	if err != nil {
+		s.writeError(w, r, err)
+		return nil, "", false
+	}
+	if !s.allowClient(w, client) {
+		return nil, "", false
+	}
+	token := form.Get("token")
+	if token == "" {
+		s.writeError(w, r, oauthErr(oauthmeta.CodeInvalidRequest, "token is required"))
+		return nil, "", false
+	}
+	return client, token, true
 }
 
 // parseForm reads an application/x-www-form-urlencoded body of at most
@@ -163,7 +192,8 @@ func safeParamName(k string) string {
 }
 
 // claimedClientID is the client_id a request names, before authentication,
-// for the per-client rate limit.
+// for the per-(address, client_id) rate limit: the Basic user name, else
+// the client_id parameter (empty when there is neither).
 func claimedClientID(r *http.Request, form url.Values) string {
 	if id, _, ok := parseBasic(r.Header.Get("Authorization")); ok {
 		return id

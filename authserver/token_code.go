@@ -37,7 +37,7 @@ func (s *Server) exchangeCode(ctx context.Context, client *Client, form url.Valu
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
+	now := s.clock.Now()
 	if oe := checkCodeBinding(rec, client, form); oe != nil {
 		return nil, oe
 	}

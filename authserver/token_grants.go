@@ -2,13 +2,11 @@ package authserver
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"net/url"
 	"slices"
-	"strings"
 
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
+	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -122,7 +120,7 @@ func (s *Server) issueStandalone(ctx context.Context, clientID, subject string, 
 			return nil, oe
 		}
 	}
-	now := s.now()
+	now := s.clock.Now()
 	grant := &Grant{
 		ID: randomToken(16), ClientID: clientID, Subject: subject, Scopes: scopes, Resources: resources,
 		CreatedAt: now, ExpiresAt: now.Add(s.cfg.AccessTokenTTL),
@@ -136,20 +134,9 @@ func (s *Server) issueStandalone(ctx context.Context, clientID, subject string, 
 // isIDJAG reports whether a compact JWT's header says typ oauth-id-jag+jwt
 // (the verifier checks it again; this only picks the verifier).
 func isIDJAG(jwt string) bool {
-	seg, _, ok := strings.Cut(jwt, ".")
-	if !ok || len(seg) > 4096 {
-		return false
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(seg)
-	if err != nil {
-		return false
-	}
 	var h struct {
 		Typ string `json:"typ"`
 	}
-	if json.Unmarshal(raw, &h) != nil {
-		return false
-	}
-	typ := strings.ToLower(h.Typ)
-	return typ == jwtassert.IDJAGType || typ == "application/"+jwtassert.IDJAGType
+	return len(jwt) <= jwtassert.DefaultMaxSize && jwtverify.UnsafeHeaderWithoutVerification(jwt, &h) == nil &&
+		jwtverify.TypeIs(h.Typ, jwtassert.IDJAGType)
 }

@@ -40,7 +40,7 @@ func (s *Server) refresh(ctx context.Context, client *Client, form url.Values, j
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
+	now := s.clock.Now()
 	if grant.Revoked || !now.Before(rec.ExpiresAt) || !now.Before(grant.ExpiresAt) {
 		return nil, bad
 	}

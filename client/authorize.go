@@ -45,64 +45,9 @@ type pendingAuthorization struct {
 	redirectURI   string
 	scopes        []string
 	registration  *tokenstore.Registration
-	authMethod    string
+	auth          *clientAuth
 	authServer    *oauthmeta.AuthServerMetadata // for the DPoP decision at the token endpoint
 	created       time.Time
-}
-
-// pendingStates holds the records of authorizations in flight.
-type pendingStates struct {
-	mu  sync.Mutex
-	m   map[string]*pendingAuthorization
-	now func() time.Time
-}
-
-func newPendingStates(now func() time.Time) *pendingStates {
-	return &pendingStates{m: make(map[string]*pendingAuthorization), now: now}
-}
-
-func (p *pendingStates) add(rec *pendingAuthorization) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	now := p.now()
-	for k, r := range p.m {
-		if now.Sub(r.created) > pendingTTL {
-			delete(p.m, k)
-		}
-	}
-	if len(p.m) >= maxPending {
-		return fmt.Errorf("%w: too many authorizations in flight", ErrAuthorizer)
-	}
-	p.m[rec.state] = rec
-	return nil
-}
-
-// take removes and returns the record for state: each state is good for
-// one response only, and only within pendingTTL.
-func (p *pendingStates) take(state string) *pendingAuthorization {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	rec, ok := p.m[state]
-	if !ok {
-		return nil
-	}
-	delete(p.m, state)
-	if p.now().Sub(rec.created) > pendingTTL {
-		return nil
-	}
-	return rec
-}
-
-func (p *pendingStates) lookup(state string) *pendingAuthorization {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.m[state]
-}
-
-func (p *pendingStates) drop(state string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.m, state)
 }
 
 // AuthorizationRequest is one authorization an [Authorizer] carries out.
@@ -124,6 +69,20 @@ func (r *AuthorizationRequest) Issuer() string { return r.d.Issuer }
 
 // Resource returns the MCP server the authorization is for.
 func (r *AuthorizationRequest) Resource() string { return r.d.Resource }
+
+// registeredRedirectURIs returns the redirect URIs of the registration the
+// client holds for the request's authorization server from an earlier
+// dynamic registration, or nil.
+func (r *AuthorizationRequest) registeredRedirectURIs(ctx context.Context) []string {
+	if r.c.preRegistered(r.d.Issuer) != nil {
+		return nil
+	}
+	reg, err := r.c.store.Registration(ctx, r.d.Issuer)
+	if err != nil || reg.Method != tokenstore.MethodDynamic {
+		return nil
+	}
+	return slices.Clone(reg.RedirectURIs)
+}
 
 // Start prepares the authorization request for redirectURI and returns the
 // URL to visit. redirectURI must be https or plain http to a loopback host
@@ -156,9 +115,9 @@ func (r *AuthorizationRequest) Start(ctx context.Context, redirectURI string) (s
 		redirectURI:           redirectURI,
 		scopes:                slices.Clone(r.scopes),
 		registration:          reg,
-		authMethod:            tokenAuthMethod(reg, md),
+		auth:                  registeredAuth(reg, md),
 		authServer:            md,
-		created:               c.now(),
+		created:               c.clock.Now(),
 	}
 	cfg := oauth2.Config{
 		ClientID:    reg.ClientID,
@@ -172,9 +131,7 @@ func (r *AuthorizationRequest) Start(ctx context.Context, redirectURI string) (s
 	if err := c.policy.CheckURL(authURL); err != nil {
 		return "", fmt.Errorf("%w: authorization URL: %w", ErrUnsafeURL, err)
 	}
-	if err := c.pending.add(rec); err != nil {
-		return "", err
-	}
+	c.pending.Add(rec.state, rec, rec.created.Add(pendingTTL))
 	r.state, r.redirectURI = rec.state, redirectURI
 	return authURL, nil
 }
@@ -290,8 +247,8 @@ func (c *Client) complete(ctx context.Context, redirect *url.URL, state string) 
 	if len(states) != 1 || states[0] != state {
 		return nil, nil, ErrUnknownState
 	}
-	rec := c.pending.take(states[0])
-	if rec == nil {
+	rec, ok := c.pending.Take(states[0], nil)
+	if !ok {
 		return nil, nil, ErrUnknownState
 	}
 	if !atRedirectURI(redirect, rec.redirectURI) {

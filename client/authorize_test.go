@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/client/internal/fakeas"
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/pkce"
 )
@@ -213,8 +214,8 @@ func TestCL11RecordBeforeRedirect(t *testing.T) {
 	e = newEnv(t, fakeas.Options{ScopesSupported: []string{"read", "offline_access"}}, fakeas.ResourceOptions{ChallengeScope: []string{"read"}}, func(c *Config) {
 		c.Authorizer = &hookAuthorizer{before: func(req *AuthorizationRequest, authURL string) {
 			checked = true
-			rec := e.c.pending.lookup(req.State())
-			if rec == nil {
+			rec, ok := e.c.pending.Get(req.State())
+			if !ok {
 				t.Fatal("CL-11: no state record before the redirect")
 			}
 			u, _ := url.Parse(authURL)
@@ -242,7 +243,7 @@ func TestCL11RecordBeforeRedirect(t *testing.T) {
 	if !checked {
 		t.Fatal("hook not run")
 	}
-	if n := len(e.c.pending.m); n != 0 {
+	if n := e.c.pending.Len(); n != 0 {
 		t.Errorf("%d state records left after the response", n)
 	}
 }
@@ -438,29 +439,37 @@ func TestAuthorizerErrors(t *testing.T) {
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
-			if n := len(e.c.pending.m); n != 0 {
+			if n := e.c.pending.Len(); n != 0 {
 				t.Errorf("%d state records left", n)
 			}
 		})
 	}
 }
 
-// TestPendingStatesBounded: at most maxPending authorizations in flight.
+// TestPendingStatesBounded: at most maxPending authorizations in flight,
+// the oldest dropped first, each for pendingTTL.
 func TestPendingStatesBounded(t *testing.T) {
 	t.Parallel()
-	now := time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC)
-	p := newPendingStates(func() time.Time { return now })
-	for i := range maxPending {
-		if err := p.add(&pendingAuthorization{state: fmt.Sprint(i), created: now}); err != nil {
-			t.Fatal(err)
-		}
+	clock := oauthtest.NewClock(oauthtest.Epoch())
+	c, err := New(Config{Authorizer: &FollowRedirects{}, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := p.add(&pendingAuthorization{state: "x", created: now}); err == nil {
-		t.Fatal("no bound on pending authorizations")
+	add := func(state string) {
+		c.pending.Add(state, &pendingAuthorization{state: state}, clock.Now().Add(pendingTTL))
 	}
-	now = now.Add(pendingTTL + time.Second)
-	if err := p.add(&pendingAuthorization{state: "y", created: now}); err != nil {
-		t.Fatalf("expired records were not purged: %v", err)
+	for i := range maxPending + 1 {
+		add(fmt.Sprint(i))
+	}
+	if n := c.pending.Len(); n != maxPending {
+		t.Fatalf("%d records held, want the bound %d", n, maxPending)
+	}
+	if _, ok := c.pending.Take("0", nil); ok {
+		t.Fatal("the oldest record survived the bound")
+	}
+	clock.Advance(pendingTTL)
+	if _, ok := c.pending.Take("1", nil); ok {
+		t.Fatal("a record was accepted after pendingTTL")
 	}
 }
 

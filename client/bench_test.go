@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/oauth2"
+
 	"github.com/mcpauth/mcpauth/client/tokenstore"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -63,7 +65,7 @@ func seededTransport(b *testing.B, store TokenStore, resource string, base http.
 	d := &tokenstore.Discovery{Resource: resource, ResourceIndicator: resource, Issuer: issuer, FetchedAt: now, Expires: now.Add(time.Hour),
 		AuthServer: &oauthmeta.AuthServerMetadata{Issuer: issuer, AuthorizationEndpoint: issuer + "/authorize", TokenEndpoint: issuer + "/token"}}
 	reg := &tokenstore.Registration{Issuer: issuer, Method: tokenstore.MethodDynamic, ClientID: "c", RedirectURIs: []string{DefaultRedirectURI}}
-	tok := &tokenstore.Token{AccessToken: "at", TokenType: "Bearer", Expiry: now.Add(time.Hour)}
+	tok := &tokenstore.Token{Token: oauth2.Token{AccessToken: "at", TokenType: "Bearer", Expiry: now.Add(time.Hour)}}
 	if err := store.PutDiscovery(ctx, d); err != nil {
 		b.Fatal(err)
 	}

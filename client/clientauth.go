@@ -1,11 +1,34 @@
 package client
 
 import (
+	"fmt"
+	"net/url"
+
 	"golang.org/x/oauth2"
 
 	"github.com/mcpauth/mcpauth/client/tokenstore"
+	"github.com/mcpauth/mcpauth/internal/jwtassert"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
+
+// clientAuth is how the client authenticates at one token endpoint (OAuth
+// 2.1 §2.4): validated [Credentials], or a registration.
+type clientAuth struct {
+	method   string
+	clientID string
+	secret   string
+	signer   *jwtassert.ClientAssertionSigner // private_key_jwt only
+}
+
+// registeredAuth returns the client authentication of reg at the server
+// md describes, by [tokenAuthMethod].
+func registeredAuth(reg *tokenstore.Registration, md *oauthmeta.AuthServerMetadata) *clientAuth {
+	a := &clientAuth{method: tokenAuthMethod(reg, md), clientID: reg.ClientID}
+	if a.method != oauthmeta.AuthMethodNone {
+		a.secret = reg.ClientSecret
+	}
+	return a
+}
 
 // tokenAuthMethod chooses how the client authenticates at the token
 // endpoint of the server md describes (OAuth 2.1 §2.4): the registered
@@ -32,15 +55,37 @@ func tokenAuthMethod(reg *tokenstore.Registration, md *oauthmeta.AuthServerMetad
 	return oauthmeta.AuthMethodClientSecretBasic
 }
 
-// oauth2Credentials maps an authentication method to x/oauth2's settings:
-// "none" sends client_id in the body and no secret.
-func oauth2Credentials(reg *tokenstore.Registration, method string) (id, secret string, style oauth2.AuthStyle) {
-	switch method {
-	case oauthmeta.AuthMethodClientSecretBasic:
-		return reg.ClientID, reg.ClientSecret, oauth2.AuthStyleInHeader
+// oauth2Auth is client authentication in golang.org/x/oauth2's terms.
+type oauth2Auth struct {
+	id, secret string
+	style      oauth2.AuthStyle
+	params     url.Values // body parameters x/oauth2 does not add itself
+	sent       []string   // the credentials, redacted from errors
+}
+
+// encode is the one encoder of client authentication for every token
+// request; x/oauth2 puts the result on the wire. The style is always
+// explicit: x/oauth2's auto-detection would send a refused request again
+// with the credentials moved. client_id is in the body with every method,
+// client_secret_basic included (RFC 6749 §3.2.1 allows it there, and some
+// servers, the MCP Python SDK's example among them, require it). audience
+// is the "aud" of a private_key_jwt assertion (RFC 7523 §3).
+func (a *clientAuth) encode(audience string) (*oauth2Auth, error) {
+	o := &oauth2Auth{id: a.clientID, style: oauth2.AuthStyleInParams, params: url.Values{}, sent: []string{a.secret}}
+	switch a.method {
+	case oauthmeta.AuthMethodClientSecretBasic: // RFC 6749 §2.3.1
+		o.secret, o.style = a.secret, oauth2.AuthStyleInHeader
+		o.params.Set("client_id", a.clientID)
 	case oauthmeta.AuthMethodClientSecretPost:
-		return reg.ClientID, reg.ClientSecret, oauth2.AuthStyleInParams
-	default:
-		return reg.ClientID, "", oauth2.AuthStyleInParams
+		o.secret = a.secret
+	case oauthmeta.AuthMethodPrivateKeyJWT: // RFC 7523 §2.2
+		assertion, err := a.signer.Sign(audience)
+		if err != nil {
+			return nil, fmt.Errorf("client: client assertion: %w", err)
+		}
+		o.params.Set("client_assertion_type", jwtassert.ClientAssertionType)
+		o.params.Set("client_assertion", assertion)
+		o.sent = append(o.sent, assertion)
 	}
+	return o, nil
 }

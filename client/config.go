@@ -5,12 +5,15 @@ import (
 	"crypto/tls"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/netip"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 
 	"github.com/mcpauth/mcpauth/client/tokenstore"
 	"github.com/mcpauth/mcpauth/clientmeta"
+	"github.com/mcpauth/mcpauth/internal/clock"
+	"github.com/mcpauth/mcpauth/internal/lru"
+	"github.com/mcpauth/mcpauth/internal/nethook"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -18,16 +21,6 @@ import (
 // TokenStore keeps tokens, registrations and discovery state; see package
 // tokenstore for the contract and the in-memory and file implementations.
 type TokenStore = tokenstore.Store
-
-// Resolver resolves host names for every fetch; *net.Resolver implements
-// it. Tests inject one to pretend a public host.
-type Resolver interface {
-	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
-}
-
-// DialFunc opens a connection to an address that already passed the
-// SSRF check (an IP literal and port), like (*net.Dialer).DialContext.
-type DialFunc func(ctx context.Context, network, address string) (net.Conn, error)
 
 // MaxAuthorizationAttempts is how many authorizations (interactive logins,
 // including step-up) one operation may start before the client gives up
@@ -117,12 +110,6 @@ type Config struct {
 	// [DefaultStepUpWindow].
 	StepUpWindow time.Duration
 
-	// Resolver resolves host names for every fetch and token request. Nil
-	// means net.DefaultResolver.
-	Resolver Resolver
-	// Dial opens connections to checked addresses. Nil means a net.Dialer
-	// with a 5 s timeout.
-	Dial DialFunc
 	// TLSConfig is the TLS configuration for every request the client
 	// makes. Nil means the system roots.
 	TLSConfig *tls.Config
@@ -162,6 +149,10 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock. Nil means time.Now.
 	Now func() time.Time
+
+	// net is the tests' resolver and dial function (internal/nethook), reached
+	// through nethook.Set and nethook.Of.
+	netHook
 }
 
 // PreRegisteredClient is a client registration made out of band, bound to
@@ -281,8 +272,9 @@ type Client struct {
 	policy  oauthmeta.URLPolicy
 	log     *slog.Logger
 
-	pending   *pendingStates
-	refreshes *inflight
+	clock     clock.Func
+	pending   *lru.Cache[string, *pendingAuthorization] // by state
+	refreshes singleflight.Group                        // by token key
 	logins    *keyedMutex
 	dpop      *dpopState // nil without Config.DPoP
 	flow      grantFlow  // nil without Config.Grant
@@ -294,12 +286,12 @@ func New(cfg Config) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{
-		cfg:       cfg,
-		store:     cfg.Store,
-		policy:    oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: cfg.InsecureAllowHTTPLoopback},
-		log:       cfg.Logger,
-		refreshes: newInflight(),
-		logins:    newKeyedMutex(),
+		cfg:    cfg,
+		clock:  cfg.Now,
+		store:  cfg.Store,
+		policy: oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: cfg.InsecureAllowHTTPLoopback},
+		log:    cfg.Logger,
+		logins: newKeyedMutex(),
 	}
 	if c.store == nil {
 		c.store = tokenstore.NewMemory()
@@ -308,21 +300,16 @@ func New(cfg Config) (*Client, error) {
 		c.log = slog.New(slog.DiscardHandler)
 	}
 	opts := safehttp.Options{
-		TLSConfig:             cfg.TLSConfig,
-		InsecureAllowLoopback: cfg.InsecureAllowHTTPLoopback,
-		Timeout:               cfg.Timeout,
-		UserAgent:             cfg.UserAgent,
+		TLSConfig:                 cfg.TLSConfig,
+		InsecureAllowHTTPLoopback: cfg.InsecureAllowHTTPLoopback,
+		Timeout:                   cfg.Timeout,
+		UserAgent:                 cfg.UserAgent,
 	}
-	if cfg.Resolver != nil {
-		opts.Resolver = cfg.Resolver
-	}
-	if cfg.Dial != nil {
-		opts.Dial = safehttp.DialFunc(cfg.Dial)
-	}
+	nethook.Of(&cfg).Apply(&opts)
 	c.fetcher = safehttp.New(opts)
-	c.pending = newPendingStates(c.now)
+	c.pending = lru.New[string, *pendingAuthorization](maxPending, cfg.Now, nil)
 	if cfg.DPoP != nil {
-		d, err := newDPoPState(cfg.DPoP, c.now)
+		d, err := newDPoPState(cfg.DPoP, cfg.Now)
 		if err != nil {
 			return nil, err
 		}
@@ -343,10 +330,5 @@ func New(cfg Config) (*Client, error) {
 // background; calling it is optional.
 func (c *Client) CloseIdleConnections() { c.fetcher.Client().CloseIdleConnections() }
 
-// now is the one place the clock is read.
-func (c *Client) now() time.Time {
-	if c.cfg.Now != nil {
-		return c.cfg.Now()
-	}
-	return time.Now()
-}
+// netHook embeds nethook.Hook in Config under an unexported name.
+type netHook = nethook.Hook

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/client/tokenstore"
-	"github.com/mcpauth/mcpauth/internal/dpop"
+	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -56,11 +56,11 @@ func bearerChallenge(h http.Header) oauthmeta.Challenge {
 // resource_metadata, or "".
 func (c *Client) discover(ctx context.Context, resource, headerURL string, fresh bool) (*tokenstore.Discovery, error) {
 	if !fresh {
-		if d, err := c.store.Discovery(ctx, resource); err == nil && c.now().Before(d.Expires) && d.AuthServer != nil {
+		if d, err := c.store.Discovery(ctx, resource); err == nil && c.clock.Now().Before(d.Expires) && d.AuthServer != nil {
 			return d, nil
 		}
 	}
-	now := c.now()
+	now := c.clock.Now()
 	d := &tokenstore.Discovery{Resource: resource, FetchedAt: now}
 	ttl := c.cfg.MetadataTTL
 	var issuers []string

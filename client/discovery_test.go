@@ -9,8 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/oauth2"
+
 	"github.com/mcpauth/mcpauth/client/internal/fakeas"
 	"github.com/mcpauth/mcpauth/client/tokenstore"
+	"github.com/mcpauth/mcpauth/internal/nethook"
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -263,33 +267,33 @@ func TestCL23SSRF(t *testing.T) {
 			_, err := c.discover(ctx, "https://mcp.example.com/mcp", "http://169.254.169.254/latest/meta-data/", true)
 			return err
 		}, ErrUnsafeURL},
-		{"CL-23 bad input: resource_metadata name resolving to 10.0.0.5", addrs("10.0.0.5"), func(ctx context.Context, c *Client) error {
+		{"CL-23 bad input: resource_metadata name resolving to 10.0.0.5", oauthtest.Addrs("10.0.0.5"), func(ctx context.Context, c *Client) error {
 			_, err := c.discover(ctx, "https://mcp.example.com/mcp", "https://internal.example/prm", true)
 			return err
 		}, ErrBlockedAddress},
-		{"CL-23 well-known probe of a resource resolving to 127.0.0.1", addrs("127.0.0.1"), func(ctx context.Context, c *Client) error {
+		{"CL-23 well-known probe of a resource resolving to 127.0.0.1", oauthtest.Addrs("127.0.0.1"), func(ctx context.Context, c *Client) error {
 			_, err := c.discover(ctx, "https://mcp.example.com/mcp", "", true)
 			return err
 		}, ErrBlockedAddress},
-		{"CL-23 authorization server metadata resolving to 169.254.169.254", addrs("169.254.169.254"), func(ctx context.Context, c *Client) error {
+		{"CL-23 authorization server metadata resolving to 169.254.169.254", oauthtest.Addrs("169.254.169.254"), func(ctx context.Context, c *Client) error {
 			_, _, _, err := c.fetchAuthServerMetadata(ctx, "https://as.example.com", false)
 			return err
 		}, ErrBlockedAddress},
-		{"CL-23 IPv4-mapped private address", addrs("::ffff:10.0.0.5"), func(ctx context.Context, c *Client) error {
+		{"CL-23 IPv4-mapped private address", oauthtest.Addrs("::ffff:10.0.0.5"), func(ctx context.Context, c *Client) error {
 			_, _, _, err := c.fetchAuthServerMetadata(ctx, "https://as.example.com/tenant", false)
 			return err
 		}, ErrBlockedAddress},
-		{"CL-23 registration endpoint resolving to 192.168.1.1", addrs("192.168.1.1"), func(ctx context.Context, c *Client) error {
+		{"CL-23 registration endpoint resolving to 192.168.1.1", oauthtest.Addrs("192.168.1.1"), func(ctx context.Context, c *Client) error {
 			_, err := c.register(ctx, &oauthmeta.AuthServerMetadata{Issuer: "https://as.example.com", RegistrationEndpoint: "https://as.example.com/register"}, "http://127.0.0.1/cb")
 			return err
 		}, ErrBlockedAddress},
-		{"CL-23 token endpoint resolving to fd00::1", addrs("fd00::1"), func(ctx context.Context, c *Client) error {
+		{"CL-23 token endpoint resolving to fd00::1", oauthtest.Addrs("fd00::1"), func(ctx context.Context, c *Client) error {
 			d := &tokenstore.Discovery{Issuer: "https://as.example.com", ResourceIndicator: "https://mcp.example.com/mcp",
 				AuthServer: &oauthmeta.AuthServerMetadata{Issuer: "https://as.example.com", TokenEndpoint: "https://as.example.com/token"}}
-			_, err := c.refreshToken(ctx, d, &tokenstore.Registration{ClientID: "c"}, &tokenstore.Token{RefreshToken: "r"})
+			_, err := c.refreshToken(ctx, d, &tokenstore.Registration{ClientID: "c"}, &tokenstore.Token{Token: oauth2.Token{RefreshToken: "r"}})
 			return err
 		}, ErrBlockedAddress},
-		{"CL-23 authorization redirect hop to a private address", addrs("10.1.2.3"), func(ctx context.Context, c *Client) error {
+		{"CL-23 authorization redirect hop to a private address", oauthtest.Addrs("10.1.2.3"), func(ctx context.Context, c *Client) error {
 			req := &AuthorizationRequest{c: c, redirectURI: DefaultRedirectURI}
 			resp, err := req.HTTPClient().Get("https://login.example.com/authorize")
 			if err == nil {
@@ -301,7 +305,7 @@ func TestCL23SSRF(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, err := New(Config{Authorizer: &FollowRedirects{}, Resolver: &staticResolver{addrs: tt.answer}, Dial: forbidDial(t)})
+			c, err := New(Config{Authorizer: &FollowRedirects{}, netHook: nethook.With(nethook.Net{Resolver: oauthtest.NewResolver(tt.answer...), Dial: oauthtest.ForbidDial(t)})})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -311,14 +315,6 @@ func TestCL23SSRF(t *testing.T) {
 			}
 		})
 	}
-}
-
-func addrs(ss ...string) []netip.Addr {
-	out := make([]netip.Addr, len(ss))
-	for i, s := range ss {
-		out[i] = netip.MustParseAddr(s)
-	}
-	return out
 }
 
 // TestMetadataCache: discovery results are reused for their lifetime, so

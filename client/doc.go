@@ -6,13 +6,15 @@
 // implements the client side of the MCP authorization specification
 // 2026-07-28 ("Authorization", "Authorization Server Discovery", "Client
 // Registration", "Security Considerations"), requirements CL-01 to CL-25
-// and CIMD-12 of the project checklist.
+// and CIMD-12 (IDs refer to docs/requirements.md).
 //
 // Use it through one of two doors:
 //
 //   - [Client.OAuthHandler] implements the official Go SDK's
 //     auth.OAuthHandler, for mcp.StreamableClientTransport;
 //   - [Client.Transport] is an http.RoundTripper for any HTTP client.
+//
+// x/oauth2 code can take [Client.TokenSource], without 401/403 handling.
 //
 // A minimal CLI host:
 //
@@ -60,9 +62,17 @@
 //  6. The response is checked: state, then the RFC 9207 iss table with
 //     simple string comparison, before the code or any error text is used
 //     (CL-12); the code is redeemed only at the recorded token endpoint
-//     (CL-13) with golang.org/x/oauth2. Token responses must be one strict
-//     JSON object of at most 1 MiB with token_type Bearer (or DPoP, when
-//     the request carried a DPoP proof).
+//     (CL-13).
+//
+// Every token request goes through golang.org/x/oauth2 (Config.Exchange
+// for the code; clientcredentials.Config, which can carry any grant and
+// "resource", for refresh and the machine grants), over the SSRF-guarded
+// client, with an explicit AuthStyle: x/oauth2 never retries with the
+// secret moved. With client_secret_basic, client_id is also in the body
+// (RFC 6749 §3.2.1; some servers require it). Responses must be one strict
+// JSON object of at most 1 MiB with token_type Bearer, or DPoP when the
+// request carried a proof; a refusal shows the server's error code and
+// description, without any credential it echoes.
 //
 // A refused token is refreshed first (with "resource", unless
 // [AuthServerOptions.OmitResourceOnRefresh]) unless the challenge needs
@@ -76,7 +86,10 @@
 // SSRF-guarded fetcher (internal/safehttp): https only, addresses checked
 // at dial time after resolution, no proxies, size caps and timeouts
 // (CL-23). Tokens go only to the MCP server they were issued for, in the
-// Authorization header (CL-19). No error or log record contains a token,
+// Authorization header (CL-19), and never follow a redirect to another
+// origin (scheme, host, port): [Transport] and [OAuthHandler.HTTPClient]
+// drop Authorization, DPoP and Cookie on such a hop, and token and
+// registration requests follow no redirect at all. No error or log record contains a token,
 // secret, code or verifier.
 //
 // # The root-metadata prefix rule

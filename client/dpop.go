@@ -7,11 +7,11 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mcpauth/mcpauth/client/tokenstore"
-	"github.com/mcpauth/mcpauth/internal/dpop"
+	"github.com/mcpauth/mcpauth/dpop"
+	"github.com/mcpauth/mcpauth/internal/lru"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -40,9 +40,7 @@ type DPoPConfig struct {
 // (RFC 9449 §8, §9). It is safe for concurrent use.
 type dpopState struct {
 	prover *dpop.Prover
-
-	mu     sync.Mutex
-	nonces map[string]string // origin → latest DPoP-Nonce
+	nonces *lru.Cache[string, string] // origin → latest DPoP-Nonce
 }
 
 func newDPoPState(cfg *DPoPConfig, now func() time.Time) (*dpopState, error) {
@@ -50,16 +48,15 @@ func newDPoPState(cfg *DPoPConfig, now func() time.Time) (*dpopState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: DPoP: %w", ErrConfig, err)
 	}
-	return &dpopState{prover: p, nonces: make(map[string]string)}, nil
+	return &dpopState{prover: p, nonces: lru.New[string, string](maxNonceOrigins, now, nil)}, nil
 }
 
 // originOf returns scheme://host[:port] of u: nonces are per server.
 func originOf(u *url.URL) string { return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host) }
 
 func (s *dpopState) nonce(u *url.URL) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.nonces[originOf(u)]
+	n, _ := s.nonces.Get(originOf(u))
+	return n
 }
 
 // remember keeps the DPoP-Nonce a response from u carried, if any, and
@@ -69,12 +66,7 @@ func (s *dpopState) remember(u *url.URL, h http.Header) bool {
 	if n == "" || len(n) > 1024 {
 		return false
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.nonces) >= maxNonceOrigins {
-		clear(s.nonces)
-	}
-	s.nonces[originOf(u)] = n
+	s.nonces.Add(originOf(u), n, time.Time{})
 	return true
 }
 
@@ -112,8 +104,8 @@ func (c *Client) tokenUsable(tok *tokenstore.Token) bool {
 // scheme, or for a DPoP-bound token the DPoP scheme with a fresh proof
 // (RFC 9449 §7.1, "ath" = hash of the token).
 func (c *Client) setAuthorization(req *http.Request, tok *tokenstore.Token) error {
+	tok.SetAuthHeader(req) // the stored token_type: "Bearer" or "DPoP"
 	if !strings.EqualFold(tok.TokenType, dpop.TokenType) {
-		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 		return nil
 	}
 	if c.dpop == nil {
@@ -123,7 +115,6 @@ func (c *Client) setAuthorization(req *http.Request, tok *tokenstore.Token) erro
 	if err != nil {
 		return fmt.Errorf("client: DPoP proof: %w", err)
 	}
-	req.Header.Set("Authorization", dpop.Scheme+" "+tok.AccessToken)
 	req.Header.Set(dpop.HeaderName, p)
 	return nil
 }

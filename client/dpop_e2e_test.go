@@ -5,6 +5,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -15,7 +16,7 @@ import (
 	"github.com/mcpauth/mcpauth/authserver"
 	"github.com/mcpauth/mcpauth/client"
 	"github.com/mcpauth/mcpauth/client/tokenstore"
-	"github.com/mcpauth/mcpauth/internal/dpop"
+	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -43,7 +44,7 @@ type dpopSetup struct {
 func newDPoPSetup(t *testing.T, nonces bool) *dpopSetup {
 	t.Helper()
 	s := &dpopSetup{clock: oauthtest.NewClock(oauthtest.Epoch()), store: tokenstore.NewMemory(), key: newECKey(t)}
-	_, s.issuer = startAS(t, s.clock, func(c *authserver.Config) { c.DPoP.RequireNonce = nonces })
+	_, s.issuer = startAS(t, s.clock, func(c *authserver.Config) { c.DPoP = &authserver.DPoPConfig{RequireNonce: nonces} })
 	s.rs = startRS(t, s.clock, s.issuer, nonces)
 	s.c = newClient(t, s.clock, func(c *client.Config) {
 		c.Store = s.store
@@ -215,6 +216,9 @@ func TestRFC9449SDKAdapterNeedsTransport(t *testing.T) {
 	if _, err := h.TokenSource(context.Background()); !errors.Is(err, client.ErrDPoPTransport) {
 		t.Fatalf("TokenSource without HTTPClient: %v", err)
 	}
+	if _, err := s.c.TokenSource(context.Background(), s.rs.url).Token(); !errors.Is(err, client.ErrDPoPTransport) {
+		t.Fatalf("Client.TokenSource handed out a DPoP-bound token: %v", err)
+	}
 	hc := h.HTTPClient(nil)
 	ts, err := h.TokenSource(context.Background())
 	if err != nil || ts == nil {
@@ -230,5 +234,44 @@ func TestRFC9449SDKAdapterNeedsTransport(t *testing.T) {
 	resp.Body.Close()
 	if auth, proof := s.rs.last(); !strings.HasPrefix(auth, "DPoP ") || proof == "" {
 		t.Error("not presented as DPoP")
+	}
+}
+
+// TestRFC9449RedirectFreshProof: a request redirected (308) to the
+// resource from another path of its origin reaches it with the DPoP token
+// and a fresh proof for the resource's URL (RFC 9449 §4.2 htu), not
+// without one and not with a proof made for the previous URL.
+func TestRFC9449RedirectFreshProof(t *testing.T) {
+	t.Parallel()
+	s := newDPoPSetup(t, false)
+	_, before := s.rs.last()
+	tr, err := s.c.Transport(s.rs.url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, strings.TrimSuffix(s.rs.url, "/mcp")+"/mcp-moved", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	resp, err := tr.HTTPClient().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("redirected call: status %d", resp.StatusCode)
+	}
+	auth, proof := s.rs.last()
+	if !strings.HasPrefix(auth, "DPoP ") || proof == "" || proof == before {
+		t.Fatalf("the resource got scheme %q and a fresh proof: %v", auth[:min(len(auth), 5)], proof != "" && proof != before)
+	}
+	parts := strings.Split(proof, ".")
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var claims struct {
+		HTU string `json:"htu"`
+		HTM string `json:"htm"`
+	}
+	if err := json.Unmarshal(payload, &claims); err != nil || claims.HTU != s.rs.url || claims.HTM != http.MethodPost {
+		t.Errorf("proof htu %q htm %q, want %q POST (%v)", claims.HTU, claims.HTM, s.rs.url, err)
 	}
 }

@@ -2,7 +2,6 @@ package client
 
 import (
 	"errors"
-	"net/http"
 	"testing"
 )
 
@@ -22,12 +21,15 @@ func TestRFC9449TokenTypeNeedsProof(t *testing.T) {
 		{"DPoP without proof", "DPoP", false, ErrTokenType},
 		{"unknown type", "MAC", true, ErrTokenType},
 	}
+	e := newRawTokenEndpoint(t)
+	c, err := New(Config{Authorizer: &FollowRedirects{}, InsecureAllowHTTPLoopback: true, DPoP: &DPoPConfig{}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			tc := &tokenCapture{proofSent: tt.proofSent}
 			body := []byte(`{"access_token":"a","token_type":"` + tt.tokenType + `"}`)
-			err := tc.inspect(200, http.Header{"Content-Type": {"application/json"}}, body)
+			_, err := e.answer(c, tt.proofSent, 200, "application/json", body)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}

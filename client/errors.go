@@ -124,10 +124,11 @@ var (
 	// response also wraps the IdP's *oauthmeta.Error.
 	ErrTokenExchange = errors.New("client: ID-JAG token exchange failed")
 
-	// ErrDPoPTransport: an OAuthHandler holds a DPoP-bound token but the
-	// SDK does not send its requests through [OAuthHandler.HTTPClient], so
-	// the token cannot be presented with a proof.
-	ErrDPoPTransport = errors.New("client: DPoP-bound token needs OAuthHandler.HTTPClient as the SDK's HTTP client")
+	// ErrDPoPTransport: the token is DPoP-bound but would be sent without
+	// a proof: by the SDK, which does not send its requests through
+	// [OAuthHandler.HTTPClient], or by x/oauth2 code using
+	// [Client.TokenSource].
+	ErrDPoPTransport = errors.New("client: a DPoP-bound token needs a proof: send it through Client.Transport or OAuthHandler.HTTPClient")
 )
 
 // wrapFetch maps a safehttp error to this package's sentinels, keeping

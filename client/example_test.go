@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/oauth2"
 
 	"github.com/mcpauth/mcpauth/client"
 	"github.com/mcpauth/mcpauth/client/internal/fakeas"
@@ -69,6 +70,26 @@ func ExampleClient_Transport() {
 	body := must(io.ReadAll(resp.Body))
 	fmt.Println(resp.StatusCode, strings.Contains(string(body), `"echo"`))
 	// Output: 200 true
+}
+
+// x/oauth2 code gets its tokens from the Client: oauth2.NewClient sends
+// them as Bearer tokens; the first Token call authorizes.
+func ExampleClient_TokenSource() {
+	servers := &fakeas.Cleanup{}
+	defer servers.Close()
+	serverURL := protectedServer(servers)
+	ctx := context.Background()
+
+	c := must(client.New(client.Config{Authorizer: &client.FollowRedirects{}, InsecureAllowHTTPLoopback: true}))
+	hc := oauth2.NewClient(ctx, c.TokenSource(ctx, serverURL))
+	req := must(http.NewRequestWithContext(ctx, http.MethodPost, serverURL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	resp := must(hc.Do(req))
+	defer resp.Body.Close()
+	fmt.Println(resp.StatusCode)
+	// Output: 200
 }
 
 // A CLI host: a browser and a loopback listener for the login, a Client ID

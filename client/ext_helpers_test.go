@@ -18,14 +18,14 @@ import (
 
 	"github.com/mcpauth/mcpauth/authserver"
 	"github.com/mcpauth/mcpauth/client"
-	"github.com/mcpauth/mcpauth/internal/dpop"
+	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
 // The end-to-end tests of this file family run the client against a real
 // authorization server (package authserver) and a small resource server
-// built here from internal/dpop and go-jose, all on 127.0.0.1 with one
+// built here from package dpop and go-jose, all on 127.0.0.1 with one
 // fixed clock.
 
 // startAS starts an authorization server at a fresh 127.0.0.1 address.
@@ -52,9 +52,9 @@ func startASOn(t *testing.T, ln net.Listener, clock *oauthtest.Clock, mutate fun
 	t.Helper()
 	issuer := issuerOf(ln)
 	cfg := authserver.Config{
-		Issuer: issuer, InsecureAllowHTTP: true, Scopes: []string{"mcp"}, DefaultScopes: []string{"mcp"},
+		Issuer: issuer, InsecureAllowHTTPLoopback: true, Scopes: []string{"mcp"}, DefaultScopes: []string{"mcp"},
 		Consent: authserver.ConsentAuto, DisableClientIDMetadataDocuments: true, Now: clock.Now,
-		RateLimit: authserver.RateLimit{PerIP: 1e6, PerClient: 1e6, Burst: 1000},
+		RateLimit: authserver.RateLimit{PerIP: 1e6, PerClient: 1e6, Burst: 1000, PerIPBrowser: 1e6, BrowserBurst: 1000},
 	}
 	if mutate != nil {
 		mutate(&cfg)
@@ -119,6 +119,10 @@ func (rs *testRS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Resource: rs.url, AuthorizationServers: []string{rs.issuer}, ScopesSupported: []string{"mcp"},
 			DPoPSigningAlgValuesSupported: []string{"ES256"},
 		})
+		return
+	}
+	if r.URL.Path == "/mcp-moved" { // the resource's old address
+		http.Redirect(w, r, rs.url, http.StatusPermanentRedirect)
 		return
 	}
 	if r.URL.Path != "/mcp" {

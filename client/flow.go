@@ -54,7 +54,7 @@ func (c *Client) unauthorized(ctx context.Context, resource string, ch oauthmeta
 	}
 	if st != nil && st.tok != nil {
 		switch {
-		case st.tok.AccessToken != sent && st.tok.Valid(c.now(), expiryLeeway):
+		case st.tok.AccessToken != sent && st.tok.Valid(c.clock.Now(), expiryLeeway):
 			return nil // another request obtained a new token meanwhile
 		case st.tok.AccessToken == sent:
 			if c.refreshAfterRejection(ctx, st, ch) {
@@ -94,7 +94,7 @@ func (c *Client) stepUp(ctx context.Context, resource string, ch oauthmeta.Chall
 	if st != nil && st.tok != nil {
 		need := ch.Scopes()
 		switch {
-		case st.tok.AccessToken != sent && st.tok.Valid(c.now(), expiryLeeway) && subset(need, st.tok.Scopes):
+		case st.tok.AccessToken != sent && st.tok.Valid(c.clock.Now(), expiryLeeway) && subset(need, st.tok.Scopes):
 			return nil // another request stepped up meanwhile
 		case st.tok.AccessToken == sent && len(need) > 0 && subset(need, st.tok.Scopes):
 			return ErrInsufficientScope // asking again would change nothing
@@ -138,15 +138,15 @@ func (c *Client) login(ctx context.Context, resource string, ch oauthmeta.Challe
 	case state == "":
 		return errNotStarted
 	case err != nil:
-		c.pending.drop(state)
+		c.pending.Remove(state)
 		return fmt.Errorf("%w: %w", ErrAuthorizer, err)
 	case redirect == nil:
-		c.pending.drop(state)
+		c.pending.Remove(state)
 		return fmt.Errorf("%w: no redirect", ErrAuthorizer)
 	}
 	rec, tok, err := c.complete(ctx, redirect, state)
 	if err != nil {
-		c.pending.drop(state)
+		c.pending.Remove(state)
 		return err
 	}
 	key := tokenstore.Key{Issuer: rec.issuer, Resource: rec.indicator, ClientID: rec.registration.ClientID}
@@ -183,7 +183,7 @@ func (c *Client) checkIssuerChange(ctx context.Context, prev, d *tokenstore.Disc
 	if prev == nil || prev.Issuer == d.Issuer || c.preRegistered(prev.Issuer) == nil || c.preRegistered(d.Issuer) != nil {
 		return nil
 	}
-	prev.Expires = c.now()
+	prev.Expires = c.clock.Now()
 	_ = c.store.PutDiscovery(ctx, prev)
 	c.log.WarnContext(ctx, "authorization server changed away from pre-registered credentials", "resource", d.Resource,
 		"previous_issuer", prev.Issuer, "issuer", d.Issuer)

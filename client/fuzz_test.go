@@ -11,11 +11,14 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/client/tokenstore"
+	"github.com/mcpauth/mcpauth/internal/nethook"
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
-// FuzzTokenResponse feeds arbitrary token endpoint answers to the
-// response rules: never a panic, and an accepted response always has an
+// FuzzTokenResponse feeds arbitrary token endpoint answers through the
+// whole token path (x/oauth2 and the response rules): never a panic, never
+// the credential in an error, and an accepted response always has an
 // access token of type Bearer.
 func FuzzTokenResponse(f *testing.F) {
 	f.Add(200, "application/json", []byte(`{"access_token":"a","token_type":"Bearer","expires_in":3600,"scope":"a b"}`))
@@ -24,18 +27,16 @@ func FuzzTokenResponse(f *testing.F) {
 	f.Add(400, "application/json", []byte(`{"error":"invalid_grant","error_description":"x"}`))
 	f.Add(200, "text/plain", []byte(`access_token=a&token_type=bearer`))
 	f.Add(200, "application/json", []byte(`{"access_token":"a","token_type":"Bearer","expires_in":9223372036854775807}`))
+	f.Add(200, "application/json", []byte(`{"access_token":"a","token_type":"Bearer","ACCESS_TOKEN":"b"}`))
+	e := newRawTokenEndpoint(f)
+	c, _ := New(Config{Authorizer: &FollowRedirects{}, InsecureAllowHTTPLoopback: true, Now: func() time.Time { return time.Unix(0, 0) }})
 	f.Fuzz(func(t *testing.T, status int, ct string, body []byte) {
-		tc := &tokenCapture{sent: []string{"SENT-SECRET"}}
-		err := tc.inspect(status, http.Header{"Content-Type": {ct}}, body)
+		status = 200 + int(uint(status)%400)
+		tok, err := e.answer(c, false, status, ct, body)
 		if err == nil {
-			err = tc.result(nil)
-		}
-		if err == nil {
-			if tc.resp == nil || tc.resp.AccessToken == "" || !strings.EqualFold(tc.resp.TokenType, "Bearer") {
+			if tok.AccessToken == "" || tok.TokenType != "Bearer" {
 				t.Fatalf("accepted %q", body)
 			}
-			c, _ := New(Config{Authorizer: &FollowRedirects{}, Now: func() time.Time { return time.Unix(0, 0) }})
-			_, _ = c.newToken(tc.resp, []string{"x"}, nil)
 			return
 		}
 		if strings.Contains(err.Error(), "SENT-SECRET") {
@@ -56,15 +57,16 @@ func FuzzAuthorizationResponse(f *testing.F) {
 	f.Add("%zz&state=STATE")
 	f.Fuzz(func(t *testing.T, query string) {
 		dialed := false
-		c, _ := New(Config{Authorizer: &FollowRedirects{}, Resolver: &staticResolver{addrs: addrs("93.184.216.34")},
+		c, _ := New(Config{Authorizer: &FollowRedirects{}, netHook: nethook.With(nethook.Net{Resolver: oauthtest.NewResolver(oauthtest.PublicAddr),
 			Dial: func(context.Context, string, string) (net.Conn, error) {
 				dialed = true
 				return nil, errors.New("no network in fuzzing")
-			}})
+			}})})
 		rec := &pendingAuthorization{state: "STATE", verifier: "v", issuer: "https://as.example.com", issParameterSupported: true,
 			tokenEndpoint: "https://as.example.com/token", redirectURI: DefaultRedirectURI, indicator: "https://mcp.example.com/mcp",
-			registration: &tokenstore.Registration{ClientID: "c"}, created: c.now()}
-		_ = c.pending.add(rec)
+			registration: &tokenstore.Registration{ClientID: "c"}, auth: &clientAuth{method: oauthmeta.AuthMethodNone, clientID: "c"},
+			created: c.clock.Now()}
+		c.pending.Add(rec.state, rec, rec.created.Add(pendingTTL))
 		u, _ := url.Parse(DefaultRedirectURI)
 		u.RawQuery = query
 		_, _, err := c.complete(context.Background(), u, "STATE")

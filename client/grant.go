@@ -62,14 +62,6 @@ type Credentials struct {
 	AuthMethod string
 }
 
-// clientAuth is validated Credentials.
-type clientAuth struct {
-	method   string
-	clientID string
-	secret   string
-	signer   *jwtassert.ClientAssertionSigner
-}
-
 // prepare validates the credentials; what names them in errors.
 func (cr *Credentials) prepare(c *Client, what string) (*clientAuth, error) {
 	a := &clientAuth{method: cr.AuthMethod, clientID: cr.ClientID, secret: cr.ClientSecret}
@@ -97,7 +89,7 @@ func (cr *Credentials) prepare(c *Client, what string) (*clientAuth, error) {
 			return nil, fmt.Errorf("%w: %s: private_key_jwt needs ClientID and a private key", ErrConfig, what)
 		}
 		s, err := jwtassert.NewClientAssertionSigner(jwtassert.ClientAssertionSignerConfig{
-			ClientID: a.clientID, Key: key, Algorithm: cr.Algorithm, KeyID: cr.KeyID, Now: c.now,
+			ClientID: a.clientID, Key: key, Algorithm: cr.Algorithm, KeyID: cr.KeyID, Now: c.clock,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %w", ErrConfig, what, err)

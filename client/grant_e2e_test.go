@@ -172,7 +172,7 @@ func newIDJAGSetup(t *testing.T) *idjagSetup {
 			{ID: "other-app", Secret: "other-secret", GrantTypes: []string{oauthmeta.GrantTypeJWTBearer}},
 		}
 		c.TrustedIssuers = []authserver.TrustedIssuer{{Issuer: s.idp, Kind: authserver.GrantIDJAG, JWKSURI: s.idp + "/jwks.json"}}
-		c.KeyFetch.InsecureAllowLoopback = true
+		c.KeyFetch.InsecureAllowHTTPLoopback = true
 	})
 	s.rs = startRS(t, s.clock, s.resAS, false)
 	return s

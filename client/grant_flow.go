@@ -2,16 +2,13 @@ package client
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
-	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/mcpauth/mcpauth/client/tokenstore"
-	"github.com/mcpauth/mcpauth/internal/jsonx"
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
+	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -119,7 +116,7 @@ func (f *wifFlow) run(ctx context.Context, g *grantRun) (*grantResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkAssertion(a, md, f.c.now()); err != nil {
+	if err := checkAssertion(a, md, f.c.clock.Now()); err != nil {
 		return nil, err
 	}
 	form := url.Values{"grant_type": {oauthmeta.GrantTypeJWTBearer}, "assertion": {a}}
@@ -176,7 +173,7 @@ func (f *emaFlow) run(ctx context.Context, g *grantRun) (*grantResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkAssertion(jag, md, f.c.now()); err != nil {
+	if err := checkAssertion(jag, md, f.c.clock.Now()); err != nil {
 		return nil, err
 	}
 	form := url.Values{"grant_type": {oauthmeta.GrantTypeJWTBearer}, "assertion": {jag}}
@@ -195,10 +192,6 @@ func (f *emaFlow) exchange(ctx context.Context, issuer, resource string, scopes 
 	if err != nil {
 		return "", fmt.Errorf("%w: ID token: %w", ErrTokenExchange, err)
 	}
-	c := f.c
-	if err := c.fetcher.CheckURL(f.e.IdPTokenEndpoint); err != nil {
-		return "", fmt.Errorf("%w: %w", ErrTokenExchange, wrapFetch("IdP token endpoint", err))
-	}
 	form := url.Values{
 		"grant_type":           {oauthmeta.GrantTypeTokenExchange},
 		"requested_token_type": {jwtassert.TokenTypeIDJAG},
@@ -210,22 +203,17 @@ func (f *emaFlow) exchange(ctx context.Context, issuer, resource string, scopes 
 	if len(scopes) > 0 {
 		form.Set("scope", oauthmeta.FormatScope(scopes))
 	}
-	req, sent, err := machineTokenRequest(ctx, f.e.IdPTokenEndpoint, form, f.idpAuth, f.e.IdPTokenEndpoint)
-	if err != nil {
-		return "", err
-	}
-	capture := &tokenCapture{sent: append(sent, idt), raw: true}
-	resp, err := c.tokenClient(capture, nil).Do(req)
+	tok, err := f.c.postToken(ctx, f.e.IdPTokenEndpoint, form, f.idpAuth, f.e.IdPTokenEndpoint, nil, idt)
 	if err == nil {
-		resp.Body.Close()
+		err = sameReading(tok)
 	}
-	if err := capture.result(err); err != nil {
+	if err != nil {
 		return "", fmt.Errorf("%w: %w", ErrTokenExchange, err)
 	}
-	if capture.resp.IssuedTokenType != jwtassert.TokenTypeIDJAG {
+	if tok.Extra("issued_token_type") != jwtassert.TokenTypeIDJAG {
 		return "", fmt.Errorf("%w: issued_token_type is not an ID-JAG", ErrTokenExchange)
 	}
-	return capture.resp.AccessToken, nil
+	return tok.AccessToken, nil
 }
 
 // grantToken runs a token request for a machine grant at the authorization
@@ -237,61 +225,16 @@ func (c *Client) grantToken(ctx context.Context, d *tokenstore.Discovery, form u
 	if gt := form.Get("grant_type"); !md.SupportsGrantType(gt) {
 		return nil, fmt.Errorf("%w: %s", ErrGrantUnsupported, gt)
 	}
-	if err := c.fetcher.CheckURL(md.TokenEndpoint); err != nil {
-		return nil, wrapFetch("token endpoint", err)
-	}
 	form.Set("resource", d.ResourceIndicator)
 	if len(scopes) > 0 {
 		form.Set("scope", oauthmeta.FormatScope(scopes))
 	}
-	req, sent, err := machineTokenRequest(ctx, md.TokenEndpoint, form, auth, md.Issuer)
+	dp := c.dpopFor(md)
+	tok, err := c.postToken(ctx, md.TokenEndpoint, form, auth, md.Issuer, dp, secrets...)
 	if err != nil {
 		return nil, err
 	}
-	capture := &tokenCapture{sent: append(sent, secrets...)}
-	resp, err := c.tokenClient(capture, c.dpopFor(md)).Do(req)
-	if err == nil {
-		resp.Body.Close()
-	}
-	if err := capture.result(err); err != nil {
-		return nil, err
-	}
-	return c.newToken(capture.resp, scopes, nil)
-}
-
-// machineTokenRequest builds a token request authenticated with a (OAuth
-// 2.1 §2.4; RFC 7523 §2.2 with "aud" = audience). It returns the
-// credentials it put in the request, for redaction.
-func machineTokenRequest(ctx context.Context, endpoint string, form url.Values, a *clientAuth, audience string) (*http.Request, []string, error) {
-	sent := []string{a.secret}
-	switch a.method {
-	case oauthmeta.AuthMethodPrivateKeyJWT:
-		assertion, err := a.signer.Sign(audience)
-		if err != nil {
-			return nil, nil, fmt.Errorf("client: client assertion: %w", err)
-		}
-		form.Set("client_assertion_type", jwtassert.ClientAssertionType)
-		form.Set("client_assertion", assertion)
-		form.Set("client_id", a.clientID)
-		sent = append(sent, assertion)
-	case oauthmeta.AuthMethodClientSecretPost:
-		form.Set("client_id", a.clientID)
-		form.Set("client_secret", a.secret)
-	case oauthmeta.AuthMethodNone:
-		if a.clientID != "" {
-			form.Set("client_id", a.clientID)
-		}
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: token endpoint: %w", ErrUnsafeURL, err)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	if a.method == oauthmeta.AuthMethodClientSecretBasic {
-		req.SetBasicAuth(url.QueryEscape(a.clientID), url.QueryEscape(a.secret)) // RFC 6749 §2.3.1
-	}
-	return req, sent, nil
+	return c.newToken(tok, dp != nil, scopes, nil)
 }
 
 // assertionClaims are the claims the client checks in a JWT it is about to
@@ -308,16 +251,8 @@ func parseAssertionClaims(jwt string) (*assertionClaims, error) {
 	if len(jwt) > jwtassert.DefaultMaxSize {
 		return nil, fmt.Errorf("%w: too large", ErrAssertion)
 	}
-	parts := strings.Split(jwt, ".")
-	if len(parts) != 3 {
-		return nil, fmt.Errorf("%w: not a compact JWT", ErrAssertion)
-	}
-	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		return nil, fmt.Errorf("%w: payload is not base64url", ErrAssertion)
-	}
 	var c assertionClaims
-	if err := jsonx.DecodeObject(payload, &c); err != nil {
+	if err := jwtverify.UnsafeClaimsWithoutVerification(jwt, &c); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrAssertion, err)
 	}
 	return &c, nil

@@ -5,14 +5,13 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -82,7 +81,11 @@ func (e *env) login(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	resp, err := http.Post(e.rs.MCPURL(), "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	// A transport of its own: httptest.Server.Close in parallel tests closes
+	// http.DefaultTransport's connections, which broke this request.
+	hc := &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second}
+	defer hc.CloseIdleConnections()
+	resp, err := hc.Post(e.rs.MCPURL(), "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 	if err != nil {
 		return err
 	}
@@ -146,25 +149,6 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
-}
-
-// staticResolver answers every lookup with addrs.
-type staticResolver struct {
-	addrs []netip.Addr
-	calls atomic.Int32
-}
-
-func (r *staticResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
-	r.calls.Add(1)
-	return r.addrs, nil
-}
-
-// forbidDial fails the test if any connection is attempted.
-func forbidDial(t *testing.T) DialFunc {
-	return func(_ context.Context, network, address string) (net.Conn, error) {
-		t.Errorf("dial %s %s attempted; it must be refused before any connect", network, address)
-		return nil, errors.New("dial forbidden in this test")
-	}
 }
 
 // countingAuthorizer counts calls and delegates to FollowRedirects.

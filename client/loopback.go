@@ -43,9 +43,12 @@ const successPage = `<!doctype html>
 type Loopback struct {
 	// Path is the redirect URI's path. Empty means DefaultLoopbackPath.
 	Path string
-	// Port is the port to listen on. Zero means an ephemeral port
-	// (RFC 8252 §7.3: the authorization server accepts any port for a
-	// loopback IP redirect).
+	// Port is the port to listen on. Zero means the port of the
+	// loopback redirect URI the client registered at this authorization
+	// server earlier, when it is free (some servers compare loopback ports
+	// exactly, against RFC 8252 §7.3), else an ephemeral port (RFC 8252
+	// §7.3: the authorization server accepts any port for a loopback IP
+	// redirect).
 	Port int
 	// Timeout bounds the wait for the user. Zero means
 	// DefaultLoopbackTimeout.
@@ -64,8 +67,7 @@ func (l *Loopback) Authorize(ctx context.Context, req *AuthorizationRequest) (*u
 	if !strings.HasPrefix(path, "/") || strings.ContainsAny(path, "?#") {
 		return nil, fmt.Errorf("%w: Loopback.Path must be a path", ErrConfig)
 	}
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(l.Port)))
+	ln, err := l.listen(ctx, req, path)
 	if err != nil {
 		return nil, err
 	}
@@ -113,6 +115,25 @@ func (l *Loopback) Authorize(ctx context.Context, req *AuthorizationRequest) (*u
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// listen opens the listener on 127.0.0.1: on Port when set; else on the
+// port of a registered redirect URI http://127.0.0.1:<port><path> when it
+// is free; else on an ephemeral port.
+func (l *Loopback) listen(ctx context.Context, req *AuthorizationRequest, path string) (net.Listener, error) {
+	var lc net.ListenConfig
+	if l.Port == 0 {
+		for _, raw := range req.registeredRedirectURIs(ctx) {
+			u, err := url.Parse(raw)
+			if err != nil || u.Scheme != "http" || u.Hostname() != "127.0.0.1" || u.Port() == "" || u.EscapedPath() != path || u.RawQuery != "" {
+				continue
+			}
+			if ln, err := lc.Listen(ctx, "tcp4", u.Host); err == nil {
+				return ln, nil
+			}
+		}
+	}
+	return lc.Listen(ctx, "tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(l.Port)))
 }
 
 // callback is the one-shot redirect handler.

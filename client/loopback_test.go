@@ -127,7 +127,7 @@ func TestCL21LoopbackOnlyLoopbackAddress(t *testing.T) {
 	if perr := <-probed; perr != nil {
 		t.Errorf("CL-21: %v", perr)
 	}
-	if n := len(e.c.pending.m); n != 0 {
+	if n := e.c.pending.Len(); n != 0 {
 		t.Errorf("%d state records left after a timeout", n)
 	}
 }
@@ -191,5 +191,63 @@ func TestPrintURL(t *testing.T) {
 	}
 	if !strings.Contains(sb.String(), "https://as.example.com/authorize?x=1") {
 		t.Errorf("printed %q", sb.String())
+	}
+}
+
+// TestLoopbackPrefersRegisteredPort: a new authorization listens on the
+// port of the loopback redirect URI the client registered, for servers
+// that compare loopback ports exactly; when that port is taken it falls
+// back to an ephemeral one (RFC 8252 §7.3) and still succeeds.
+func TestLoopbackPrefersRegisteredPort(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	visit := func(_ context.Context, authURL string) error {
+		go func() { // the browser: automatic approval, then the redirect
+			if resp, err := http.Get(authURL); err == nil {
+				resp.Body.Close()
+			}
+		}()
+		return nil
+	}
+	e := newEnv(t, fakeas.Options{}, fakeas.ResourceOptions{}, func(c *Config) { c.Authorizer = &Loopback{Open: visit} })
+	redirectPort := func(i int) string {
+		az := e.as.Authorizations()
+		if len(az) <= i {
+			t.Fatalf("%d authorizations, want %d", len(az), i+1)
+		}
+		u, err := url.Parse(az[i].Get("redirect_uri"))
+		if err != nil || u.Hostname() != "127.0.0.1" {
+			t.Fatalf("redirect_uri %q", az[i].Get("redirect_uri"))
+		}
+		return u.Port()
+	}
+	reauthorize := func() {
+		t.Helper()
+		if err := e.c.Logout(ctx, e.rs.MCPURL()); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.c.Login(ctx, e.rs.MCPURL()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.c.Login(ctx, e.rs.MCPURL()); err != nil {
+		t.Fatal(err)
+	}
+	registered := redirectPort(0)
+	reauthorize()
+	if got := redirectPort(1); got != registered {
+		t.Errorf("re-authorization listened on port %s, not the registered %s", got, registered)
+	}
+	squatter, err := net.Listen("tcp4", "127.0.0.1:"+registered)
+	if err != nil {
+		t.Skipf("the registered port was taken meanwhile: %v", err)
+	}
+	defer squatter.Close()
+	reauthorize()
+	if got := redirectPort(2); got == registered || got == "" {
+		t.Errorf("with the registered port taken, listened on %q", got)
+	}
+	if n := len(e.as.Registrations()); n != 1 {
+		t.Errorf("%d registrations, want 1 (a loopback redirect may differ in port)", n)
 	}
 }

@@ -39,7 +39,7 @@ func (c *Client) registration(ctx context.Context, d *tokenstore.Discovery, redi
 	if c.cfg.ClientIDMetadataURL != "" && md.ClientIDMetadataDocumentSupported {
 		r := &tokenstore.Registration{
 			Issuer: d.Issuer, Method: tokenstore.MethodCIMD, ClientID: c.cfg.ClientIDMetadataURL,
-			TokenEndpointAuthMethod: oauthmeta.AuthMethodNone, RegisteredAt: c.now(),
+			TokenEndpointAuthMethod: oauthmeta.AuthMethodNone, RegisteredAt: c.clock.Now(),
 		}
 		if err := c.store.PutRegistration(ctx, r); err != nil {
 			return nil, err
@@ -104,7 +104,7 @@ func (c *Client) currentRegistration(ctx context.Context, issuer string) *tokens
 // the server stopped supporting, and it lists the redirect URI (a loopback
 // redirect may differ in port, RFC 8252 §7.3).
 func (c *Client) reusable(r *tokenstore.Registration, md *oauthmeta.AuthServerMetadata, redirectURI string) bool {
-	if !r.ClientSecretExpiresAt.IsZero() && !c.now().Before(r.ClientSecretExpiresAt) {
+	if !r.ClientSecretExpiresAt.IsZero() && !c.clock.Now().Before(r.ClientSecretExpiresAt) {
 		return false
 	}
 	if r.Method == tokenstore.MethodCIMD {
@@ -173,7 +173,7 @@ func (c *Client) register(ctx context.Context, md *oauthmeta.AuthServerMetadata,
 	r := &tokenstore.Registration{
 		Issuer: md.Issuer, Method: tokenstore.MethodDynamic, ClientID: info.ClientID,
 		ClientSecret: info.ClientSecret, TokenEndpointAuthMethod: info.TokenEndpointAuthMethod,
-		RedirectURIs: info.RedirectURIs, RegisteredAt: c.now(),
+		RedirectURIs: info.RedirectURIs, RegisteredAt: c.clock.Now(),
 	}
 	if r.TokenEndpointAuthMethod == "" {
 		r.TokenEndpointAuthMethod = method
@@ -262,23 +262,24 @@ func unwrapURLError(err error) error {
 }
 
 // sanitizeError bounds the text of an error from a server, which is shown
-// to users: every occurrence of a credential the request carried (a
-// server may echo it) is replaced first, then anything but printable ASCII
-// is dropped and each field cut to 200 bytes.
+// to users: anything but printable ASCII is dropped first (so that a
+// credential the server echoes with control bytes inside cannot reappear
+// once they are gone), then every occurrence of a credential the request
+// carried is replaced, then each field is cut to 200 bytes.
 func sanitizeError(e *oauthmeta.Error, sent ...string) *oauthmeta.Error {
 	clean := func(s string) string {
+		s = strings.Map(func(r rune) rune {
+			if r >= 0x20 && r < 0x7f {
+				return r
+			}
+			return -1
+		}, s)
 		for _, secret := range sent {
 			if secret != "" {
 				s = strings.ReplaceAll(s, secret, "[redacted]")
 			}
 		}
-		b := make([]byte, 0, min(len(s), 200))
-		for i := 0; i < len(s) && len(b) < 200; i++ {
-			if s[i] >= 0x20 && s[i] < 0x7f {
-				b = append(b, s[i])
-			}
-		}
-		return string(b)
+		return s[:min(len(s), 200)]
 	}
 	return &oauthmeta.Error{Code: oauthmeta.ErrorCode(clean(string(e.Code))), Description: clean(e.Description), URI: clean(e.URI)}
 }

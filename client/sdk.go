@@ -4,14 +4,14 @@ import (
 	"context"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"golang.org/x/oauth2"
 
-	"github.com/mcpauth/mcpauth/internal/dpop"
+	"github.com/mcpauth/mcpauth/dpop"
+	"github.com/mcpauth/mcpauth/internal/lru"
+	"github.com/mcpauth/mcpauth/internal/safehttp"
 )
 
 // maxTrackedOperations bounds the per-operation attempt counters of an
@@ -39,14 +39,8 @@ type OAuthHandler struct {
 	c        *Client
 	resource string
 
-	mu      sync.Mutex
-	ops     map[string]*opBudget
-	wrapped atomic.Bool // HTTPClient was called: DPoP tokens may be handed out
-}
-
-type opBudget struct {
-	attempts
-	first time.Time
+	ops     *lru.Cache[string, *attempts] // each kept for StepUpWindow from its first use
+	wrapped atomic.Bool                   // HTTPClient was called: DPoP tokens may be handed out
 }
 
 var _ auth.OAuthHandler = (*OAuthHandler)(nil)
@@ -57,7 +51,8 @@ func (c *Client) OAuthHandler(serverURL string) (*OAuthHandler, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &OAuthHandler{c: c, resource: resource, ops: make(map[string]*opBudget)}, nil
+	ops := lru.New[string, *attempts](maxTrackedOperations, c.cfg.Now, nil)
+	return &OAuthHandler{c: c, resource: resource, ops: ops}, nil
 }
 
 // TokenSource implements auth.OAuthHandler. It returns nil (no
@@ -78,7 +73,7 @@ func (h *OAuthHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, err
 	if strings.EqualFold(tok.TokenType, dpop.TokenType) && !h.wrapped.Load() {
 		return nil, ErrDPoPTransport
 	}
-	return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: tok.AccessToken, TokenType: "Bearer", Expiry: tok.Expiry}), nil
+	return oauth2.StaticTokenSource(bearerToken(tok)), nil
 }
 
 // HTTPClient returns the *http.Client to give the SDK's
@@ -87,7 +82,12 @@ func (h *OAuthHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, err
 // DPoP-bound token leave with the DPoP scheme and a fresh proof (RFC 9449
 // §7.1), and a resource server's use_dpop_nonce challenge is answered by
 // one resend with its nonce (§9). Bearer tokens and other URLs pass through
-// untouched. It has no overall timeout; bound requests with contexts.
+// untouched. A redirect to another origin (scheme, host, port; RFC 6454) is
+// followed without the Authorization, DPoP and Cookie headers the SDK or
+// the caller set; Go's default policy keeps them when only the port or the
+// scheme changes. Without this client the SDK uses http.DefaultClient and
+// that default policy. It has no overall timeout; bound requests with
+// contexts.
 func (h *OAuthHandler) HTTPClient(base http.RoundTripper) *http.Client {
 	if base == nil {
 		base = defaultBaseTransport()
@@ -104,6 +104,7 @@ type sdkTransport struct {
 
 // RoundTrip implements http.RoundTripper.
 func (t *sdkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = safehttp.OnRedirect(req)
 	c := t.h.c
 	sent := presentedToken(req.Header.Get("Authorization"))
 	if c.dpop == nil || sent == "" || !(&Transport{c: c, resource: t.h.resource}).forResource(req) {
@@ -152,20 +153,6 @@ func (h *OAuthHandler) budget(req *http.Request) *attempts {
 	if req.Header.Get("Mcp-Method") == "" {
 		key = req.Method + "\x00" + req.URL.Path
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	now := h.c.now()
-	if b, ok := h.ops[key]; ok && now.Sub(b.first) <= h.c.cfg.StepUpWindow {
-		return &b.attempts
-	}
-	if len(h.ops) >= maxTrackedOperations {
-		for k, b := range h.ops {
-			if now.Sub(b.first) > h.c.cfg.StepUpWindow || len(h.ops) >= maxTrackedOperations {
-				delete(h.ops, k)
-			}
-		}
-	}
-	b := &opBudget{first: now}
-	h.ops[key] = b
-	return &b.attempts
+	expires := h.c.clock.Now().Add(h.c.cfg.StepUpWindow)
+	return h.ops.GetOrAdd(key, func() *attempts { return new(attempts) }, expires)
 }

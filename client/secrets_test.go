@@ -89,3 +89,31 @@ func TestNoSecretsInErrorsOrLogs(t *testing.T) {
 		}
 	})
 }
+
+// TestSanitizeErrorControlBytes: a credential the server echoes with
+// control bytes or non-ASCII inside is still redacted, not reassembled by
+// the removal of those bytes; fields are cut to 200 printable bytes.
+func TestSanitizeErrorControlBytes(t *testing.T) {
+	t.Parallel()
+	const secret = "SENT-SECRET"
+	tests := []struct {
+		name, desc, want string
+	}{
+		{"plain echo", "bad " + secret, "bad [redacted]"},
+		{"NUL inside", "bad SENT\x00-SECRET", "bad [redacted]"},
+		{"newline and DEL inside", "SE\nNT-SEC\x7fRET!", "[redacted]!"},
+		{"non-ASCII inside", "SENT-S\u00e9ECRET", "[redacted]"},
+		{"long", strings.Repeat("a", 300), strings.Repeat("a", 200)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := sanitizeError(&oauthmeta.Error{Code: "invalid_client", Description: tt.desc, URI: "https://as/" + secret}, secret)
+			if got.Description != tt.want {
+				t.Errorf("Description = %q, want %q", got.Description, tt.want)
+			}
+			if got.URI != "https://as/[redacted]" || got.Code != "invalid_client" {
+				t.Errorf("Code, URI = %q, %q", got.Code, got.URI)
+			}
+		})
+	}
+}

@@ -7,48 +7,6 @@ import (
 	"github.com/mcpauth/mcpauth/client/tokenstore"
 )
 
-// inflight de-duplicates concurrent refreshes of one token: the first
-// caller performs it, the others wait for its result.
-type inflight struct {
-	mu sync.Mutex
-	m  map[tokenstore.Key]*refreshCall
-}
-
-type refreshCall struct {
-	done chan struct{}
-	tok  *tokenstore.Token
-	err  error
-}
-
-func newInflight() *inflight { return &inflight{m: make(map[tokenstore.Key]*refreshCall)} }
-
-// do runs fn once for all concurrent callers with the same key. A waiter
-// gives up when its own ctx ends; the call itself continues for the
-// others.
-func (f *inflight) do(ctx context.Context, key tokenstore.Key, fn func() (*tokenstore.Token, error)) (*tokenstore.Token, error) {
-	f.mu.Lock()
-	if cl, ok := f.m[key]; ok {
-		f.mu.Unlock()
-		select {
-		case <-cl.done:
-			return cl.tok.Clone(), cl.err
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	cl := &refreshCall{done: make(chan struct{})}
-	f.m[key] = cl
-	f.mu.Unlock()
-
-	cl.tok, cl.err = fn()
-
-	f.mu.Lock()
-	delete(f.m, key)
-	f.mu.Unlock()
-	close(cl.done)
-	return cl.tok.Clone(), cl.err
-}
-
 // keyedMutex serializes interactive logins per MCP server, so concurrent
 // requests that all get a 401 start one authorization, not several.
 type keyedMutex struct {
@@ -95,5 +53,19 @@ func (k *keyedMutex) release(key string, e *keyedEntry) {
 	e.refs--
 	if e.refs == 0 {
 		delete(k.m, key)
+	}
+}
+
+// refreshOnce runs fn once for all concurrent callers with the same key
+// (x/sync/singleflight), each getting its own copy of the token. A waiter
+// gives up when its own ctx ends; the call itself continues for the others.
+func (c *Client) refreshOnce(ctx context.Context, key tokenstore.Key, fn func() (*tokenstore.Token, error)) (*tokenstore.Token, error) {
+	k := key.Issuer + "\x00" + key.Resource + "\x00" + key.ClientID
+	select {
+	case res := <-c.refreshes.DoChan(k, func() (any, error) { return fn() }):
+		tok, _ := res.Val.(*tokenstore.Token)
+		return tok.Clone(), res.Err
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -13,9 +14,10 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/mcpauth/mcpauth/client/tokenstore"
-	"github.com/mcpauth/mcpauth/internal/dpop"
+	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -26,129 +28,134 @@ const maxTokenResponse = 1 << 20
 // maxExpiresIn bounds expires_in so a hostile value cannot overflow.
 const maxExpiresIn = 10 * 365 * 24 * 3600
 
-// oauth2Context returns ctx carrying hc as the HTTP client of
-// golang.org/x/oauth2, which reads its client from a context value. This
-// is the only place the package uses that idiom.
-func oauth2Context(ctx context.Context, hc *http.Client) context.Context {
-	return context.WithValue(ctx, oauth2.HTTPClient, hc)
-}
-
 // exchangeCode redeems an authorization code at the token endpoint
 // recorded before the redirect (requirement CL-13), with the PKCE
 // verifier, the redirect URI and the resource indicator (CL-04, CL-24).
-// golang.org/x/oauth2 builds and sends the request; the token transport
-// applies this package's response rules.
 func (c *Client) exchangeCode(ctx context.Context, rec *pendingAuthorization, code string) (*tokenstore.Token, error) {
-	if err := c.fetcher.CheckURL(rec.tokenEndpoint); err != nil {
-		return nil, wrapFetch("token endpoint", err)
-	}
-	capture := &tokenCapture{sent: []string{code, rec.verifier, rec.registration.ClientSecret}}
-	hc := c.tokenClient(capture, c.dpopFor(rec.authServer))
-	id, secret, style := oauth2Credentials(rec.registration, rec.authMethod)
-	cfg := oauth2.Config{
-		ClientID:     id,
-		ClientSecret: secret,
-		Endpoint:     oauth2.Endpoint{TokenURL: rec.tokenEndpoint, AuthStyle: style},
-		RedirectURL:  rec.redirectURI,
-	}
-	_, err := cfg.Exchange(oauth2Context(ctx, hc), code,
-		oauth2.VerifierOption(rec.verifier),
-		oauth2.SetAuthURLParam("resource", rec.indicator))
-	if err := capture.result(err); err != nil {
+	d := c.dpopFor(rec.authServer)
+	tctx, a, err := c.tokenContext(ctx, rec.tokenEndpoint, rec.auth, rec.issuer, d)
+	if err != nil {
 		return nil, err
 	}
-	return c.newToken(capture.resp, rec.scopes, nil)
+	cfg := oauth2.Config{
+		ClientID:     a.id,
+		ClientSecret: a.secret,
+		Endpoint:     oauth2.Endpoint{TokenURL: rec.tokenEndpoint, AuthStyle: a.style},
+		RedirectURL:  rec.redirectURI,
+	}
+	opts := []oauth2.AuthCodeOption{oauth2.VerifierOption(rec.verifier), oauth2.SetAuthURLParam("resource", rec.indicator)}
+	for k := range a.params {
+		opts = append(opts, oauth2.SetAuthURLParam(k, a.params.Get(k)))
+	}
+	tok, err := cfg.Exchange(tctx, code, opts...)
+	if err != nil {
+		return nil, tokenError(err, append(a.sent, code, rec.verifier)...)
+	}
+	return c.newToken(tok, d != nil, rec.scopes, nil)
 }
 
 // refreshToken renews old at the authorization server of d (OAuth 2.1
-// §4.3). x/oauth2 cannot add the resource parameter to a refresh request
-// (requirement CL-04), so this is a small direct implementation; the
-// per-issuer OmitResourceOnRefresh switch leaves it out for servers that
-// refuse it.
+// §4.3), with the resource indicator unless the per-issuer
+// OmitResourceOnRefresh switch leaves it out for servers that refuse it
+// (requirement CL-04). A response without a refresh token keeps old's
+// (RFC 6749 §6).
 func (c *Client) refreshToken(ctx context.Context, d *tokenstore.Discovery, reg *tokenstore.Registration, old *tokenstore.Token) (*tokenstore.Token, error) {
 	md := d.AuthServer
-	if err := c.fetcher.CheckURL(md.TokenEndpoint); err != nil {
-		return nil, wrapFetch("token endpoint", err)
-	}
-	form := url.Values{
-		"grant_type":    {oauthmeta.GrantTypeRefreshToken},
-		"refresh_token": {old.RefreshToken},
-	}
+	params := url.Values{"grant_type": {oauthmeta.GrantTypeRefreshToken}, "refresh_token": {old.RefreshToken}}
 	if !c.cfg.AuthServers[d.Issuer].OmitResourceOnRefresh {
-		form.Set("resource", d.ResourceIndicator)
+		params.Set("resource", d.ResourceIndicator)
 	}
-	req, err := newTokenRequest(ctx, md.TokenEndpoint, form, reg, tokenAuthMethod(reg, md))
+	dp := c.dpopFor(md)
+	tok, err := c.postToken(ctx, md.TokenEndpoint, params, registeredAuth(reg, md), md.Issuer, dp, old.RefreshToken)
 	if err != nil {
 		return nil, err
 	}
-	capture := &tokenCapture{sent: []string{old.RefreshToken, reg.ClientSecret}}
-	hc := c.tokenClient(capture, c.dpopFor(md))
-	resp, err := hc.Do(req)
-	if err == nil {
-		resp.Body.Close()
-	}
-	if err := capture.result(err); err != nil {
-		return nil, err
-	}
-	tok, err := c.newToken(capture.resp, old.RequestedScopes, old.Scopes)
+	return c.newToken(tok, dp != nil, old.RequestedScopes, old.Scopes)
+}
+
+// postToken sends every token request but the code exchange: x/oauth2's
+// clientcredentials.Config sends any grant_type and parameters in
+// EndpointParams, where its refresh could not carry "resource" (CL-04).
+// secrets are credentials in params, redacted from errors.
+func (c *Client) postToken(ctx context.Context, endpoint string, params url.Values, auth *clientAuth, audience string, d *dpopState, secrets ...string) (*oauth2.Token, error) {
+	tctx, a, err := c.tokenContext(ctx, endpoint, auth, audience, d)
 	if err != nil {
 		return nil, err
 	}
-	if tok.RefreshToken == "" {
-		tok.RefreshToken = old.RefreshToken // not rotated (RFC 6749 §6)
+	maps.Copy(params, a.params)
+	cfg := clientcredentials.Config{ClientID: a.id, ClientSecret: a.secret, TokenURL: endpoint, EndpointParams: params, AuthStyle: a.style}
+	tok, err := cfg.Token(tctx)
+	if err != nil {
+		return nil, tokenError(err, append(a.sent, secrets...)...)
 	}
 	return tok, nil
 }
 
-// newTokenRequest builds a token request with the client authentication
-// method (requirement CL-24; OAuth 2.1 §2.4).
-func newTokenRequest(ctx context.Context, endpoint string, form url.Values, reg *tokenstore.Registration, method string) (*http.Request, error) {
-	switch method {
-	case oauthmeta.AuthMethodClientSecretPost:
-		form.Set("client_id", reg.ClientID)
-		form.Set("client_secret", reg.ClientSecret)
-	case oauthmeta.AuthMethodClientSecretBasic:
-	default:
-		form.Set("client_id", reg.ClientID)
+// tokenContext prepares a request to endpoint: it checks the URL, encodes
+// auth (audience: see [clientAuth.encode]) and returns ctx carrying, as
+// x/oauth2 expects, the SSRF-guarded client that follows no redirect,
+// under a [tokenTransport] sending d's DPoP proofs (nil: none).
+func (c *Client) tokenContext(ctx context.Context, endpoint string, auth *clientAuth, audience string, d *dpopState) (context.Context, *oauth2Auth, error) {
+	if err := c.fetcher.CheckURL(endpoint); err != nil {
+		return nil, nil, wrapFetch("token endpoint", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	a, err := auth.encode(audience)
 	if err != nil {
-		return nil, fmt.Errorf("%w: token endpoint: %w", ErrUnsafeURL, err)
+		return nil, nil, err
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	if method == oauthmeta.AuthMethodClientSecretBasic {
-		// RFC 6749 §2.3.1: form-encode both before Basic encoding.
-		req.SetBasicAuth(url.QueryEscape(reg.ClientID), url.QueryEscape(reg.ClientSecret))
-	}
-	return req, nil
+	hc := c.guardedClient(func(rt http.RoundTripper) http.RoundTripper { return &tokenTransport{base: rt, dpop: d} })
+	return context.WithValue(ctx, oauth2.HTTPClient, hc), a, nil
 }
 
-// newToken turns a checked token response into a stored token. requested
-// are the scopes asked for; prevGranted, on refresh, the scopes granted
-// before (a response without scope keeps them).
-func (c *Client) newToken(r *oauthmeta.TokenResponse, requested, prevGranted []string) (*tokenstore.Token, error) {
-	if r == nil {
-		return nil, fmt.Errorf("%w: no response", ErrTokenResponse)
+// tokenError maps an error of x/oauth2 to this package's. A refusal keeps
+// the server's RFC 6749 §5.2 code and description, decoded under the
+// package's JSON rules and cleaned of the credentials sent; x/oauth2's own
+// text, which may quote the response body, is never shown.
+func tokenError(err error, sent ...string) error {
+	var re *oauth2.RetrieveError
+	switch {
+	case errors.As(err, &re):
+		if oe, perr := oauthmeta.ParseError(re.Body); perr == nil {
+			return fmt.Errorf("%w: status %d: %w", ErrTokenResponse, re.Response.StatusCode, sanitizeError(oe, sent...))
+		}
+		return fmt.Errorf("%w: status %d", ErrTokenResponse, re.Response.StatusCode)
+	case errors.Is(err, ErrTokenResponse):
+		return unwrapURLError(err)
+	case errors.As(err, new(*url.Error)):
+		return fmt.Errorf("%w: %w", ErrTokenResponse, wrapFetch("token request", unwrapURLError(err)))
+	default:
+		return fmt.Errorf("%w: unusable response", ErrTokenResponse)
+	}
+}
+
+// newToken checks a token x/oauth2 returned and makes the stored token.
+// token_type must be Bearer, or DPoP when the request carried a proof
+// (withProof; RFC 9449 §5). requested are the scopes asked for;
+// prevGranted, on refresh, the scopes granted before (a response without
+// scope keeps them).
+func (c *Client) newToken(tok *oauth2.Token, withProof bool, requested, prevGranted []string) (*tokenstore.Token, error) {
+	if err := sameReading(tok); err != nil {
+		return nil, err
 	}
 	t := &tokenstore.Token{
-		AccessToken:     r.AccessToken,
-		TokenType:       "Bearer",
-		RefreshToken:    r.RefreshToken,
+		Token:           oauth2.Token{AccessToken: tok.AccessToken, TokenType: "Bearer", RefreshToken: tok.RefreshToken},
 		RequestedScopes: slices.Clone(requested),
 	}
-	if strings.EqualFold(r.TokenType, dpop.TokenType) {
-		if c.dpop == nil {
-			return nil, fmt.Errorf("%w: %w", ErrTokenResponse, ErrTokenType)
-		}
-		t.TokenType, t.DPoPJKT = dpop.TokenType, c.dpop.prover.JKT()
-	}
-	if r.ExpiresIn > 0 {
-		t.Expiry = c.now().Add(time.Duration(min(r.ExpiresIn, maxExpiresIn)) * time.Second)
-	}
 	switch {
-	case r.Scope != "":
-		s, err := oauthmeta.ParseScope(r.Scope)
+	case strings.EqualFold(tok.TokenType, "Bearer"):
+	case strings.EqualFold(tok.TokenType, dpop.TokenType) && withProof:
+		t.TokenType, t.DPoPJKT = dpop.TokenType, c.dpop.prover.JKT()
+	default:
+		return nil, fmt.Errorf("%w: %w", ErrTokenResponse, ErrTokenType)
+	}
+	// x/oauth2's Expiry reads the system clock; this package has its own.
+	if n, _ := tok.Extra("expires_in").(float64); n > 0 {
+		t.Expiry = c.clock.Now().Add(time.Duration(min(n, maxExpiresIn)) * time.Second)
+	}
+	scope, _ := tok.Extra("scope").(string)
+	switch {
+	case scope != "":
+		s, err := oauthmeta.ParseScope(scope)
 		if err != nil {
 			return nil, fmt.Errorf("%w: scope: %w", ErrTokenResponse, err)
 		}
@@ -161,57 +168,27 @@ func (c *Client) newToken(r *oauthmeta.TokenResponse, requested, prevGranted []s
 	return t, nil
 }
 
-// tokenCapture records what the token transport saw of one response.
-type tokenCapture struct {
-	sent      []string // credentials in the request, redacted from errors
-	status    int
-	resp      *oauthmeta.TokenResponse
-	oerr      *oauthmeta.Error
-	proofSent bool // a DPoP proof went with the request
-	// raw accepts any token_type and skips the access token response
-	// checks (an RFC 8693 exchange for an ID-JAG answers token_type N_A).
-	raw bool
-}
-
-// tokenClient returns the guarded client for one token request, whose
-// transport checks the response and, with d, sends DPoP proofs.
-func (c *Client) tokenClient(capture *tokenCapture, d *dpopState) *http.Client {
-	return c.guardedClient(func(rt http.RoundTripper) http.RoundTripper {
-		return &tokenTransport{base: rt, capture: capture, dpop: d}
-	})
-}
-
-// result maps the outcome of a token request to this package's errors.
-// x/oauth2's own error is never shown: its text includes the raw body.
-func (t *tokenCapture) result(err error) error {
-	switch {
-	case err == nil && t.resp != nil:
-		return nil
-	case errors.Is(err, ErrTokenResponse), errors.Is(err, ErrResponseTooLarge):
-		return unwrapURLError(err)
-	case t.oerr != nil:
-		return fmt.Errorf("%w: status %d: %w", ErrTokenResponse, t.status, t.oerr)
-	case t.status != 0:
-		return fmt.Errorf("%w: status %d", ErrTokenResponse, t.status)
-	case err != nil:
-		return fmt.Errorf("%w: %w", ErrTokenResponse, wrapFetch("token request", unwrapURLError(err)))
-	default:
-		return fmt.Errorf("%w: no response", ErrTokenResponse)
+// sameReading refuses a response that x/oauth2, which matches member names
+// regardless of case, read differently from [tokenTransport], which
+// matched them exactly: {"access_token":"a","ACCESS_TOKEN":"b"}.
+func sameReading(tok *oauth2.Token) error {
+	for name, v := range map[string]string{"access_token": tok.AccessToken, "token_type": tok.TokenType, "refresh_token": tok.RefreshToken} {
+		if x, ok := tok.Extra(name).(string); ok && x != v {
+			return fmt.Errorf("%w: %s given twice", ErrTokenResponse, name)
+		}
 	}
+	return nil
 }
 
-// tokenTransport reads each token endpoint response in full (refusing
-// more than 1 MiB), checks a success response strictly (one JSON object,
-// access_token present, token_type present and Bearer, or DPoP when a
-// proof was sent) and records an error response's RFC 6749 §5.2 body,
-// before anyone else sees them. With dpop set it adds a fresh DPoP proof to
-// the request (RFC 9449 §5) and, when the server answers use_dpop_nonce
-// with a DPoP-Nonce header, sends the request once more with that nonce
-// (§8).
+// tokenTransport is the transport under x/oauth2 for token requests. It
+// asks for JSON and, with dpop set, adds a fresh DPoP proof (RFC 9449 §5),
+// sending the request once more with the server's nonce after a
+// use_dpop_nonce error (§8). It refuses a response over 1 MiB, and a
+// success response that [oauthmeta.ParseTokenResponse] refuses (RFC 6749
+// §5.1, strict JSON), so x/oauth2's lenient decoder reads only what passed.
 type tokenTransport struct {
-	base    http.RoundTripper
-	capture *tokenCapture
-	dpop    *dpopState
+	base http.RoundTripper
+	dpop *dpopState
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -227,89 +204,51 @@ func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := t.capture.inspect(resp.StatusCode, resp.Header, body); err != nil {
-		return nil, err
+	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		if !jsonContent(resp.Header) {
+			return nil, fmt.Errorf("%w: response is not JSON", ErrTokenResponse)
+		}
+		if _, err := oauthmeta.ParseTokenResponse(body); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrTokenResponse, err)
+		}
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	resp.ContentLength = int64(len(body))
 	return resp, nil
 }
 
-// send makes one attempt, with a fresh proof when DPoP is on, and reads
-// the whole body. again means a retry: the body comes from GetBody.
-func (t *tokenTransport) send(req *http.Request, again bool) (*http.Response, []byte, error) {
-	out := req
-	if t.dpop != nil {
-		out = req.Clone(req.Context())
-		if again {
-			b, err := req.GetBody()
-			if err != nil {
-				return nil, nil, err
-			}
-			out.Body = b
+// send makes one attempt and reads the whole body. again means a retry:
+// the body comes from GetBody.
+func (t *tokenTransport) send(req *http.Request, again bool) (resp *http.Response, body []byte, err error) {
+	out := req.Clone(req.Context())
+	if again {
+		if out.Body, err = req.GetBody(); err != nil {
+			return nil, nil, err
 		}
+	}
+	out.Header.Set("Accept", "application/json")
+	if t.dpop != nil {
 		p, err := t.dpop.proof(req.Method, req.URL, "")
 		if err != nil {
 			return nil, nil, fmt.Errorf("client: DPoP proof: %w", err)
 		}
 		out.Header.Set(dpop.HeaderName, p)
-		t.capture.proofSent = true
 	}
-	resp, err := t.base.RoundTrip(out)
-	if err != nil {
+	if resp, err = t.base.RoundTrip(out); err != nil {
 		return nil, nil, err
 	}
-	body, err := readAllCapped(resp.Body, resp.ContentLength, maxTokenResponse)
-	resp.Body.Close()
-	if err != nil {
-		return nil, nil, err
+	defer resp.Body.Close()
+	if resp.ContentLength <= maxTokenResponse {
+		body, err = io.ReadAll(io.LimitReader(resp.Body, maxTokenResponse+1))
 	}
-	return resp, body, nil
+	if err == nil && (resp.ContentLength > maxTokenResponse || len(body) > maxTokenResponse) {
+		err = fmt.Errorf("%w: %w", ErrTokenResponse, ErrResponseTooLarge)
+	}
+	return resp, body, err
 }
 
 // isNonceError reports an RFC 6749 §5.2 body with error use_dpop_nonce.
 func isNonceError(body []byte) bool {
 	oe, err := oauthmeta.ParseError(body)
 	return err == nil && oe.Code == oauthmeta.CodeUseDPoPNonce
-}
-
-// inspect applies the token response rules (RFC 6749 §5.1, §5.2; OAuth 2.1
-// §3.2.3; RFC 9449 §5): token_type must be Bearer, or DPoP when the request
-// carried a proof.
-func (t *tokenCapture) inspect(status int, h http.Header, body []byte) error {
-	t.status = status
-	if status < 200 || status > 299 {
-		if oe, err := oauthmeta.ParseError(body); err == nil {
-			t.oerr = sanitizeError(oe, t.sent...)
-		}
-		return nil
-	}
-	if !jsonContent(h) {
-		return fmt.Errorf("%w: response is not JSON", ErrTokenResponse)
-	}
-	r, err := oauthmeta.ParseTokenResponse(body)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrTokenResponse, err)
-	}
-	dpopOK := t.proofSent && strings.EqualFold(r.TokenType, dpop.TokenType)
-	if !t.raw && !strings.EqualFold(r.TokenType, "Bearer") && !dpopOK {
-		return fmt.Errorf("%w: %w", ErrTokenResponse, ErrTokenType)
-	}
-	t.resp = r
-	return nil
-}
-
-// readAllCapped reads r, refusing more than max bytes.
-func readAllCapped(r io.Reader, contentLength, max int64) ([]byte, error) {
-	if contentLength > max {
-		return nil, fmt.Errorf("%w: %w", ErrTokenResponse, ErrResponseTooLarge)
-	}
-	body, err := io.ReadAll(io.LimitReader(r, max+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(body)) > max {
-		return nil, fmt.Errorf("%w: %w", ErrTokenResponse, ErrResponseTooLarge)
-	}
-	return body, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,10 +13,60 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/oauth2"
+
 	"github.com/mcpauth/mcpauth/client/internal/fakeas"
 	"github.com/mcpauth/mcpauth/client/tokenstore"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
+
+// rawTokenEndpoint is a token endpoint on 127.0.0.1 that gives whatever
+// answer it is told to; a redirect points back at itself.
+type rawTokenEndpoint struct {
+	*httptest.Server
+	mu       sync.Mutex
+	status   int
+	ct       string
+	body     []byte
+	requests int
+}
+
+func newRawTokenEndpoint(t testing.TB) *rawTokenEndpoint {
+	e := &rawTokenEndpoint{}
+	e.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.requests++
+		if e.status/100 == 3 {
+			w.Header().Set("Location", "/token")
+		}
+		w.Header().Set("Content-Type", e.ct)
+		w.WriteHeader(e.status)
+		_, _ = w.Write(e.body)
+	}))
+	t.Cleanup(e.Close)
+	return e
+}
+
+// answer runs a token request (with a DPoP proof if withProof) that the
+// endpoint answers with status, ct and body, through the whole token path.
+// The request carries the credential "SENT-SECRET".
+func (e *rawTokenEndpoint) answer(c *Client, withProof bool, status int, ct string, body []byte) (*tokenstore.Token, error) {
+	e.mu.Lock()
+	e.status, e.ct, e.body = status, ct, body
+	e.mu.Unlock()
+	var d *dpopState
+	if withProof {
+		d = c.dpop
+	}
+	params := url.Values{"grant_type": {"client_credentials"}}
+	auth := &clientAuth{method: oauthmeta.AuthMethodClientSecretBasic, clientID: "x", secret: "SENT-SECRET"}
+	tok, err := c.postToken(context.Background(), e.URL+"/token", params, auth, "", d)
+	if err != nil {
+		return nil, err
+	}
+	return c.newToken(tok, withProof, []string{"x"}, nil)
+}
 
 // TestTokenResponseRules checks the token response rules on raw answers.
 func TestTokenResponseRules(t *testing.T) {
@@ -36,22 +88,31 @@ func TestTokenResponseRules(t *testing.T) {
 		{"no access_token", 200, jsonCT, `{"token_type":"Bearer"}`, []error{ErrTokenResponse}, ""},
 		{"duplicate member", 200, jsonCT, `{"access_token":"a","access_token":"b","token_type":"Bearer"}`, []error{ErrTokenResponse, oauthmeta.ErrMalformed}, ""},
 		{"case-variant member name", 200, jsonCT, `{"Access_Token":"a","token_type":"Bearer"}`, []error{ErrTokenResponse}, ""},
+		{"case-variant beside the member", 200, jsonCT, `{"access_token":"a","ACCESS_TOKEN":"b","token_type":"Bearer"}`, []error{ErrTokenResponse}, ""},
+		{"case-variant token_type", 200, jsonCT, `{"access_token":"a","token_type":"Bearer","Token_Type":"mac"}`, []error{ErrTokenResponse}, ""},
 		{"array", 200, jsonCT, `[]`, []error{ErrTokenResponse}, ""},
 		{"form-encoded", 200, "application/x-www-form-urlencoded", `access_token=a&token_type=bearer`, []error{ErrTokenResponse}, ""},
 		{"negative expires_in", 200, jsonCT, `{"access_token":"a","token_type":"Bearer","expires_in":-1}`, []error{ErrTokenResponse}, ""},
-		{"error response", 400, jsonCT, `{"error":"invalid_grant","error_description":"expired"}`, nil, oauthmeta.CodeInvalidGrant},
+		{"error response", 400, jsonCT, `{"error":"invalid_grant","error_description":"expired"}`, []error{ErrTokenResponse}, oauthmeta.CodeInvalidGrant},
+		{"error response echoing the secret", 401, jsonCT, `{"error":"invalid_client","error_description":"SENT-SECRET is wrong"}`, []error{ErrTokenResponse}, oauthmeta.CodeInvalidClient},
+		{"error response that is not JSON", 500, "text/html", `<h1>SENT-SECRET</h1>`, []error{ErrTokenResponse}, ""},
+		{"redirect (not followed)", 307, jsonCT, `{"access_token":"a","token_type":"Bearer"}`, []error{ErrTokenResponse}, ""},
 	}
+	e := newRawTokenEndpoint(t)
+	c, _ := New(Config{Authorizer: &FollowRedirects{}, InsecureAllowHTTPLoopback: true})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			tc := &tokenCapture{}
-			h := http.Header{"Content-Type": {tt.ct}}
-			err := tc.inspect(tt.status, h, []byte(tt.body))
-			if err == nil {
-				err = tc.result(nil)
+			e.mu.Lock()
+			before := e.requests
+			e.mu.Unlock()
+			tok, err := e.answer(c, false, tt.status, tt.ct, []byte(tt.body))
+			e.mu.Lock()
+			if n := e.requests - before; n != 1 {
+				t.Errorf("%d requests, want 1", n)
 			}
-			if len(tt.wantErrs) == 0 && tt.wantCode == "" && err != nil {
-				t.Fatalf("err = %v", err)
+			e.mu.Unlock()
+			if len(tt.wantErrs) == 0 && tt.wantCode == "" && (err != nil || tok.AccessToken != "a") {
+				t.Fatalf("token %v, err = %v", tok, err)
 			}
 			for _, want := range tt.wantErrs {
 				if !errors.Is(err, want) {
@@ -60,6 +121,9 @@ func TestTokenResponseRules(t *testing.T) {
 			}
 			if tt.wantCode != "" && !errors.Is(err, &oauthmeta.Error{Code: tt.wantCode}) {
 				t.Errorf("err = %v, want code %s", err, tt.wantCode)
+			}
+			if err != nil && strings.Contains(err.Error(), "SENT-SECRET") {
+				t.Errorf("the credential is in the error: %v", err)
 			}
 		})
 	}
@@ -405,15 +469,94 @@ func TestRefreshOn401(t *testing.T) {
 func TestNewTokenScopes(t *testing.T) {
 	t.Parallel()
 	c, _ := New(Config{Authorizer: &FollowRedirects{}, Now: func() time.Time { return time.Unix(1000, 0) }})
-	tok, _ := c.newToken(&oauthmeta.TokenResponse{AccessToken: "a", TokenType: "Bearer", Scope: "x y", ExpiresIn: 1 << 62}, []string{"x"}, nil)
+	response := func(extra map[string]any) *oauth2.Token {
+		extra["access_token"], extra["token_type"] = "a", "Bearer"
+		return (&oauth2.Token{AccessToken: "a", TokenType: "Bearer"}).WithExtra(extra)
+	}
+	tok, _ := c.newToken(response(map[string]any{"scope": "x y", "expires_in": float64(1 << 62)}), false, []string{"x"}, nil)
 	if !slices.Equal(tok.Scopes, []string{"x", "y"}) || tok.Expiry.Before(time.Unix(1000, 0)) {
 		t.Errorf("token %v scopes %q", tok, tok.Scopes)
 	}
-	tok, _ = c.newToken(&oauthmeta.TokenResponse{AccessToken: "a", TokenType: "Bearer"}, []string{"x"}, []string{"old"})
+	tok, _ = c.newToken(response(map[string]any{}), false, []string{"x"}, []string{"old"})
 	if !slices.Equal(tok.Scopes, []string{"old"}) || !tok.Expiry.IsZero() {
 		t.Errorf("refresh without scope: %q", tok.Scopes)
 	}
-	if _, err := c.newToken(&oauthmeta.TokenResponse{AccessToken: "a", TokenType: "Bearer", Scope: "bad\"scope"}, nil, nil); !errors.Is(err, ErrTokenResponse) {
+	if _, err := c.newToken(response(map[string]any{"scope": "bad\"scope"}), false, nil, nil); !errors.Is(err, ErrTokenResponse) {
 		t.Errorf("invalid scope accepted: %v", err)
+	}
+}
+
+// TestClientSecretBasicSendsClientID: with client_secret_basic the
+// client_id also goes in the body of the code exchange and of the refresh
+// request (RFC 6749 §3.2.1), as servers such as the MCP Python SDK's
+// example require, and matches the Basic credentials.
+func TestClientSecretBasicSendsClientID(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t, fakeas.Options{AuthMethods: []string{"client_secret_basic"}, IssueRefreshTokens: true}, fakeas.ResourceOptions{}, nil)
+	if err := e.login(ctx); err != nil {
+		t.Fatal(err)
+	}
+	resource, _ := e.c.canonicalResource(e.rs.MCPURL())
+	e.clock.Advance(2 * time.Hour)
+	if tok, err := e.c.currentToken(ctx, resource); err != nil || tok == nil {
+		t.Fatalf("refresh: %v", err)
+	}
+	trs := e.as.TokenRequests()
+	grants := map[string]bool{}
+	for _, tr := range trs {
+		grants[tr.Form.Get("grant_type")] = true
+		r := &http.Request{Header: tr.Header}
+		id, _, ok := r.BasicAuth()
+		if !ok || id == "" {
+			t.Errorf("%s: no Basic credentials", tr.Form.Get("grant_type"))
+		}
+		if got := tr.Form.Get("client_id"); got != id {
+			t.Errorf("%s: client_id in the body %q, Basic user %q", tr.Form.Get("grant_type"), got, id)
+		}
+		if tr.Form.Has("client_secret") {
+			t.Errorf("%s: client_secret in the body as well as in the header", tr.Form.Get("grant_type"))
+		}
+	}
+	if !grants["authorization_code"] || !grants["refresh_token"] {
+		t.Fatalf("token requests seen: %v", grants)
+	}
+}
+
+// TestTokenSource: the x/oauth2 view of the client authorizes on first
+// use, then hands out the stored token (no refresh token), refreshed when
+// it expires; a bad URL is an error.
+func TestTokenSource(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t, fakeas.Options{IssueRefreshTokens: true, ExpiresIn: 60}, fakeas.ResourceOptions{}, nil)
+	ts := e.c.TokenSource(ctx, e.rs.MCPURL())
+	first, err := ts.Token()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := ts.Token()
+	if err != nil || again.AccessToken != first.AccessToken || first.RefreshToken != "" || first.Type() != "Bearer" {
+		t.Fatalf("second Token = %v, %v (first %v)", again, err, first)
+	}
+	if n := len(e.as.Authorizations()); n != 1 {
+		t.Errorf("authorizations = %d, want 1", n)
+	}
+	e.clock.Advance(2 * time.Minute)
+	renewed, err := ts.Token()
+	if err != nil || renewed.AccessToken == first.AccessToken || !renewed.Expiry.After(first.Expiry) {
+		t.Errorf("after expiry: %v, %v", renewed, err)
+	}
+	// The server does not rotate: the refresh token is kept (RFC 6749 §6)
+	// and serves a second refresh.
+	e.clock.Advance(2 * time.Minute)
+	if third, err := ts.Token(); err != nil || third.AccessToken == renewed.AccessToken {
+		t.Errorf("second refresh: %v, %v", third, err)
+	}
+	if n, trs := len(e.as.Authorizations()), e.as.TokenRequests(); n != 1 || len(trs) != 3 || trs[2].Form.Get("refresh_token") != trs[1].Form.Get("refresh_token") {
+		t.Errorf("authorizations %d, token requests %d; want 1 and 3 (two refreshes with one refresh token)", n, len(trs))
+	}
+	if _, err := e.c.TokenSource(ctx, "http://[::1").Token(); err == nil {
+		t.Error("a malformed server URL gave a token")
 	}
 }

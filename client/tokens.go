@@ -3,8 +3,13 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
+
+	"golang.org/x/oauth2"
 
 	"github.com/mcpauth/mcpauth/client/tokenstore"
+	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -52,7 +57,7 @@ func (c *Client) currentToken(ctx context.Context, resource string) (*tokenstore
 	if err != nil || st == nil || st.tok == nil {
 		return nil, err
 	}
-	if st.tok.Valid(c.now(), expiryLeeway) {
+	if st.tok.Valid(c.clock.Now(), expiryLeeway) {
 		return st.tok, nil
 	}
 	if st.tok.RefreshToken == "" {
@@ -70,7 +75,7 @@ func (c *Client) currentToken(ctx context.Context, resource string) (*tokenstore
 // (with a rotated refresh token, requirement CL-20). A refused refresh
 // token is deleted.
 func (c *Client) refresh(ctx context.Context, st *tokenState, afterRejection bool) (*tokenstore.Token, error) {
-	return c.refreshes.do(ctx, st.key, func() (*tokenstore.Token, error) {
+	return c.refreshOnce(ctx, st.key, func() (*tokenstore.Token, error) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*c.cfg.Timeout)
 		defer cancel()
 		if l, ok := c.store.(tokenstore.Locker); ok {
@@ -84,7 +89,7 @@ func (c *Client) refresh(ctx context.Context, st *tokenState, afterRejection boo
 		if err != nil {
 			return nil, err
 		}
-		if old.AccessToken != st.tok.AccessToken && old.Valid(c.now(), expiryLeeway) {
+		if old.AccessToken != st.tok.AccessToken && old.Valid(c.clock.Now(), expiryLeeway) {
 			return old, nil // refreshed meanwhile by another goroutine or process
 		}
 		if old.RefreshToken == "" {
@@ -108,3 +113,39 @@ func (c *Client) refresh(ctx context.Context, st *tokenState, afterRejection boo
 }
 
 var errNoRefreshToken = errors.New("client: no refresh token")
+
+// TokenSource returns an oauth2.TokenSource for the MCP server at
+// serverURL, for code written against golang.org/x/oauth2. Token returns
+// the stored token, refreshed when it expires, after a [Client.Login] when
+// there is none (which may involve the user); ctx bounds those calls. The
+// Client keeps the refresh token. Requests made with these tokens lack
+// [Client.Transport]'s handling of 401 and 403 and of redirects, and a
+// DPoP-bound token, which needs a proof per request, is refused
+// ([ErrDPoPTransport]).
+func (c *Client) TokenSource(ctx context.Context, serverURL string) oauth2.TokenSource {
+	return tokenSourceFunc(func() (*oauth2.Token, error) {
+		if err := c.Login(ctx, serverURL); err != nil {
+			return nil, err
+		}
+		resource, _ := c.canonicalResource(serverURL) // Login checked it
+		tok, err := c.currentToken(ctx, resource)
+		switch {
+		case err != nil:
+			return nil, err
+		case tok == nil:
+			return nil, fmt.Errorf("%w: no token after authorization", ErrAuthorizer)
+		case strings.EqualFold(tok.TokenType, dpop.TokenType):
+			return nil, ErrDPoPTransport
+		}
+		return bearerToken(tok), nil
+	})
+}
+
+type tokenSourceFunc func() (*oauth2.Token, error)
+
+func (f tokenSourceFunc) Token() (*oauth2.Token, error) { return f() }
+
+// bearerToken is what x/oauth2 code sees of a Bearer tok.
+func bearerToken(tok *tokenstore.Token) *oauth2.Token {
+	return &oauth2.Token{AccessToken: tok.AccessToken, TokenType: "Bearer", Expiry: tok.Expiry}
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpauth/mcpauth/internal/safehttp"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -39,7 +40,10 @@ type Transport struct {
 
 // Transport returns a Transport for the MCP server at serverURL (its
 // canonical URL is the resource the tokens are for). Requests to any other
-// URL pass through base untouched. A nil base means a new
+// URL pass through base untouched, except that a request following a
+// redirect to another origin (scheme, host, port; RFC 6454) leaves without
+// Authorization, DPoP or Cookie headers, and a redirected request never
+// carries a DPoP proof made for the previous URL. A nil base means a new
 // http.Transport with the usual timeouts; note that base talks to the MCP
 // server only, never to a URL chosen by another party.
 func (c *Client) Transport(serverURL string, base http.RoundTripper) (*Transport, error) {
@@ -59,6 +63,7 @@ func (t *Transport) HTTPClient() *http.Client { return &http.Client{Transport: t
 
 // RoundTrip implements http.RoundTripper.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = safehttp.OnRedirect(req)
 	if !t.forResource(req) {
 		return t.base.RoundTrip(req)
 	}

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -56,71 +55,4 @@ func freshness(h http.Header, now time.Time, def, maxTTL time.Duration) time.Dur
 func clampSeconds(secs int64) time.Duration {
 	const limit = int64((1<<63 - 1) / int64(time.Second))
 	return time.Duration(min(secs, limit)) * time.Second
-}
-
-// docCache is a bounded map from client_id to a validated document and its
-// expiry. Only valid documents are ever stored (errors are never cached).
-type docCache struct {
-	mu      sync.Mutex
-	max     int
-	entries map[string]cacheEntry
-}
-
-type cacheEntry struct {
-	doc     *Document
-	expires time.Time
-}
-
-func newDocCache(limit int) *docCache {
-	return &docCache{max: limit, entries: make(map[string]cacheEntry)}
-}
-
-func (c *docCache) get(key string, now time.Time) (*Document, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.entries[key]
-	if !ok {
-		return nil, false
-	}
-	if !now.Before(e.expires) {
-		delete(c.entries, key)
-		return nil, false
-	}
-	return e.doc, true
-}
-
-// put stores doc until expires. When the cache is full it first drops
-// expired entries, then the entries that expire soonest.
-func (c *docCache) put(key string, doc *Document, expires time.Time, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.entries[key]; !ok && len(c.entries) >= c.max {
-		c.evict(now)
-	}
-	c.entries[key] = cacheEntry{doc: doc, expires: expires}
-}
-
-func (c *docCache) evict(now time.Time) {
-	for k, e := range c.entries {
-		if !now.Before(e.expires) {
-			delete(c.entries, k)
-		}
-	}
-	for len(c.entries) >= c.max {
-		var oldestKey string
-		var oldest time.Time
-		for k, e := range c.entries {
-			if oldestKey == "" || e.expires.Before(oldest) {
-				oldestKey, oldest = k, e.expires
-			}
-		}
-		delete(c.entries, oldestKey)
-	}
-}
-
-// forget removes key, for callers that learned the document is stale.
-func (c *docCache) forget(key string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.entries, key)
 }

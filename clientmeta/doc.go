@@ -13,7 +13,8 @@
 //     only 200, at most 5 KB, 5 s, a JSON content type (CIMD-04, CIMD-05).
 //     The document must be one JSON object whose client_id is identical to
 //     the URL, with client_name and redirect_uris and no shared secret
-//     ([ParseDocument], CIMD-02, CIMD-03). Valid documents are cached as
+//     (token_endpoint_auth_method none, or private_key_jwt with exactly one
+//     of jwks and jwks_uri; [ParseDocument], CIMD-02, CIMD-03). Valid documents are cached as
 //     their HTTP cache headers say, for at most 24 h; failures never are
 //     (CIMD-06).
 //   - Clients use a [Handler] to host their own document; [NewHandler]
@@ -33,6 +34,9 @@
 // special-use address.
 //
 // The package deliberately does not: match redirect URIs (the authorization
-// server does that, exactly), fetch jwks_uri or logo_uri, authenticate
-// clients, or implement Dynamic Client Registration.
+// server does that, exactly), fetch jwks_uri (the authorization server does,
+// for private_key_jwt) or logo_uri, authenticate clients, or implement
+// Dynamic Client Registration.
+//
+// Requirement IDs (CIMD-nn, AS-nn) refer to docs/requirements.md.
 package clientmeta

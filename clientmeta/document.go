@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpauth/mcpauth/internal/jsonx"
+	"github.com/mcpauth/mcpauth/internal/jwkset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -61,6 +62,8 @@ func ParseDocument(data []byte, fetchedFrom string) (*Document, error) {
 //   - token_endpoint_auth_method is absent, "none" or "private_key_jwt"
 //     (which needs exactly one of jwks and jwks_uri); never a shared-secret
 //     method;
+//   - jwks, when present, passes the module's one JWK Set rule (no private
+//     or symmetric key, at least one signature verification key);
 //   - response_types, when present, include "code";
 //   - client_uri, logo_uri, tos_uri, policy_uri and jwks_uri, when present,
 //     are https URLs.
@@ -91,6 +94,11 @@ func (d *Document) Validate(url string) error {
 	}
 	if err := d.checkAuthMethod(); err != nil {
 		return err
+	}
+	if len(d.JWKS) > 0 && string(d.JWKS) != "null" {
+		if _, err := jwkset.Parse(d.JWKS); err != nil {
+			return errRule("jwks is not a usable JWK Set", ErrInvalidDocument)
+		}
 	}
 	if len(d.ResponseTypes) > 0 && !slices.Contains(d.ResponseTypes, "code") {
 		return errRule("response_types without code", ErrInvalidDocument)

@@ -1,11 +1,13 @@
 package clientmeta
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 
 	"github.com/mcpauth/mcpauth/internal/golden"
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 )
 
 func TestValidateClientID(t *testing.T) {
@@ -194,6 +196,35 @@ func TestLocalhostOnly(t *testing.T) {
 			t.Parallel()
 			if got := LocalhostOnly(tt.uris); got != tt.want {
 				t.Fatalf("LocalhostOnly = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestJWKSCasesDocument runs the shared JWK Set table
+// (oauthtest.JWKSCases) through a document's inline "jwks": a set the JWK
+// Set rule refuses makes the document invalid. Rows that are not a JSON
+// value cannot be embedded in a document.
+func TestJWKSCasesDocument(t *testing.T) {
+	t.Parallel()
+	const id = "https://client.example.com/pk.json"
+	for _, tt := range oauthtest.JWKSCases(t) {
+		if !json.Valid(tt.JWKS) {
+			continue
+		}
+		t.Run(tt.Name, func(t *testing.T) {
+			t.Parallel()
+			doc := `{"client_id":"` + id + `","client_name":"C","redirect_uris":["https://client.example.com/cb"],` +
+				`"token_endpoint_auth_method":"private_key_jwt","jwks":` + string(tt.JWKS) + `}`
+			_, err := ParseDocument([]byte(doc), id)
+			if tt.Refused {
+				if !errors.Is(err, ErrInvalidDocument) {
+					t.Fatalf("ParseDocument = %v; want ErrInvalidDocument", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ParseDocument: %v", err)
 			}
 		})
 	}

@@ -8,36 +8,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mcpauth/mcpauth/internal/nethook"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 )
-
-// publicAddr is what the fake resolver answers for every public-looking
-// name. No packet is ever sent to it: dials are redirected to 127.0.0.1.
-var publicAddr = netip.MustParseAddr("93.184.216.34")
-
-// fakeResolver answers every lookup with addrs and counts calls.
-type fakeResolver struct {
-	addrs []netip.Addr
-	calls atomic.Int32
-}
-
-func (r *fakeResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
-	r.calls.Add(1)
-	return r.addrs, nil
-}
-
-// forbidDial fails the test if any connection is attempted.
-func forbidDial(t *testing.T) func(context.Context, string, string) (net.Conn, error) {
-	return func(_ context.Context, network, address string) (net.Conn, error) {
-		t.Errorf("dial %s %s attempted; it must be refused before any connect", network, address)
-		return nil, errors.New("dial forbidden in this test")
-	}
-}
 
 // fakeClock is the shared settable test clock.
 type fakeClock = oauthtest.Clock
@@ -69,17 +46,16 @@ func newTarget(t *testing.T, h http.Handler) *target {
 // config returns a resolver configuration that reaches the target.
 func (tg *target) config(clock *fakeClock) ResolverConfig {
 	return ResolverConfig{
-		HostResolver: &fakeResolver{addrs: []netip.Addr{publicAddr}},
-		Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
+		TLSConfig: tg.srv.Client().Transport.(*http.Transport).TLSClientConfig,
+		Now:       clock.Now,
+		netHook: nethook.With(nethook.Net{Resolver: oauthtest.NewResolver(oauthtest.PublicAddr), Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
 			tg.dials.Add(1)
 			if address != "93.184.216.34:443" && address != "93.184.216.34:8443" {
 				return nil, errors.New("unexpected dial target " + address)
 			}
 			var d net.Dialer
 			return d.DialContext(ctx, network, tg.srv.Listener.Addr().String())
-		},
-		TLSConfig: tg.srv.Client().Transport.(*http.Transport).TLSClientConfig,
-		Now:       clock.Now,
+		}}),
 	}
 }
 

@@ -1,17 +1,20 @@
 package clientmeta
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"fmt"
-	"net"
-	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
+	"github.com/mcpauth/mcpauth/internal/clock"
+	"github.com/mcpauth/mcpauth/internal/lru"
+	"github.com/mcpauth/mcpauth/internal/nethook"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -30,11 +33,6 @@ const (
 	// DefaultMaxEntries bounds the number of cached documents.
 	DefaultMaxEntries = 1024
 )
-
-// HostResolver resolves host names; *net.Resolver implements it.
-type HostResolver interface {
-	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
-}
 
 // LoopbackMapping makes client_ids that start with ClientIDPrefix be fetched
 // from FetchPrefix on this machine instead: the rest of the client_id is
@@ -70,12 +68,6 @@ type ResolverConfig struct {
 	DefaultTTL time.Duration
 	// MaxEntries bounds the cache. Zero means [DefaultMaxEntries].
 	MaxEntries int
-	// HostResolver resolves host names before the address check. Nil means
-	// the system resolver.
-	HostResolver HostResolver
-	// Dial opens a connection to an address that passed the check. Nil
-	// means a net.Dialer. Tests use it to prove nothing is dialled.
-	Dial func(ctx context.Context, network, address string) (net.Conn, error)
 	// TLSConfig is the client TLS configuration. Nil means the system roots.
 	TLSConfig *tls.Config
 	// UserAgent is sent with every fetch. Empty means "mcpauth".
@@ -87,6 +79,10 @@ type ResolverConfig struct {
 	InsecureLoopbackMappings []LoopbackMapping
 	// Now is the clock. Nil means time.Now.
 	Now func() time.Time
+
+	// net is the tests' resolver and dial function (internal/nethook), reached
+	// through nethook.Set and nethook.Of.
+	netHook
 }
 
 // Resolver fetches, validates and caches Client ID Metadata Documents for
@@ -97,26 +93,18 @@ type ResolverConfig struct {
 type Resolver struct {
 	cfg      ResolverConfig
 	strict   *safehttp.Fetcher
-	loopback *safehttp.Fetcher // nil unless mappings are configured
-	cache    *docCache
-
-	mu       sync.Mutex
-	inflight map[string]*call
-}
-
-type call struct {
-	done chan struct{}
-	doc  *Document
-	err  error
+	loopback *safehttp.Fetcher             // nil unless mappings are configured
+	cache    *lru.Cache[string, *Document] // valid documents only
+	flight   singleflight.Group
 }
 
 // NewResolver validates cfg and returns a Resolver.
 func NewResolver(cfg ResolverConfig) (*Resolver, error) {
-	cfg.Timeout = cmpOr(cfg.Timeout, DefaultTimeout)
-	cfg.MaxBytes = cmpOr(cfg.MaxBytes, DefaultMaxBytes)
-	cfg.MaxTTL = cmpOr(cfg.MaxTTL, DefaultMaxTTL)
-	cfg.DefaultTTL = cmpOr(cfg.DefaultTTL, DefaultTTL)
-	cfg.MaxEntries = cmpOr(cfg.MaxEntries, DefaultMaxEntries)
+	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
+	cfg.MaxBytes = cmp.Or(cfg.MaxBytes, DefaultMaxBytes)
+	cfg.MaxTTL = cmp.Or(cfg.MaxTTL, DefaultMaxTTL)
+	cfg.DefaultTTL = cmp.Or(cfg.DefaultTTL, DefaultTTL)
+	cfg.MaxEntries = cmp.Or(cfg.MaxEntries, DefaultMaxEntries)
 	if cfg.Timeout < 0 || cfg.MaxBytes < 0 || cfg.MaxTTL < 0 || cfg.MaxEntries < 0 {
 		return nil, fmt.Errorf("%w: negative limit", ErrConfig)
 	}
@@ -127,31 +115,22 @@ func NewResolver(cfg ResolverConfig) (*Resolver, error) {
 	}
 	cfg.InsecureLoopbackMappings = slices.Clone(cfg.InsecureLoopbackMappings)
 	opts := safehttp.Options{
-		Resolver:  cfg.HostResolver,
-		Dial:      safehttp.DialFunc(cfg.Dial),
 		TLSConfig: cfg.TLSConfig,
 		MaxBytes:  cfg.MaxBytes,
 		Timeout:   cfg.Timeout,
 		UserAgent: cfg.UserAgent,
 	}
+	nethook.Of(&cfg).Apply(&opts)
 	r := &Resolver{
-		cfg:      cfg,
-		strict:   safehttp.New(opts),
-		cache:    newDocCache(cfg.MaxEntries),
-		inflight: make(map[string]*call),
+		cfg:    cfg,
+		strict: safehttp.New(opts),
+		cache:  lru.New[string, *Document](cfg.MaxEntries, cfg.Now, nil),
 	}
 	if len(cfg.InsecureLoopbackMappings) > 0 {
-		opts.InsecureAllowLoopback = true
+		opts.InsecureAllowHTTPLoopback = true
 		r.loopback = safehttp.New(opts)
 	}
 	return r, nil
-}
-
-func cmpOr[T int | int64 | time.Duration](v, def T) T {
-	if v == 0 {
-		return def
-	}
-	return v
 }
 
 func (m LoopbackMapping) validate() error {
@@ -165,13 +144,6 @@ func (m LoopbackMapping) validate() error {
 		return fmt.Errorf("%w: loopback mapping: FetchPrefix must be a loopback http(s) URL ending in /", ErrConfig)
 	}
 	return nil
-}
-
-func (r *Resolver) now() time.Time {
-	if r.cfg.Now != nil {
-		return r.cfg.Now()
-	}
-	return time.Now()
 }
 
 // Resolve returns the validated document for clientID. In order: the
@@ -189,40 +161,27 @@ func (r *Resolver) Resolve(ctx context.Context, clientID string) (*Document, err
 			return nil, fmt.Errorf("%w: %w", ErrUntrusted, perr)
 		}
 	}
-	if doc, ok := r.cache.get(clientID, r.now()); ok {
+	if doc, ok := r.cache.Get(clientID); ok {
 		return doc.clone(), nil
 	}
-	r.mu.Lock()
-	c, waiting := r.inflight[clientID]
-	if !waiting {
-		c = &call{done: make(chan struct{})}
-		r.inflight[clientID] = c
-	}
-	r.mu.Unlock()
-	if waiting {
-		select {
-		case <-c.done:
-			if c.err != nil {
-				return nil, c.err
-			}
-			return c.doc.clone(), nil
-		case <-ctx.Done():
-			return nil, fmt.Errorf("%w: %w", ErrFetch, ctx.Err())
+	// The fetch is shared by every caller waiting on clientID, so it runs
+	// detached from this caller's cancellation, bounded by the fetcher's
+	// own timeout; each caller still stops waiting when its ctx ends.
+	shared := context.WithoutCancel(ctx)
+	ch := r.flight.DoChan(clientID, func() (any, error) { return r.fetch(shared, clientID) })
+	select {
+	case res := <-ch:
+		if res.Err != nil {
+			return nil, res.Err
 		}
+		return res.Val.(*Document).clone(), nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: %w", ErrFetch, ctx.Err())
 	}
-	c.doc, c.err = r.fetch(ctx, clientID)
-	r.mu.Lock()
-	delete(r.inflight, clientID)
-	r.mu.Unlock()
-	close(c.done)
-	if c.err != nil {
-		return nil, c.err
-	}
-	return c.doc.clone(), nil
 }
 
 // Forget drops clientID from the cache, so the next Resolve fetches again.
-func (r *Resolver) Forget(clientID string) { r.cache.forget(clientID) }
+func (r *Resolver) Forget(clientID string) { r.cache.Remove(clientID) }
 
 func (r *Resolver) fetch(ctx context.Context, clientID string) (*Document, error) {
 	fetcher, target := r.strict, clientID
@@ -240,13 +199,13 @@ func (r *Resolver) fetch(ctx context.Context, clientID string) (*Document, error
 	if err != nil {
 		return nil, err
 	}
-	now := r.now()
+	now := clock.Func(r.cfg.Now).Now()
 	def := r.cfg.DefaultTTL
 	if def < 0 {
 		def = 0
 	}
 	if ttl := freshness(resp.Header, now, def, r.cfg.MaxTTL); ttl > 0 {
-		r.cache.put(clientID, doc, now.Add(ttl), now)
+		r.cache.Add(clientID, doc, now.Add(ttl))
 	}
 	return doc, nil
 }
@@ -261,3 +220,6 @@ func (d *Document) clone() *Document {
 	c.JWKS = slices.Clone(d.JWKS)
 	return &c
 }
+
+// netHook embeds nethook.Hook in ResolverConfig under an unexported name.
+type netHook = nethook.Hook

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpauth/mcpauth/internal/nethook"
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
 )
 
@@ -145,10 +147,7 @@ func TestResolveSSRF(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r, err := NewResolver(ResolverConfig{
-				HostResolver: &fakeResolver{addrs: []netip.Addr{netip.MustParseAddr(tt.addr)}},
-				Dial:         forbidDial(t),
-			})
+			r, err := NewResolver(ResolverConfig{netHook: nethook.With(nethook.Net{Resolver: oauthtest.NewResolver(netip.MustParseAddr(tt.addr)), Dial: oauthtest.ForbidDial(t)})})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -164,11 +163,10 @@ func TestResolveSSRF(t *testing.T) {
 // before the cache, the resolver and any dial.
 func TestResolveTrustPolicy(t *testing.T) {
 	t.Parallel()
-	res := &fakeResolver{addrs: []netip.Addr{publicAddr}}
+	res := oauthtest.NewResolver(oauthtest.PublicAddr)
 	r, err := NewResolver(ResolverConfig{
-		TrustPolicy:  AllowHosts("good.example", "*.trusted.example"),
-		HostResolver: res,
-		Dial:         forbidDial(t),
+		TrustPolicy: AllowHosts("good.example", "*.trusted.example"),
+		netHook:     nethook.With(nethook.Net{Resolver: res, Dial: oauthtest.ForbidDial(t)}),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -182,8 +180,8 @@ func TestResolveTrustPolicy(t *testing.T) {
 			t.Fatalf("CIMD-11 Resolve(%s) = %v, want ErrUntrusted", id, err)
 		}
 	}
-	if res.calls.Load() != 0 {
-		t.Fatalf("CIMD-11: the host was resolved %d times before the policy refused it", res.calls.Load())
+	if res.Calls() != 0 {
+		t.Fatalf("CIMD-11: the host was resolved %d times before the policy refused it", res.Calls())
 	}
 	// An allowed host proceeds to the fetch.
 	tg := newTarget(t, serveDoc(docJSON("https://app.example.com/c.json")))
@@ -197,29 +195,35 @@ func TestResolveTrustPolicy(t *testing.T) {
 
 func TestResolveInvalidClientIDNoFetch(t *testing.T) {
 	t.Parallel()
-	res := &fakeResolver{addrs: []netip.Addr{publicAddr}}
-	r, _ := NewResolver(ResolverConfig{HostResolver: res, Dial: forbidDial(t)})
+	res := oauthtest.NewResolver(oauthtest.PublicAddr)
+	r, _ := NewResolver(ResolverConfig{netHook: nethook.With(nethook.Net{Resolver: res, Dial: oauthtest.ForbidDial(t)})})
 	for _, id := range []string{"http://c/x.json", "https://c", "https://c/a/../x", "https://c/x#f", "https://u:p@c/x"} {
 		if _, err := r.Resolve(context.Background(), id); !errors.Is(err, ErrInvalidClientID) {
 			t.Fatalf("CIMD-01 Resolve(%q) = %v, want ErrInvalidClientID", id, err)
 		}
 	}
-	if res.calls.Load() != 0 {
+	if res.Calls() != 0 {
 		t.Fatal("an invalid client_id was resolved")
 	}
+}
+
+// heldTarget serves testID's document once release is closed; started is
+// closed when the first request arrives.
+func heldTarget(t *testing.T) (tg *target, started, release chan struct{}) {
+	started, release = make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	tg = newTarget(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { close(started) })
+		<-release
+		serveDoc(docJSON(testID), "Cache-Control", "max-age=60")(w, r)
+	}))
+	return tg, started, release
 }
 
 // TestResolveSharedFetch: simultaneous misses share one fetch.
 func TestResolveSharedFetch(t *testing.T) {
 	t.Parallel()
-	started := make(chan struct{})
-	release := make(chan struct{})
-	var once sync.Once
-	tg := newTarget(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		once.Do(func() { close(started) })
-		<-release
-		serveDoc(docJSON(testID), "Cache-Control", "max-age=60")(w, r)
-	}))
+	tg, started, release := heldTarget(t)
 	r, _ := NewResolver(tg.config(newClock()))
 	var wg sync.WaitGroup
 	errs := make(chan error, 9)
@@ -255,6 +259,33 @@ func TestResolveSharedFetch(t *testing.T) {
 	}
 }
 
+// TestResolveSharedFetchOutlivesCaller: the shared fetch belongs to no one
+// caller, so the first caller giving up neither cancels it nor fails the
+// callers after it.
+func TestResolveSharedFetchOutlivesCaller(t *testing.T) {
+	t.Parallel()
+	tg, started, release := heldTarget(t)
+	r, _ := NewResolver(tg.config(newClock()))
+	ctx, cancel := context.WithCancel(context.Background())
+	first := make(chan error, 1)
+	go func() {
+		_, err := r.Resolve(ctx, testID)
+		first <- err
+	}()
+	<-started
+	cancel()
+	if err := <-first; !errors.Is(err, context.Canceled) {
+		t.Fatalf("first caller: err = %v, want context.Canceled", err)
+	}
+	close(release)
+	if _, err := r.Resolve(context.Background(), testID); err != nil {
+		t.Fatalf("a caller after the first gave up: %v", err)
+	}
+	if tg.hits.Load() != 1 {
+		t.Fatalf("fetches = %d, want 1 (the shared fetch went on after its first caller left)", tg.hits.Load())
+	}
+}
+
 // TestLoopbackMapping: off by default; when configured, a matching https
 // client_id is fetched from the loopback origin and must still name itself.
 func TestLoopbackMapping(t *testing.T) {
@@ -269,25 +300,21 @@ func TestLoopbackMapping(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 
-	strict, _ := NewResolver(ResolverConfig{
-		HostResolver: &fakeResolver{addrs: []netip.Addr{netip.MustParseAddr("127.0.0.1")}},
-		Dial:         forbidDial(t),
-	})
+	strict, _ := NewResolver(ResolverConfig{netHook: nethook.With(nethook.Net{Resolver: oauthtest.NewResolver(netip.MustParseAddr("127.0.0.1")), Dial: oauthtest.ForbidDial(t)})})
 	if _, err := strict.Resolve(context.Background(), id); !errors.Is(err, safehttp.ErrBlockedAddress) {
 		t.Fatalf("default resolver: err = %v, want ErrBlockedAddress", err)
 	}
 
 	mapped, err := NewResolver(ResolverConfig{
-		HostResolver: &fakeResolver{addrs: []netip.Addr{publicAddr}},
-		Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
+		InsecureLoopbackMappings: []LoopbackMapping{{ClientIDPrefix: "https://dev-client.example/", FetchPrefix: srv.URL + "/"}},
+		netHook: nethook.With(nethook.Net{Resolver: oauthtest.NewResolver(oauthtest.PublicAddr), Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
 			if address != srv.Listener.Addr().String() {
 				t.Errorf("dialled %s", address)
 				return nil, errors.New("unexpected dial")
 			}
 			var d net.Dialer
 			return d.DialContext(ctx, network, address)
-		},
-		InsecureLoopbackMappings: []LoopbackMapping{{ClientIDPrefix: "https://dev-client.example/", FetchPrefix: srv.URL + "/"}},
+		}}),
 	})
 	if err != nil {
 		t.Fatal(err)

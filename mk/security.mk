@@ -7,6 +7,9 @@
 #   make load            the load generator against the resource middleware (figures in BENCHMARKS.md)
 #   make load-protect    the load generator against `mcpauth protect` as a child process (built here;
 #                        LOAD_PROTECT=race for the -race build, not part of `make test`)
+#   make load-compare    `mcpauth protect` against a bare reverse proxy and the go-sdk RequireBearerToken
+#                        proxy, interleaved rounds (COMPARE_BEFORE=REF adds protect built from that git
+#                        revision; COMPARE_PROFILE=DIR writes CPU and allocation profiles; not part of `make test`)
 
 EXTRA_TEST_TARGETS += attack fuzz-coverage
 
@@ -15,7 +18,14 @@ LOAD_DURATION ?= 20s
 LOAD_PROTECT ?= build
 LOAD_MAX_RSS_MIB ?= 256
 
-.PHONY: attack fuzz-coverage load load-protect
+COMPARE_CONCURRENCY ?= 8
+COMPARE_ROUNDS ?= 40
+COMPARE_ROUND ?= 250ms
+COMPARE_BEFORE ?=
+COMPARE_PROFILE ?=
+COMPARE_MAX_RSS_MIB ?= 128
+
+.PHONY: attack fuzz-coverage load load-protect load-compare
 
 attack:
 	@echo "== attack"
@@ -30,3 +40,7 @@ load:
 
 load-protect:
 	$(GO) run ./cmd/mcpauth-load -protect $(LOAD_PROTECT) -c $(LOAD_CONCURRENCY) -d $(LOAD_DURATION) -max-rss-mib $(LOAD_MAX_RSS_MIB)
+
+load-compare:
+	$(GO) run ./cmd/mcpauth-load -compare -c $(COMPARE_CONCURRENCY) -rounds $(COMPARE_ROUNDS) -round $(COMPARE_ROUND) \
+		-max-rss-mib $(COMPARE_MAX_RSS_MIB) $(if $(COMPARE_BEFORE),-protect-before $(COMPARE_BEFORE)) $(if $(COMPARE_PROFILE),-profile $(COMPARE_PROFILE))

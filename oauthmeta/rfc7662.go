@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	jsonv2 "github.com/go-json-experiment/json"
+
 	"github.com/mcpauth/mcpauth/internal/jsonx"
 )
 
@@ -73,16 +75,21 @@ func (a *Audience) UnmarshalJSON(data []byte) error {
 		*a = nil
 		return nil
 	}
-	var s string
-	if err := json.Unmarshal(data, &s); err == nil {
-		*a = Audience{s}
-		return nil
+	var err error
+	if len(data) > 0 && data[0] == '"' {
+		var s string
+		if err = jsonv2.Unmarshal(data, &s); err == nil {
+			*a = Audience{s}
+		}
+	} else {
+		var list []string
+		if err = jsonv2.Unmarshal(data, &list); err == nil {
+			*a = list
+		}
 	}
-	var list []string
-	if err := json.Unmarshal(data, &list); err != nil {
+	if err != nil {
 		return errField(ErrMalformed, "aud", "not a string or array of strings")
 	}
-	*a = list
 	return nil
 }
 

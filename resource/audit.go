@@ -84,10 +84,13 @@ type outcome struct {
 }
 
 func (v *Verifier) emit(r *http.Request, d Decision, status int, err error, o outcome) {
+	if v.audit == nil && !v.logger.Enabled(r.Context(), decisionLevel(d)) {
+		return // nobody would see the event: do not build it
+	}
 	info, op := o.info, o.op
 	e := Event{
 		Scheme:     o.scheme,
-		Time:       v.now(),
+		Time:       v.clock.Now(),
 		Decision:   d,
 		Status:     status,
 		Err:        err,
@@ -103,10 +106,10 @@ func (v *Verifier) emit(r *http.Request, d Decision, status int, err error, o ou
 	if info != nil {
 		e.Issuer, e.Subject, e.ClientID, e.JKT = info.Issuer, info.Subject, info.ClientID, info.JKT
 	}
-	var rs *reason
+	var rs *Error
 	switch {
 	case errors.As(err, &rs) && rs.dpop:
-		e.DPoP = rs.desc
+		e.DPoP = rs.Reason
 	case o.proofOK:
 		e.DPoP = DPoPValid
 	}
@@ -117,6 +120,15 @@ func (v *Verifier) emit(r *http.Request, d Decision, status int, err error, o ou
 		e.Required = se.Required
 	}
 	v.record(r.Context(), e)
+}
+
+// decisionLevel is the log level of a decision: INFO for an allowed
+// request, WARN for the others.
+func decisionLevel(d Decision) slog.Level {
+	if d == DecisionAllow {
+		return slog.LevelInfo
+	}
+	return slog.LevelWarn
 }
 
 func classReason(err error) string {
@@ -131,12 +143,9 @@ func (v *Verifier) record(ctx context.Context, e Event) {
 	if v.audit != nil {
 		v.audit(ctx, e)
 	}
-	if v.logger == nil {
+	level := decisionLevel(e.Decision)
+	if v.logger == nil || !v.logger.Enabled(ctx, level) {
 		return
-	}
-	level := slog.LevelInfo
-	if e.Decision != DecisionAllow {
-		level = slog.LevelWarn
 	}
 	attrs := []slog.Attr{
 		slog.String("decision", string(e.Decision)),

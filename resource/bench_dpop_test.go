@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpauth/mcpauth/internal/dpop"
+	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/resource"
 )
@@ -109,7 +109,7 @@ func (r *dpopRequest) with(authz, proof string) *http.Request {
 // iteration and on the same fresh proof: a bare SHA-256 plus
 // ecdsa.VerifyASN1 of the proof's signature (the floor), the same request
 // with a cached bearer token, the same request with a cached DPoP-bound
-// token and the proof, and internal/dpop's Verify of an equal proof
+// token and the proof, and package dpop's Verify of an equal proof
 // alone. x-extra is the median per-iteration ratio (DPoP request − bearer
 // request) / bare verification: the target is at most 1.10, one signature
 // verification plus 10 %.
@@ -122,7 +122,7 @@ func BenchmarkPairedDPoP(b *testing.B) {
 	warm := e.proofs(b, 1)[0]
 	h.ServeHTTP(w, br.with(e.bearerH, ""))
 	h.ServeHTTP(w, br.with(e.dpopH, warm)) // both tokens cached, the proof header known
-	lib, err := dpop.NewVerifier(dpop.VerifierConfig{Algorithms: resource.DefaultDPoPAlgorithms(), Now: e.clock.Now})
+	lib, err := dpop.NewVerifier(dpop.VerifierConfig{Now: e.clock.Now})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -234,6 +234,44 @@ func BenchmarkCacheHit(b *testing.B) {
 	}
 }
 
+// BenchmarkCacheHitIdentity: BenchmarkCacheHit with a handler that reads
+// the identity, which the middleware copies for the request on first use:
+// mcpauth's TokenInfo (handler=TokenInfoFromContext), and go-sdk's
+// auth.TokenInfo with the claims decoded into Extra, as the go-sdk's
+// handler reads it on every request (handler=go-sdk-TokenInfo).
+func BenchmarkCacheHitIdentity(b *testing.B) {
+	for _, tt := range []struct {
+		name string
+		h    http.Handler
+	}{
+		{"handler=TokenInfoFromContext", http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+			if resource.TokenInfoFromContext(r.Context()) == nil {
+				b.Fatal("no identity")
+			}
+		})},
+		{"handler=go-sdk-TokenInfo", http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+			if auth.TokenInfoFromContext(r.Context()) == nil {
+				b.Fatal("no identity")
+			}
+		})},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			e := newBenchEnv(b, nil)
+			tok := e.tokens(b, 1)[0]
+			h := e.v.Middleware(tt.h)
+			w := &nopWriter{h: http.Header{}}
+			br := newBenchRequest(tok, listBody)
+			authz := "Bearer " + tok
+			h.ServeHTTP(w, br.reset(authz))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				h.ServeHTTP(w, br.reset(authz))
+			}
+		})
+	}
+}
+
 // sdkVerifier is what an SDK user writes today: go-jose parse, verify and
 // validate, on every request.
 func sdkVerifier(pub *ecdsa.PublicKey, now time.Time) auth.TokenVerifier {

@@ -1,7 +1,7 @@
 package resource
 
 import (
-	"encoding/binary"
+	"crypto/subtle"
 	"fmt"
 	"hash/maphash"
 	"sync"
@@ -140,7 +140,7 @@ func (c *tokenCache) putHashed(av *authValue, h uint64, exp, now time.Time) {
 	e := av
 	// The claims are held twice: as JSON, and as the string their values
 	// are substrings of.
-	e.key, e.until, e.size = h, until, int64(len(av.token)+2*len(av.info.Claims))+entryOverhead
+	e.cache, e.key, e.until, e.size = c, h, until, int64(len(av.token)+2*len(av.info.Claims))+entryOverhead
 	s := c.shard(h)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -150,6 +150,20 @@ func (c *tokenCache) putHashed(av *authValue, h uint64, exp, now time.Time) {
 	s.m[h] = e
 	s.queue = append(s.queue, e)
 	s.bytes += e.size
+	s.evict(now)
+}
+
+// grow adds n bytes to the size of av, if av is still in the cache, and
+// evicts what the byte bound then requires.
+func (c *tokenCache) grow(av *authValue, n int64, now time.Time) {
+	s := c.shard(av.key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m[av.key] != av {
+		return
+	}
+	av.size += n
+	s.bytes += n
 	s.evict(now)
 }
 
@@ -190,20 +204,10 @@ func (c *tokenCache) len() int {
 }
 
 // equalConstantTime compares two strings in time that depends only on
-// their lengths, a word at a time. The byte views are read-only.
+// their lengths (crypto/subtle), through read-only byte views of the
+// strings so that the cache-hit path does not copy the token.
 func equalConstantTime(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
 	x := unsafe.Slice(unsafe.StringData(a), len(a))
 	y := unsafe.Slice(unsafe.StringData(b), len(b))
-	var d uint64
-	for len(x) >= 8 {
-		d |= binary.LittleEndian.Uint64(x) ^ binary.LittleEndian.Uint64(y)
-		x, y = x[8:], y[8:]
-	}
-	for i := range x {
-		d |= uint64(x[i] ^ y[i])
-	}
-	return d == 0
+	return subtle.ConstantTimeCompare(x, y) == 1
 }

@@ -136,3 +136,39 @@ func TestEqualConstantTime(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenCacheDecodedClaims: decoding a cached token's claims for go-sdk
+// counts in its entry's size, so the byte bound still holds; a value no
+// longer (or never) cached is not counted.
+func TestTokenCacheDecodedClaims(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
+	v := &Verifier{clock: func() time.Time { return t0 }}
+	claims := []byte(`{"sub":"alice","aud":["a","b"],"cnf":{"jkt":"x"}}`)
+	c, _ := newTokenCache(CacheConfig{MaxBytes: 1 << 20})
+	av := testValue("cached", 0)
+	av.info.Claims = claims
+	c.put(av, t0.Add(time.Hour), t0)
+	s := c.shard(av.key)
+	before, size := s.bytes, av.size
+	m := v.decodedClaims(av)
+	if m["sub"] != "alice" || v.decodedClaims(av)["sub"] != "alice" {
+		t.Fatalf("decoded %v", m)
+	}
+	grown := int64(decodedClaimsFactor*len(claims) + decodedClaimsOverhead)
+	if s.bytes != before+grown || av.size != size+grown {
+		t.Errorf("shard bytes %d -> %d, entry %d -> %d; want +%d once", before, s.bytes, size, av.size, grown)
+	}
+	loose := testValue("never cached", 0)
+	loose.info.Claims = claims
+	if v.decodedClaims(loose)["sub"] != "alice" || s.bytes != before+grown {
+		t.Error("an uncached value changed the cache's size")
+	}
+	// A copy shares nothing mutable with the decoded claims.
+	cp := cloneJSON(m).(map[string]any)
+	cp["aud"].([]any)[0] = "changed"
+	cp["cnf"].(map[string]any)["jkt"] = "changed"
+	if m["aud"].([]any)[0] != "a" || m["cnf"].(map[string]any)["jkt"] != "x" {
+		t.Errorf("cloneJSON shared storage: %v", m)
+	}
+}

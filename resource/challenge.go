@@ -5,7 +5,7 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/mcpauth/mcpauth/internal/dpop"
+	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -71,11 +71,11 @@ func (v *Verifier) errorResponse(err error, scheme string) response {
 	case ErrBadMessage:
 		status, code := http.StatusBadRequest, codeInvalidRequest
 		switch {
-		case errors.Is(err, ErrHeaderMismatch):
+		case errors.Is(err, errHeaderMismatch):
 			code = codeHeaderMismatch
-		case errors.Is(err, ErrMalformedBody):
+		case errors.Is(err, errMalformedBody):
 			code = codeParseError
-		case errors.Is(err, ErrBodyTooLarge):
+		case errors.Is(err, errBodyTooLarge):
 			status = http.StatusRequestEntityTooLarge
 		}
 		return response{status: status, body: rpcErrorBody(code, description(err))}
@@ -83,6 +83,9 @@ func (v *Verifier) errorResponse(err error, scheme string) response {
 		// RS-25: a plain challenge (no error, no scope) even here.
 		return response{status: cl.status, challenges: v.challenges("", "", nil, "", false),
 			body: rpcErrorBody(codeInvalidRequest, description(err))}
+	case ErrUnknownSession:
+		// The body says no more than the MCP handler would.
+		return response{status: cl.status, body: rpcErrorBody(codeInvalidRequest, "session not found")}
 	default: // ErrUnavailable: no detail at all
 		return response{status: http.StatusServiceUnavailable, body: oauthBody(oauthmeta.CodeTemporarilyUnavailable, "")}
 	}
@@ -155,7 +158,7 @@ func (v *Verifier) writeError(w http.ResponseWriter, r *http.Request, err error,
 			h.Set(dpopNonceHeader, n)
 		case classOf(err) == ErrUseDPoPNonce:
 			// The client cannot succeed without a nonce: a server condition.
-			resp = v.errorResponse(errors.Join(ErrDPoPNonceUnavailable, nerr), scheme)
+			resp = v.errorResponse(errors.Join(errDPoPNonceUnavailable, nerr), scheme)
 		}
 	}
 	for _, c := range resp.challenges {

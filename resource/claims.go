@@ -1,69 +1,26 @@
 package resource
 
 import (
-	"math"
 	"strings"
 	"time"
 
+	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
-// maxNumericDate is 9999-12-31T23:59:59Z; later dates are malformed.
-const maxNumericDate = 253402300799
-
-// numericDate converts an RFC 7519 §2 NumericDate (seconds, possibly
-// fractional). ok is false for negative, non-finite or absurd values.
-func numericDate(f float64) (time.Time, bool) {
-	if math.IsNaN(f) || f < 0 || f > maxNumericDate {
-		return time.Time{}, false
+// timeError maps the failed time checks to this package's reasons.
+func timeError(err error) error {
+	switch err {
+	case jwtverify.ErrMissingExpiry:
+		return errMissingExpiry
+	case jwtverify.ErrExpired:
+		return errExpired
+	case jwtverify.ErrNotYetValid:
+		return errNotYetValid
+	case jwtverify.ErrIssuedInFuture:
+		return errIssuedInFuture
 	}
-	sec, frac := math.Modf(f)
-	return time.Unix(int64(sec), int64(frac*1e9)).UTC(), true
-}
-
-// claimSet is the part of a token's claims (JWT payload or introspection
-// response) that the RFC 9068 §4 / RFC 7662 §4 checks look at.
-type claimSet struct {
-	issuer   string
-	audience []string
-	exp      *float64
-	nbf      *float64
-	iat      *float64
-	bound    bool // a "cnf" claim: sender-constrained (RFC 7800, RFC 9449 §6)
-}
-
-// checkTimes applies the exp, nbf and iat rules with the configured
-// leeway; exp is required.
-func (v *Verifier) checkTimes(c *claimSet, now time.Time) (exp, iat time.Time, err error) {
-	if c.exp == nil {
-		return exp, iat, ErrMissingExpiry
-	}
-	exp, ok := numericDate(*c.exp)
-	if !ok {
-		return exp, iat, ErrMalformedToken
-	}
-	if !now.Before(exp.Add(v.leeway)) {
-		return exp, iat, ErrExpired
-	}
-	if c.nbf != nil {
-		nbf, ok := numericDate(*c.nbf)
-		if !ok {
-			return exp, iat, ErrMalformedToken
-		}
-		if now.Add(v.leeway).Before(nbf) {
-			return exp, iat, ErrNotYetValid
-		}
-	}
-	if c.iat != nil {
-		iat, ok = numericDate(*c.iat)
-		if !ok {
-			return exp, iat, ErrMalformedToken
-		}
-		if now.Add(v.leeway).Before(iat) {
-			return exp, iat, ErrIssuedInFuture
-		}
-	}
-	return exp, iat, nil
+	return errMalformedToken
 }
 
 // checkAudience reports whether aud names this resource (RS-08): an exact
@@ -85,22 +42,23 @@ func (v *Verifier) checkAudience(aud []string) error {
 			}
 		}
 	}
-	return ErrAudience
+	return errAudience
 }
 
 // checkClaims runs every claim check except the issuer lookup, cheapest
-// first. It returns the expiry and issue times. A bound token passes only
-// when allowBound is set (DPoP enabled, and the scheme may carry one);
-// which scheme may present it is decided later, per request.
-func (v *Verifier) checkClaims(c *claimSet, now time.Time, allowBound bool) (exp, iat time.Time, err error) {
-	if c.bound && !allowBound {
+// first. It returns the expiry and issue times. A bound token (one with
+// "cnf") passes only when allowBound is set (DPoP enabled, and the scheme
+// may carry one); which scheme may present it is decided later, per
+// request.
+func (v *Verifier) checkClaims(c *jwtverify.Claims, bound bool, now time.Time, allowBound bool) (exp, iat time.Time, err error) {
+	if bound && !allowBound {
 		// RS-18: a DPoP- or mTLS-bound token presented as a bearer token.
-		return exp, iat, ErrBoundToken
+		return exp, iat, errBoundToken
 	}
-	if exp, iat, err = v.checkTimes(c, now); err != nil {
-		return exp, iat, err
+	if exp, iat, err = (jwtverify.Times{Leeway: v.leeway}).Check(c, now); err != nil {
+		return exp, iat, timeError(err)
 	}
-	if err := v.checkAudience(c.audience); err != nil {
+	if err := v.checkAudience(c.Audience); err != nil {
 		return exp, iat, err
 	}
 	return exp, iat, nil

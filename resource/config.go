@@ -30,7 +30,7 @@ func DefaultAlgorithms() []string { return []string{"ES256", "RS256"} }
 type Config struct {
 	// Resource is the canonical URI of the protected MCP endpoint, for
 	// example "https://mcp.example.com/mcp". REQUIRED. It must be https
-	// (plain http only to a loopback host with InsecureAllowLoopback), with
+	// (plain http only to a loopback host with InsecureAllowHTTPLoopback), with
 	// no query, fragment or user information. Tokens must name it in "aud"
 	// (RFC 8707, RFC 9068 §4; RS-08), and the metadata document names it
 	// byte for byte in "resource" (RFC 9728 §3.3; RS-03).
@@ -75,6 +75,17 @@ type Config struct {
 	// authentication (TR-01). Nil allows only the resource's origin and
 	// requests without Origin.
 	AllowedOrigins []string
+	// SessionKey binds MCP session IDs to users (MCP Security Best
+	// Practices, "Session Hijacking"): the Mcp-Session-Id a client sees is
+	// the wrapped handler's ID with an HMAC-SHA256 over this resource, the
+	// token's issuer and subject (its client_id when it has no subject,
+	// the token itself when it has neither) and that ID, checked and stripped on every request, so a request
+	// with another user's session ID gets 404 and never reaches the
+	// handler. At least [MinSessionKeyBytes] bytes, secret, the same on
+	// every replica that serves the resource. Nil means a random key that
+	// New makes (crypto/rand) for this Verifier alone: sessions then do
+	// not survive a restart and are not accepted by other replicas.
+	SessionKey []byte
 	// ResourceName is the metadata's "resource_name". Empty omits it.
 	ResourceName string
 	// ResourceDocumentation is the metadata's "resource_documentation".
@@ -96,10 +107,10 @@ type Config struct {
 	// TLSConfig is used to fetch metadata and keys for key sets New
 	// creates. Nil means the system roots.
 	TLSConfig *tls.Config
-	// InsecureAllowLoopback permits plain http and loopback addresses for
+	// InsecureAllowHTTPLoopback permits plain http and loopback addresses for
 	// Resource, the issuers, and key fetches, for development on one
 	// machine. False means https and public addresses only (RS-24).
-	InsecureAllowLoopback bool
+	InsecureAllowHTTPLoopback bool
 	// Audit, if set, receives one [Event] per decision. It is called on
 	// the request's goroutine and must not block.
 	Audit func(context.Context, Event)
@@ -141,7 +152,7 @@ func (c *Config) validate() error {
 }
 
 func (c *Config) urlPolicy() oauthmeta.URLPolicy {
-	return oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: c.InsecureAllowLoopback}
+	return oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: c.InsecureAllowHTTPLoopback}
 }
 
 // canonicalResource checks and canonicalises cfg.Resource.

@@ -66,7 +66,7 @@ func TestConfigRefusals(t *testing.T) {
 		t.Parallel()
 		cfg := base()
 		cfg.Resource = "http://127.0.0.1:8080/mcp"
-		cfg.InsecureAllowLoopback = true
+		cfg.InsecureAllowHTTPLoopback = true
 		if _, err := resource.New(cfg); err != nil {
 			t.Errorf("New: %v", err)
 		}

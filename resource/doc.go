@@ -26,11 +26,17 @@
 //     issuer, audience bound to the canonical resource (RFC 8707), required
 //     exp, nbf/iat with leeway; jku, x5u and embedded jwk headers are never
 //     used; sender-constrained tokens (cnf) are refused as bearer tokens
-//     (RS-08…RS-10, RS-18).
+//     (RS-08…RS-10, RS-18). The claims are decoded and the times judged by
+//     the module's one JWT rule set (internal/jwtverify: case-sensitive
+//     names, duplicates refused, one NumericDate range); the algorithm and
+//     key-type rules are the key home's (internal/jwkset). The JSON-RPC body
+//     the policy needs is read with go-json-experiment's jsontext.Decoder;
+//     a case variant or duplicate of a member the policy reads is refused,
+//     as the SDK decodes with encoding/json v1, which folds case.
 //   - RFC 9449 DPoP ([DPoPConfig]), disabled by default, allowed beside
 //     Bearer, or required: the "DPoP" scheme for tokens whose "cnf"."jkt"
 //     names the key of the request's one DPoP proof; the proof checked
-//     through internal/dpop for every request, even when the token comes
+//     through package dpop for every request, even when the token comes
 //     from the cache (signature with the embedded key, typ, alg, htm, htu
 //     against the configured resource, iat window, ath, jti replay in a
 //     bounded store); optional server nonces (DPoP-Nonce,
@@ -40,32 +46,63 @@
 //     dpop_bound_access_tokens_required in the metadata; the binding in
 //     [TokenInfo].JKT and the outcome in [Event].DPoP. Introspected tokens
 //     with cnf.jkt (§6.2) are handled the same way.
-//   - Keys through the one-method [KeySource] seam: [StaticKeys], and
-//     [RemoteKeys], a JWK Set from the issuer's validated RFC 8414 metadata,
-//     fetched through mcpauth's SSRF-safe fetcher and cached with jwx's
-//     jwk.Cache (background refresh by cache headers, rate-limited shared
-//     refetch on unknown kid, last good keys kept).
+//   - Keys through the one-method [KeySource] seam: [StaticKeys] (from
+//     [ParseStaticKeys] for a JWK Set document), and [RemoteKeys], a JWK Set
+//     from the issuer's validated RFC 8414 metadata, fetched through
+//     mcpauth's SSRF-safe fetcher and refreshed by jwx's jwk.Cache
+//     (background refresh by cache headers, rate-limited shared refetch on
+//     unknown kid, last good keys kept). Both judge a set by the module's one
+//     JWK Set rule: any private or symmetric key refuses the set, keys not
+//     usable for verifying signatures are skipped.
 //   - RFC 7662 introspection of opaque tokens, client-authenticated, with
 //     positive and negative caching, failing closed (RS-11).
 //   - A scope [Policy] per JSON-RPC method, tool, resource and prompt with
 //     implied scopes, decided from the parsed, size-bounded body after the
 //     Mcp-Method/Mcp-Name headers are checked against it (RS-12…RS-15,
 //     TR-05).
-//   - No token passthrough: Authorization is removed before the wrapped
-//     handler, the identity is in the context ([TokenInfoFromContext]),
+//   - No token passthrough: the wrapped handler's copy of the request has
+//     no Authorization, the identity is in the context ([TokenInfoFromContext]),
 //     and [Verifier.GuardTransport] refuses outbound requests carrying an
 //     inbound token (RS-19).
 //   - Per-request authentication (RS-20), the Origin allowlist checked
-//     before anything else (TR-01, TR-11), CORS exposure of
-//     WWW-Authenticate (RS-26), an audit hook ([Event]) and a bounded
-//     verified-token cache.
+//     before anything else (TR-01, TR-11), CORS for browser clients
+//     (WWW-Authenticate and Mcp-Session-Id exposed, the MCP request
+//     headers allowed; RS-26), an audit hook ([Event]) and a bounded
+//     verified-token cache, which also keeps what a handler derives from
+//     the token ([Derived]), so it is computed once per token.
+//   - Sessions bound to their user (MCP Security Best Practices, "Session
+//     Hijacking"), for any stateful handler: the Mcp-Session-Id a client
+//     sees carries an HMAC over the resource, the token's issuer and
+//     subject (or client_id, or the token itself when it has neither)
+//     and the handler's ID ([Config.SessionKey]); another user's
+//     token with it gets 404 before the handler runs. No table is kept, so
+//     replicas sharing the key share sessions.
+//   - The official Go SDK's auth.TokenInfo in the request context, as its
+//     auth.RequireBearerToken sets it (UserID issuer#subject, scopes,
+//     expiry, claims), so the SDK's own session-owner check and
+//     req.Extra.TokenInfo work; [TokenInfoFromSDK] reads mcpauth's identity
+//     from it.
+//   - Handlers never share state with the cache: each request gets its own
+//     copy of the identity, and a copy of the *http.Request (the one
+//     given to the middleware is left unchanged).
+//
+// Errors come in a few classes that fix the response and that callers
+// branch on with errors.Is: ErrNoToken, ErrInvalidToken, ErrInvalidRequest,
+// ErrInsufficientScope (a *ScopeError), ErrInvalidDPoPProof, ErrUseDPoPNonce,
+// ErrUnavailable, ErrBadMessage, ErrForbiddenOrigin, ErrUnknownSession;
+// ErrTokenPassthrough (a *PassthroughError) for the guard transport and
+// ErrInvalidConfig for constructors. A refusal is an *Error whose Reason is
+// the fixed description, such as "token expired", that the challenge's
+// error_description and the audit Event.Reason carry.
 //
 // It deliberately does not: issue tokens, implement mutual-TLS binding
 // (such tokens are refused), check DPoP proofs outside the middleware
 // ([Verifier.Verify] refuses bound tokens, having no request to check a
 // proof against), send a new DPoP nonce with successful responses (a
-// client learns a rotated nonce from one use_dpop_nonce retry), manage MCP
-// sessions, or decide what a tool may return to whom beyond scopes
+// client learns a rotated nonce from one use_dpop_nonce retry), keep or
+// expire MCP sessions (the wrapped handler does), or decide what a tool may return to whom beyond scopes
 // ([Verifier.Grants] helps handlers do that). Token values never appear
 // in errors, logs, audit events or response bodies.
+//
+// Requirement IDs (RS-nn, TR-nn) refer to docs/requirements.md.
 package resource

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/internal/golden"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -58,8 +59,8 @@ func TestDPoPMetadata(t *testing.T) {
 		golden   string
 	}{
 		{resource.DPoPDisabled, nil, false, ""},
-		{resource.DPoPAllowed, []string{"ES256", "RS256"}, false, ""},
-		{resource.DPoPRequired, []string{"ES256", "RS256"}, true, "protected_resource_metadata_dpop_required.json"},
+		{resource.DPoPAllowed, dpop.DefaultAlgorithms(), false, ""},
+		{resource.DPoPRequired, dpop.DefaultAlgorithms(), true, "protected_resource_metadata_dpop_required.json"},
 	} {
 		f := newDPoPFixture(t, tt.mode, func(c *resource.Config) { c.ScopesSupported = []string{"mcp:tools"} })
 		_, local := mounted(t, f.fixture)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpauth/mcpauth/internal/dpop"
+	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/resource"
@@ -108,7 +108,7 @@ func checkDPoPChallenges(t testing.TB, h http.Header, mode resource.DPoPMode, er
 		if c.Value(oauthmeta.ParamResourceMetadata) != testPRM {
 			t.Errorf("RS-25: %s challenge without resource_metadata", c.Scheme)
 		}
-		if strings.EqualFold(c.Scheme, "DPoP") && c.Value(oauthmeta.ParamAlgs) != "ES256 RS256" {
+		if strings.EqualFold(c.Scheme, "DPoP") && c.Value(oauthmeta.ParamAlgs) != strings.Join(dpop.DefaultAlgorithms(), " ") {
 			t.Errorf("RFC 9449 §7.1: algs = %q", c.Value(oauthmeta.ParamAlgs))
 		}
 		wantErr := ""
@@ -291,8 +291,11 @@ func TestDPoP(t *testing.T) {
 // checkAllowed checks what the handler of an allowed request saw.
 func checkAllowed(t *testing.T, f *dpopFixture, s *seen, req *http.Request, viaDPoP bool) {
 	t.Helper()
-	if len(s.authorization) != 0 || req.Header.Get("DPoP") != "" {
+	if len(s.authorization) != 0 || len(s.dpop) != 0 {
 		t.Error("RS-19: Authorization or DPoP header reached the handler")
+	}
+	if req.Header.Get("Authorization") == "" || (viaDPoP && req.Header.Get("DPoP") == "") {
+		t.Error("the middleware removed a header from the request it was given")
 	}
 	wantScheme, wantJKT := "Bearer", ""
 	if viaDPoP {

@@ -25,22 +25,33 @@ func (c *class) Is(target error) bool {
 	return c.code != "" && errors.As(target, &oe) && oe.Code == c.code
 }
 
-// reason is one specific failure; it unwraps to its class.
-type reason struct {
+// Error is a refusal with its specific reason. It unwraps to one of the
+// error classes (ErrNoToken, ErrInvalidToken, ErrInvalidRequest,
+// ErrInvalidDPoPProof, ...), which fix the response status and OAuth error
+// code and are what callers branch on with errors.Is; errors.As to *Error
+// gives the reason.
+type Error struct {
+	// Reason is the fixed description of the failure, such as "token
+	// expired" or "DPoP proof replayed": the challenge's
+	// error_description and the audit Event.Reason. It never contains
+	// request data.
+	Reason string
+
 	msg   string
-	desc  string // error_description, fixed text, never request data
 	class *class
 	dpop  bool // a DPoP (RFC 9449) outcome, reported in Event.DPoP
 }
 
-func (r *reason) Error() string { return r.msg }
-func (r *reason) Unwrap() error { return r.class }
+func (e *Error) Error() string { return e.msg }
 
-func newReason(cl *class, desc string) *reason {
-	return &reason{msg: "resource: " + desc, desc: desc, class: cl}
+// Unwrap returns the error's class.
+func (e *Error) Unwrap() error { return e.class }
+
+func newReason(cl *class, desc string) *Error {
+	return &Error{msg: "resource: " + desc, Reason: desc, class: cl}
 }
 
-func newDPoPReason(cl *class, desc string) *reason {
+func newDPoPReason(cl *class, desc string) *Error {
 	r := newReason(cl, desc)
 	r.dpop = true
 	return r
@@ -78,11 +89,16 @@ var (
 	// (401 with a DPoP challenge error="use_dpop_nonce" and a fresh
 	// DPoP-Nonce header, RFC 9449 §9).
 	ErrUseDPoPNonce error = &class{msg: "resource: DPoP nonce required", status: http.StatusUnauthorized, code: oauthmeta.CodeUseDPoPNonce}
+	// ErrUnknownSession: the request's Mcp-Session-Id was not issued to
+	// the token's user (another user's session, or no session at all):
+	// 404, as the MCP handler answers for an unknown session, so that a
+	// session's existence is not revealed.
+	ErrUnknownSession error = &class{msg: "resource: unknown session", status: http.StatusNotFound}
 )
 
 func classOf(err error) *class {
 	for _, c := range []error{ErrNoToken, ErrInvalidToken, ErrInvalidRequest, ErrInsufficientScope, ErrUnavailable, ErrBadMessage,
-		ErrForbiddenOrigin, ErrInvalidDPoPProof, ErrUseDPoPNonce} {
+		ErrForbiddenOrigin, ErrInvalidDPoPProof, ErrUseDPoPNonce, ErrUnknownSession} {
 		if errors.Is(err, c) {
 			return c.(*class)
 		}
@@ -90,23 +106,34 @@ func classOf(err error) *class {
 	return nil
 }
 
+// The two reasons a caller's own implementation reports, and so exported:
+// the rest are unexported, and told apart through [Error.Reason].
+var (
+	// ErrUnknownKey (class ErrInvalidToken) is what a [KeySource] returns
+	// (or wraps) when no key has the requested ID.
+	ErrUnknownKey error = errUnknownKey
+	// ErrDPoPReplayed (class ErrInvalidDPoPProof) is what a
+	// [DPoPReplayStore] returns (or wraps) for a key it has seen.
+	ErrDPoPReplayed error = errDPoPReplayed
+)
+
 // Reasons for ErrInvalidToken.
 var (
-	ErrMalformedToken   error = newReason(ErrInvalidToken.(*class), "token is malformed")
-	ErrTokenTooLarge    error = newReason(ErrInvalidToken.(*class), "token is too large")
-	ErrAlgorithm        error = newReason(ErrInvalidToken.(*class), "signing algorithm not accepted")
-	ErrTokenType        error = newReason(ErrInvalidToken.(*class), "token type is not at+jwt")
-	ErrSignature        error = newReason(ErrInvalidToken.(*class), "signature is invalid")
-	ErrUnknownKey       error = newReason(ErrInvalidToken.(*class), "signing key is unknown")
-	ErrIssuer           error = newReason(ErrInvalidToken.(*class), "issuer not accepted")
-	ErrAudience         error = newReason(ErrInvalidToken.(*class), "token is not for this resource")
-	ErrExpired          error = newReason(ErrInvalidToken.(*class), "token expired")
-	ErrMissingExpiry    error = newReason(ErrInvalidToken.(*class), "token has no expiry")
-	ErrNotYetValid      error = newReason(ErrInvalidToken.(*class), "token not yet valid")
-	ErrIssuedInFuture   error = newReason(ErrInvalidToken.(*class), "token issued in the future")
-	ErrBoundToken       error = newDPoPReason(ErrInvalidToken.(*class), "sender-constrained token presented as bearer")
-	ErrInactive         error = newReason(ErrInvalidToken.(*class), "token is not active")
-	ErrUnsupportedToken error = newReason(ErrInvalidToken.(*class), "token format not supported")
+	errUnknownKey       error = newReason(ErrInvalidToken.(*class), "signing key is unknown")
+	errMalformedToken   error = newReason(ErrInvalidToken.(*class), "token is malformed")
+	errTokenTooLarge    error = newReason(ErrInvalidToken.(*class), "token is too large")
+	errAlgorithm        error = newReason(ErrInvalidToken.(*class), "signing algorithm not accepted")
+	errTokenType        error = newReason(ErrInvalidToken.(*class), "token type is not at+jwt")
+	errSignature        error = newReason(ErrInvalidToken.(*class), "signature is invalid")
+	errIssuer           error = newReason(ErrInvalidToken.(*class), "issuer not accepted")
+	errAudience         error = newReason(ErrInvalidToken.(*class), "token is not for this resource")
+	errExpired          error = newReason(ErrInvalidToken.(*class), "token expired")
+	errMissingExpiry    error = newReason(ErrInvalidToken.(*class), "token has no expiry")
+	errNotYetValid      error = newReason(ErrInvalidToken.(*class), "token not yet valid")
+	errIssuedInFuture   error = newReason(ErrInvalidToken.(*class), "token issued in the future")
+	errBoundToken       error = newDPoPReason(ErrInvalidToken.(*class), "sender-constrained token presented as bearer")
+	errInactive         error = newReason(ErrInvalidToken.(*class), "token is not active")
+	errUnsupportedToken error = newReason(ErrInvalidToken.(*class), "token format not supported")
 )
 
 // Reasons for DPoP failures (RFC 9449 §4.3, §7), grouped by class.
@@ -115,61 +142,65 @@ var (
 	// the DPoP scheme is not DPoP-bound (no "cnf" with "jkt"), or it is
 	// bound to another key than the proof's (RFC 9449 §7.1), or the Bearer
 	// scheme was used where DPoP is required.
-	ErrDPoPUnboundToken error = newDPoPReason(ErrInvalidToken.(*class), "token is not DPoP-bound")
-	ErrDPoPKeyMismatch  error = newDPoPReason(ErrInvalidToken.(*class), "token is bound to another key")
-	ErrDPoPRequired     error = newDPoPReason(ErrInvalidToken.(*class), "a DPoP-bound token and proof are required")
+	errDPoPUnboundToken error = newDPoPReason(ErrInvalidToken.(*class), "token is not DPoP-bound")
+	errDPoPKeyMismatch  error = newDPoPReason(ErrInvalidToken.(*class), "token is bound to another key")
+	errDPoPRequired     error = newDPoPReason(ErrInvalidToken.(*class), "a DPoP-bound token and proof are required")
 
 	// Class ErrInvalidDPoPProof (401 invalid_dpop_proof, RFC 9449 §4.3).
-	ErrDPoPProofMissing    error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof missing")
-	ErrDPoPMultipleProofs  error = newDPoPReason(ErrInvalidDPoPProof.(*class), "more than one DPoP proof")
-	ErrDPoPMalformed       error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof is malformed")
-	ErrDPoPAlgorithm       error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof algorithm not accepted")
-	ErrDPoPSignature       error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof signature is invalid")
-	ErrDPoPRequestMismatch error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof is for another method or URL")
-	ErrDPoPProofTime       error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof is too old or issued in the future")
-	ErrDPoPTokenHash       error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof is for another access token")
-	// ErrDPoPReplayed is also what a [DPoPReplayStore] returns (or wraps)
-	// for a key it has seen.
-	ErrDPoPReplayed error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof replayed")
+	errDPoPProofMissing    error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof missing")
+	errDPoPMultipleProofs  error = newDPoPReason(ErrInvalidDPoPProof.(*class), "more than one DPoP proof")
+	errDPoPMalformed       error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof is malformed")
+	errDPoPAlgorithm       error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof algorithm not accepted")
+	errDPoPSignature       error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof signature is invalid")
+	errDPoPRequestMismatch error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof is for another method or URL")
+	errDPoPProofTime       error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof is too old or issued in the future")
+	errDPoPTokenHash       error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof is for another access token")
+	errDPoPReplayed        error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof replayed")
 
 	// Class ErrUseDPoPNonce (401 use_dpop_nonce with DPoP-Nonce, §9).
-	ErrDPoPNonceRequired error = newDPoPReason(ErrUseDPoPNonce.(*class), "resource server requires a nonce in the DPoP proof")
-	ErrDPoPNonceInvalid  error = newDPoPReason(ErrUseDPoPNonce.(*class), "DPoP nonce invalid or expired")
+	errDPoPNonceRequired error = newDPoPReason(ErrUseDPoPNonce.(*class), "resource server requires a nonce in the DPoP proof")
+	errDPoPNonceInvalid  error = newDPoPReason(ErrUseDPoPNonce.(*class), "DPoP nonce invalid or expired")
 
 	// Class ErrUnavailable (503): the replay store is full or failing, so
 	// no proof can be accepted.
-	ErrDPoPReplayUnavailable error = newDPoPReason(ErrUnavailable.(*class), "DPoP replay check unavailable")
-	// ErrDPoPNonceUnavailable: the nonce source failed while a nonce was
+	errDPoPReplayUnavailable error = newDPoPReason(ErrUnavailable.(*class), "DPoP replay check unavailable")
+	// The nonce source failed while a nonce was
 	// needed (503).
-	ErrDPoPNonceUnavailable error = newDPoPReason(ErrUnavailable.(*class), "DPoP nonce unavailable")
+	errDPoPNonceUnavailable error = newDPoPReason(ErrUnavailable.(*class), "DPoP nonce unavailable")
 )
 
 // Reasons for ErrInvalidRequest.
 var (
-	ErrMultipleCredentials  error = newReason(ErrInvalidRequest.(*class), "more than one credential in the request")
-	ErrMalformedCredentials error = newReason(ErrInvalidRequest.(*class), "malformed Authorization header")
-	ErrTokenInQuery         error = newReason(ErrInvalidRequest.(*class), "access token in the query string")
-	ErrTokenInBody          error = newReason(ErrInvalidRequest.(*class), "form-encoded request body")
+	errMultipleCredentials  error = newReason(ErrInvalidRequest.(*class), "more than one credential in the request")
+	errMalformedCredentials error = newReason(ErrInvalidRequest.(*class), "malformed Authorization header")
+	errTokenInQuery         error = newReason(ErrInvalidRequest.(*class), "access token in the query string")
+	errTokenInBody          error = newReason(ErrInvalidRequest.(*class), "form-encoded request body")
 )
 
 // Reasons for ErrUnavailable.
 var (
-	ErrKeysUnavailable   error = newReason(ErrUnavailable.(*class), "signing keys unavailable")
-	ErrIntrospection     error = newReason(ErrUnavailable.(*class), "introspection failed")
-	ErrVerifierClosed    error = newReason(ErrUnavailable.(*class), "verifier closed")
+	errKeysUnavailable   error = newReason(ErrUnavailable.(*class), "signing keys unavailable")
+	errIntrospection     error = newReason(ErrUnavailable.(*class), "introspection failed")
+	errVerifierClosed    error = newReason(ErrUnavailable.(*class), "verifier closed")
 	errIntrospectionBusy error = newReason(ErrUnavailable.(*class), "too many introspection calls in flight")
 )
 
 // Reasons for ErrBadMessage, each with its JSON-RPC error code.
 var (
-	ErrHeaderMismatch error = newReason(ErrBadMessage.(*class), "Mcp-Method or Mcp-Name header does not match the body")
-	ErrBatch          error = newReason(ErrBadMessage.(*class), "JSON-RPC batches are not supported")
-	ErrMalformedBody  error = newReason(ErrBadMessage.(*class), "body is not one JSON-RPC message")
-	ErrBodyTooLarge   error = newReason(ErrBadMessage.(*class), "body too large")
+	errHeaderMismatch error = newReason(ErrBadMessage.(*class), "Mcp-Method or Mcp-Name header does not match the body")
+	errBatch          error = newReason(ErrBadMessage.(*class), "JSON-RPC batches are not supported")
+	errMalformedBody  error = newReason(ErrBadMessage.(*class), "body is not one JSON-RPC message")
+	errBodyTooLarge   error = newReason(ErrBadMessage.(*class), "body too large")
 )
 
-// ErrOriginNotAllowed is the reason for ErrForbiddenOrigin.
-var ErrOriginNotAllowed error = newReason(ErrForbiddenOrigin.(*class), "origin not allowed")
+// Reasons for ErrUnknownSession.
+var (
+	errSessionNotBound error = newReason(ErrUnknownSession.(*class), "session ID not issued to this user")
+	errSessionMultiple error = newReason(ErrUnknownSession.(*class), "more than one session ID")
+)
+
+// The reason for ErrForbiddenOrigin.
+var errOriginNotAllowed error = newReason(ErrForbiddenOrigin.(*class), "origin not allowed")
 
 // ErrTokenPassthrough matches every [*PassthroughError].
 var ErrTokenPassthrough = errors.New("resource: inbound access token in an outbound request")
@@ -213,9 +244,9 @@ func (e *PassthroughError) Is(target error) bool { return target == ErrTokenPass
 
 // description returns the fixed error_description of err, or "".
 func description(err error) string {
-	var r *reason
+	var r *Error
 	if errors.As(err, &r) {
-		return r.desc
+		return r.Reason
 	}
 	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log"
@@ -94,7 +95,8 @@ func ExampleVerifier_Verify() {
 
 	now = now.Add(2 * time.Hour)
 	_, err = v.Verify(context.Background(), exampleToken(key, now.Add(-2*time.Hour), "mcp:tools"))
-	fmt.Println(errors.Is(err, resource.ErrExpired), errors.Is(err, resource.ErrInvalidToken))
+	var re *resource.Error
+	fmt.Println(errors.Is(err, resource.ErrInvalidToken), errors.As(err, &re) && re.Reason == "token expired")
 	// Output:
 	// alice host-app [mcp:tools] <nil>
 	// true true
@@ -262,6 +264,85 @@ func ExampleDPoPConfig() {
 	m := v.Metadata()
 	fmt.Println(m.DPoPBoundAccessTokensRequired, m.DPoPSigningAlgValuesSupported)
 	// Output:
-	// 401 DPoP resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", algs="ES256 RS256"
-	// true [ES256 RS256]
+	// 401 DPoP resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", algs="ES256 ES384 ES512 RS256 PS256 EdDSA"
+	// true [ES256 ES384 ES512 RS256 PS256 EdDSA]
+}
+
+// ParseStaticKeys reads an authorization server's JWK Set distributed out of
+// band. Keys not meant for verifying signatures are skipped; a set holding
+// a private or symmetric key is refused whole.
+func ExampleParseStaticKeys() {
+	keys, err := resource.ParseStaticKeys([]byte(`{"keys":[
+		{"kty":"EC","kid":"sig-1","use":"sig","alg":"ES256","crv":"P-256",
+		 "x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"},
+		{"kty":"EC","kid":"enc-1","use":"enc","crv":"P-256",
+		 "x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"}]}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(keys), keys[0].ID, keys[0].Algorithm)
+
+	_, err = resource.ParseStaticKeys([]byte(`{"keys":[{"kty":"oct","kid":"hmac","k":"c2VjcmV0"}]}`))
+	fmt.Println(errors.Is(err, resource.ErrInvalidConfig))
+	// Output:
+	// 1 sig-1 ES256
+	// true
+}
+
+// A tool of a stateful go-sdk server reads the identity of the request it
+// serves from req.Extra: its ctx comes from the request that opened the
+// session, so TokenInfoFromContext(ctx) would still report the scopes of
+// that time after the host steps up. The session ID the client gets is
+// bound to alice; the go-sdk sees her as its auth.TokenInfo too.
+func ExampleTokenInfoFromSDK() {
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	now := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
+	v, err := resource.New(resource.Config{
+		Resource: "https://mcp.example.com/mcp",
+		Issuers: []resource.Issuer{{Issuer: "https://auth.example.com",
+			Keys: resource.StaticKeys{{ID: "key-1", Public: &key.PublicKey}}}},
+		Now: func() time.Time { return now },
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer v.Close()
+
+	server := mcp.NewServer(&mcp.Implementation{Name: "files", Version: "1.0.0"}, nil)
+	mcp.AddTool(server, &mcp.Tool{Name: "whoami"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		info := resource.TokenInfoFromSDK(req.Extra.TokenInfo)
+		text := info.Subject + " " + strings.Join(info.Scopes, " ") + " (" + req.Extra.TokenInfo.UserID + ")"
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
+	})
+	h := v.Middleware(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+		&mcp.StreamableHTTPOptions{JSONResponse: true})) // stateful, the default
+
+	post := func(scope, session, body string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, "https://mcp.example.com/mcp", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+exampleToken(key, now, scope))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	opened := post("mcp:tools", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"host","version":"1.0.0"}}}`)
+	session := opened.Header().Get("Mcp-Session-Id")
+	post("mcp:tools", session, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+
+	whoami := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"whoami","arguments":{}}}`
+	for _, scope := range []string{"mcp:tools", "mcp:tools files:write"} {
+		var res struct {
+			Result mcp.CallToolResult `json:"result"`
+		}
+		_ = json.Unmarshal(post(scope, session, whoami).Body.Bytes(), &res)
+		fmt.Println(res.Result.Content[0].(*mcp.TextContent).Text)
+	}
+	// Output:
+	// alice mcp:tools (https://auth.example.com#alice)
+	// alice mcp:tools files:write (https://auth.example.com#alice)
 }

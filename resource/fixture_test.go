@@ -52,7 +52,14 @@ func (l *eventLog) all() []resource.Event {
 
 func newFixture(t testing.TB, mutate func(*resource.Config)) *fixture {
 	t.Helper()
-	f := &fixture{t: t, key: oauthtest.NewKey(t, oauthtest.ES256, "k1"), clock: oauthtest.NewClock(oauthtest.Epoch()), events: &eventLog{}}
+	return newFixtureOn(t, oauthtest.NewKey(t, oauthtest.ES256, "k1"), oauthtest.NewClock(oauthtest.Epoch()), mutate)
+}
+
+// newFixtureOn is newFixture with a given signing key and clock, for
+// Verifiers that must accept the same tokens (replicas).
+func newFixtureOn(t testing.TB, key *oauthtest.Key, clock *oauthtest.Clock, mutate func(*resource.Config)) *fixture {
+	t.Helper()
+	f := &fixture{t: t, key: key, clock: clock, events: &eventLog{}}
 	cfg := resource.Config{
 		Resource: testResource,
 		Issuers:  []resource.Issuer{{Issuer: testIssuer, Keys: resource.StaticKeys{{ID: "k1", Public: f.key.Public()}}}},
@@ -94,6 +101,7 @@ type seen struct {
 	mu            sync.Mutex
 	calls         int
 	authorization []string
+	dpop          []string
 	info          *resource.TokenInfo
 	body          string
 }
@@ -104,6 +112,7 @@ func (s *seen) handler() http.Handler {
 		s.mu.Lock()
 		s.calls++
 		s.authorization = r.Header.Values("Authorization")
+		s.dpop = r.Header.Values("DPoP")
 		s.info = resource.TokenInfoFromContext(r.Context())
 		s.body = string(b)
 		s.mu.Unlock()

@@ -144,3 +144,29 @@ func FuzzDPoPRequest(f *testing.F) {
 }
 
 const listBodyForFuzz = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
+
+// FuzzParseStaticKeys: never panics; an error is ErrInvalidConfig, and an
+// accepted set answers Keys for every key it holds.
+func FuzzParseStaticKeys(f *testing.F) {
+	f.Add([]byte(`{"keys":[{"kty":"EC","crv":"P-256","kid":"k","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"}]}`))
+	f.Add([]byte(`{"keys":[{"kty":"EC","crv":"P-256","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0","d":"AA"}]}`))
+	f.Add([]byte(`{"keys":[{"kty":"oct","k":"AA"}]}`))
+	f.Add([]byte(`{"keys":[]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		keys, err := resource.ParseStaticKeys(data)
+		if err != nil {
+			if !errors.Is(err, resource.ErrInvalidConfig) || keys != nil {
+				t.Fatalf("ParseStaticKeys = %v, %v", keys, err)
+			}
+			return
+		}
+		for _, k := range keys {
+			if k.Public == nil {
+				t.Fatalf("key without a public key: %+v", k)
+			}
+			if got, err := keys.Keys(context.Background(), k.ID); err != nil || len(got) == 0 {
+				t.Fatalf("Keys(%q) = %v, %v", k.ID, got, err)
+			}
+		}
+	})
+}

@@ -3,11 +3,12 @@ package resource
 import (
 	"bytes"
 	"encoding/base64"
-	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // mcpMessage is what the policy needs from a JSON-RPC request body. Byte
@@ -22,22 +23,15 @@ type mcpMessage struct {
 	rawName, rawURI []byte // as found, before the method is known
 }
 
-// readMessage reads the body (at most MaxBodyBytes), puts it back for the
-// wrapped handler, and scans it.
-func (v *Verifier) readMessage(r *http.Request) (mcpMessage, error) {
-	body, err := v.readBody(r)
-	if err != nil {
-		return mcpMessage{}, err
-	}
-	return scanMessage(body)
-}
-
+// readBody reads r's body, at most MaxBodyBytes; the wrapped handler's
+// copy of the request replays it (see forward). A request without a body
+// gives nil; one with an empty body, an empty non-nil slice.
 func (v *Verifier) readBody(r *http.Request) ([]byte, error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
 	}
 	if r.ContentLength > v.maxBody {
-		return nil, ErrBodyTooLarge
+		return nil, errBodyTooLarge
 	}
 	var body []byte
 	var err error
@@ -47,15 +41,15 @@ func (v *Verifier) readBody(r *http.Request) ([]byte, error) {
 	} else {
 		body, err = io.ReadAll(io.LimitReader(r.Body, v.maxBody+1))
 		if int64(len(body)) > v.maxBody {
-			return nil, ErrBodyTooLarge
+			return nil, errBodyTooLarge
 		}
 	}
 	if err != nil {
-		return nil, ErrMalformedBody
+		return nil, errMalformedBody
 	}
-	rb := &replayBody{}
-	rb.Reset(body)
-	r.Body = rb
+	if body == nil {
+		body = []byte{}
+	}
 	return body, nil
 }
 
@@ -81,17 +75,17 @@ func namedMethod(m []byte) bool {
 func checkHeaders(h http.Header, m *mcpMessage) error {
 	if vals, ok := h["Mcp-Method"]; ok {
 		if len(vals) != 1 || !m.hasMethod || !headerEquals(vals[0], m.method) {
-			return ErrHeaderMismatch
+			return errHeaderMismatch
 		}
 	}
 	if vals, ok := h["Mcp-Name"]; ok && m.hasMethod && namedMethod(m.method) {
 		if len(vals) != 1 || !m.hasName || !headerEquals(vals[0], m.name) {
-			return ErrHeaderMismatch
+			return errHeaderMismatch
 		}
 	}
 	if vals, ok := h["Mcp-Protocol-Version"]; ok && m.version != nil {
 		if len(vals) != 1 || vals[0] != string(m.version) {
-			return ErrHeaderMismatch
+			return errHeaderMismatch
 		}
 	}
 	return nil
@@ -107,31 +101,26 @@ func headerEquals(hv string, body []byte) bool {
 	return hv == string(body)
 }
 
-// Limits of the body scanner.
-const maxJSONDepth = 128
-
-var errScan = errors.New("scan")
-
 // scanMessage validates that body is exactly one JSON object (a JSON
 // array, a batch, is refused) and extracts method, params.name/uri and the
-// protocol version from params._meta. It accepts exactly the JSON grammar
-// of RFC 8259 and refuses what could make it and the MCP handler read the
-// body differently: a duplicate or case-variant "method", "params",
-// "name", "uri" or "_meta" member, and invalid UTF-8 in the values it
-// extracts.
+// protocol version from params._meta. It reads the body with a
+// jsontext.Decoder (RFC 8259 grammar, valid UTF-8 throughout) and refuses
+// what could make it and the MCP handler read the body differently: a
+// duplicate "method", "params", "name", "uri" or "_meta" member, and,
+// since the SDK decodes with encoding/json v1, which matches member names
+// without regard to case, a case variant of one. Duplicates elsewhere are
+// the handler's to judge, as the policy does not read them.
 func scanMessage(body []byte) (mcpMessage, error) {
-	s := scanner{data: body}
-	s.ws()
-	if s.pos < len(s.data) && s.data[s.pos] == '[' {
-		return mcpMessage{}, ErrBatch
-	}
 	var m mcpMessage
-	if err := s.topObject(&m); err != nil {
-		return mcpMessage{}, ErrMalformedBody
+	d := jsontext.NewDecoder(bytes.NewBuffer(body), jsontext.AllowDuplicateNames(true))
+	if d.PeekKind() == '[' {
+		return m, errBatch
 	}
-	s.ws()
-	if s.pos != len(s.data) {
-		return mcpMessage{}, ErrMalformedBody
+	if err := topObject(d, &m); err != nil {
+		return mcpMessage{}, errMalformedBody
+	}
+	if _, err := d.ReadToken(); err != io.EOF {
+		return mcpMessage{}, errMalformedBody
 	}
 	switch {
 	case !m.hasMethod || !namedMethod(m.method):
@@ -143,116 +132,130 @@ func scanMessage(body []byte) (mcpMessage, error) {
 	return m, nil
 }
 
-type scanner struct {
-	data  []byte
-	pos   int
-	depth int
-	buf   []byte
-	// strict refuses duplicate member names in every object and invalid
-	// UTF-8 in every string, as internal/jsonx does.
-	strict bool
-	// text, when set, is string(data), so unescaped string values can be
-	// returned as substrings without allocating.
-	text string
-}
-
-func (s *scanner) topObject(m *mcpMessage) error {
-	var paramsSeen bool
-	return s.object(func(key []byte) error {
-		switch {
-		case string(key) == "method":
-			if m.hasMethod {
-				return errScan
-			}
-			v, err := s.captureString()
-			m.method, m.hasMethod = v, true
-			return err
-		case string(key) == "params":
-			if paramsSeen {
-				return errScan
-			}
-			paramsSeen = true
-			if s.peek() == '{' {
-				return s.params(m)
-			}
-			return s.value()
-		case foldEq(key, "method"), foldEq(key, "params"):
-			return errScan
-		}
-		return s.value()
-	})
-}
-
-func (s *scanner) params(m *mcpMessage) error {
-	var nameSeen, uriSeen, metaSeen bool
-	return s.object(func(key []byte) error {
-		switch {
-		case string(key) == "name":
-			if nameSeen {
-				return errScan
-			}
-			nameSeen = true
-			return s.optString(&m.rawName)
-		case string(key) == "uri":
-			if uriSeen {
-				return errScan
-			}
-			uriSeen = true
-			return s.optString(&m.rawURI)
-		case string(key) == "_meta":
-			if metaSeen {
-				return errScan
-			}
-			metaSeen = true
-			if s.peek() == '{' {
-				return s.meta(m)
-			}
-			return s.value()
-		case foldEq(key, "name"), foldEq(key, "uri"), foldEq(key, "_meta"):
-			return errScan
-		}
-		return s.value()
-	})
-}
-
-func (s *scanner) meta(m *mcpMessage) error {
-	const key = "io.modelcontextprotocol/protocolVersion"
-	seen := false
-	return s.object(func(k []byte) error {
-		if string(k) == key {
-			if seen {
-				return errScan
-			}
-			seen = true
-			return s.optString(&m.version)
-		}
-		if foldEq(k, key) {
-			return errScan
-		}
-		return s.value()
-	})
-}
-
-// optString captures a string value into *dst, or skips any other value.
-func (s *scanner) optString(dst *[]byte) error {
-	if s.peek() != '"' {
-		return s.value()
+// members reads one object, calling read(i) for a member named names[i],
+// positioned at its value; other members are skipped. A second
+// occurrence, or a case variant, of one of names is an error. read must
+// consume the value.
+func members(d *jsontext.Decoder, names []string, read func(i int) error) error {
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
+		return errMalformedBody
 	}
-	v, err := s.captureString()
+	seen := 0
+	for d.PeekKind() != '}' {
+		raw, err := d.ReadValue()
+		if err != nil {
+			return err
+		}
+		name := []byte(raw[1 : len(raw)-1])
+		if bytes.IndexByte(name, '\\') >= 0 {
+			if name, err = jsontext.AppendUnquote(nil, raw); err != nil {
+				return err
+			}
+		}
+		i := slices.IndexFunc(names, func(n string) bool { return foldEq(name, n) })
+		switch {
+		case i < 0:
+			err = d.SkipValue()
+		case string(name) != names[i] || seen&(1<<i) != 0:
+			return errMalformedBody
+		default:
+			seen |= 1 << i
+			err = read(i)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	_, err := d.ReadToken()
+	return err
+}
+
+// objectOrSkip reads an object value with read, or skips any other value.
+func objectOrSkip(d *jsontext.Decoder, read func(*jsontext.Decoder, *mcpMessage) error, m *mcpMessage) error {
+	if d.PeekKind() != '{' {
+		return d.SkipValue()
+	}
+	return read(d, m)
+}
+
+func topObject(d *jsontext.Decoder, m *mcpMessage) error {
+	return members(d, []string{"method", "params"}, func(i int) (err error) {
+		if i == 1 {
+			return objectOrSkip(d, params, m)
+		}
+		m.method, err = stringValue(d)
+		m.hasMethod = err == nil
+		return err
+	})
+}
+
+// params reads the members of "params" the policy needs.
+func params(d *jsontext.Decoder, m *mcpMessage) error {
+	return members(d, []string{"name", "uri", "_meta"}, func(i int) error {
+		switch i {
+		case 0:
+			return optString(d, &m.rawName)
+		case 1:
+			return optString(d, &m.rawURI)
+		}
+		return objectOrSkip(d, meta, m)
+	})
+}
+
+// meta reads the protocol version of "params"."_meta".
+func meta(d *jsontext.Decoder, m *mcpMessage) error {
+	return members(d, []string{"io.modelcontextprotocol/protocolVersion"}, func(int) error {
+		return optString(d, &m.version)
+	})
+}
+
+// optString reads a string value into *dst (a copy), or skips any other
+// value.
+func optString(d *jsontext.Decoder, dst *[]byte) error {
+	if d.PeekKind() != '"' {
+		return d.SkipValue()
+	}
+	v, err := stringValue(d)
 	*dst = v
 	return err
 }
 
-func (s *scanner) captureString() ([]byte, error) {
-	if s.peek() != '"' {
-		return nil, errScan
+// stringValue reads a string value and returns a copy of its text.
+func stringValue(d *jsontext.Decoder) ([]byte, error) {
+	raw, err := d.ReadValue()
+	if err != nil || raw.Kind() != '"' {
+		return nil, errMalformedBody
 	}
-	v, err := s.str(true)
-	if err != nil || !utf8.Valid(v) {
-		return nil, errScan
+	return jsontext.AppendUnquote([]byte{}, raw)
+}
+
+// foldEq reports whether key equals target (ASCII) under the case
+// folding encoding/json v1 applies to member names: ASCII case, and
+// U+017F and U+212A folding to "s" and "k".
+func foldEq(key []byte, target string) bool {
+	i := 0
+	for t := 0; t < len(target); t++ {
+		if i >= len(key) {
+			return false
+		}
+		c, want := lower(key[i]), lower(target[t])
+		switch {
+		case c == want:
+			i++
+		case want == 's' && i+1 < len(key) && key[i] == 0xC5 && key[i+1] == 0xBF:
+			i += 2
+		case want == 'k' && i+2 < len(key) && key[i] == 0xE2 && key[i+1] == 0x84 && key[i+2] == 0xAA:
+			i += 3
+		default:
+			return false
+		}
 	}
-	if v == nil {
-		v = []byte{}
+	return i == len(key)
+}
+
+func lower(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
 	}
-	return v, nil
+	return c
 }

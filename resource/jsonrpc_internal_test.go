@@ -35,6 +35,10 @@ func TestScanMessage(t *testing.T) {
 		{"single quotes", `{'a':1}`, "", "", "", ErrMalformedBody},
 		{"deep nesting", string(make([]byte, 0)) + deep(200), "", "", "", ErrMalformedBody},
 		{"Kelvin fold", "{\"method\":\"a\",\"params\":{\"name\":\"x\",\"NAME\":\"y\"}}", "", "", "", ErrMalformedBody},
+		{"duplicate method", `{"method":"tools/list","method":"tools/call"}`, "", "", "", ErrMalformedBody},
+		{"escaped duplicate name", `{"method":"tools/call","params":{"name":"a","n\u0061me":"b"}}`, "", "", "", ErrMalformedBody},
+		{"version case variant", `{"method":"m","params":{"_meta":{"io.modelcontextprotocol/protocolversion":"x"}}}`, "", "", "", ErrMalformedBody},
+		{"duplicates the policy does not read", `{"method":"m","params":{"arguments":{"a":1,"a":2}}}`, "m", "", "", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,6 +77,7 @@ func TestFoldEq(t *testing.T) {
 		{"method", "method", true}, {"METHOD", "method", true}, {"Method", "method", true},
 		{"param\u017f", "params", true}, {"\u212aey", "key", true}, {"methods", "method", false},
 		{"metho", "method", false}, {"m\u00e9thod", "method", false},
+		{"io.modelcontextprotocol/protocolversion", "io.modelcontextprotocol/protocolVersion", true},
 	} {
 		if got := foldEq([]byte(tt.key), tt.target); got != tt.eq {
 			t.Errorf("foldEq(%q, %q) = %v", tt.key, tt.target, got)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpauth/mcpauth/internal/nethook"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/resource"
 )
@@ -32,12 +33,12 @@ func newRemoteFixture(t *testing.T) *remoteFixture {
 	srv := oauthtest.NewJWKSServer(t, key)
 	clock := oauthtest.NewClock(oauthtest.Epoch())
 	v, err := resource.New(resource.Config{
-		Resource:              testResource,
-		Issuers:               []resource.Issuer{{Issuer: srv.Issuer}},
-		TLSConfig:             srv.TLSConfig(),
-		InsecureAllowLoopback: true,
-		Cache:                 resource.CacheConfig{Disabled: true},
-		Now:                   clock.Now,
+		Resource:                  testResource,
+		Issuers:                   []resource.Issuer{{Issuer: srv.Issuer}},
+		TLSConfig:                 srv.TLSConfig(),
+		InsecureAllowHTTPLoopback: true,
+		Cache:                     resource.CacheConfig{Disabled: true},
+		Now:                       clock.Now,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -216,7 +217,7 @@ func TestRemoteKeysBackgroundRefresh(t *testing.T) {
 	srv := oauthtest.NewJWKSServer(t, key)
 	srv.SetCacheControl("max-age=1")
 	rk, err := resource.NewRemoteKeys(resource.RemoteKeysConfig{
-		JWKSURI: srv.JWKSURI, TLSConfig: srv.TLSConfig(), InsecureAllowLoopback: true,
+		JWKSURI: srv.JWKSURI, TLSConfig: srv.TLSConfig(), InsecureAllowHTTPLoopback: true,
 		MinRefreshInterval: time.Second,
 	})
 	if err != nil {
@@ -256,16 +257,16 @@ func TestRemoteKeysBackgroundRefresh(t *testing.T) {
 	}
 }
 
-// TestRemoteKeysFiltering: symmetric, encryption and weak keys in the set
-// are ignored.
+// TestRemoteKeysFiltering: encryption keys and keys whose "alg" does not
+// fit are ignored. (A symmetric or private key refuses the whole set:
+// TestJWKSCasesRemote.)
 func TestRemoteKeysFiltering(t *testing.T) {
 	t.Parallel()
 	key := oauthtest.NewKey(t, oauthtest.ES256, "good")
 	srv := oauthtest.NewJWKSServer(t, key)
-	srv.AddRawJWK(`{"kty":"oct","kid":"hmac","k":"c2VjcmV0c2VjcmV0c2VjcmV0"}`)
 	srv.AddRawJWK(`{"kty":"EC","kid":"enc","use":"enc","crv":"P-256","x":"` + "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU" + `","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"}`)
 	srv.AddRawJWK(`{"kty":"EC","kid":"wrongalg","alg":"ES384","crv":"P-256","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"}`)
-	rk, err := resource.NewRemoteKeys(resource.RemoteKeysConfig{JWKSURI: srv.JWKSURI, TLSConfig: srv.TLSConfig(), InsecureAllowLoopback: true})
+	rk, err := resource.NewRemoteKeys(resource.RemoteKeysConfig{JWKSURI: srv.JWKSURI, TLSConfig: srv.TLSConfig(), InsecureAllowHTTPLoopback: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,11 +290,9 @@ func TestRemoteKeysSSRF(t *testing.T) {
 		return nil, errors.New("no")
 	}
 	for _, addr := range []string{"10.0.0.5", "169.254.169.254", "127.0.0.1", "192.168.1.1", "::ffff:10.0.0.1"} {
-		rk, err := resource.NewRemoteKeys(resource.RemoteKeysConfig{
-			JWKSURI:  "https://keys.example.com/jwks",
-			Resolver: fakeResolver{netip.MustParseAddr(addr)},
-			Dial:     dialFails,
-		})
+		rk, err := resource.NewRemoteKeys(*nethook.Set(&resource.RemoteKeysConfig{
+			JWKSURI: "https://keys.example.com/jwks",
+		}, nethook.Net{Resolver: oauthtest.NewResolver(netip.MustParseAddr(addr)), Dial: dialFails}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -310,7 +309,7 @@ func TestRemoteKeysSSRF(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"issuer":"` + srv.URL + `","authorization_endpoint":"` + srv.URL + `/a","token_endpoint":"` + srv.URL + `/t","jwks_uri":"http://169.254.169.254/keys"}`))
 	})
-	rk, err := resource.NewRemoteKeys(resource.RemoteKeysConfig{Issuer: srv.URL, InsecureAllowLoopback: true,
+	rk, err := resource.NewRemoteKeys(resource.RemoteKeysConfig{Issuer: srv.URL, InsecureAllowHTTPLoopback: true,
 		TLSConfig: srv.Client().Transport.(*http.Transport).TLSClientConfig})
 	if err != nil {
 		t.Fatal(err)
@@ -327,7 +326,7 @@ func TestRemoteKeysIssuerMismatch(t *testing.T) {
 	t.Parallel()
 	key := oauthtest.NewKey(t, oauthtest.ES256, "k1")
 	srv := oauthtest.NewJWKSServer(t, key)
-	rk, err := resource.NewRemoteKeys(resource.RemoteKeysConfig{Issuer: srv.Issuer + "/tenant", TLSConfig: srv.TLSConfig(), InsecureAllowLoopback: true})
+	rk, err := resource.NewRemoteKeys(resource.RemoteKeysConfig{Issuer: srv.Issuer + "/tenant", TLSConfig: srv.TLSConfig(), InsecureAllowHTTPLoopback: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,10 +352,4 @@ func TestRemoteKeysConfig(t *testing.T) {
 			t.Errorf("%+v: %v", cfg, err)
 		}
 	}
-}
-
-type fakeResolver []netip.Addr
-
-func (r fakeResolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
-	return r, nil
 }

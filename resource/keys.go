@@ -2,26 +2,18 @@ package resource
 
 import (
 	"context"
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/elliptic"
-	"crypto/rsa"
 	"fmt"
+
+	"github.com/mcpauth/mcpauth/internal/jwkset"
 )
 
-// Key is one public verification key of an authorization server. It holds
-// only standard library types.
-type Key struct {
-	// ID is the key ID ("kid"). Empty matches only tokens without "kid".
-	ID string
-	// Algorithm is the JWS algorithm the key is restricted to ("alg" of the
-	// JWK). Empty means any allowed algorithm that fits the key type.
-	Algorithm string
-	// Public is *ecdsa.PublicKey, *rsa.PublicKey (2048 bits or more) or
-	// ed25519.PublicKey. Other types never verify anything.
-	Public crypto.PublicKey
-}
+// Key is one public verification key of an authorization server, in
+// standard library types only: ID is the "kid" (empty matches only tokens
+// without "kid"), Algorithm the JWS "alg" the key is restricted to (empty:
+// any allowed algorithm that fits the key type), Public an
+// *ecdsa.PublicKey, an *rsa.PublicKey of 2048 bits or more or an
+// ed25519.PublicKey (other types never verify anything).
+type Key = jwkset.Key
 
 // KeySource resolves an issuer's signing keys. It only finds keys; parsing,
 // the algorithm allowlist and the signature check happen in the Verifier.
@@ -37,6 +29,23 @@ type KeySource interface {
 // StaticKeys is a fixed [KeySource], for tests and keys distributed out of
 // band. It is safe for concurrent use as long as it is not modified.
 type StaticKeys []Key
+
+// ParseStaticKeys parses a JWK Set document (RFC 7517 §5), such as an
+// authorization server's keys distributed out of band, by the rule
+// [RemoteKeys] applies to fetched sets and the authorization server to
+// clients' sets: at most 64 KiB and 100 keys, strict JSON (case-sensitive
+// names, duplicates refused); the whole set refused when any member holds
+// private or symmetric key material; members whose key type, curve, "use",
+// "key_ops" or "alg" do not make them usable for verifying a signature are
+// skipped; a set with no usable key left is refused. Errors match
+// [ErrInvalidConfig].
+func ParseStaticKeys(jwks []byte) (StaticKeys, error) {
+	keys, err := jwkset.Parse(jwks)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	return StaticKeys(keys), nil
+}
 
 // Keys returns the keys with ID kid, or all keys when kid is "".
 func (s StaticKeys) Keys(_ context.Context, kid string) ([]Key, error) {
@@ -63,54 +72,13 @@ func (s StaticKeys) Keys(_ context.Context, kid string) ([]Key, error) {
 	return out, nil
 }
 
-// algorithmFits reports whether alg is an accepted JWS algorithm and
-// whether k has the key type it is bound to (RFC 8725 §3.1: the algorithm
-// must fit the key; RSA keys need 2048 bits or more).
-func algorithmFits(alg string, k crypto.PublicKey) (known, fits bool) {
-	switch alg {
-	case "ES256":
-		return true, ecOn(k, elliptic.P256())
-	case "ES384":
-		return true, ecOn(k, elliptic.P384())
-	case "ES512":
-		return true, ecOn(k, elliptic.P521())
-	case "RS256", "RS384", "RS512", "PS256", "PS384", "PS512":
-		rk, ok := k.(*rsa.PublicKey)
-		return true, ok && rk.N != nil && rk.N.BitLen() >= 2048
-	case "EdDSA":
-		ek, ok := k.(ed25519.PublicKey)
-		return true, ok && len(ek) == ed25519.PublicKeySize
-	}
-	return false, false
-}
-
-func ecOn(k crypto.PublicKey, c elliptic.Curve) bool {
-	ek, ok := k.(*ecdsa.PublicKey)
-	return ok && ek.Curve == c
-}
-
-// keyFits reports whether k may verify a signature made with alg.
-func keyFits(k Key, alg string) bool {
-	if k.Algorithm != "" && k.Algorithm != alg {
-		return false
-	}
-	_, fits := algorithmFits(alg, k.Public)
-	return fits
-}
-
 func checkAlgorithms(algs []string) ([]string, error) {
-	if algs == nil {
-		algs = DefaultAlgorithms()
-	}
-	if len(algs) == 0 {
+	if algs != nil && len(algs) == 0 {
 		return nil, fmt.Errorf("%w: empty algorithm allowlist", ErrInvalidConfig)
 	}
-	out := make([]string, 0, len(algs))
-	for _, a := range algs {
-		if known, _ := algorithmFits(a, nil); !known {
-			return nil, fmt.Errorf("%w: algorithm %q is not an accepted asymmetric JWS algorithm", ErrInvalidConfig, a)
-		}
-		out = append(out, a)
+	out, err := jwkset.Allowlist(algs, DefaultAlgorithms())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	return out, nil
 }

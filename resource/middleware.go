@@ -1,10 +1,10 @@
 package resource
 
 import (
-	"context"
 	"net/http"
+	"slices"
 
-	"github.com/mcpauth/mcpauth/internal/dpop"
+	"github.com/mcpauth/mcpauth/dpop"
 )
 
 // Middleware wraps an MCP Streamable HTTP handler. For every request, in
@@ -18,19 +18,32 @@ import (
 //     with the DPoP scheme must be bound to the key of the request's one
 //     DPoP proof, which is checked for this request (RFC 9449 §4.3, §7.1)
 //     even when the token itself comes from the verified-token cache;
-//  3. when the policy has rules beyond its default, the JSON-RPC body is
-//     read (size-bounded) and restored, Mcp-Method and Mcp-Name are checked
-//     against it (400, -32020), and the operation's scopes are computed
-//     from the body, never from headers (RS-15);
-//  4. missing scopes get 403 insufficient_scope (RS-12, RS-13).
+//  3. an Mcp-Session-Id not issued to the token's user gets 404, as an
+//     unknown session (MCP Security Best Practices, "Session Hijacking");
+//  4. when the policy has rules beyond its default, the JSON-RPC body is
+//     read (size-bounded) and replayed to the handler, Mcp-Method and
+//     Mcp-Name are checked against it (400, -32020), and the operation's
+//     scopes are computed from the body, never from headers (RS-15);
+//  5. missing scopes get 403 insufficient_scope (RS-12, RS-13).
 //
 // Every request is authenticated on its own: no session, connection or
-// Mcp-Session-Id stands in for a token (RS-20, TR-09). The wrapped handler
-// receives the request without its Authorization header (nor, with DPoP
-// enabled, its DPoP header), which the middleware deletes from the request
-// in place so that no later handler or outer middleware can forward or log
-// it (RS-19); the validated identity is in the context
-// ([TokenInfoFromContext]).
+// Mcp-Session-Id stands in for a token (RS-20, TR-09). The middleware never
+// changes the *http.Request it is given (beyond reading its body): the
+// wrapped handler receives a shallow copy with a header of its own, without
+// Authorization (nor, with DPoP enabled, DPoP), so that the handler cannot
+// forward or log the token (RS-19), with the body the policy read replayed,
+// and with the validated identity in its context ([TokenInfoFromContext]),
+// a copy private to that request. The context also carries the identity as
+// the official Go SDK's auth.TokenInfo, as its auth.RequireBearerToken
+// would set it: UserID is the issuer, "#", and the subject (the client_id
+// of a token without one), Scopes the granted scopes, Expiration "exp",
+// and Extra the claims (see [TokenInfoFromSDK]).
+//
+// Session IDs are bound to their user ([Config.SessionKey]): every
+// Mcp-Session-Id the handler sets in a response reaches the client with a
+// MAC for the request's issuer and subject, and a request whose
+// Mcp-Session-Id does not carry the MAC for its own token's user gets 404
+// before the handler runs; the handler sees its own ID.
 func (v *Verifier) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		v.serve(w, r, next)
@@ -51,7 +64,6 @@ func (v *Verifier) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		return
 	}
 	cred, err := extractCredential(r, v.maxToken, v.dpop != nil)
-	r.Header.Del("Authorization")
 	o := outcome{scheme: cred.scheme}
 	var av *authValue
 	if err == nil {
@@ -62,7 +74,13 @@ func (v *Verifier) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		return
 	}
 	o.info = av.info
-	o.op, err = v.authorize(r, av.info)
+	sid, err := v.checkSession(r, av)
+	if err != nil {
+		v.deny(w, r, err, o)
+		return
+	}
+	var body []byte
+	o.op, body, err = v.authorize(r, av.info)
 	if err != nil {
 		v.deny(w, r, err, o)
 		return
@@ -70,12 +88,14 @@ func (v *Verifier) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 	if v.audit != nil || v.logger != nil {
 		v.emit(r, DecisionAllow, 0, nil, o)
 	}
-	next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, av)))
+	sw, out := v.forward(w, r, av, body, sid)
+	next.ServeHTTP(sw, out)
+	sw.finish()
 }
 
 // authenticate verifies the credential and, for the DPoP scheme, the
-// request's proof. With DPoP enabled the DPoP header is removed from the
-// request whatever the scheme; a Bearer request ignores it. The cheap
+// request's proof. A Bearer request ignores a DPoP header (which, with DPoP
+// enabled, the wrapped handler does not receive whatever the scheme). The cheap
 // refusals (no single proof, Bearer where DPoP is required) come before
 // the token check, the token check (possibly a cache hit) before the
 // proof's signature, so that only a request with a valid token, and a
@@ -88,12 +108,11 @@ func (v *Verifier) authenticate(r *http.Request, cred credential, o *outcome) (*
 		if cred.scheme == schemeDPoP {
 			proof, err = dpop.ProofFromHeader(r.Header)
 		}
-		r.Header.Del(dpopHeaderKey)
 		switch {
 		case err != nil:
 			return nil, dpopReason(err)
 		case cred.scheme == schemeBearer && v.dpop.mode == DPoPRequired:
-			return nil, ErrDPoPRequired
+			return nil, errDPoPRequired
 		}
 	}
 	av, err := v.verify(r.Context(), cred.token, cred.scheme, cred.shape)
@@ -110,29 +129,39 @@ func (v *Verifier) authenticate(r *http.Request, cred credential, o *outcome) (*
 	return av, nil
 }
 
-// authorize applies the scope policy to the request.
-func (v *Verifier) authorize(r *http.Request, info *TokenInfo) (*mcpMessage, error) {
+// authorize applies the scope policy to the request. When the policy
+// needs the body, it is read from r and returned, for the wrapped
+// handler's copy of the request (non-nil when r had a body).
+func (v *Verifier) authorize(r *http.Request, info *TokenInfo) (*mcpMessage, []byte, error) {
 	p := v.policy
 	if p == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	required := p.def
 	var msg *mcpMessage
+	var body []byte
 	if p.needsBody && r.Method == http.MethodPost {
-		m, err := v.readMessage(r)
+		var err error
+		if body, err = v.readBody(r); err != nil {
+			return nil, nil, err
+		}
+		m, err := scanMessage(body)
 		if err != nil {
-			return nil, err
+			return nil, body, err
 		}
 		msg = &m
 		if err := checkHeaders(r.Header, msg); err != nil {
-			return msg, err
+			return msg, body, err
 		}
 		required = p.required(msg)
 	}
 	if missing := p.missing(required, info.Scopes); missing != nil {
-		return msg, &ScopeError{Required: required, Missing: missing}
+		// Required is the policy's own list: the error (and the audit
+		// event) get a copy, so that nothing they reach can change the
+		// policy for later requests.
+		return msg, body, &ScopeError{Required: slices.Clone(required), Missing: missing}
 	}
-	return msg, nil
+	return msg, body, nil
 }
 
 // deny writes the error response and the audit event.

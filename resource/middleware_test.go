@@ -7,9 +7,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/mcpauth/mcpauth/internal/golden"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
@@ -197,8 +201,139 @@ func TestStripAuthorization(t *testing.T) {
 	if s.info == nil || s.info.Subject != "user-1" || s.info.ClientID != "client-1" {
 		t.Errorf("TokenInfo = %+v", s.info)
 	}
-	if req.Header.Get("Authorization") != "" {
-		t.Error("RS-19: Authorization still on the request after the middleware")
+}
+
+// TestInboundRequestUnchanged: the middleware hands the wrapped handler a
+// copy and leaves the *http.Request it was given as it was (net/http's
+// Handler contract), headers and body field included, with and without a
+// policy that reads the body; the handler's Set, Add and Del on its copy's
+// header do not reach the original either.
+func TestInboundRequestUnchanged(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name   string
+		policy *resource.Policy
+		body   string
+	}{
+		{"default policy, body not read", nil, ""},
+		{"per-tool policy, body read and replayed", testPolicy(), toolCall("read_file")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, func(c *resource.Config) { c.Policy = tt.policy })
+			req := mcpPost(f.token(nil), tt.body)
+			req.Header.Set("Mcp-Method", "tools/call")
+			if tt.body == "" {
+				req.Header.Del("Mcp-Method")
+			}
+			wantHeader := req.Header.Clone()
+			wantBody, wantCtx := req.Body, req.Context()
+			var got *http.Request
+			var gotBody []byte
+			h := f.v.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				got = r
+				gotBody, _ = io.ReadAll(r.Body)
+				r.Header.Set("Accept", "changed")
+				r.Header.Add("Content-Type", "added")
+				r.Header.Del("Mcp-Method")
+				r.Header.Set("X-Added", "1")
+			}))
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != 200 || got == nil {
+				t.Fatalf("status %d, handler called: %v", rec.Code, got != nil)
+			}
+			if got == req {
+				t.Error("the handler received the inbound *http.Request itself")
+			}
+			if !reflect.DeepEqual(req.Header, wantHeader) {
+				t.Errorf("inbound header changed:\n got %v\nwant %v", req.Header, wantHeader)
+			}
+			if req.Body != wantBody || req.Context() != wantCtx {
+				t.Error("inbound body or context replaced")
+			}
+			want := tt.body
+			if want == "" {
+				want = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
+			}
+			if string(gotBody) != want {
+				t.Errorf("handler read body %q, want %q", gotBody, want)
+			}
+		})
+	}
+}
+
+// TestHandlerCannotAlterCache: the identity a handler receives is its
+// request's own. A handler that appends to and edits its Scopes, Audience
+// and Claims (and a caller of Verify that does the same) changes nothing
+// for the next request with the same token, which the cached verification
+// still judges: the step-up scope it added is still missing.
+func TestHandlerCannotAlterCache(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(c *resource.Config) { c.Policy = testPolicy() })
+	tok := f.token(nil)
+	type view struct {
+		scopes   string
+		aud, sub string
+		claims0  byte
+		// go-sdk's auth.TokenInfo of the request
+		sdkScopes, userID, extraSub string
+		extraAud                    any
+	}
+	var infos []*resource.TokenInfo
+	var views []view
+	h := f.v.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info := resource.TokenInfoFromContext(r.Context())
+		if info != resource.TokenInfoFromContext(r.Context()) {
+			t.Error("two calls for one request returned different values")
+		}
+		infos = append(infos, info)
+		ti := auth.TokenInfoFromContext(r.Context())
+		if ti == nil || ti != auth.TokenInfoFromContext(r.Context()) || resource.TokenInfoFromSDK(ti) != info {
+			t.Fatal("go-sdk's TokenInfo missing, or not the request's")
+		}
+		views = append(views, view{strings.Join(info.Scopes, " "), info.Audience[0], info.Subject, info.Claims[0],
+			strings.Join(ti.Scopes, " "), ti.UserID, ti.Extra["sub"].(string), ti.Extra["aud"]})
+		ti.Scopes[0], ti.UserID, ti.Extra["sub"] = "admin", "someone-else", "someone-else"
+		ti.Scopes = append(ti.Scopes, "files:write")
+		info.Scopes[0] = "admin"
+		info.Scopes = append(info.Scopes, "files:write")
+		info.Audience[0] = "https://other.example.com"
+		info.Claims[0] = 'X'
+		info.Subject = "someone-else"
+	}))
+	mutated, err := f.v.Verify(context.Background(), tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mutated.Scopes[0], mutated.Audience[0], mutated.Claims[0] = "admin", "x", 'X'
+	for i := range 2 {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, mcpPost(tok, toolCall("read_file")))
+		if rec.Code != 200 {
+			t.Fatalf("request %d: status %d", i, rec.Code)
+		}
+	}
+	if len(infos) != 2 || infos[0] == infos[1] {
+		t.Fatalf("requests shared a TokenInfo (%d values)", len(infos))
+	}
+	want := []string{"mcp:tools", "files:read"}
+	for i, got := range views {
+		if got != (view{"mcp:tools files:read", testResource, "user-1", '{', "mcp:tools files:read", testIssuer + "#user-1", "user-1", testResource}) {
+			t.Errorf("request %d saw %+v", i, got)
+		}
+	}
+	fresh, err := f.v.Verify(context.Background(), tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(fresh.Scopes, want) || fresh.Audience[0] != testResource || fresh.Subject != "user-1" || fresh.Claims[0] != '{' {
+		t.Errorf("cached identity altered: %+v", fresh)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, mcpPost(tok, toolCall("write_file")))
+	if rec.Code != http.StatusForbidden {
+		t.Errorf("write_file after a handler added files:write: status %d, want 403", rec.Code)
 	}
 }
 

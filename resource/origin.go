@@ -19,12 +19,13 @@ func (v *Verifier) checkOrigin(r *http.Request) (string, error) {
 			return vals[0], nil
 		}
 	}
-	return "", ErrOriginNotAllowed
+	return "", errOriginNotAllowed
 }
 
 // setCORS adds the response headers for an allowed cross-origin request;
 // WWW-Authenticate (and, with DPoP, DPoP-Nonce) is exposed so browser
-// clients can read challenges (RS-26, RFC 9449 §8).
+// clients can read challenges (RS-26, RFC 9449 §8), and Mcp-Session-Id so
+// they can continue a session.
 func setCORS(w http.ResponseWriter, origin, expose string) {
 	h := w.Header()
 	h.Set("Access-Control-Allow-Origin", origin)
@@ -46,21 +47,24 @@ func preflight(w http.ResponseWriter, r *http.Request, origin string) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// allowedRequestHeaders echoes the requested header names when they are
-// all valid tokens (MCP has open-ended Mcp-Param-* headers), or falls back
-// to the fixed MCP set.
+// mcpRequestHeaders are the request headers of MCP's Streamable HTTP
+// transport, which every preflight allows.
+const mcpRequestHeaders = "Authorization, DPoP, Mcp-Session-Id, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID, Content-Type, Accept"
+
+// allowedRequestHeaders is the MCP set, followed by the requested header
+// names when they are all valid tokens (MCP has open-ended Mcp-Param-*
+// headers).
 func allowedRequestHeaders(requested string) string {
-	const fixed = "Authorization, DPoP, Content-Type, Accept, Mcp-Method, Mcp-Name, Mcp-Protocol-Version, Last-Event-ID"
 	if requested == "" || len(requested) > 1024 {
-		return fixed
+		return mcpRequestHeaders
 	}
 	for _, name := range strings.Split(requested, ",") {
 		name = strings.TrimSpace(name)
 		if name == "" || !isHeaderToken(name) {
-			return fixed
+			return mcpRequestHeaders
 		}
 	}
-	return requested
+	return mcpRequestHeaders + ", " + requested
 }
 
 func isHeaderToken(s string) bool {

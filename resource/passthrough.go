@@ -45,7 +45,7 @@ func (g *guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			_ = req.Body.Close()
 		}
 		if g.v.audit != nil || g.v.logger != nil {
-			e := Event{Time: g.v.now(), Decision: DecisionPassthroughBlocked, Reason: "inbound token in " + where,
+			e := Event{Time: g.v.clock.Now(), Decision: DecisionPassthroughBlocked, Reason: "inbound token in " + where,
 				HTTPMethod: req.Method, Path: req.URL.Host, Err: ErrTokenPassthrough}
 			if info := TokenInfoFromContext(req.Context()); info != nil {
 				e.Issuer, e.Subject, e.ClientID = info.Issuer, info.Subject, info.ClientID
@@ -96,7 +96,7 @@ func (v *Verifier) knownToken(s string) bool {
 	if len(s) < minCandidate || (v.cache == nil && v.introspector == nil) {
 		return false
 	}
-	now := v.now()
+	now := v.clock.Now()
 	check := func(c string) bool {
 		return len(c) >= minCandidate && (v.cache.get(c, now) != nil ||
 			(v.introspector != nil && v.introspector.pos.get(c, now) != nil))

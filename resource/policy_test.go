@@ -1,6 +1,7 @@
 package resource_test
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -211,5 +212,34 @@ func TestGrants(t *testing.T) {
 	info := &resource.TokenInfo{Scopes: []string{"admin"}}
 	if !f.v.Grants(info, "files:write", "mcp:tools") || f.v.Grants(info, "ops:deploy") || f.v.Grants(nil, "x") {
 		t.Error("Grants")
+	}
+}
+
+// TestScopeErrorDoesNotShareThePolicy: the scopes a step-up event and its
+// ScopeError report are a copy: an audit hook that changes them leaves the
+// policy as configured for later requests.
+func TestScopeErrorDoesNotShareThePolicy(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(c *resource.Config) {
+		c.Policy = &resource.Policy{Default: []string{"mcp:tools"}, Tools: map[string][]string{"write_file": {"files:write"}}}
+		c.Audit = func(_ context.Context, e resource.Event) {
+			for i := range e.Required {
+				e.Required[i] = "mcp:tools"
+			}
+			var se *resource.ScopeError
+			if errors.As(e.Err, &se) {
+				for i := range se.Required {
+					se.Required[i] = "mcp:tools"
+				}
+			}
+		}
+	})
+	h := f.v.Middleware(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	for i := range 2 {
+		rec := httpRecorder()
+		h.ServeHTTP(rec, mcpPost(f.token(nil), toolCall("write_file")))
+		if rec.Code != http.StatusForbidden || bearerChallenge(t, rec).Value("scope") != "mcp:tools files:write" {
+			t.Fatalf("request %d: status %d, challenge %q", i, rec.Code, rec.Header().Get("WWW-Authenticate"))
+		}
 	}
 }

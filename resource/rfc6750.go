@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/mcpauth/mcpauth/internal/jwtverify"
 )
 
 // schemeBearer is the RFC 6750 authentication scheme. Schemes are carried
@@ -19,7 +21,7 @@ const schemeBearer = "Bearer"
 type credential struct {
 	scheme string
 	token  string
-	shape  tokenShape // what parseAuthorization's scan learned of token
+	shape  tokenShape // what the b64token scan learned of token
 }
 
 // extractCredential finds the request's access token. Only the
@@ -39,13 +41,13 @@ func extractCredential(r *http.Request, maxToken int, withDPoP bool) (credential
 	inQuery := queryHasToken(r.URL.RawQuery)
 	switch {
 	case len(vals) > 1:
-		return credential{}, ErrMultipleCredentials
+		return credential{}, errMultipleCredentials
 	case len(vals) == 1 && inQuery:
-		return credential{}, ErrMultipleCredentials
+		return credential{}, errMultipleCredentials
 	case inQuery:
-		return credential{scheme: schemeBearer}, ErrTokenInQuery
+		return credential{scheme: schemeBearer}, errTokenInQuery
 	case isFormBody(r):
-		return credential{scheme: schemeBearer}, ErrTokenInBody
+		return credential{scheme: schemeBearer}, errTokenInBody
 	case len(vals) == 0:
 		return credential{}, ErrNoToken
 	}
@@ -68,29 +70,32 @@ func parseAuthorization(h string, maxToken int, withDPoP bool) (credential, erro
 	}
 	tok := strings.TrimLeft(rest, " ")
 	if len(tok) > maxToken {
-		return credential{scheme: scheme}, ErrTokenTooLarge
-	}
-	// One scan serves both checks on the common path: a token with the
-	// JWS compact shape is a b64token (base64url and "." are b64token
-	// characters, and it has no "=" padding), so only a token without
-	// that shape is scanned against the b64token class.
-	if looksLikeJWT(tok) {
-		return credential{scheme: scheme, token: tok, shape: shapeJWS}, nil
+		return credential{scheme: scheme}, errTokenTooLarge
 	}
 	if !isB64Token(tok) {
-		return credential{scheme: scheme}, ErrMalformedCredentials
+		return credential{scheme: scheme}, errMalformedCredentials
 	}
-	return credential{scheme: scheme, token: tok, shape: shapeOther}, nil
+	// A b64token has the JWS compact shape exactly when it splits in three
+	// and has none of the b64token characters base64url lacks: four
+	// vectorised byte searches instead of a second per-byte scan.
+	shape := shapeOpaque
+	if _, _, _, ok := jwtverify.Split(tok); ok && strings.IndexByte(tok, '~') < 0 && strings.IndexByte(tok, '+') < 0 &&
+		strings.IndexByte(tok, '/') < 0 && strings.IndexByte(tok, '=') < 0 {
+		shape = shapeJWS
+	}
+	return credential{scheme: scheme, token: tok, shape: shape}, nil
 }
+
+// b64token is the RFC 6750 §2.1 character set before any "=" padding:
+// ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/", as the bitmasks of
+// jwtverify.AllIn.
+const b64TokenLo, b64TokenHi = 1<<'+' | 1<<'-' | 1<<'.' | 1<<'/' | 0x3ff<<'0', 0x3ffffff<<('A'-64) | 1<<('_'-64) | 0x3ffffff<<('a'-64) | 1<<('~'-64)
 
 // isB64Token reports whether s matches RFC 6750 §2.1
 // b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=".
 func isB64Token(s string) bool {
-	if s == "" {
-		return false
-	}
 	body := strings.TrimRight(s, "=")
-	return body != "" && allIn(body, b64TokenTable)
+	return body != "" && jwtverify.AllIn(body, b64TokenLo, b64TokenHi)
 }
 
 // queryHasToken reports whether the query string carries an access_token

@@ -6,6 +6,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/mcpauth/mcpauth/internal/jwtverify"
 )
 
 func TestParseAuthorization(t *testing.T) {
@@ -38,28 +40,19 @@ func TestParseAuthorization(t *testing.T) {
 	}
 }
 
-// TestParseAuthorizationShape: the credential scan records whether the
-// token has the JWS compact shape, so the verifier does not scan it again;
-// a JWS-shaped token is still an RFC 6750 b64token (RS-16).
-func TestParseAuthorizationShape(t *testing.T) {
+// TestParseAuthorizationToken: a token is an RFC 6750 b64token (RS-16),
+// JWS-shaped or not.
+func TestParseAuthorizationToken(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		token string
-		shape tokenShape
-	}{
-		{"a.b.c", shapeJWS},
-		{"aB-_0.b.", shapeJWS},
-		{"a.b.c=", shapeOther},
-		{"a.b.c.d", shapeOther},
-		{".b.c", shapeOther},
-		{"a..c", shapeOther},
-		{"a~b.c.d", shapeOther},
-		{"opaque+/token==", shapeOther},
+	for _, tok := range []string{"a.b.c", "aB-_0.b.", "a.b.c=", "a.b.c.d", ".b.c", "a..c", "a~b.c.d", "opaque+/token=="} {
+		c, err := parseAuthorization("Bearer "+tok, 64, false)
+		if err != nil || c.token != tok || !isB64Token(c.token) || (c.shape == shapeJWS) != jwtverify.LooksLikeJWS(tok) {
+			t.Errorf("%q: %+v %v", tok, c, err)
+		}
 	}
-	for _, tt := range tests {
-		c, err := parseAuthorization("Bearer "+tt.token, 64, false)
-		if err != nil || c.token != tt.token || c.shape != tt.shape || !isB64Token(c.token) {
-			t.Errorf("%q: %+v %v", tt.token, c, err)
+	for _, tok := range []string{"=", "a=b", "a,b", "a\xffb", "a\"b"} {
+		if _, err := parseAuthorization("Bearer "+tok, 64, false); !errors.Is(err, ErrMalformedCredentials) {
+			t.Errorf("%q: %v", tok, err)
 		}
 	}
 }
@@ -126,21 +119,20 @@ func FuzzExtractCredential(f *testing.F) {
 		if !isB64Token(c.token) || (c.scheme != schemeBearer && (!withDPoP || c.scheme != schemeDPoP)) {
 			t.Fatalf("bad credential %+v from %q", c, header)
 		}
-		// The shape recorded by the one scan is the shape of the token.
-		if (c.shape == shapeJWS) != looksLikeJWT(c.token) || c.shape == shapeUnchecked {
+		// The shape recorded by the one scan is the token's.
+		if (c.shape == shapeJWS) != jwtverify.LooksLikeJWS(c.token) || c.shape == shapeUnknown {
 			t.Fatalf("shape %d recorded for %q", c.shape, header)
 		}
 	})
 }
 
-func TestByteSets(t *testing.T) {
+func TestB64TokenSet(t *testing.T) {
 	t.Parallel()
 	for c := 0; c < 256; c++ {
 		b := byte(c)
-		url := b >= 'A' && b <= 'Z' || b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '-' || b == '_'
-		tok := url || b == '.' || b == '~' || b == '+' || b == '/'
-		if (base64URLTable[b] == 1) != url || (b64TokenTable[b] == 1) != tok {
-			t.Errorf("byte %d", c)
+		want := b >= 'A' && b <= 'Z' || b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || strings.IndexByte("-._~+/", b) >= 0
+		if got := isB64Token(string([]byte{b})); got != want {
+			t.Errorf("byte %#x: %v", c, got)
 		}
 	}
 }

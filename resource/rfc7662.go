@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -27,7 +29,7 @@ const (
 // endpoint with client_secret_basic (RFC 7662 §2.1).
 type IntrospectionConfig struct {
 	// Endpoint is the introspection endpoint URL. REQUIRED; https (plain
-	// http only to loopback with Config.InsecureAllowLoopback).
+	// http only to loopback with Config.InsecureAllowHTTPLoopback).
 	Endpoint string
 	// Issuer is the issuer whose tokens the endpoint describes; it must be
 	// one of Config.Issuers. An "iss" in a response must equal it; an absent
@@ -82,15 +84,15 @@ func newIntrospector(cfg IntrospectionConfig, v *Verifier) (*introspector, error
 		return nil, fmt.Errorf("%w: negative introspection bound", ErrInvalidConfig)
 	}
 	in := &introspector{cfg: cfg, v: v, client: cfg.HTTPClient,
-		sem: make(chan struct{}, orDefault(cfg.MaxConcurrent, DefaultIntrospectionConcurrency))}
+		sem: make(chan struct{}, cmp.Or(cfg.MaxConcurrent, DefaultIntrospectionConcurrency))}
 	if in.client == nil {
 		in.client = &http.Client{
 			Timeout:       10 * time.Second,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
 	}
-	in.pos, _ = newTokenCache(CacheConfig{MaxAge: orDefault(cfg.CacheTTL, DefaultIntrospectionTTL)})
-	in.neg, _ = newTokenCache(CacheConfig{MaxAge: orDefault(cfg.NegativeTTL, DefaultIntrospectionNegativeTTL)})
+	in.pos, _ = newTokenCache(CacheConfig{MaxAge: cmp.Or(cfg.CacheTTL, DefaultIntrospectionTTL)})
+	in.neg, _ = newTokenCache(CacheConfig{MaxAge: cmp.Or(cfg.NegativeTTL, DefaultIntrospectionNegativeTTL)})
 	return in, nil
 }
 
@@ -101,13 +103,13 @@ func newIntrospector(cfg IntrospectionConfig, v *Verifier) (*introspector, error
 // with, so a bound token sent as Bearer by a thief is never negatively
 // cached and cannot lock its owner out; Verifier.checkScheme decides that
 // per request. Any failure to get an answer fails closed with
-// [ErrIntrospection] (503).
+// [ErrUnavailable] (503, reason "introspection failed").
 func (in *introspector) introspect(ctx context.Context, raw string, now time.Time) (*authValue, error) {
 	if av := in.pos.get(raw, now); av != nil {
 		return av, nil
 	}
 	if av := in.neg.get(raw, now); av != nil {
-		return nil, ErrInactive
+		return nil, errInactive
 	}
 	select {
 	case in.sem <- struct{}{}:
@@ -117,7 +119,7 @@ func (in *introspector) introspect(ctx context.Context, raw string, now time.Tim
 	body, resp, err := in.call(ctx, raw)
 	<-in.sem
 	if err != nil {
-		return nil, errors.Join(ErrIntrospection, err)
+		return nil, errors.Join(errIntrospection, err)
 	}
 	info, err := in.check(body, resp, now)
 	if err != nil {
@@ -131,14 +133,14 @@ func (in *introspector) introspect(ctx context.Context, raw string, now time.Tim
 
 func (in *introspector) check(body []byte, r *oauthmeta.IntrospectionResponse, now time.Time) (*TokenInfo, error) {
 	if !r.Active {
-		return nil, ErrInactive
+		return nil, errInactive
 	}
 	iss := r.Iss
 	if iss == "" {
 		iss = in.cfg.Issuer
 	}
 	if iss != in.cfg.Issuer {
-		return nil, ErrIssuer
+		return nil, errIssuer
 	}
 	var jkt string
 	if r.Cnf != nil {
@@ -148,28 +150,28 @@ func (in *introspector) check(body []byte, r *oauthmeta.IntrospectionResponse, n
 	case "", "bearer", "access_token", "urn:ietf:params:oauth:token-type:access_token":
 	case "dpop": // RFC 9449 §6.2, with its binding
 		if in.v.dpop == nil || jkt == "" {
-			return nil, ErrTokenType
+			return nil, errTokenType
 		}
 	default:
-		return nil, ErrTokenType // refresh tokens, … (RS-18)
+		return nil, errTokenType // refresh tokens, … (RS-18)
 	}
-	cs := claimSet{issuer: iss, audience: r.Aud, bound: r.Cnf != nil}
+	c := jwtverify.Claims{Issuer: iss, Audience: r.Aud}
 	for _, t := range []struct {
 		v   int64
 		dst **float64
-	}{{r.Exp, &cs.exp}, {r.Nbf, &cs.nbf}, {r.Iat, &cs.iat}} {
+	}{{r.Exp, &c.Expiry}, {r.Nbf, &c.NotBefore}, {r.Iat, &c.IssuedAt}} {
 		if t.v != 0 {
 			f := float64(t.v)
 			*t.dst = &f
 		}
 	}
-	exp, iat, err := in.v.checkClaims(&cs, now, in.v.dpop != nil)
+	exp, iat, err := in.v.checkClaims(&c, r.Cnf != nil, now, in.v.dpop != nil)
 	if err != nil {
 		return nil, err
 	}
 	scopes, err := oauthmeta.ParseScope(r.Scope)
 	if err != nil {
-		return nil, ErrMalformedToken
+		return nil, errMalformedToken
 	}
 	return &TokenInfo{
 		Scheme: schemeFor(jkt), Issuer: iss, Subject: r.Sub, ClientID: r.ClientID,

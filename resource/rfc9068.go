@@ -8,48 +8,13 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 
-	"github.com/mcpauth/mcpauth/internal/jsonx"
+	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
 // maxKeyTries bounds how many candidate keys one token may be checked
 // against (a token without "kid" against a large key set).
 const maxKeyTries = 4
-
-// tokenShape records whether a token's JWS compact shape is already known,
-// so that a token is scanned for it once per request.
-type tokenShape uint8
-
-const (
-	shapeUnchecked tokenShape = iota // not scanned yet
-	shapeJWS                         // looksLikeJWT holds
-	shapeOther                       // looksLikeJWT does not hold
-)
-
-// isJWS reports looksLikeJWT(raw), scanning raw only when s is unchecked.
-func (s tokenShape) isJWS(raw string) bool {
-	if s == shapeUnchecked {
-		return looksLikeJWT(raw)
-	}
-	return s == shapeJWS
-}
-
-// looksLikeJWT reports whether raw has the JWS compact shape: three
-// base64url segments, the first two non-empty (an empty signature still
-// goes the JWT way, to be refused as alg "none").
-func looksLikeJWT(raw string) bool {
-	i := strings.IndexByte(raw, '.')
-	if i <= 0 {
-		return false
-	}
-	j := strings.IndexByte(raw[i+1:], '.')
-	if j <= 0 {
-		return false
-	}
-	j += i + 1
-	return strings.IndexByte(raw[j+1:], '.') < 0 &&
-		allIn(raw[:i], base64URLTable) && allIn(raw[i+1:j], base64URLTable) && allIn(raw[j+1:], base64URLTable)
-}
 
 // verifyJWT validates an RFC 9068 JWT access token (RS-10): the cheap
 // checks (shape, algorithm, type, issuer, audience, times) first, so that
@@ -64,79 +29,68 @@ func (v *Verifier) verifyJWT(ctx context.Context, raw string, now time.Time, av 
 	if err != nil {
 		var ua *jose.ErrUnexpectedSignatureAlgorithm
 		if errors.As(err, &ua) {
-			return ErrAlgorithm
+			return errAlgorithm
 		}
-		return ErrMalformedToken
+		return errMalformedToken
 	}
 	if len(jws.Signatures) != 1 {
-		return ErrMalformedToken
+		return errMalformedToken
 	}
 	h := jws.Signatures[0].Protected
 	if err := v.checkHeader(&h); err != nil {
 		return err
 	}
 	payload := jws.UnsafePayloadWithoutVerification()
-	c, err := decodeClaimsInto(payload, &av.aud1)
-	if err != nil {
-		return ErrMalformedToken
+	var c accessClaims
+	if jwtverify.DecodeClaims(payload, &c) != nil {
+		return errMalformedToken
 	}
-	iss, ok := v.issuers[c.iss]
+	iss, ok := v.issuers[c.Issuer]
 	if !ok {
-		return ErrIssuer // RS-09: exact match with a configured issuer
+		return errIssuer // RS-09: exact match with a configured issuer
 	}
-	cs := claimSet{issuer: c.iss, audience: c.aud, bound: c.cnf != nil}
-	if c.hasExp {
-		cs.exp = &c.exp
-	}
-	if c.hasNbf {
-		cs.nbf = &c.nbf
-	}
-	if c.hasIat {
-		cs.iat = &c.iat
-	}
-	exp, iat, err := v.checkClaims(&cs, now, v.dpop != nil && scheme == schemeDPoP)
+	bound := c.Confirmation != nil
+	exp, iat, err := v.checkClaims(&c.Claims, bound, now, v.dpop != nil && scheme == schemeDPoP)
 	if err != nil {
 		return err
 	}
-	scopes, ok := parseScope(c.scope, av.scopes[:])
+	scopes, ok := parseScope(c.Scope, av.scopes[:])
 	if !ok {
-		return ErrMalformedToken
+		return errMalformedToken
 	}
 	var jkt string
-	if cs.bound {
-		if jkt, err = confirmationJKT(c.cnf); err != nil {
-			return err
-		}
+	if bound {
+		jkt = c.Confirmation.JKT
 	}
 	if err := verifySignature(ctx, jws, iss.keys, h.KeyID, h.Algorithm); err != nil {
 		return err
 	}
-	av.bound = cs.bound
+	av.bound = bound
 	*av.info = TokenInfo{
 		Scheme:   schemeFor(jkt),
-		Issuer:   c.iss,
-		Subject:  c.sub,
-		ClientID: c.clientID,
-		Audience: c.aud,
+		Issuer:   c.Issuer,
+		Subject:  c.Subject,
+		ClientID: c.ClientID,
+		Audience: c.Audience,
 		Scopes:   scopes,
 		Expiry:   exp,
 		IssuedAt: iat,
-		ID:       c.jti,
+		ID:       c.ID,
 		JKT:      jkt,
 		Claims:   payload,
 	}
 	return nil
 }
 
-// confirmationJKT returns "jkt" of a raw "cnf" claim (RFC 7800 §3.1, RFC
-// 9449 §6.1): "" for a confirmation by other means (such as mTLS's
-// "x5t#S256"), an error if cnf is not an object or jkt not a string.
-func confirmationJKT(cnf []byte) (string, error) {
-	var c oauthmeta.Confirmation
-	if err := jsonx.DecodeObject(cnf, &c); err != nil {
-		return "", ErrMalformedToken
-	}
-	return c.JKT, nil
+// accessClaims is the RFC 9068 §2.2 payload: the registered claims and
+// the OAuth ones. A "cnf" that is not an object is malformed; one without
+// "jkt" binds the token by other means (such as mTLS's "x5t#S256"),
+// which this resource server cannot check.
+type accessClaims struct {
+	jwtverify.Claims `json:",inline"`
+	ClientID         string                  `json:"client_id"`
+	Scope            string                  `json:"scope"`
+	Confirmation     *oauthmeta.Confirmation `json:"cnf"`
 }
 
 // schemeFor is the scheme a verified token is used with: DPoP when bound
@@ -152,14 +106,11 @@ func schemeFor(jkt string) string {
 // payload option.
 func (v *Verifier) checkHeader(h *jose.Header) error {
 	typ, _ := h.ExtraHeaders[jose.HeaderType].(string)
-	switch {
-	case strings.EqualFold(typ, "at+jwt"), strings.EqualFold(typ, "application/at+jwt"):
-	case v.allowJWTType && strings.EqualFold(typ, "JWT"):
-	default:
-		return ErrTokenType
+	if !jwtverify.TypeIs(typ, "at+jwt") && !(v.allowJWTType && strings.EqualFold(typ, "JWT")) {
+		return errTokenType
 	}
 	if _, ok := h.ExtraHeaders["b64"]; ok {
-		return ErrMalformedToken
+		return errMalformedToken
 	}
 	return nil
 }
@@ -173,14 +124,14 @@ func verifySignature(ctx context.Context, jws *jose.JSONWebSignature, src KeySou
 		case errors.Is(err, ErrInvalidToken), errors.Is(err, ErrUnavailable):
 			return err
 		case ctx.Err() != nil:
-			return ErrKeysUnavailable
+			return errKeysUnavailable
 		default:
-			return errors.Join(ErrKeysUnavailable, err)
+			return errors.Join(errKeysUnavailable, err)
 		}
 	}
 	tried := 0
 	for _, k := range keys {
-		if !keyFits(k, alg) {
+		if !k.Fits(alg) {
 			continue
 		}
 		if tried++; tried > maxKeyTries {
@@ -193,5 +144,5 @@ func verifySignature(ctx context.Context, jws *jose.JSONWebSignature, src KeySou
 	if tried == 0 {
 		return ErrUnknownKey
 	}
-	return ErrSignature
+	return errSignature
 }

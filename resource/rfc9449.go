@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/mcpauth/mcpauth/internal/dpop"
+	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/internal/jwtassert/replay"
 )
 
@@ -19,7 +19,7 @@ const dpopNonceHeader = dpop.NonceHeader
 
 // dpopHeaderKey is dpop.HeaderName in the canonical form http.Header keys
 // have, so that deleting it does not allocate a canonical copy per request.
-const dpopHeaderKey = dpop.HeaderKey
+const dpopHeaderKey = "Dpop"
 
 // DPoPMode says which access tokens a [Verifier] accepts with respect to
 // DPoP (RFC 9449). The zero value is [DPoPDisabled].
@@ -53,10 +53,6 @@ func (m DPoPMode) String() string {
 	return "DPoPMode(" + strconv.Itoa(int(m)) + ")"
 }
 
-// DefaultDPoPAlgorithms is the proof algorithm allowlist used when
-// [DPoPConfig.Algorithms] is nil.
-func DefaultDPoPAlgorithms() []string { return []string{"ES256", "RS256"} }
-
 // DPoPConfig configures DPoP (RFC 9449) on a [Verifier]. The zero value is
 // DPoP disabled; with a mode set, the zero value of each other field is
 // documented and never turns a check off. Fields other than Mode must be
@@ -68,7 +64,8 @@ type DPoPConfig struct {
 	// the challenges ("algs") and the metadata
 	// ("dpop_signing_alg_values_supported"). ES256, ES384, ES512, RS256,
 	// RS384, RS512, PS256, PS384, PS512 and EdDSA are accepted. Nil means
-	// [DefaultDPoPAlgorithms].
+	// ES256, ES384, ES512, RS256, PS256 and EdDSA, the default of the DPoP
+	// verifier the authorization server also uses.
 	Algorithms []string
 	// IATWindow is how old a proof may be. Zero means 5 minutes.
 	IATWindow time.Duration
@@ -153,11 +150,7 @@ func newDPoP(cfg DPoPConfig, resource string, now func() time.Time) (*dpopState,
 	default:
 		return nil, fmt.Errorf("%w: unknown DPoP mode %d", ErrInvalidConfig, int(cfg.Mode))
 	}
-	algs := cfg.Algorithms
-	if algs == nil {
-		algs = DefaultDPoPAlgorithms()
-	}
-	vc := dpop.VerifierConfig{Algorithms: algs, IATWindow: cfg.IATWindow, Leeway: cfg.Leeway,
+	vc := dpop.VerifierConfig{Algorithms: cfg.Algorithms, IATWindow: cfg.IATWindow, Leeway: cfg.Leeway,
 		MaxProofSize: cfg.MaxProofBytes, MaxReplayEntries: cfg.MaxReplayEntries, Now: now}
 	if cfg.Replay != nil {
 		vc.Replay = replayAdapter{cfg.Replay}
@@ -217,31 +210,31 @@ func dpopReason(err error) error {
 	var r error
 	switch {
 	case errors.Is(err, dpop.ErrMissingProof):
-		r = ErrDPoPProofMissing
+		r = errDPoPProofMissing
 	case errors.Is(err, dpop.ErrMultipleProofs):
-		r = ErrDPoPMultipleProofs
-	case errors.Is(err, dpop.ErrAlgNotAllowed), errors.Is(err, dpop.ErrAlgKeyMismatch):
-		r = ErrDPoPAlgorithm
+		r = errDPoPMultipleProofs
+	case errors.Is(err, dpop.ErrAlgNotAllowed): // also a key type that does not fit alg
+		r = errDPoPAlgorithm
 	case errors.Is(err, dpop.ErrBadSignature):
-		r = ErrDPoPSignature
+		r = errDPoPSignature
 	case errors.Is(err, dpop.ErrHTMMismatch), errors.Is(err, dpop.ErrHTUMismatch):
-		r = ErrDPoPRequestMismatch
+		r = errDPoPRequestMismatch
 	case errors.Is(err, dpop.ErrStaleProof), errors.Is(err, dpop.ErrFutureProof):
-		r = ErrDPoPProofTime
-	case errors.Is(err, dpop.ErrATHMismatch), errors.Is(err, dpop.ErrUnexpectedATH):
-		r = ErrDPoPTokenHash
+		r = errDPoPProofTime
+	case errors.Is(err, dpop.ErrATHMismatch): // also an ath without a token
+		r = errDPoPTokenHash
 	case errors.Is(err, dpop.ErrReplayedProof):
 		r = ErrDPoPReplayed
 	case errors.Is(err, dpop.ErrNonceRequired):
-		r = ErrDPoPNonceRequired
+		r = errDPoPNonceRequired
 	case errors.Is(err, dpop.ErrNonceInvalid):
-		r = ErrDPoPNonceInvalid
+		r = errDPoPNonceInvalid
 	case errors.Is(err, dpop.ErrKeyMismatch):
-		r = ErrDPoPKeyMismatch
+		r = errDPoPKeyMismatch
 	case errors.Is(err, dpop.ErrReplayCheckUnavailable):
-		r = ErrDPoPReplayUnavailable
+		r = errDPoPReplayUnavailable
 	default: // size, shape, typ, jwk, missing claims
-		r = ErrDPoPMalformed
+		r = errDPoPMalformed
 	}
 	return errors.Join(r, err)
 }

@@ -4,7 +4,7 @@ import (
 	"net/textproto"
 	"testing"
 
-	"github.com/mcpauth/mcpauth/internal/dpop"
+	"github.com/mcpauth/mcpauth/dpop"
 )
 
 // TestDPoPHeaderKey: the key the middleware deletes is the canonical form

@@ -63,7 +63,7 @@ func newSDKServer(t *testing.T, mutate ...func(*resource.Config)) *sdkServer {
 	s.url = "http://" + srv.Listener.Addr().String() + "/mcp"
 	s.f = newFixture(t, func(c *resource.Config) {
 		c.Resource = s.url
-		c.InsecureAllowLoopback = true
+		c.InsecureAllowHTTPLoopback = true
 		c.Policy = &resource.Policy{Default: []string{"mcp:tools"}, Tools: map[string][]string{"admin_tool": {"admin"}}}
 		for _, m := range mutate {
 			m(c)

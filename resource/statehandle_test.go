@@ -50,7 +50,8 @@ func (s *handleStore) handler() http.Handler {
 
 // TestStateHandlesAreNotCredentials covers RS-21: a handle without a token
 // is refused by the middleware, and the validated subject lets the server
-// refuse another user's handle.
+// refuse another user's handle. (Session IDs, which the middleware binds
+// to their user itself, are covered by TestSessionBinding.)
 func TestStateHandlesAreNotCredentials(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, nil)
@@ -61,9 +62,7 @@ func TestStateHandlesAreNotCredentials(t *testing.T) {
 	call := func(token, handle string) (int, string) {
 		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"next","handle":"` + handle + `"}}`
 		rec := httpRecorder()
-		req := mcpPost(token, body)
-		req.Header.Set("Mcp-Session-Id", handle)
-		h.ServeHTTP(rec, req)
+		h.ServeHTTP(rec, mcpPost(token, body))
 		return rec.Code, strings.TrimSpace(rec.Body.String())
 	}
 	_, handle := call(alice, "")

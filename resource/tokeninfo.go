@@ -4,13 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"sync/atomic"
 	"time"
 )
 
 // TokenInfo is the validated identity behind a request: what the wrapped
-// handler may rely on instead of the token itself (RS-19). Values are shared
-// between requests presenting the same token (through the verified-token
-// cache) and must be treated as read-only.
+// handler may rely on instead of the token itself (RS-19). Every value the
+// package hands out ([TokenInfoFromContext], [Verifier.Verify]) is a copy
+// of its own, slices and claims included: changing it affects nobody else,
+// and never how a later request with the same token is judged, which the
+// verified-token cache decides from its own record.
 type TokenInfo struct {
 	// Scheme is the authentication scheme the token came with: "Bearer",
 	// or "DPoP" for a DPoP-bound token (whose proof the middleware checked
@@ -59,8 +62,15 @@ type authValue struct {
 	// storage of up to scopeInline scopes (info.Scopes); never appended
 	// to in place: info.Scopes has no spare capacity.
 	scopes [scopeInline]string
+	// values of Derived computed for this verification
+	derived derivedList
+
+	// The claims decoded for go-sdk's auth.TokenInfo.Extra, made on first
+	// use and never handed out: each request gets a copy (sdkInfo).
+	decoded atomic.Pointer[map[string]any]
 
 	// Cache bookkeeping (see tokenCache).
+	cache *tokenCache // the cache holding the value, if any
 	key   uint64
 	until time.Time
 	size  int64
@@ -76,23 +86,39 @@ func newAuthValue(token string) *authValue {
 type ctxKey struct{}
 
 // TokenInfoFromContext returns the identity the middleware validated for
-// the request whose context is ctx, or nil if there is none.
+// the request whose context is ctx (or a context derived from it), or nil
+// if there is none. The value belongs to that request: every call for the
+// same request returns the same pointer, and no other request sees it.
+//
+// It is the identity of the request the context came from, which is not
+// always the one being served: a stateful go-sdk server runs every tool of
+// a session with the context of the session's initialize request, so
+// there it reports whoever opened the session, with the scopes of that
+// time (unchanged by a later step-up). Tools of a stateful go-sdk server
+// use [TokenInfoFromSDK](req.Extra.TokenInfo) instead, which is always the
+// current request's. In go-sdk's stateless mode, for mcp-go and for plain
+// http.Handlers, the context is the current request's.
 func TokenInfoFromContext(ctx context.Context) *TokenInfo {
-	if av, ok := ctx.Value(ctxKey{}).(*authValue); ok {
-		return av.info
+	switch x := ctx.Value(ctxKey{}).(type) {
+	case *requestAuth:
+		return x.tokenInfo()
+	case *TokenInfo:
+		return x
 	}
 	return nil
 }
 
 // ContextWithTokenInfo returns a copy of ctx carrying info, for tests of
-// handlers that call [TokenInfoFromContext].
+// handlers that call [TokenInfoFromContext], which returns info itself.
 func ContextWithTokenInfo(ctx context.Context, info *TokenInfo) context.Context {
-	return context.WithValue(ctx, ctxKey{}, &authValue{info: info})
+	return context.WithValue(ctx, ctxKey{}, info)
 }
 
+// inboundToken returns the token of the request whose context is ctx, or
+// "".
 func inboundToken(ctx context.Context) string {
-	if av, ok := ctx.Value(ctxKey{}).(*authValue); ok {
-		return av.token
+	if ra, ok := ctx.Value(ctxKey{}).(*requestAuth); ok {
+		return ra.av.token
 	}
 	return ""
 }

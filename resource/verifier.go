@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 
+	"github.com/mcpauth/mcpauth/internal/clock"
+	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -36,16 +39,18 @@ type Verifier struct {
 	dpop         *dpopState // nil when DPoP is disabled
 	exposeHdrs   string     // Access-Control-Expose-Headers value
 	origins      map[string]struct{}
+	sessions     *sessionBinder
+	sdkKey       any // go-sdk's context key for its auth.TokenInfo
 	audit        func(context.Context, Event)
 	logger       *slog.Logger
-	clock        func() time.Time
+	clock        clock.Func
 	maxToken     int
 	maxBody      int64
 	metadataTTL  time.Duration
 	metadataJSON []byte
 	owned        []io.Closer
 	closed       atomic.Bool
-	insecure     bool // Config.InsecureAllowLoopback
+	insecure     bool // Config.InsecureAllowHTTPLoopback
 }
 
 type issuerState struct {
@@ -70,14 +75,14 @@ func New(cfg Config) (*Verifier, error) {
 		audiences:    map[string]struct{}{res: {}},
 		issuers:      map[string]*issuerState{},
 		allowJWTType: cfg.InsecureAllowJWTType,
-		leeway:       orDefault(cfg.Leeway, DefaultLeeway),
+		leeway:       cmp.Or(cfg.Leeway, DefaultLeeway),
 		audit:        cfg.Audit,
 		logger:       cfg.Logger,
 		clock:        cfg.Now,
-		maxToken:     orDefault(cfg.MaxTokenBytes, DefaultMaxTokenBytes),
-		maxBody:      orDefault(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
-		metadataTTL:  orDefault(cfg.MetadataTTL, DefaultMetadataTTL),
-		insecure:     cfg.InsecureAllowLoopback,
+		maxToken:     cmp.Or(cfg.MaxTokenBytes, DefaultMaxTokenBytes),
+		maxBody:      cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
+		metadataTTL:  cmp.Or(cfg.MetadataTTL, DefaultMetadataTTL),
+		insecure:     cfg.InsecureAllowHTTPLoopback,
 	}
 	if v.metadataURL, err = oauthmeta.ProtectedResourceMetadataURL(res); err != nil {
 		return nil, fmt.Errorf("%w: resource: %w", ErrInvalidConfig, err)
@@ -108,10 +113,14 @@ func New(cfg Config) (*Verifier, error) {
 	if v.dpop, err = newDPoP(cfg.DPoP, res, cfg.Now); err != nil {
 		return nil, err
 	}
-	v.exposeHdrs = "WWW-Authenticate"
+	v.exposeHdrs = "WWW-Authenticate, " + sessionHeader
 	if v.dpop != nil {
-		v.exposeHdrs = "WWW-Authenticate, " + dpopNonceHeader
+		v.exposeHdrs += ", " + dpopNonceHeader
 	}
+	if v.sessions, err = newSessionBinder(cfg.SessionKey, res); err != nil {
+		return nil, err
+	}
+	v.sdkKey = sdkTokenInfoKey()
 	if cfg.Introspection != nil {
 		if v.introspector, err = newIntrospector(*cfg.Introspection, v); err != nil {
 			return nil, err
@@ -126,13 +135,6 @@ func New(cfg Config) (*Verifier, error) {
 	return v, nil
 }
 
-func orDefault[T int | int64 | time.Duration](v, def T) T {
-	if v == 0 {
-		return def
-	}
-	return v
-}
-
 func (v *Verifier) setIssuers(cfg *Config, p oauthmeta.URLPolicy) error {
 	for _, is := range cfg.Issuers {
 		if err := p.CheckIssuer(is.Issuer); err != nil {
@@ -144,13 +146,13 @@ func (v *Verifier) setIssuers(cfg *Config, p oauthmeta.URLPolicy) error {
 		keys := is.Keys
 		if keys == nil {
 			rk, err := NewRemoteKeys(RemoteKeysConfig{
-				Issuer:                is.Issuer,
-				JWKSURI:               is.JWKSURI,
-				RefetchInterval:       cfg.KeyRefetchInterval,
-				TLSConfig:             cfg.TLSConfig,
-				InsecureAllowLoopback: cfg.InsecureAllowLoopback,
-				Logger:                cfg.Logger,
-				Now:                   cfg.Now,
+				Issuer:                    is.Issuer,
+				JWKSURI:                   is.JWKSURI,
+				RefetchInterval:           cfg.KeyRefetchInterval,
+				TLSConfig:                 cfg.TLSConfig,
+				InsecureAllowHTTPLoopback: cfg.InsecureAllowHTTPLoopback,
+				Logger:                    cfg.Logger,
+				Now:                       cfg.Now,
 			})
 			if err != nil {
 				return err
@@ -177,14 +179,6 @@ func (v *Verifier) setOrigins(allowed []string) error {
 	return nil
 }
 
-// now reads the configured clock.
-func (v *Verifier) now() time.Time {
-	if v.clock != nil {
-		return v.clock()
-	}
-	return time.Now()
-}
-
 // Resource returns the canonical resource identifier the Verifier
 // protects.
 func (v *Verifier) Resource() string { return v.resource }
@@ -193,19 +187,32 @@ func (v *Verifier) Resource() string { return v.resource }
 // resource_metadata in every challenge.
 func (v *Verifier) MetadataURL() string { return v.metadataURL }
 
+// tokenShape is what a caller already knows of a token's JWS compact
+// shape (jwtverify.LooksLikeJWS), so that a token is scanned once per
+// request: the credential parser learns it from its b64token scan.
+type tokenShape uint8
+
+const (
+	shapeUnknown tokenShape = iota // scanned on a cache miss
+	shapeJWS
+	shapeOpaque
+)
+
 // Verify checks a raw bearer access token (without the "Bearer " prefix)
 // and returns the identity it carries. It does not apply the scope policy;
 // the middleware does, per operation. A DPoP-bound token is refused with
-// [ErrBoundToken] in every mode: without the request, its proof cannot be
-// checked (the middleware does that). Errors match one of
-// [ErrInvalidToken] (with a specific reason such as [ErrExpired]) or
-// [ErrUnavailable], and never contain the token.
+// [ErrInvalidToken] in every mode (reason "sender-constrained token
+// presented as bearer"): without the request, its proof cannot be checked
+// (the middleware does that). Errors match one of [ErrInvalidToken] or
+// [ErrUnavailable], are an [*Error] whose Reason is specific (such as
+// "token expired"), and never contain the token. The result is the
+// caller's own copy.
 func (v *Verifier) Verify(ctx context.Context, raw string) (*TokenInfo, error) {
-	av, err := v.verify(ctx, raw, schemeBearer, shapeUnchecked)
+	av, err := v.verify(ctx, raw, schemeBearer, shapeUnknown)
 	if err != nil {
 		return nil, err
 	}
-	return av.info, nil
+	return av.info.clone(), nil
 }
 
 // verify checks raw as a token presented with scheme. The token checks
@@ -214,26 +221,24 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (*TokenInfo, error) {
 // checkScheme, so a cached DPoP-bound token never passes as a bearer
 // token. The DPoP proof itself is the middleware's to check, per request.
 // On a scheme error the verified value is returned too, for the audit.
-// shape is what the caller already knows of raw's JWS compact shape
-// (shapeUnchecked: nothing; raw is then scanned on a cache miss).
 func (v *Verifier) verify(ctx context.Context, raw, scheme string, shape tokenShape) (*authValue, error) {
 	if v.closed.Load() {
-		return nil, ErrVerifierClosed
+		return nil, errVerifierClosed
 	}
 	if len(raw) > v.maxToken {
-		return nil, ErrTokenTooLarge
+		return nil, errTokenTooLarge
 	}
 	if raw == "" {
-		return nil, ErrMalformedToken
+		return nil, errMalformedToken
 	}
-	now := v.now()
+	now := v.clock.Now()
 	cached, hash := v.cache.lookup(raw, now)
 	if cached != nil {
 		return cached, v.checkScheme(cached, scheme)
 	}
-	if !shape.isJWS(raw) {
+	if shape == shapeOpaque || shape == shapeUnknown && !jwtverify.LooksLikeJWS(raw) {
 		if v.introspector == nil {
-			return nil, ErrUnsupportedToken
+			return nil, errUnsupportedToken
 		}
 		av, err := v.introspector.introspect(ctx, raw, now)
 		if err != nil {
@@ -255,19 +260,19 @@ func (v *Verifier) verify(ctx context.Context, raw, scheme string, shape tokenSh
 func (v *Verifier) checkScheme(av *authValue, scheme string) error {
 	if scheme == schemeDPoP {
 		if av.info.JKT == "" {
-			return ErrDPoPUnboundToken
+			return errDPoPUnboundToken
 		}
 		return nil
 	}
 	if av.bound {
-		return ErrBoundToken
+		return errBoundToken
 	}
 	return nil
 }
 
 // Close stops the background work of the key sets New created (those of
-// issuers configured without Keys). Verify fails with [ErrVerifierClosed]
-// afterwards. It is safe to call more than once.
+// issuers configured without Keys). Verify fails with [ErrUnavailable]
+// (reason "verifier closed") afterwards. It is safe to call more than once.
 func (v *Verifier) Close() error {
 	if v.closed.Swap(true) {
 		return nil

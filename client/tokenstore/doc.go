@@ -7,8 +7,9 @@
 //
 // The data model follows the MCP authorization specification (2026-07-28):
 //
-//   - A [Token] belongs to exactly one (issuer, resource, client_id)
-//     triple, its [Key] ("Token Requirements": one token per authorization
+//   - A [Token] is golang.org/x/oauth2's Token, embedded, plus the granted
+//     and requested scopes and the DPoP key thumbprint. It belongs to
+//     exactly one (issuer, resource, client_id) triple, its [Key] ("Token Requirements": one token per authorization
 //     server and resource; requirement CL-19). A token for one MCP server is
 //     never looked up for another.
 //   - A [Registration] belongs to exactly one issuer ("Authorization Server
@@ -19,12 +20,17 @@
 //     connection costs no discovery requests.
 //
 // Refresh tokens are credentials (OAuth 2.1 §4.3; requirement CL-20): the
-// file store writes with mode 0600 in a 0700 directory, replaces the file
-// atomically (temporary file, fsync, rename) and refuses to read a file
-// that other users can read. [Token] and [Registration] redact their
+// file store writes with mode 0600 in a 0700 directory (on Windows, with an
+// access control list that grants the current user alone), replaces the
+// file atomically (temporary file, fsync, rename), refuses to read a file
+// that other users can read, and serializes writers across processes with
+// a lock file (github.com/gofrs/flock: flock(2) on Unix, LockFileEx on
+// Windows). [Token] and [Registration] redact their
 // secrets when formatted with fmt or logged with log/slog.
 //
 // It deliberately does not encrypt at rest (use an encrypted home directory
 // or implement [Store] over the operating system's keychain), expire
 // entries by itself, or decide anything: validation lives in package client.
+//
+// Requirement IDs (CL-nn) refer to docs/requirements.md.
 package tokenstore

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"golang.org/x/oauth2"
+
 	"github.com/mcpauth/mcpauth/client/tokenstore"
 )
 
@@ -19,7 +21,7 @@ func ExampleNewFile() {
 	}
 	ctx := context.Background()
 	key := tokenstore.Key{Issuer: "https://as.example.com", Resource: "https://mcp.example.com/mcp", ClientID: "client-1"}
-	_ = store.PutToken(ctx, key, &tokenstore.Token{AccessToken: "secret", TokenType: "Bearer"})
+	_ = store.PutToken(ctx, key, &tokenstore.Token{Token: oauth2.Token{AccessToken: "secret", TokenType: "Bearer"}})
 
 	tok, _ := store.Token(ctx, key)
 	fmt.Println(tok.TokenType, tok) // formatting never shows the token

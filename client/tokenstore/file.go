@@ -14,6 +14,9 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
+
+	"github.com/gofrs/flock"
 
 	"github.com/mcpauth/mcpauth/internal/jsonx"
 )
@@ -21,25 +24,35 @@ import (
 // maxFileSize bounds the store file read into memory.
 const maxFileSize = 16 << 20
 
+var errLockNotTaken = errors.New("tokenstore: lock not taken")
+
+// lockPoll is how often a held lock is tried again; non-blocking attempts
+// let the wait honour ctx.
+const lockPoll = 5 * time.Millisecond
+
 // File is a [Store] kept in one JSON file, shared safely by several
 // goroutines and several processes on one machine:
 //
-//   - every update holds an exclusive lock on "<path>.lock" (flock(2)), so
-//     a read-modify-write never loses another process's update;
+//   - every update holds an exclusive lock on "<path>.lock" (flock(2) on
+//     Unix, LockFileEx on Windows, through github.com/gofrs/flock), so a
+//     read-modify-write never loses another process's update;
 //   - an update writes a temporary file in the same directory (mode 0600),
 //     fsyncs it and renames it over the store, so a crash leaves either the
 //     old or the new file, never a torn one, and a reader needs no lock;
 //   - a read reuses the last parsed document while the file is the same
 //     (same inode, size and modification time), so the hot path of a
 //     request costs one stat;
-//   - the directory is created with mode 0700, and a store or lock file
-//     that other users can read or write is refused ([ErrInsecureFile]).
+//   - the directory is created with mode 0700 and every file with mode
+//     0600 (on Windows: a protected access control list that grants the
+//     current user alone), and a store or lock file that other users can
+//     read or write is refused ([ErrInsecureFile]).
 //
 // File also implements [Locker] with one lock file per token key, so two
 // processes never refresh the same token at once.
 //
-// Construct it with [NewFile]. It is safe for concurrent use. It needs
-// flock(2): on platforms without it every call fails with
+// Construct it with [NewFile]. It is safe for concurrent use. It works on
+// Unix (Linux, macOS, the BSDs) and Windows; on a platform without file
+// locking (plan9, js/wasm, wasip1) every update fails with
 // [ErrLockUnsupported].
 type File struct {
 	path string
@@ -180,7 +193,7 @@ func (f *File) PutDiscovery(ctx context.Context, disc *Discovery) error {
 func (f *File) Lock(ctx context.Context, k Key) (func(), error) {
 	sum := sha256.Sum256([]byte(k.Issuer + "\x00" + k.Resource + "\x00" + k.ClientID))
 	name := f.path + ".k-" + hex.EncodeToString(sum[:12]) + ".lock"
-	return f.lockFile(ctx, name, true)
+	return lockFile(ctx, name)
 }
 
 // view runs fn on the current document, which it must not modify.
@@ -218,7 +231,7 @@ func (f *File) current() (*fileDoc, error) {
 func (f *File) update(ctx context.Context, fn func(*fileDoc)) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	unlock, err := f.lockFile(ctx, f.path+".lock", true)
+	unlock, err := lockFile(ctx, f.path+".lock")
 	if err != nil {
 		return err
 	}
@@ -229,33 +242,56 @@ func (f *File) update(ctx context.Context, fn func(*fileDoc)) error {
 	}
 	fn(d)
 	d.Version = fileVersion
-	return f.write(d)
+	return f.write(ctx, d)
 }
 
-// lockFile opens (creating it with mode 0600) and flocks name.
-func (f *File) lockFile(ctx context.Context, name string, exclusive bool) (func(), error) {
+// lockFile takes an exclusive lock on the file name, creating it private
+// (see [createPrivate]) if it does not exist and refusing it if other users
+// may use it, and waits until the lock is free or ctx is done.
+func lockFile(ctx context.Context, name string) (func(), error) {
 	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
 		return nil, err
 	}
-	lf, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
+	lf, err := createPrivate(name)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := checkPrivate(lf); err != nil {
-		lf.Close()
+	_, err = checkPrivate(lf)
+	lf.Close()
+	if err != nil {
 		return nil, err
 	}
-	if err := flock(ctx, lf, exclusive); err != nil {
-		lf.Close()
+	fl := flock.New(name, flock.SetPermissions(0o600))
+	ok, err := fl.TryLockContext(ctx, lockPoll)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return nil, fmt.Errorf("%w: %w", ErrLockUnsupported, err)
+	}
+	if err != nil {
 		return nil, err
+	}
+	if !ok { // TryLockContext reports a done ctx as its error
+		return nil, errors.Join(errLockNotTaken, ctx.Err())
 	}
 	var once sync.Once
-	return func() {
-		once.Do(func() {
-			_ = funlock(lf)
-			_ = lf.Close()
-		})
-	}, nil
+	return func() { once.Do(func() { _ = fl.Unlock() }) }, nil
+}
+
+// createPrivate opens name, creating it with mode 0600 (on Windows, with
+// an access control list that grants the current user alone) if it does
+// not exist. An existing file is opened as it is, for reading.
+func createPrivate(name string) (*os.File, error) {
+	file, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return os.Open(name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := makePrivate(file); err != nil {
+		file.Close()
+		return nil, err
+	}
+	return file, nil
 }
 
 // read loads the document; a missing file is an empty document. With
@@ -305,7 +341,7 @@ func (f *File) remember(d *fileDoc, fi os.FileInfo) {
 }
 
 // write replaces the store file atomically.
-func (f *File) write(d *fileDoc) error {
+func (f *File) write(ctx context.Context, d *fileDoc) error {
 	data, err := json.MarshalIndent(d, "", "  ")
 	if err != nil {
 		return err
@@ -326,6 +362,9 @@ func (f *File) write(d *fileDoc) error {
 	if err := tmp.Chmod(0o600); err != nil {
 		return err
 	}
+	if err := makePrivate(tmp); err != nil {
+		return err
+	}
 	if _, err := tmp.Write(append(data, '\n')); err != nil {
 		return err
 	}
@@ -339,26 +378,13 @@ func (f *File) write(d *fileDoc) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmpName, f.path); err != nil {
+	if err := replaceFile(ctx, tmpName, f.path); err != nil {
 		return err
 	}
 	ok = true
 	syncDir(dir)
 	f.remember(d, fi) // same inode after the rename; d is no longer modified
 	return nil
-}
-
-// checkPrivate refuses anything but a regular file only its owner can
-// read and write.
-func checkPrivate(file *os.File) (os.FileInfo, error) {
-	fi, err := file.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o077 != 0 {
-		return nil, fmt.Errorf("%w: %s has mode %v", ErrInsecureFile, filepath.Base(file.Name()), fi.Mode())
-	}
-	return fi, nil
 }
 
 func syncDir(dir string) {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"golang.org/x/oauth2"
+
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -54,22 +56,18 @@ type Key struct {
 	ClientID string `json:"client_id"`
 }
 
-// Token is an access token with what the client needs to use and renew it.
-// Format it freely: String, GoString and LogValue never show the tokens.
+// Token is an access token with what the client needs to use and renew it:
+// golang.org/x/oauth2's [oauth2.Token] (TokenType "Bearer", or "DPoP" for a
+// token bound to the client's DPoP key, RFC 9449 §5; a zero Expiry means
+// the server did not say, and the token is used until it is refused) and
+// the client's bookkeeping. The JSON names are those files have always
+// held. Format it freely: String, GoString and LogValue never show the
+// tokens.
 type Token struct {
-	// AccessToken is the bearer credential sent to the resource.
-	AccessToken string `json:"access_token"`
-	// TokenType is the token_type of the response: "Bearer", or "DPoP"
-	// for a token bound to the client's DPoP key (RFC 9449 §5).
-	TokenType string `json:"token_type"`
+	oauth2.Token
 	// DPoPJKT is, for a DPoP-bound token, the RFC 7638 thumbprint of the
 	// key it is bound to; a client with another key does not use it.
 	DPoPJKT string `json:"dpop_jkt,omitempty"`
-	// RefreshToken renews the access token; empty when none was issued.
-	RefreshToken string `json:"refresh_token,omitempty"`
-	// Expiry is when the access token expires; the zero value means the
-	// server did not say, and the token is used until it is refused.
-	Expiry time.Time `json:"expiry,omitzero"`
 	// Scopes are the scopes granted: the response's scope, or the request's
 	// when the response omitted it (RFC 6749 §5.1).
 	Scopes []string `json:"scopes,omitempty"`
@@ -86,6 +84,7 @@ type Token struct {
 
 // Valid reports whether t can be sent at now: it has an access token and
 // is not within leeway of its expiry. A token without an expiry is valid.
+// It replaces x/oauth2's Valid, which reads the system clock.
 func (t *Token) Valid(now time.Time, leeway time.Duration) bool {
 	if t == nil || t.AccessToken == "" {
 		return false
@@ -104,22 +103,18 @@ func (t *Token) Clone() *Token {
 	return &c
 }
 
-// String describes t without its secrets.
-func (t *Token) String() string {
-	if t == nil {
-		return "<nil token>"
-	}
+// String describes t without its secrets. The formatting methods have
+// value receivers so that a Token value (or a struct holding one) is
+// redacted as well as a *Token; fmt prints a nil *Token as <nil>.
+func (t Token) String() string {
 	return "tokenstore.Token{type:" + t.TokenType + ", access_token:<redacted>, expiry:" + t.Expiry.Format(time.RFC3339) + "}"
 }
 
 // GoString is String, so %#v does not print the tokens either.
-func (t *Token) GoString() string { return t.String() }
+func (t Token) GoString() string { return t.String() }
 
 // LogValue implements slog.LogValuer without the tokens.
-func (t *Token) LogValue() slog.Value {
-	if t == nil {
-		return slog.StringValue("<nil token>")
-	}
+func (t Token) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("token_type", t.TokenType),
 		slog.Time("expiry", t.Expiry),
@@ -167,22 +162,17 @@ func (r *Registration) Clone() *Registration {
 	return &c
 }
 
-// String describes r without its secret.
-func (r *Registration) String() string {
-	if r == nil {
-		return "<nil registration>"
-	}
+// String describes r without its secret. Like [Token]'s, the formatting
+// methods have value receivers, so a Registration value is redacted too.
+func (r Registration) String() string {
 	return "tokenstore.Registration{issuer:" + r.Issuer + ", method:" + r.Method + ", client_id:" + r.ClientID + "}"
 }
 
 // GoString is String, so %#v does not print the secret either.
-func (r *Registration) GoString() string { return r.String() }
+func (r Registration) GoString() string { return r.String() }
 
 // LogValue implements slog.LogValuer without the secret.
-func (r *Registration) LogValue() slog.Value {
-	if r == nil {
-		return slog.StringValue("<nil registration>")
-	}
+func (r Registration) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("issuer", r.Issuer),
 		slog.String("method", r.Method),

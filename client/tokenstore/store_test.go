@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/oauth2"
+
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -57,7 +59,7 @@ func TestStoreContract(t *testing.T) {
 		if _, err := s.Token(ctx, k1); !errors.Is(err, ErrNotFound) {
 			t.Fatalf("empty store: err = %v, want ErrNotFound", err)
 		}
-		tok := &Token{AccessToken: "at-1", TokenType: "Bearer", RefreshToken: "rt-1", Expiry: epoch, Scopes: []string{"a"}}
+		tok := &Token{Token: oauth2.Token{AccessToken: "at-1", TokenType: "Bearer", RefreshToken: "rt-1", Expiry: epoch}, Scopes: []string{"a"}}
 		if err := s.PutToken(ctx, k1, tok); err != nil {
 			t.Fatal(err)
 		}
@@ -129,16 +131,36 @@ func TestStoreRejectsInvalidEntries(t *testing.T) {
 // (requirement CL-20: stored confidentially).
 func TestRedaction(t *testing.T) {
 	t.Parallel()
-	tok := &Token{AccessToken: "SECRET-AT", RefreshToken: "SECRET-RT", TokenType: "Bearer"}
+	tok := &Token{Token: oauth2.Token{AccessToken: "SECRET-AT", RefreshToken: "SECRET-RT", TokenType: "Bearer"}}
 	reg := &Registration{Issuer: "https://as", ClientID: "cid", ClientSecret: "SECRET-CS"}
 	var logged strings.Builder
 	logger := slog.New(slog.NewTextHandler(&logged, nil))
 	logger.Info("x", "token", tok, "registration", reg)
 	logger.Info("y", slog.Any("token", tok))
+	// Values, not only pointers: a dereferenced token, a struct holding
+	// one (fmt), and a JSON log handler, which marshals what is not a
+	// LogValuer. (encoding/json itself shows the secrets: it is the
+	// store's file format.)
+	holder := struct {
+		T Token
+		R Registration
+	}{*tok, *reg}
+	var jsonLogged strings.Builder
+	jlogger := slog.New(slog.NewJSONHandler(&jsonLogged, nil))
+	jlogger.Info("z", "token", *tok, "registration", *reg)
+	logger.Info("v", "token", *tok, "registration", *reg)
+	var nilTok *Token
+	var nilReg *Registration
+	if got := fmt.Sprintf("%v %v", nilTok, nilReg); got != "<nil> <nil>" {
+		t.Errorf("nil pointers formatted as %q, want <nil> <nil>", got)
+	}
 	for _, out := range []string{
 		fmt.Sprint(tok), fmt.Sprintf("%v %+v %#v %s", tok, tok, tok, tok),
 		fmt.Sprint(reg), fmt.Sprintf("%v %+v %#v %s", reg, reg, reg, reg),
-		logged.String(),
+		fmt.Sprintf("%v %+v %#v %s", *tok, *tok, *tok, *tok),
+		fmt.Sprintf("%v %+v %#v %s", *reg, *reg, *reg, *reg),
+		fmt.Sprintf("%v %+v %#v", holder, holder, holder),
+		logged.String(), jsonLogged.String(),
 	} {
 		for _, secret := range []string{"SECRET-AT", "SECRET-RT", "SECRET-CS"} {
 			if strings.Contains(out, secret) {
@@ -157,10 +179,10 @@ func TestTokenValid(t *testing.T) {
 	}{
 		{"nil", nil, false},
 		{"empty", &Token{}, false},
-		{"no expiry", &Token{AccessToken: "a"}, true},
-		{"fresh", &Token{AccessToken: "a", Expiry: epoch.Add(time.Hour)}, true},
-		{"within leeway", &Token{AccessToken: "a", Expiry: epoch.Add(10 * time.Second)}, false},
-		{"expired", &Token{AccessToken: "a", Expiry: epoch.Add(-time.Second)}, false},
+		{"no expiry", &Token{Token: oauth2.Token{AccessToken: "a"}}, true},
+		{"fresh", &Token{Token: oauth2.Token{AccessToken: "a", Expiry: epoch.Add(time.Hour)}}, true},
+		{"within leeway", &Token{Token: oauth2.Token{AccessToken: "a", Expiry: epoch.Add(10 * time.Second)}}, false},
+		{"expired", &Token{Token: oauth2.Token{AccessToken: "a", Expiry: epoch.Add(-time.Second)}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -172,43 +194,50 @@ func TestTokenValid(t *testing.T) {
 	}
 }
 
-// TestFilePermissions: the file store writes 0600 files in a 0700
-// directory and refuses a file others can read (CL-20).
+// TestFilePermissions: the file store writes private files (0600, or on
+// Windows an access control list for the current user alone) in a private
+// directory, and refuses a store or lock file others can read (CL-20).
 func TestFilePermissions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	f := newFileStore(t)
 	k := Key{Issuer: "https://as", Resource: "https://h/mcp", ClientID: "c"}
-	if err := f.PutToken(ctx, k, &Token{AccessToken: "a", TokenType: "Bearer"}); err != nil {
-		t.Fatal(err)
-	}
-	for path, want := range map[string]os.FileMode{
-		f.Path():               0o600,
-		f.Path() + ".lock":     0o600,
-		filepath.Dir(f.Path()): 0o700,
-	} {
-		fi, err := os.Stat(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fi.Mode().Perm() != want {
-			t.Errorf("%s: mode %v, want %v", filepath.Base(path), fi.Mode().Perm(), want)
-		}
-	}
-	entries, _ := os.ReadDir(filepath.Dir(f.Path()))
-	for _, e := range entries {
-		if strings.Contains(e.Name(), ".tmp-") {
-			t.Errorf("temporary file %s left behind", e.Name())
-		}
-	}
-	if err := os.Chmod(f.Path(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.Token(ctx, k); !errors.Is(err, ErrInsecureFile) {
-		t.Fatalf("world-readable store: err = %v, want ErrInsecureFile", err)
-	}
-	if err := f.PutToken(ctx, k, &Token{AccessToken: "b"}); !errors.Is(err, ErrInsecureFile) {
-		t.Fatalf("update of a world-readable store: err = %v, want ErrInsecureFile", err)
+	for _, exposed := range []string{"", ".lock"} {
+		t.Run("exposed="+exposed, func(t *testing.T) {
+			t.Parallel()
+			f := newFileStore(t)
+			if err := f.PutToken(ctx, k, &Token{Token: oauth2.Token{AccessToken: "a", TokenType: "Bearer"}}); err != nil {
+				t.Fatal(err)
+			}
+			unlock, err := f.Lock(ctx, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			unlock()
+			entries, err := os.ReadDir(filepath.Dir(f.Path()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkPrivatePath(t, filepath.Dir(f.Path()))
+			for _, e := range entries {
+				if strings.Contains(e.Name(), ".tmp-") {
+					t.Errorf("temporary file %s left behind", e.Name())
+				}
+				checkPrivatePath(t, filepath.Join(filepath.Dir(f.Path()), e.Name()))
+			}
+			if len(entries) != 3 { // store, store lock, key lock
+				t.Errorf("%d files in the store directory, want 3", len(entries))
+			}
+
+			exposeToOthers(t, f.Path()+exposed)
+			if exposed == "" {
+				if _, err := f.Token(ctx, k); !errors.Is(err, ErrInsecureFile) {
+					t.Fatalf("readable store: err = %v, want ErrInsecureFile", err)
+				}
+			}
+			if err := f.PutToken(ctx, k, &Token{Token: oauth2.Token{AccessToken: "b"}}); !errors.Is(err, ErrInsecureFile) {
+				t.Fatalf("update with a readable %q file: err = %v, want ErrInsecureFile", f.Path()+exposed, err)
+			}
+		})
 	}
 }
 
@@ -258,7 +287,7 @@ func TestFileSurvivesReopen(t *testing.T) {
 	ctx := context.Background()
 	f := newFileStore(t)
 	k := Key{Issuer: "https://as", Resource: "https://h/mcp", ClientID: "c"}
-	if err := f.PutToken(ctx, k, &Token{AccessToken: "a", RefreshToken: "r2", Expiry: epoch}); err != nil {
+	if err := f.PutToken(ctx, k, &Token{Token: oauth2.Token{AccessToken: "a", RefreshToken: "r2", Expiry: epoch}}); err != nil {
 		t.Fatal(err)
 	}
 	g, err := NewFile(f.Path())
@@ -285,7 +314,7 @@ func TestFileConcurrentGoroutines(t *testing.T) {
 			defer wg.Done()
 			f, _ := NewFile(path)
 			k := Key{Issuer: "https://as", Resource: "https://h/mcp", ClientID: strconv.Itoa(i)}
-			if err := f.PutToken(ctx, k, &Token{AccessToken: "a"}); err != nil {
+			if err := f.PutToken(ctx, k, &Token{Token: oauth2.Token{AccessToken: "a"}}); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -345,7 +374,7 @@ func TestHelperProcess(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("TOKENSTORE_N"))
 	for i := range n {
 		k := Key{Issuer: "https://as", Resource: "https://h/mcp", ClientID: fmt.Sprintf("%s-%d", os.Getenv("TOKENSTORE_PREFIX"), i)}
-		if err := f.PutToken(context.Background(), k, &Token{AccessToken: "a"}); err != nil {
+		if err := f.PutToken(context.Background(), k, &Token{Token: oauth2.Token{AccessToken: "a"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -404,7 +433,7 @@ func TestFileCacheSeesOtherWriters(t *testing.T) {
 		if i%2 == 1 {
 			writer = b
 		}
-		if err := writer.PutToken(ctx, k, &Token{AccessToken: want}); err != nil {
+		if err := writer.PutToken(ctx, k, &Token{Token: oauth2.Token{AccessToken: want}}); err != nil {
 			t.Fatal(err)
 		}
 		for _, reader := range []*File{a, b} {
@@ -420,7 +449,7 @@ func TestFileCacheSeesOtherWriters(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			if i%2 == 0 {
-				_ = a.PutToken(ctx, Key{Issuer: "https://as", Resource: "r", ClientID: strconv.Itoa(i)}, &Token{AccessToken: "x"})
+				_ = a.PutToken(ctx, Key{Issuer: "https://as", Resource: "r", ClientID: strconv.Itoa(i)}, &Token{Token: oauth2.Token{AccessToken: "x"}})
 				return
 			}
 			for range 20 {
@@ -431,4 +460,58 @@ func TestFileCacheSeesOtherWriters(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestFileLoadsEarlierFormat: a store written before Token embedded
+// oauth2.Token (testdata/store-v1.json) still loads, field for field, and
+// survives being rewritten by an update.
+func TestFileLoadsEarlierFormat(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	data, err := os.ReadFile(filepath.Join("testdata", "store-v1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFileStore(t)
+	if err := os.MkdirAll(filepath.Dir(f.Path()), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f.Path(), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	k1 := Key{Issuer: "https://as.example.com", Resource: "https://mcp.example.com/mcp", ClientID: "c1"}
+	k2 := Key{Issuer: "https://as.example.com", Resource: "https://mcp.example.com/other", ClientID: "c1"}
+	want1 := &Token{
+		Token:   oauth2.Token{AccessToken: "at-1", TokenType: "DPoP", RefreshToken: "rt-1", Expiry: epoch},
+		DPoPJKT: "0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I", Scopes: []string{"read", "write"},
+		RequestedScopes: []string{"read"}, RefreshedAfterRejection: true,
+	}
+	want2 := &Token{Token: oauth2.Token{AccessToken: "at-2", TokenType: "Bearer"}}
+	check := func(when string) {
+		t.Helper()
+		for k, want := range map[Key]*Token{k1: want1, k2: want2} {
+			got, err := f.Token(ctx, k)
+			if err != nil {
+				t.Fatalf("%s: %v", when, err)
+			}
+			if fmt.Sprintf("%#v %q %q %v", got.Token, got.DPoPJKT, got.Scopes, got.RequestedScopes) !=
+				fmt.Sprintf("%#v %q %q %v", want.Token, want.DPoPJKT, want.Scopes, want.RequestedScopes) ||
+				got.RefreshedAfterRejection != want.RefreshedAfterRejection || !got.Expiry.Equal(want.Expiry) {
+				t.Errorf("%s: token %s = %#v, want %#v", when, k.Resource, got.Token, want.Token)
+			}
+		}
+		reg, err := f.Registration(ctx, "https://as.example.com")
+		if err != nil || reg.ClientSecret != "s1" || reg.TokenEndpointAuthMethod != "client_secret_basic" {
+			t.Errorf("%s: registration %v, %v", when, reg, err)
+		}
+		d, err := f.Discovery(ctx, "https://mcp.example.com/mcp")
+		if err != nil || d.AuthServer.TokenEndpoint != "https://as.example.com/token" || !d.Expires.Equal(epoch.Add(time.Hour)) {
+			t.Errorf("%s: discovery %v, %v", when, d, err)
+		}
+	}
+	check("as written before")
+	if err := f.DeleteToken(ctx, Key{Issuer: "https://as.example.com", Resource: "https://none", ClientID: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	check("after a rewrite")
 }

@@ -16,20 +16,35 @@
 // and checks it against -max-rss-mib, sends SIGTERM and waits for a clean
 // exit. The child is stopped on every path, ctrl-C included.
 //
+// With -compare it measures mcpauth protect against a bare
+// httputil.ReverseProxy and the go-sdk's auth.RequireBearerToken with a
+// go-jose verifier (mcpauth-load re-executed as `mcpauth-load peer
+// bare|sdk`), each a process of its own in front of the same upstream,
+// with one repeated token and with a fresh token per request, in
+// interleaved rounds whose order rotates; it prints medians of per-round
+// throughput ratios, CPU time per request and peak RSS of every proxy.
+// -protect-before REF adds protect built from another git revision, and
+// -profile DIR writes CPU and allocation profiles of protect under each
+// workload (BENCHMARKS.md, "mcpauth protect against a bare reverse proxy").
+//
 //	go run ./cmd/mcpauth-load -c 64 -d 20s
 //	go run -race ./cmd/mcpauth-load -c 32 -d 10s            # the race run
 //	go run ./cmd/mcpauth-load -protect build -c 64 -d 20s   # builds ./cmd/mcpauth
 //	go run ./cmd/mcpauth-load -protect race -c 32 -d 10s    # builds it with -race
 //	go run ./cmd/mcpauth-load -protect ./mcpauth -c 64 -d 20s
+//	go run ./cmd/mcpauth-load -refresh memory,bolt,postgres,postgres3 -database-url postgres://… -c 16 -d 5s
+//	go run ./cmd/mcpauth-load -compare -protect-before main  # or: make load-compare COMPARE_BEFORE=main
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -37,6 +52,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == peerCommand {
+		os.Exit(runPeer(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -45,6 +63,16 @@ type options struct {
 	dur                time.Duration
 	remote             bool
 	protect            string
+	// -refresh: the authorization server's refresh grant on each storage.
+	refresh, databaseURL, kek string
+	minRatio                  float64
+	// -compare
+	compare                   bool
+	round, profileTime        time.Duration
+	protectBefore, profileDir string
+	protectFlags              string
+	// -compare and -refresh: interleaved rounds.
+	rounds int
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -57,11 +85,28 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.pool, "pool", 256, "number of distinct valid tokens that repeat (verified-token cache hits)")
 	fs.IntVar(&o.maxRSS, "max-rss-mib", 256, "fail if the peak resident set (of the child with -protect) exceeds this many MiB (0: no bound)")
 	fs.StringVar(&o.protect, "protect", "", "drive `mcpauth protect` as a child process: the binary's path, or \"build\" / \"race\" to build ./cmd/mcpauth (with -race)")
+	fs.StringVar(&o.refresh, "refresh", "", "measure the authorization server's refresh-token grants on these set-ups instead, comma-separated, the first the reference: "+strings.Join(refreshModes, ", "))
+	fs.StringVar(&o.databaseURL, "database-url", "", "PostgreSQL for -refresh postgres and postgres3 (default $MCPAUTH_LOAD_DATABASE_URL)")
+	fs.StringVar(&o.kek, "key-encryption-key", "BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=", "with -refresh: the key sealing signing keys in PostgreSQL (base64 of 32 bytes)")
+	fs.Float64Var(&o.minRatio, "min-ratio", 0, "with -refresh: fail if a set-up's grants/s is under this fraction of the first's")
+	fs.IntVar(&o.rounds, "rounds", 0, "interleaved rounds: of -round per candidate with -compare (default 40), of -d per set-up with -refresh (default 3)")
+	registerCompare(fs, &o)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.refresh != "" {
+		o.rounds = cmp.Or(o.rounds, 3)
+		return runRefreshLoad(ctx, o, stdout, stderr)
+	}
+	if o.compare {
+		o.rounds = cmp.Or(o.rounds, 40)
+		if o.protect == "" {
+			o.protect = "build"
+		}
+		return runCompare(ctx, o, stdout, stderr)
+	}
 	if o.protect != "" {
 		return runProtect(ctx, o, stdout, stderr)
 	}

@@ -3,11 +3,21 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/mcpauth/mcpauth/internal/loadgen"
 )
+
+// TestMain lets -compare re-execute the test binary as a peer proxy, the
+// way it re-executes mcpauth-load.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == peerCommand {
+		os.Exit(runPeer(os.Args[2:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
 
 func TestRunShort(t *testing.T) {
 	t.Parallel()
@@ -47,6 +57,31 @@ func TestRunProtectShort(t *testing.T) {
 		t.Fatalf("exit %d: %s\n%s", code, errOut.String(), out.String())
 	}
 	for _, want := range []string{"wrongly allowed 0, wrongly refused 0", "data races 0", "leaked 0"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestRunCompareShort runs one short round of -compare: the bare and SDK
+// peers (this binary re-executed) and a freshly built protect, with and
+// without a policy, each answering every request of both workloads as
+// expected, and the summary printed.
+func TestRunCompareShort(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds ./cmd/mcpauth")
+	}
+	bin, err := loadgen.BuildMcpauth(context.Background(), t.TempDir(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := run([]string{"-compare", "-protect", bin, "-rounds", "1", "-round", "300ms", "-c", "2"}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errOut.String(), out.String())
+	}
+	for _, want := range []string{"round  1:", "repeated token: protect / bare", "fresh token: protect / sdk",
+		"protect+policy / bare", "peak RSS", "process CPU time per request"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
@@ -17,12 +18,13 @@ import (
 
 	"github.com/mcpauth/mcpauth/authserver"
 	"github.com/mcpauth/mcpauth/clientmeta"
+	"github.com/mcpauth/mcpauth/redisreplay"
 )
 
 func authserverCommand() command {
 	return command{
 		name:    "authserver",
-		summary: "run the demo OAuth 2.1 authorization server",
+		summary: "run the OAuth 2.1 authorization server (demo user, or login at an OpenID Connect provider)",
 		run:     runAuthserver,
 	}
 }
@@ -43,6 +45,10 @@ type authserverFlags struct {
 	dpopNonce, noDPoP                   bool
 	trustedIssuers, trustedIDJAGIssuers listFlag
 	log                                 logFlags
+	upstream                            upstreamFlags
+	// Shared storage for several replicas.
+	databaseURL, keyEncryptionKey, redisURL, dpopNonceKey string
+	oldKeyEncryptionKeys                                  listFlag
 }
 
 func parseAuthserverFlags(args []string, stderr io.Writer) (*authserverFlags, error) {
@@ -53,10 +59,14 @@ func parseAuthserverFlags(args []string, stderr io.Writer) (*authserverFlags, er
 	fs.StringVar(&f.issuer, "issuer", "", "issuer identifier; default http://<listen address>")
 	fs.StringVar(&f.scopes, "scopes", "mcp:read mcp:write", "supported scopes, separated by spaces or commas")
 	fs.StringVar(&f.consent, "consent", "consent", "consent mode: auto (no page), consent (HTML page) or deny")
-	fs.Var(&f.clients, "client", "pre-registered client `id=ID[,secret=S][,redirect=URI]...[,name=N][,auth=METHOD]` (repeatable; secret=env:VAR reads $VAR)")
+	fs.Var(&f.clients, "client", "pre-registered client `id=ID[,secret=S][,redirect=URI]...[,name=N][,auth=METHOD][,scope=DEFAULT]...[,allowed-scope=CEILING]...` (repeatable; secret=env:VAR reads $VAR; allowed-scope limits the scopes it may obtain)")
 	fs.DurationVar(&f.tokenTTL, "token-ttl", authserver.DefaultAccessTokenTTL, "access token lifetime")
 	fs.DurationVar(&f.refreshTTL, "refresh-ttl", authserver.DefaultRefreshTokenTTL, "refresh token family lifetime")
 	fs.StringVar(&f.dataDir, "data-dir", "", "keep keys, clients and grants in this directory (default: memory only)")
+	fs.StringVar(&f.databaseURL, "database-url", "", "keep all state in PostgreSQL at this `postgres://` URL, shared by every replica (env:VAR reads $VAR); needs --key-encryption-key")
+	fs.StringVar(&f.keyEncryptionKey, "key-encryption-key", "", "base64 of 32 random bytes sealing the signing keys in the database, the same on every replica (env:VAR reads $VAR)")
+	fs.StringVar(&f.redisURL, "redis-url", "", "record DPoP proof, client assertion and JWT grant identifiers on Redis at this `redis://` URL, shared by every replica (env:VAR reads $VAR); unreachable Redis refuses them")
+	fs.Var(&f.oldKeyEncryptionKeys, "old-key-encryption-key", "a previous --key-encryption-key that still opens keys sealed under it (repeatable; env:VAR reads $VAR)")
 	fs.Var(&f.cimdAllowHosts, "cimd-allow-host", "only resolve client ID metadata documents from this host; *.example.com for subdomains (repeatable; default: any https host)")
 	fs.Var(&f.cimdLoopback, "insecure-cimd-loopback", "fetch client_ids starting with `PREFIX=LOOPBACK_PREFIX` from a loopback origin, for local testing (repeatable)")
 	fs.BoolVar(&f.noCIMD, "no-cimd", false, "turn client ID metadata documents off")
@@ -67,7 +77,9 @@ func parseAuthserverFlags(args []string, stderr io.Writer) (*authserverFlags, er
 	fs.BoolVar(&f.insecureHTTP, "insecure-http", false, "allow a plain-http issuer (loopback hosts only)")
 	fs.Var(&f.faults, "insecure-fault", "misbehave on purpose to test clients: "+strings.Join(authserver.FaultNames(), ", ")+" (repeatable)")
 	f.log.register(fs, "info")
+	f.upstream.register(fs)
 	fs.BoolVar(&f.dpopNonce, "dpop-nonce", false, "require server-provided DPoP nonces at the token endpoint (RFC 9449 §8)")
+	fs.StringVar(&f.dpopNonceKey, "dpop-nonce-key", "", "with --dpop-nonce: base64 of at least 32 random bytes authenticating the nonces, the same on every replica (env:VAR reads $VAR; default: random per process)")
 	fs.BoolVar(&f.noDPoP, "no-dpop", false, "turn DPoP off (every token is a Bearer token)")
 	fs.Var(&f.trustedIssuers, "trusted-issuer", "accept workload identity JWTs from `ISSUER=JWKS_URL` with the JWT-bearer grant (repeatable)")
 	fs.Var(&f.trustedIDJAGIssuers, "trusted-idjag-issuer", "accept ID-JAGs (Enterprise-Managed Authorization) from the IdP `ISSUER=JWKS_URL` (repeatable)")
@@ -112,8 +124,12 @@ func parseClient(spec string) (authserver.Client, error) {
 			c.GrantTypes = append(c.GrantTypes, v)
 		case "jwks-uri":
 			c.JWKSURI = v
+		case "scope":
+			c.DefaultScopes = append(c.DefaultScopes, v)
+		case "allowed-scope":
+			c.AllowedScopes = append(c.AllowedScopes, v)
 		default:
-			return c, fmt.Errorf("--client: unknown key %q (known: id, secret, redirect, name, auth, grant, jwks-uri)", k)
+			return c, fmt.Errorf("--client: unknown key %q (known: id, secret, redirect, name, auth, grant, jwks-uri, scope, allowed-scope)", k)
 		}
 	}
 	if c.ID == "" {
@@ -127,7 +143,7 @@ func parseClient(spec string) (authserver.Client, error) {
 func (f *authserverFlags) config(addr net.Addr, logger *slog.Logger) (authserver.Config, error) {
 	cfg := authserver.Config{
 		Issuer:                           f.issuer,
-		InsecureAllowHTTP:                f.insecureHTTP,
+		InsecureAllowHTTPLoopback:        f.insecureHTTP,
 		Scopes:                           strings.FieldsFunc(f.scopes, func(r rune) bool { return r == ' ' || r == ',' }),
 		Resources:                        f.resources,
 		AccessTokenTTL:                   f.tokenTTL,
@@ -161,8 +177,25 @@ func (f *authserverFlags) config(addr net.Addr, logger *slog.Logger) (authserver
 			return cfg, err
 		}
 	}
-	cfg.DPoP = authserver.DPoPConfig{Disable: f.noDPoP, RequireNonce: f.dpopNonce}
-	cfg.KeyFetch.InsecureAllowLoopback = f.insecureHTTP
+	if !f.noDPoP {
+		cfg.DPoP = &authserver.DPoPConfig{RequireNonce: f.dpopNonce}
+	}
+	if f.dpopNonceKey != "" {
+		if !f.dpopNonce || cfg.DPoP == nil {
+			return cfg, errors.New("--dpop-nonce-key needs --dpop-nonce")
+		}
+		v, err := secretValue("--dpop-nonce-key", f.dpopNonceKey, os.Getenv)
+		if err != nil {
+			return cfg, err
+		}
+		if cfg.DPoP.NonceKey, err = base64.StdEncoding.DecodeString(strings.TrimSpace(v)); err != nil || len(cfg.DPoP.NonceKey) < 32 {
+			return cfg, errors.New("--dpop-nonce-key: want base64 of at least 32 bytes")
+		}
+	}
+	cfg.KeyFetch.InsecureAllowHTTPLoopback = f.insecureHTTP
+	if cfg.Upstream, err = f.upstream.config(f.insecureHTTP, os.Getenv); err != nil {
+		return cfg, err
+	}
 	for _, list := range []struct {
 		specs listFlag
 		kind  authserver.GrantKind
@@ -212,6 +245,22 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
+	if f.databaseURL != "" {
+		st, err := f.openPostgres(ctx)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		cfg.Storage = st.Storage()
+	}
+	if f.redisURL != "" {
+		c, err := openRedis("--redis-url", f.redisURL)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		cfg.Replay = redisreplay.ForAuthServer(c, "mcpauth:as:"+cfg.Issuer+":")
+	}
 	as, err := authserver.New(cfg)
 	if err != nil {
 		return err
@@ -229,8 +278,13 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 	m := as.Metadata()
 	logger.Info("authorization server ready", "issuer", as.Issuer(), "consent", cfg.Consent.String(),
 		"clients", len(cfg.Clients), "scopes", strings.Join(cfg.Scopes, " "),
-		"registration", m.RegistrationEndpoint != "", "client_id_metadata_documents", m.ClientIDMetadataDocumentSupported)
+		"registration", m.RegistrationEndpoint != "", "client_id_metadata_documents", m.ClientIDMetadataDocumentSupported,
+		"storage", f.storageName(), "replay", map[bool]string{true: "redis", false: "memory"}[f.redisURL != ""])
 	fmt.Fprintf(stdout, "listening on http://%s (issuer %s)\n", ln.Addr(), as.Issuer())
+	if cfg.Upstream != nil {
+		logger.Info("users log in upstream", "upstream", cfg.Upstream.Issuer, "callback", as.UpstreamCallbackURL())
+		fmt.Fprintf(stdout, "upstream login at %s; register this redirect URI there: %s\n", cfg.Upstream.Issuer, as.UpstreamCallbackURL())
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

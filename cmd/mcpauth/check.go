@@ -27,7 +27,7 @@ func checkCommand() command {
 const checkDescription = `
 Sends the requests an MCP client and an attacker would send to the MCP endpoint at URL and
 grades each answer against one requirement of the MCP 2026-07-28 authorization and transport
-specifications (IDs from the project's checklist): the RFC 9728 metadata at the path-inserted
+specifications (IDs as in docs/requirements.md): the RFC 9728 metadata at the path-inserted
 URL with a resource identical to URL, the 401 challenge without a token (resource_metadata,
 no error), 401 invalid_token for a garbage token, no token accepted from the query string,
 a foreign Origin refused, every listed authorization server's metadata (S256, iss, Client ID

@@ -11,7 +11,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/mcpauth/mcpauth/client"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -257,4 +259,20 @@ func FuzzDisplayParsers(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestBrowserWaitFollowsTimeout: the loopback listener of --browser
+// system|print waits as long as --timeout, not its own five minutes.
+func TestBrowserWaitFollowsTimeout(t *testing.T) {
+	t.Parallel()
+	for _, browser := range []string{"system", "print"} {
+		f := &clientFlags{browser: browser, timeout: 12 * time.Minute}
+		a, err := f.authorizer(io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l, ok := a.(*client.Loopback); !ok || l.Timeout != f.timeout {
+			t.Errorf("--browser %s: %#v, want a Loopback waiting %s", browser, a, f.timeout)
+		}
+	}
 }

@@ -28,6 +28,13 @@ type clientFlags struct {
 	insecureHTTP                                      bool
 	timeout                                           time.Duration
 	log                                               logFlags
+
+	// wrapAuthorizer, when set, wraps the Authorizer --browser names
+	// (the bridge bounds and shares logins with it).
+	wrapAuthorizer func(client.Authorizer) client.Authorizer
+	// dpop, when set, makes the client ask for DPoP-bound tokens (the
+	// bridge's --dpop).
+	dpop *client.DPoPConfig
 }
 
 func (f *clientFlags) register(fs *flag.FlagSet) {
@@ -56,11 +63,12 @@ func (f *clientFlags) storePath() (string, error) {
 }
 
 // authorizer returns the Authorizer --browser names. Prompts go to stderr,
-// so that stdout carries only results (the token of `mcpauth token`).
+// so that stdout carries only results (the token of `mcpauth token`). The
+// listener waits as long as --timeout allows, not its own default.
 func (f *clientFlags) authorizer(stderr io.Writer) (client.Authorizer, error) {
 	switch f.browser {
 	case "system":
-		return &client.Loopback{Open: func(ctx context.Context, authURL string) error {
+		return &client.Loopback{Timeout: f.timeout, Open: func(ctx context.Context, authURL string) error {
 			fmt.Fprintf(stderr, "Opening your browser to approve access. If it does not open, visit:\n  %s\n", authURL)
 			if err := client.OpenBrowser(ctx, authURL); err != nil {
 				fmt.Fprintf(stderr, "(could not start a browser: %v)\n", err)
@@ -68,7 +76,7 @@ func (f *clientFlags) authorizer(stderr io.Writer) (client.Authorizer, error) {
 			return nil
 		}}, nil
 	case "print":
-		return &client.Loopback{Open: client.PrintURL(stderr)}, nil
+		return &client.Loopback{Timeout: f.timeout, Open: client.PrintURL(stderr)}, nil
 	case "http":
 		return &client.FollowRedirects{}, nil
 	}
@@ -106,6 +114,9 @@ func (f *clientFlags) open(ctx context.Context, serverURL string, stderr io.Writ
 	if err != nil {
 		return nil, err
 	}
+	if f.wrapAuthorizer != nil {
+		a = f.wrapAuthorizer(a)
+	}
 	cfg := client.Config{
 		Authorizer:                a,
 		Store:                     store,
@@ -113,6 +124,7 @@ func (f *clientFlags) open(ctx context.Context, serverURL string, stderr io.Writ
 		ClientName:                "mcpauth CLI",
 		InsecureAllowHTTPLoopback: f.insecureHTTP,
 		Logger:                    logger,
+		DPoP:                      f.dpop,
 	}
 	if f.clientID != "" {
 		pre, err := f.preRegistered(ctx, serverURL)
@@ -164,7 +176,7 @@ func resourceIssuers(ctx context.Context, serverURL string, insecureHTTP bool) (
 	if err != nil {
 		return nil, err
 	}
-	fetcher := safehttp.New(safehttp.Options{InsecureAllowLoopback: insecureHTTP, Timeout: 10 * time.Second})
+	fetcher := safehttp.New(safehttp.Options{InsecureAllowHTTPLoopback: insecureHTTP, Timeout: 10 * time.Second})
 	defer fetcher.Client().CloseIdleConnections()
 	resp, err := fetcher.Get(ctx, mdURL, "application/json")
 	if err != nil {

@@ -43,7 +43,8 @@ func runNarratedClient(ctx context.Context, n *narrator, d *demoStack, consent a
 	}
 	base := &http.Transport{ResponseHeaderTimeout: 30 * time.Second, MaxIdleConnsPerHost: 2}
 	defer base.CloseIdleConnections()
-	hc := &http.Client{Transport: &observingTransport{base: base, n: n}, Timeout: time.Minute}
+	hc := h.HTTPClient(&observingTransport{base: base, n: n})
+	hc.Timeout = time.Minute
 
 	n.say("\nThe MCP host (mcpauth's client library inside the official Go SDK client) connects to %s.", d.mcpURL)
 	n.say("It has no token and no registration yet; it knows only the URL.")

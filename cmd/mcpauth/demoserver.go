@@ -68,25 +68,25 @@ func newDemoStack(asAddr, mcpAddr net.Addr, consent authserver.ConsentMode, logg
 		return nil, err
 	}
 	d.as, err = authserver.New(authserver.Config{
-		Issuer:            d.issuer,
-		InsecureAllowHTTP: true,
-		Scopes:            []string{demoScopeTools, demoScopeAdmin},
-		Resources:         []string{d.mcpURL},
-		Consent:           consent,
-		ClientMetadata:    resolver,
-		Logger:            logger.With("server", "authorization"),
+		Issuer:                    d.issuer,
+		InsecureAllowHTTPLoopback: true,
+		Scopes:                    []string{demoScopeTools, demoScopeAdmin},
+		Resources:                 []string{d.mcpURL},
+		Consent:                   consent,
+		ClientMetadata:            resolver,
+		Logger:                    logger.With("server", "authorization"),
 	})
 	if err != nil {
 		return nil, err
 	}
 	d.verifier, err = resource.New(resource.Config{
-		Resource:              d.mcpURL,
-		Issuers:               []resource.Issuer{{Issuer: d.issuer}},
-		ScopesSupported:       []string{demoScopeTools, demoScopeAdmin},
-		Policy:                demoPolicy(),
-		ResourceName:          "mcpauth demo",
-		InsecureAllowLoopback: true,
-		Logger:                rsLogger,
+		Resource:                  d.mcpURL,
+		Issuers:                   []resource.Issuer{{Issuer: d.issuer}},
+		ScopesSupported:           []string{demoScopeTools, demoScopeAdmin},
+		Policy:                    demoPolicy(),
+		ResourceName:              "mcpauth demo",
+		InsecureAllowHTTPLoopback: true,
+		Logger:                    rsLogger,
 	})
 	if err != nil {
 		d.as.Close()

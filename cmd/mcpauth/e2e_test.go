@@ -67,7 +67,16 @@ type proc struct {
 // makes sure it is gone when the test ends.
 func startProc(t *testing.T, args ...string) *proc {
 	t.Helper()
+	return startProcEnv(t, nil, args...)
+}
+
+// startProcEnv is startProc with env added to the test's environment.
+func startProcEnv(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
 	p := &proc{cmd: exec.Command(binary, args...), done: make(chan struct{})}
+	if env != nil {
+		p.cmd.Env = append(os.Environ(), env...)
+	}
 	out, err := p.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

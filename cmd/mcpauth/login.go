@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpauth/mcpauth/client"
 )
 
 func loginCommand() command {
@@ -36,9 +39,12 @@ mcpauth's client library as a command: it finds the server's authorization serve
 --store. A 403 insufficient_scope leads to one step-up authorization with the union of scopes.`
 
 // clientCommand parses the shared client flags plus the command's own and
-// opens the session for the URL argument.
+// opens the session for the URL argument. The returned ctx ends after
+// --timeout: everything the command does, the wait for the user's approval
+// included, must use it. finish releases it and, when the command failed
+// because the time ran out, says so.
 func clientCommand(ctx context.Context, name, synopsis, description string, args []string, stderr io.Writer,
-	extra func(*clientFlags, *flag.FlagSet), minPos, maxPos int) (*session, []string, *clientFlags, context.CancelFunc, error) {
+	extra func(*clientFlags, *flag.FlagSet), minPos, maxPos int) (*session, []string, context.Context, func(error) error, error) {
 	f := &clientFlags{}
 	fs := newFlagSet(name, synopsis, description+"\n"+clientDescription, stderr)
 	f.register(fs)
@@ -49,25 +55,37 @@ func clientCommand(ctx context.Context, name, synopsis, description string, args
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
+	if f.timeout <= 0 {
+		return nil, nil, nil, nil, fmt.Errorf("--timeout must be positive")
+	}
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	finish := func(err error) error {
+		expired := errors.Is(ctx.Err(), context.DeadlineExceeded)
+		cancel()
+		if err != nil && expired {
+			return fmt.Errorf("gave up after --timeout %s: %w", f.timeout, err)
+		}
+		return err
+	}
 	s, err := f.open(ctx, pos[0], stderr)
 	if err != nil {
-		cancel()
-		return nil, nil, nil, nil, err
+		return nil, nil, nil, nil, finish(err)
 	}
-	return s, pos, f, cancel, nil
+	return s, pos, ctx, finish, nil
 }
 
-// mcpHTTPClient is the SDK transport's HTTP client: --scopes are added to
-// challenges (see scopeTransport); no overall timeout, since responses may be
-// long event streams bounded by the command's context.
+// mcpHTTPClient is the SDK transport's HTTP client: the client library's
+// (no credentials on a redirect to another origin, DPoP proofs), with
+// --scopes added to challenges (see scopeTransport); no overall timeout,
+// since responses may be long event streams bounded by the command's
+// context.
 func (s *session) mcpHTTPClient() (*http.Client, func()) {
 	base := &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 2, IdleConnTimeout: 30 * time.Second}
 	var rt http.RoundTripper = base
 	if len(s.scopes) > 0 {
 		rt = &scopeTransport{base: base, scopes: s.scopes}
 	}
-	return &http.Client{Transport: rt}, func() { base.CloseIdleConnections(); s.client.CloseIdleConnections() }
+	return s.handler.HTTPClient(rt), func() { base.CloseIdleConnections(); s.client.CloseIdleConnections() }
 }
 
 // connect opens an MCP session through the SDK with the client's
@@ -75,13 +93,39 @@ func (s *session) mcpHTTPClient() (*http.Client, func()) {
 func (s *session) connect(ctx context.Context, opts *mcp.ClientOptions) (*mcp.ClientSession, func(), error) {
 	hc, closeIdle := s.mcpHTTPClient()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcpauth", Version: "1.0.0"}, opts).Connect(ctx,
-		&mcp.StreamableClientTransport{Endpoint: s.url, OAuthHandler: s.handler, HTTPClient: hc,
+		&mcp.StreamableClientTransport{Endpoint: s.url, OAuthHandler: &firstFailure{OAuthHandler: s.handler}, HTTPClient: hc,
 			DisableStandaloneSSE: true, MaxRetries: -1}, nil)
 	if err != nil {
 		closeIdle()
 		return nil, nil, fmt.Errorf("connect to %s: %w", s.url, err)
 	}
 	return cs, func() { cs.Close(); closeIdle() }, nil
+}
+
+// firstFailure is the SDK's OAuthHandler for one command: once an
+// authorization failed (the authorization server refused the code or the
+// client, the user denied access, ...), every later 401 or 403 gets that
+// same error instead of a new authorization. The SDK retries a failed
+// server/discover with initialize whatever the error, so without it a
+// refusal would be followed by a second approval prompt, and the command
+// would end with the timeout's "context deadline exceeded" instead of the
+// authorization server's error code and description.
+type firstFailure struct {
+	*client.OAuthHandler
+	mu  sync.Mutex
+	err error
+}
+
+// Authorize implements auth.OAuthHandler.
+func (h *firstFailure) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.err != nil {
+		resp.Body.Close()
+		return h.err
+	}
+	h.err = h.OAuthHandler.Authorize(ctx, req, resp)
+	return h.err
 }
 
 // login authorizes: by the library's Login (scopes from the server's
@@ -100,13 +144,13 @@ func (s *session) login(ctx context.Context) error {
 	return nil
 }
 
-func runLogin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	s, _, _, cancel, err := clientCommand(ctx, "login", "[flags] URL",
+func runLogin(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	s, _, ctx, finish, err := clientCommand(ctx, "login", "[flags] URL",
 		"Log in to the MCP server at URL and keep the token (a fresh authorization every time).", args, stderr, nil, 1, 1)
 	if err != nil {
 		return err
 	}
-	defer cancel()
+	defer func() { err = finish(err) }()
 	if err := s.client.Logout(ctx, s.url); err != nil {
 		return err
 	}
@@ -133,14 +177,14 @@ func runLogin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
-func runToken(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	s, _, _, cancel, err := clientCommand(ctx, "token", "[flags] URL",
+func runToken(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	s, _, ctx, finish, err := clientCommand(ctx, "token", "[flags] URL",
 		"Print only the access token for the MCP server at URL, refreshed if needed (logging in first if there is none).",
 		args, stderr, nil, 1, 1)
 	if err != nil {
 		return err
 	}
-	defer cancel()
+	defer func() { err = finish(err) }()
 	defer s.client.CloseIdleConnections()
 	ts, err := s.handler.TokenSource(ctx)
 	if err != nil {
@@ -165,9 +209,9 @@ func runToken(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // errToolFailed: the tool answered with isError (exit status 1).
 var errToolFailed = errors.New("the tool reported an error")
 
-func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	var rawArgs string
-	s, pos, _, cancel, err := clientCommand(ctx, "call", "[flags] URL TOOL [--args JSON]",
+	s, pos, ctx, finish, err := clientCommand(ctx, "call", "[flags] URL TOOL [--args JSON]",
 		"Call TOOL on the MCP server at URL and print the result as JSON. Progress notifications go to stderr.\nThe exit status is 1 when the tool reports an error.",
 		args, stderr, func(_ *clientFlags, fs *flag.FlagSet) {
 			fs.StringVar(&rawArgs, "args", "{}", "the tool's arguments, a JSON object")
@@ -175,7 +219,7 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	defer cancel()
+	defer func() { err = finish(err) }()
 	var toolArgs map[string]any
 	if err := json.Unmarshal([]byte(rawArgs), &toolArgs); err != nil || toolArgs == nil {
 		return fmt.Errorf("--args: not a JSON object")
@@ -207,13 +251,13 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return nil
 }
 
-func runLogout(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	s, _, _, cancel, err := clientCommand(ctx, "logout", "[flags] URL",
+func runLogout(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	s, _, ctx, finish, err := clientCommand(ctx, "logout", "[flags] URL",
 		"Forget the token kept for the MCP server at URL (the client registration is kept).", args, stderr, nil, 1, 1)
 	if err != nil {
 		return err
 	}
-	defer cancel()
+	defer func() { err = finish(err) }()
 	if err := s.client.Logout(ctx, s.url); err != nil {
 		return err
 	}

@@ -2,9 +2,10 @@
 // the whole MCP authorization flow (`mcpauth demo`), the demo authorization
 // server (`mcpauth authserver`), a reverse proxy that puts OAuth in front of
 // any Streamable HTTP MCP server (`mcpauth protect`), the client library as
-// a CLI (`mcpauth login|token|call|logout`) and a self-test of any MCP
-// server's authorization (`mcpauth check`). Each subcommand lives in its
-// own file and is listed in [commands].
+// a CLI (`mcpauth login|token|call|logout`), a self-test of any MCP
+// server's authorization (`mcpauth check`) and a stdio bridge for MCP hosts
+// that start servers only as local commands (`mcpauth bridge`). Each
+// subcommand lives in its own file and is listed in [commands].
 package main
 
 import (
@@ -38,6 +39,7 @@ func commands() []command {
 		callCommand(),
 		logoutCommand(),
 		checkCommand(),
+		bridgeCommand(),
 	}
 }
 

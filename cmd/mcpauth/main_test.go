@@ -76,21 +76,25 @@ func TestParseClient(t *testing.T) {
 		spec    string
 		wantErr bool
 		check   func(id, secret string, redirects []string) bool
+		scopes  string // DefaultScopes | AllowedScopes
 	}{
-		{"id=a,redirect=http://127.0.0.1/cb", false, func(id, s string, r []string) bool { return id == "a" && s == "" && len(r) == 1 }},
-		{"id=a,secret=s,redirect=https://x.example/1,redirect=https://x.example/2", false, func(id, s string, r []string) bool { return s == "s" && len(r) == 2 }},
-		{"id=a,secret=env:MCPAUTH_TEST_SECRET,redirect=https://x.example/1", false, func(_, s string, _ []string) bool { return s == "from-env" }},
-		{"id=a,secret=env:MCPAUTH_TEST_UNSET_VAR", true, nil},
-		{"id=a,colour=blue", true, nil},
-		{"id", true, nil},
-		{"secret=x", true, nil},
+		{"id=a,redirect=http://127.0.0.1/cb", false, func(id, s string, r []string) bool { return id == "a" && s == "" && len(r) == 1 }, ""},
+		{"id=a,secret=s,redirect=https://x.example/1,redirect=https://x.example/2", false, func(id, s string, r []string) bool { return s == "s" && len(r) == 2 }, ""},
+		{"id=a,secret=env:MCPAUTH_TEST_SECRET,redirect=https://x.example/1", false, func(_, s string, _ []string) bool { return s == "from-env" }, ""},
+		{"id=a,secret=env:MCPAUTH_TEST_UNSET_VAR", true, nil, ""},
+		{"id=a,redirect=http://127.0.0.1/cb,scope=mcp:tools,allowed-scope=mcp:tools,allowed-scope=mcp:admin", false, func(id, _ string, _ []string) bool { return id == "a" },
+			"mcp:tools | mcp:tools mcp:admin"},
+		{"id=a,colour=blue", true, nil, ""},
+		{"id", true, nil, ""},
+		{"secret=x", true, nil, ""},
 	}
 	for _, tt := range tests {
 		c, err := parseClient(tt.spec)
 		if (err != nil) != tt.wantErr {
 			t.Fatalf("parseClient(%q) = %v", tt.spec, err)
 		}
-		if err == nil && !tt.check(c.ID, c.Secret, c.RedirectURIs) {
+		scopes := strings.Join(c.DefaultScopes, " ") + " | " + strings.Join(c.AllowedScopes, " ")
+		if err == nil && (!tt.check(c.ID, c.Secret, c.RedirectURIs) || tt.scopes != "" && scopes != tt.scopes) {
 			t.Fatalf("parseClient(%q) = %+v", tt.spec, c)
 		}
 	}

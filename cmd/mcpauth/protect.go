@@ -31,7 +31,10 @@ audience and the scopes --require and --policy ask for. The proxy serves the RFC
 at the path-inserted URL, answers 401/403 with the challenges MCP clients follow, streams event
 streams unbuffered, never forwards the Authorization header, and replaces any inbound
 X-Forwarded-User/-Email/-Preferred-Username/-Scopes/-Client-Id/-Issuer (and X-Auth-Request-*)
-headers with values from the validated token.
+headers with values from the validated token. Session IDs the upstream issues are bound to the
+user who opened the session: another user's token with one gets 404. Give every protect process
+that serves one resource the same --session-key (and the same --resource) so they accept each
+other's sessions; without it each process makes a random key, and sessions end with the process.
 
 example:
   mcpauth protect --upstream http://127.0.0.1:3000/mcp --issuer http://127.0.0.1:9000 \
@@ -40,10 +43,14 @@ example:
 type protectFlags struct {
 	addr, upstream, resource, scopes, require, policy string
 	introspectURL, introspectClient, metricsAddr      string
+	sessionKey                                        string
 	issuers, origins                                  listFlag
 	insecureHTTP                                      bool
 	grace                                             time.Duration
 	log                                               logFlags
+	perf                                              perfFlags
+	// DPoP and its replay store shared by replicas.
+	dpop, redisURL string
 }
 
 func parseProtectFlags(args []string, stderr io.Writer) (*protectFlags, error) {
@@ -58,11 +65,15 @@ func parseProtectFlags(args []string, stderr io.Writer) (*protectFlags, error) {
 	fs.StringVar(&f.policy, "policy", "", "JSON scope policy file: per method, tool, resource and prompt (see resource.ParsePolicy)")
 	fs.StringVar(&f.introspectURL, "introspect-url", "", "RFC 7662 introspection endpoint for opaque (non-JWT) tokens")
 	fs.StringVar(&f.introspectClient, "introspect-client", "", "`ID:SECRET` to authenticate to the introspection endpoint; SECRET may be env:VAR")
+	fs.StringVar(&f.sessionKey, "session-key", "", "env:VAR: the key (at least 32 bytes) that binds session IDs to users, from $VAR; the same for every replica (default: random per process)")
 	fs.Var(&f.origins, "allow-origin", "an Origin allowed besides the resource's own, e.g. https://app.example.com (repeatable)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics on this address (default: off)")
 	fs.BoolVar(&f.insecureHTTP, "insecure-http", false, "allow plain-http issuer, resource and introspection URLs on loopback hosts")
+	fs.StringVar(&f.dpop, "dpop", "off", "DPoP-bound tokens (RFC 9449): off, allowed (Bearer too) or required")
+	fs.StringVar(&f.redisURL, "redis-url", "", "record DPoP proofs on Redis at this `redis://` URL, shared by every replica of this resource (env:VAR reads $VAR); unreachable Redis refuses proofs")
 	fs.DurationVar(&f.grace, "shutdown-timeout", 10*time.Second, "how long requests in flight (streams too) may finish on shutdown")
 	f.log.register(fs, "info")
+	f.perf.register(fs)
 	if _, err := parseArgs(fs, args, 0, 0); err != nil {
 		return nil, err
 	}
@@ -78,11 +89,11 @@ func parseProtectFlags(args []string, stderr io.Writer) (*protectFlags, error) {
 // a proxy listening on addr.
 func (f *protectFlags) resourceConfig(addr net.Addr, upstream *url.URL, logger *slog.Logger) (resource.Config, error) {
 	cfg := resource.Config{
-		Resource:              f.resource,
-		ScopesSupported:       fields(f.scopes),
-		AllowedOrigins:        f.origins,
-		InsecureAllowLoopback: f.insecureHTTP,
-		Logger:                logger,
+		Resource:                  f.resource,
+		ScopesSupported:           fields(f.scopes),
+		AllowedOrigins:            f.origins,
+		InsecureAllowHTTPLoopback: f.insecureHTTP,
+		Logger:                    f.perf.decisionLogger(logger),
 	}
 	if cfg.Resource == "" {
 		cfg.Resource = "http://" + addr.String() + upstream.EscapedPath()
@@ -109,6 +120,17 @@ func (f *protectFlags) resourceConfig(addr net.Addr, upstream *url.URL, logger *
 	policy.Default = append(policy.Default, fields(f.require)...)
 	if f.policy != "" || len(policy.Default) > 0 {
 		cfg.Policy = policy
+	}
+	if f.sessionKey != "" {
+		name, ok := strings.CutPrefix(f.sessionKey, "env:")
+		if !ok || name == "" {
+			return cfg, fmt.Errorf("--session-key: want env:VAR (a key on the command line would show in the process list)")
+		}
+		key := os.Getenv(name)
+		if len(key) < resource.MinSessionKeyBytes {
+			return cfg, fmt.Errorf("--session-key: $%s must hold at least %d bytes", name, resource.MinSessionKeyBytes)
+		}
+		cfg.SessionKey = []byte(key)
 	}
 	if f.introspectURL != "" {
 		if err := checkServiceURL("--introspect-url", f.introspectURL, f.insecureHTTP); err != nil {
@@ -170,6 +192,11 @@ func runProtect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	closeRedis, err := f.dpopConfig(&cfg)
+	if err != nil {
+		return err
+	}
+	defer closeRedis()
 	var m *proxyMetrics
 	servers, listeners := []*http.Server{}, []net.Listener{}
 	if f.metricsAddr != "" {
@@ -182,6 +209,12 @@ func runProtect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", m.Handler())
 		servers, listeners = append(servers, streamingServer(mux, logger)), append(listeners, mln)
+	}
+	if psrv, pln, err := f.perf.pprofServer(logger); err != nil {
+		return err
+	} else if psrv != nil {
+		defer pln.Close()
+		servers, listeners = append(servers, psrv), append(listeners, pln)
 	}
 	h, v, err := protectHandler(cfg, upstream, m, logger, time.Now)
 	if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net"
@@ -11,8 +10,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-
-	"github.com/mcpauth/mcpauth/resource"
 )
 
 // Identity headers the proxy sets from the validated token, after removing
@@ -42,13 +39,29 @@ func identityHeader(canonical string) bool {
 	return false
 }
 
+// credentialHeader reports whether an inbound header carries a credential
+// of the caller's: the token, a proxy's credentials, or a DPoP proof (which
+// the middleware removes only when DPoP is enabled).
+func credentialHeader(canonical string) bool {
+	switch canonical {
+	case "Authorization", "Proxy-Authorization", "Dpop":
+		return true
+	}
+	return false
+}
+
 // newProxy returns the reverse proxy to the upstream MCP endpoint. It runs
 // behind the resource middleware, which has already authenticated and
-// authorized the request and removed its Authorization header. The proxy
-// streams responses as they come (FlushInterval -1: event streams are never
-// buffered), never forwards credentials (RS-19), and replaces identity
-// headers with the validated token's claims.
+// authorized the request, removed its Authorization header from the copy
+// the proxy gets, and bound the upstream's session IDs to their user. The
+// proxy never forwards credentials (RS-19) and replaces identity headers
+// with the validated token's claims, computed once per verified token (see
+// identityHeaders). It streams event streams and responses of unknown
+// length as they come (httputil.ReverseProxy flushes those after every
+// write whatever FlushInterval says); a response of known length is copied
+// without a flush per write, through buffers reused from a pool.
 func newProxy(upstream *url.URL, transport http.RoundTripper, logger *slog.Logger) *httputil.ReverseProxy {
+	identity := identityHeaders(logger)
 	return &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			out := pr.Out
@@ -56,18 +69,23 @@ func newProxy(upstream *url.URL, transport http.RoundTripper, logger *slog.Logge
 			target.RawQuery = joinQuery(upstream.RawQuery, pr.In.URL.RawQuery)
 			out.URL = &target
 			out.Host = "" // the upstream sees its own host name
-			out.Header.Del("Authorization")
-			out.Header.Del("Proxy-Authorization")
-			for k := range out.Header {
-				if identityHeader(k) {
-					out.Header.Del(k)
+			id, _ := identity.Value(pr.In.Context())
+			// The outgoing header without credentials and identity
+			// headers, in a map sized for the X-Forwarded-For/-Host/-Proto
+			// and identity headers still to come (growing the clone
+			// twice cost more than this copy).
+			h := make(http.Header, len(out.Header)+3+id.len())
+			for k, v := range out.Header {
+				if !credentialHeader(k) && !identityHeader(k) {
+					h[k] = v
 				}
 			}
+			out.Header = h
 			pr.SetXForwarded()
-			setIdentity(out.Header, resource.TokenInfoFromContext(pr.In.Context()), logger)
+			id.set(out.Header)
 		},
-		Transport:     transport,
-		FlushInterval: -1,
+		Transport:  transport,
+		BufferPool: newBufferPool(),
 		ModifyResponse: func(resp *http.Response) error {
 			if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 				resp.Header.Set("X-Accel-Buffering", "no") // TR-10: no buffering by proxies in front of us
@@ -85,35 +103,6 @@ func newProxy(upstream *url.URL, transport http.RoundTripper, logger *slog.Logge
 			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","error":{"code":-32603,"message":"upstream MCP server unavailable"}}`))
 		},
 		ErrorLog: nil,
-	}
-}
-
-// setIdentity writes the identity headers from info. Values that are not
-// printable ASCII are left out (and logged) rather than mangled.
-func setIdentity(h http.Header, info *resource.TokenInfo, logger *slog.Logger) {
-	if info == nil {
-		return
-	}
-	var claims struct {
-		Email             string `json:"email"`
-		PreferredUsername string `json:"preferred_username"`
-	}
-	_ = json.Unmarshal(info.Claims, &claims)
-	for _, kv := range [][2]string{
-		{headerUser, info.Subject},
-		{headerEmail, claims.Email},
-		{headerPreferredUsername, claims.PreferredUsername},
-		{headerScopes, strings.Join(info.Scopes, " ")},
-		{headerClientID, info.ClientID},
-		{headerIssuer, info.Issuer},
-	} {
-		switch {
-		case kv[1] == "":
-		case !printableASCII(kv[1]):
-			logger.Warn("identity value not forwarded: not printable ASCII", "header", kv[0])
-		default:
-			h.Set(kv[0], kv[1])
-		}
 	}
 }
 

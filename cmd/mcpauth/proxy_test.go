@@ -49,11 +49,11 @@ func newProxyFixture(t *testing.T, upstream http.HandlerFunc, policy *resource.P
 	f.resource = f.url + "/mcp"
 	now := oauthtest.Epoch
 	h, v, err := protectHandler(resource.Config{
-		Resource:              f.resource,
-		Issuers:               []resource.Issuer{{Issuer: testIssuer, Keys: resource.StaticKeys{{ID: "k1", Public: f.key.Public()}}}},
-		Policy:                policy,
-		InsecureAllowLoopback: true,
-		Now:                   now,
+		Resource:                  f.resource,
+		Issuers:                   []resource.Issuer{{Issuer: testIssuer, Keys: resource.StaticKeys{{ID: "k1", Public: f.key.Public()}}}},
+		Policy:                    policy,
+		InsecureAllowHTTPLoopback: true,
+		Now:                       now,
 	}, upURL, f.metrics, slog.New(slog.DiscardHandler), now)
 	if err != nil {
 		t.Fatal(err)
@@ -108,6 +108,7 @@ func TestProxyForwardsIdentityNotCredentials(t *testing.T) {
 		"X-Auth-Request-User": "mallory",
 		"X-Remote-User":       "mallory",
 		"Proxy-Authorization": "Basic bWFsbG9yeTp4",
+		"DPoP":                "eyJhbGciOiJFUzI1NiJ9.e30.c2ln", // ignored with DPoP off, never forwarded
 	})
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("status %d", resp.StatusCode)
@@ -119,7 +120,7 @@ func TestProxyForwardsIdentityNotCredentials(t *testing.T) {
 	}
 	got := f.seen[0]
 	want := map[string]string{
-		"Authorization": "", "Proxy-Authorization": "", "X-Auth-Request-User": "", "X-Remote-User": "",
+		"Authorization": "", "Proxy-Authorization": "", "DPoP": "", "X-Auth-Request-User": "", "X-Remote-User": "",
 		headerUser: "alice", headerEmail: "alice@example.com", headerScopes: "mcp:tools", headerClientID: "cli", headerIssuer: testIssuer,
 		"X-Forwarded-Proto": "http", "X-Forwarded-For": "127.0.0.1",
 	}
@@ -138,47 +139,69 @@ func TestProxyForwardsIdentityNotCredentials(t *testing.T) {
 
 // TestProxyStreamsEvents: TR-10 — an event stream reaches the client event
 // by event: the upstream sends its second event only after the client has
-// read the first, which a buffering proxy would never deliver.
+// read the first, which a buffering proxy would never deliver. A response
+// of unknown length (chunked, not an event stream) also reaches the client
+// write by write, although the proxy does not flush responses of known
+// length after every write.
 func TestProxyStreamsEvents(t *testing.T) {
 	t.Parallel()
-	release := make(chan struct{})
-	f := newProxyFixture(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = io.WriteString(w, "event: message\ndata: first\n\n")
-		w.(http.Flusher).Flush()
-		select {
-		case <-release:
-		case <-r.Context().Done():
-			return
-		}
-		_, _ = io.WriteString(w, "event: message\ndata: second\n\n")
-	}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // guards a hang only
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.resource, strings.NewReader(`{}`))
-	req.Header.Set("Authorization", "Bearer "+f.token(t, "mcp:tools"))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.Header.Get("X-Accel-Buffering") != "no" {
-		t.Error("TR-10: no X-Accel-Buffering: no on the event stream")
-	}
-	br := bufio.NewReader(resp.Body)
-	for _, want := range []string{"first", "second"} {
-		for {
-			line, err := br.ReadString('\n')
+	for _, tc := range []struct {
+		name, contentType string
+		format            func(string) string // an upstream write
+		line              func(string) string // the line that carries it
+		exact             bool                // no other line comes first
+		accel             string              // X-Accel-Buffering
+	}{
+		{"event stream", "text/event-stream", func(s string) string { return "event: message\ndata: " + s + "\n\n" },
+			func(s string) string { return "data: " + s }, false, "no"},
+		{"unknown length", "application/x-ndjson", func(s string) string { return s + "\n" },
+			func(s string) string { return s }, true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			release := make(chan struct{})
+			f := newProxyFixture(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", tc.contentType)
+				_, _ = io.WriteString(w, tc.format("first"))
+				w.(http.Flusher).Flush()
+				select {
+				case <-release:
+				case <-r.Context().Done():
+					return
+				}
+				_, _ = io.WriteString(w, tc.format("second"))
+			}, nil)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // guards a hang only
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.resource, strings.NewReader(`{}`))
+			req.Header.Set("Authorization", "Bearer "+f.token(t, "mcp:tools"))
+			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
-				t.Fatalf("stream ended before %q: %v", want, err)
+				t.Fatal(err)
 			}
-			if strings.TrimSpace(line) == "data: "+want {
-				break
+			defer resp.Body.Close()
+			if got := resp.Header.Get("X-Accel-Buffering"); got != tc.accel {
+				t.Errorf("TR-10: X-Accel-Buffering %q, want %q", got, tc.accel)
 			}
-		}
-		if want == "first" {
-			close(release)
-		}
+			br := bufio.NewReader(resp.Body)
+			for _, want := range []string{"first", "second"} {
+				for {
+					line, err := br.ReadString('\n')
+					if err != nil {
+						t.Fatalf("stream ended before %q: %v", want, err)
+					}
+					if strings.TrimSpace(line) == tc.line(want) {
+						break
+					}
+					if tc.exact {
+						t.Fatalf("read %q; want %q", line, want)
+					}
+				}
+				if want == "first" {
+					close(release)
+				}
+			}
+		})
 	}
 }
 
@@ -267,6 +290,8 @@ func TestProtectFlags(t *testing.T) {
 		{"bad policy", append(base, "--insecure-http", "--issuer", "https://as.example", "--policy", bad), 1, "--policy"},
 		{"bad introspection client", append(base, "--insecure-http", "--issuer", "https://as.example", "--introspect-url", "https://as.example/introspect", "--introspect-client", "x"), 1, "--introspect-client"},
 		{"bad log format", append(base, "--issuer", "https://as.example", "--log-format", "xml"), 1, "--log-format"},
+		{"session key on the command line", append(base, "--insecure-http", "--issuer", "https://as.example", "--session-key", "0123456789abcdef0123456789abcdef"), 1, "env:VAR"},
+		{"session key from an unset variable", append(base, "--insecure-http", "--issuer", "https://as.example", "--session-key", "env:MCPAUTH_TEST_UNSET_SESSION_KEY"), 1, "at least 32 bytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -112,7 +112,7 @@ func run(ctx context.Context, out io.Writer) error {
 	apiLn, _ := net.Listen("tcp", "127.0.0.1:0")
 	forecastURL := "http://" + apiLn.Addr().String() + "/forecast"
 	api, err := resource.New(resource.Config{Resource: forecastURL, Issuers: []resource.Issuer{{Issuer: as.Issuer()}},
-		ScopesSupported: []string{"forecast:read"}, Policy: &resource.Policy{Default: []string{"forecast:read"}}, InsecureAllowLoopback: true})
+		ScopesSupported: []string{"forecast:read"}, Policy: &resource.Policy{Default: []string{"forecast:read"}}, InsecureAllowHTTPLoopback: true})
 	if err != nil {
 		return err
 	}
@@ -129,7 +129,7 @@ func run(ctx context.Context, out io.Writer) error {
 	mcpLn, _ := net.Listen("tcp", "127.0.0.1:0")
 	mcpURL := "http://" + mcpLn.Addr().String() + "/mcp"
 	v, err := resource.New(resource.Config{Resource: mcpURL, Issuers: []resource.Issuer{{Issuer: as.Issuer()}},
-		ScopesSupported: []string{"mcp:tools"}, InsecureAllowLoopback: true})
+		ScopesSupported: []string{"mcp:tools"}, InsecureAllowHTTPLoopback: true})
 	if err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ func start() (*stack, error) {
 	srv := httptest.NewUnstartedServer(nil) // the listener exists, so its URL is known before the Verifier
 	s := &stack{AS: as, MCP: srv, URL: "http://" + srv.Listener.Addr().String() + "/mcp"}
 	s.verifier, err = resource.New(resource.Config{Resource: s.URL, Issuers: []resource.Issuer{{Issuer: as.Issuer()}},
-		ScopesSupported: []string{"greet"}, Policy: &resource.Policy{Default: []string{"greet"}}, InsecureAllowLoopback: true})
+		ScopesSupported: []string{"greet"}, Policy: &resource.Policy{Default: []string{"greet"}}, InsecureAllowHTTPLoopback: true})
 	if err != nil {
 		as.Close()
 		return nil, err

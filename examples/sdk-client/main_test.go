@@ -31,7 +31,7 @@ func TestLoopbackFlow(t *testing.T) {
 	srv := httptest.NewUnstartedServer(nil)
 	u := "http://" + srv.Listener.Addr().String() + "/mcp"
 	v, err := resource.New(resource.Config{Resource: u, Issuers: []resource.Issuer{{Issuer: as.Issuer()}},
-		ScopesSupported: []string{"mcp:tools"}, InsecureAllowLoopback: true})
+		ScopesSupported: []string{"mcp:tools"}, InsecureAllowHTTPLoopback: true})
 	if err != nil {
 		t.Fatal(err)
 	}

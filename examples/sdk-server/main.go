@@ -36,7 +36,7 @@ func newHandler(resourceURL, issuer string) (http.Handler, *resource.Verifier, e
 		ScopesSupported: []string{"notes:read", "notes:write"},
 		Policy: &resource.Policy{Default: []string{"notes:read"},
 			Tools: map[string][]string{"add_note": {"notes:write"}}},
-		InsecureAllowLoopback: true, // plain http on 127.0.0.1 for the example; remove in production
+		InsecureAllowHTTPLoopback: true, // plain http on 127.0.0.1 for the example; remove in production
 	})
 	if err != nil {
 		return nil, nil, err

@@ -1,6 +1,7 @@
 package checkerr
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -31,4 +32,19 @@ func New(reason error, code oauthmeta.ErrorCode, prefix, detail string) error {
 		desc += " (" + detail + ")"
 	}
 	return &checkError{reason: reason, oauth: &oauthmeta.Error{Code: code, Description: desc}, detail: detail}
+}
+
+// OAuth returns the OAuth error err carries (the *oauthmeta.Error of an
+// error from New, or any other it wraps), an error of code fallback
+// without a description for an error that carries none, and nil for a nil
+// err.
+func OAuth(err error, fallback oauthmeta.ErrorCode) *oauthmeta.Error {
+	if err == nil {
+		return nil
+	}
+	var oe *oauthmeta.Error
+	if errors.As(err, &oe) {
+		return oe
+	}
+	return &oauthmeta.Error{Code: fallback}
 }

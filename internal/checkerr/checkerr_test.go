@@ -2,6 +2,7 @@ package checkerr
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -30,5 +31,20 @@ func TestNew(t *testing.T) {
 		if err.Error() != tt.msg {
 			t.Errorf("Error() = %q, want %q", err.Error(), tt.msg)
 		}
+	}
+}
+
+func TestOAuth(t *testing.T) {
+	t.Parallel()
+	if OAuth(nil, oauthmeta.CodeInvalidRequest) != nil {
+		t.Fatal("OAuth(nil) is not nil")
+	}
+	reason := errors.New("pkg: bad")
+	err := fmt.Errorf("wrapped: %w", New(reason, oauthmeta.CodeInvalidGrant, "pkg: ", ""))
+	if oe := OAuth(err, oauthmeta.CodeInvalidRequest); oe == nil || oe.Code != oauthmeta.CodeInvalidGrant || oe.Description != "bad" {
+		t.Fatalf("OAuth of a wrapped check error = %+v", oe)
+	}
+	if oe := OAuth(errors.New("outside"), oauthmeta.CodeInvalidDPoPProof); oe == nil || oe.Code != oauthmeta.CodeInvalidDPoPProof || oe.Description != "" {
+		t.Fatalf("OAuth of a foreign error = %+v", oe)
 	}
 }

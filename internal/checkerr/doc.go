@@ -1,5 +1,5 @@
 // Package checkerr is the error type shared by mcpauth's JWT checkers
-// (internal/dpop, internal/jwtassert): one failed check, carrying the reason
+// (package dpop, internal/jwtassert): one failed check, carrying the reason
 // sentinel a caller tests with errors.Is and the OAuth error
 // (*oauthmeta.Error) it maps to, which errors.As extracts.
 //

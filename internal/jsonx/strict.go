@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // ErrNotObject is returned when a document is not a single JSON object.
@@ -32,19 +33,15 @@ func DecodeObject(data []byte, v any) error {
 // describe reduces a decoder error to its kind and location without quoting
 // any part of the input, which may be a secret or attacker-chosen text.
 func describe(err error) string {
+	if errors.Is(err, jsontext.ErrDuplicateName) {
+		return "duplicate object name"
+	}
 	var se *jsonv2.SemanticError
 	if errors.As(err, &se) {
 		if se.JSONPointer != "" {
 			return "unexpected value at " + truncate(string(se.JSONPointer), 64)
 		}
 		return "unexpected value"
-	}
-	var syn interface{ Error() string }
-	if errors.As(err, &syn) {
-		msg := syn.Error()
-		if bytes.Contains([]byte(msg), []byte("duplicate")) {
-			return "duplicate object name"
-		}
 	}
 	return "invalid JSON"
 }

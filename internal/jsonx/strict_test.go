@@ -67,6 +67,15 @@ func TestDecodeObjectErrorNeverEchoesInput(t *testing.T) {
 	}
 }
 
+func TestDecodeObjectNamesDuplicate(t *testing.T) {
+	t.Parallel()
+	var d doc
+	err := DecodeObject([]byte(`{"issuer":"a","flag":true,"issuer":"b"}`), &d)
+	if err == nil || !strings.Contains(err.Error(), "duplicate object name") {
+		t.Fatalf("err = %v, want a duplicate object name", err)
+	}
+}
+
 func FuzzDecodeObject(f *testing.F) {
 	f.Add([]byte(`{"issuer":"https://as","scopes_supported":["a","b"],"flag":true}`))
 	f.Add([]byte(`{"issuer":"a","issuer":"b"}`))

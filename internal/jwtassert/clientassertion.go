@@ -3,14 +3,12 @@ package jwtassert
 import (
 	"context"
 	"crypto"
-	"encoding/base64"
 	"errors"
 	"io"
-	"strings"
 	"time"
 
-	"github.com/mcpauth/mcpauth/internal/jsonx"
 	"github.com/mcpauth/mcpauth/internal/jwtassert/replay"
+	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -69,7 +67,7 @@ type ClientAssertionSignerConfig struct {
 type ClientAssertionSigner struct {
 	clientID string
 	life     time.Duration
-	s        *jwtSigner
+	s        *Signer
 }
 
 // NewClientAssertionSigner validates cfg and returns a signer.
@@ -88,7 +86,7 @@ func NewClientAssertionSigner(cfg ClientAssertionSignerConfig) (*ClientAssertion
 	if typ == "" {
 		typ = ClientAuthenticationJWTType
 	}
-	s, err := newJWTSigner(signerConfig{key: cfg.Key, alg: cfg.Algorithm, kid: cfg.KeyID, typ: typ, now: cfg.Now, rand: cfg.Rand})
+	s, err := NewSigner(SignerConfig{Key: cfg.Key, Algorithm: cfg.Algorithm, KeyID: cfg.KeyID, Type: typ, Now: cfg.Now, Rand: cfg.Rand})
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +95,7 @@ func NewClientAssertionSigner(cfg ClientAssertionSignerConfig) (*ClientAssertion
 
 // Algorithm returns the JWS algorithm of the assertions, for matching
 // "token_endpoint_auth_signing_alg_values_supported".
-func (c *ClientAssertionSigner) Algorithm() string { return c.s.alg }
+func (c *ClientAssertionSigner) Algorithm() string { return c.s.Algorithm() }
 
 // assertionClaims is the payload of a client assertion.
 type assertionClaims struct {
@@ -120,12 +118,12 @@ func (c *ClientAssertionSigner) Sign(audience string) (string, error) {
 	if audience == "" {
 		return "", errors.New("jwtassert: audience (the authorization server issuer) is required")
 	}
-	jti, err := c.s.jti()
+	jti, err := c.s.JTI()
 	if err != nil {
 		return "", err
 	}
-	now := c.s.clock()
-	return c.s.sign(assertionClaims{
+	now := c.s.Now()
+	return c.s.Sign(assertionClaims{
 		Iss: c.clientID, Sub: c.clientID, Aud: audience, JTI: jti,
 		Iat: now.Unix(), Exp: now.Add(c.life).Unix(),
 	})
@@ -235,43 +233,43 @@ func (v *ClientAssertionVerifier) Verify(ctx context.Context, assertion, clientI
 	switch {
 	case clientID == "":
 		return nil, k.fail(ErrIssuerMismatch, "no client_id to compare with")
-	case c.Iss == "":
+	case c.Issuer == "":
 		return nil, k.fail(ErrMissingClaim, "iss")
-	case c.Iss != clientID:
+	case c.Issuer != clientID:
 		return nil, k.fail(ErrIssuerMismatch, "")
-	case c.Sub == "":
+	case c.Subject == "":
 		return nil, k.fail(ErrMissingClaim, "sub")
-	case c.Sub != clientID:
+	case c.Subject != clientID:
 		return nil, k.fail(ErrSubjectMismatch, "")
 	}
-	if err := k.checkAudience(c.Aud, v.audiences); err != nil {
+	if err := k.checkAudience(c.Audience, v.audiences); err != nil {
 		return nil, err
 	}
 	exp, err := k.times(c, false)
 	if err != nil {
 		return nil, err
 	}
-	if c.JTI == "" {
+	if c.ID == "" {
 		return nil, k.fail(ErrMissingClaim, "jti")
 	}
 	key, err := k.verifySignature(ctx, p, keys)
 	if err != nil {
 		return nil, err
 	}
-	if err := k.useJTI(ctx, "client-assertion", clientID, c.JTI, exp); err != nil {
+	if err := k.useJTI(ctx, "client-assertion", clientID, c.ID, exp); err != nil {
 		return nil, err
 	}
 	return &ClientAssertion{
-		ClientID: clientID, JTI: c.JTI, KeyID: key.ID, Audience: c.Aud,
-		IssuedAt: optionalDate(c.Iat), ExpiresAt: exp,
+		ClientID: clientID, JTI: c.ID, KeyID: key.ID, Audience: c.Audience,
+		IssuedAt: optionalDate(c.IssuedAt), ExpiresAt: exp,
 	}, nil
 }
 
 func (v *ClientAssertionVerifier) typeAccepted(typ string) bool {
-	if typeIs(typ, ClientAuthenticationJWTType) {
+	if jwtverify.TypeIs(typ, ClientAuthenticationJWTType) {
 		return true
 	}
-	return !v.requireExplicitType && (typ == "" || typeIs(typ, "JWT"))
+	return !v.requireExplicitType && (typ == "" || jwtverify.TypeIs(typ, "JWT"))
 }
 
 // UnverifiedClientID returns the client an assertion claims to authenticate
@@ -280,26 +278,15 @@ func (v *ClientAssertionVerifier) typeAccepted(typ string) bool {
 // client_id (RFC 7521 §4.2). Never use the result for anything else before
 // [ClientAssertionVerifier.Verify] has succeeded with it.
 func UnverifiedClientID(assertion string) (string, error) {
-	parts := strings.Split(assertion, ".")
-	if len(assertion) > DefaultMaxSize || len(parts) != 3 {
-		return "", fail(ErrMalformed, oauthmeta.CodeInvalidClient, "not a compact JWS")
-	}
-	payload, err := base64.RawURLEncoding.Strict().DecodeString(parts[1])
-	if err != nil {
-		return "", fail(ErrMalformed, oauthmeta.CodeInvalidClient, "payload")
-	}
-	var c struct {
-		Iss string `json:"iss"`
-		Sub string `json:"sub"`
-	}
-	if err := jsonx.DecodeObject(payload, &c); err != nil {
-		return "", fail(ErrMalformed, oauthmeta.CodeInvalidClient, "claims")
+	var c jwtverify.Claims
+	if len(assertion) > DefaultMaxSize || jwtverify.UnsafeClaimsWithoutVerification(assertion, &c) != nil {
+		return "", fail(ErrMalformed, oauthmeta.CodeInvalidClient, "not a compact JWS with JSON claims")
 	}
 	switch {
-	case c.Sub == "":
+	case c.Subject == "":
 		return "", fail(ErrMissingClaim, oauthmeta.CodeInvalidClient, "sub")
-	case c.Iss != c.Sub:
+	case c.Issuer != c.Subject:
 		return "", fail(ErrIssuerMismatch, oauthmeta.CodeInvalidClient, "iss differs from sub")
 	}
-	return c.Sub, nil
+	return c.Subject, nil
 }

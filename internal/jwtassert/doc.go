@@ -3,7 +3,12 @@
 // authentication with private_key_jwt, and JWT authorization grants for the
 // jwt-bearer grant type, which carry both workload identity federation and
 // the Enterprise-Managed Authorization extension's ID-JAG. All JWS work is
-// done by go-jose v4; keys are standard library types.
+// done by go-jose v4; keys are standard library types. The JWS compact
+// shape, the claims decoding (internal/jsonx) and the one exp/nbf/iat rule
+// with its NumericDate range come from internal/jwtverify; the algorithm
+// allowlist and the key-type rules from internal/jwkset. [Signer] is the
+// module's one JWT signer: the signers here and package dpop's Prover
+// build on it.
 //
 // It implements:
 //
@@ -21,7 +26,8 @@
 //     iss = sub = client_id, aud among the accepted audiences, exp (required,
 //     at most five minutes ahead), nbf, iat, and jti uniqueness in a bounded
 //     replay cache (package replay), then the signature against the client's
-//     keys ([KeySource], [StaticKeys], [ParseJWKS]). Failures map to
+//     keys ([KeySource], [StaticKeys]; JWK Sets are parsed by
+//     internal/jwkset, the module's one JWK Set rule). Failures map to
 //     invalid_client.
 //   - RFC 7523 §2.1 and §3 authorization grants: [GrantVerifier] accepts
 //     JWTs only from configured [TrustedIssuer]s, each with its own keys, and

@@ -84,12 +84,5 @@ func fail(sentinel error, code oauthmeta.ErrorCode, detail string) error {
 // or, for an error from outside this package, invalid_request without a
 // description. It returns nil for a nil err.
 func OAuthError(err error) *oauthmeta.Error {
-	if err == nil {
-		return nil
-	}
-	var oe *oauthmeta.Error
-	if errors.As(err, &oe) {
-		return oe
-	}
-	return &oauthmeta.Error{Code: oauthmeta.CodeInvalidRequest}
+	return checkerr.OAuth(err, oauthmeta.CodeInvalidRequest)
 }

@@ -108,16 +108,6 @@ func ExampleUnverifiedClientID() {
 	// Output: my-client <nil>
 }
 
-func ExampleParseJWKS() {
-	keys, err := jwtassert.ParseJWKS([]byte(`{"keys":[
-		{"kty":"EC","crv":"P-256","kid":"k1","use":"sig",
-		 "x":"HhhTL9R1TALzBB2cdc6zO4P_2BrHzk_ogsyxyYvFiW4","y":"pGwxHE4v9A3ZajZT5uRURdMt_khuztdcepDGoYiBwKM"},
-		{"kty":"EC","crv":"P-256","kid":"enc","use":"enc",
-		 "x":"HhhTL9R1TALzBB2cdc6zO4P_2BrHzk_ogsyxyYvFiW4","y":"pGwxHE4v9A3ZajZT5uRURdMt_khuztdcepDGoYiBwKM"}]}`))
-	fmt.Println(len(keys), keys[0].ID, err)
-	// Output: 1 k1 <nil>
-}
-
 func ExamplePublicKeys() {
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	var src jwtassert.KeySource = jwtassert.PublicKeys(key.Public())

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/jwtassert/replay"
+	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -205,14 +206,14 @@ func (v *GrantVerifier) Verify(ctx context.Context, assertion, clientID string) 
 	if _, err := k.verifySignature(ctx, p, keys); err != nil {
 		return nil, err
 	}
-	if c.JTI != "" && v.profile != ProfileIDToken {
-		if err := k.useJTI(ctx, "grant", c.Iss, c.JTI, exp); err != nil {
+	if c.ID != "" && v.profile != ProfileIDToken {
+		if err := k.useJTI(ctx, "grant", c.Issuer, c.ID, exp); err != nil {
 			return nil, err
 		}
 	}
 	return &Grant{
-		Issuer: c.Iss, Subject: c.Sub, Audience: c.Aud, ClientID: c.ClientID, Resource: c.Resource, Scope: scope,
-		JTI: c.JTI, IssuedAt: optionalDate(c.Iat), NotBefore: optionalDate(c.Nbf), ExpiresAt: exp, Claims: p.payload,
+		Issuer: c.Issuer, Subject: c.Subject, Audience: c.Audience, ClientID: c.ClientID, Resource: c.Resource, Scope: scope,
+		JTI: c.ID, IssuedAt: optionalDate(c.IssuedAt), NotBefore: optionalDate(c.NotBefore), ExpiresAt: exp, Claims: p.payload,
 	}, nil
 }
 
@@ -220,20 +221,20 @@ func (v *GrantVerifier) Verify(ctx context.Context, assertion, clientID string) 
 // and returns the issuer's key source.
 func (v *GrantVerifier) checkClaims(c *wireClaims, clientID string) (KeySource, error) {
 	k := v.core
-	if c.Iss == "" {
+	if c.Issuer == "" {
 		return nil, k.fail(ErrMissingClaim, "iss")
 	}
-	keys, ok := v.issuers[c.Iss]
+	keys, ok := v.issuers[c.Issuer]
 	if !ok {
 		return nil, k.fail(ErrUnknownIssuer, "")
 	}
-	if c.Sub == "" {
+	if c.Subject == "" {
 		return nil, k.fail(ErrMissingClaim, "sub")
 	}
-	if err := k.checkAudience(c.Aud, v.audiences); err != nil {
+	if err := k.checkAudience(c.Audience, v.audiences); err != nil {
 		return nil, err
 	}
-	if c.JTI == "" && !v.allowNoJTI && v.profile != ProfileIDToken {
+	if c.ID == "" && !v.allowNoJTI && v.profile != ProfileIDToken {
 		return nil, k.fail(ErrMissingClaim, "jti")
 	}
 	if v.profile == ProfileIDToken {
@@ -254,10 +255,10 @@ func (v *GrantVerifier) checkClaims(c *wireClaims, clientID string) (KeySource, 
 
 func (v *GrantVerifier) typeAccepted(typ string) bool {
 	if v.profile == ProfileIDJAG {
-		return typeIs(typ, IDJAGType)
+		return jwtverify.TypeIs(typ, IDJAGType)
 	}
 	if v.typ != "" {
-		return typeIs(typ, v.typ)
+		return jwtverify.TypeIs(typ, v.typ)
 	}
-	return typ == "" || typeIs(typ, "JWT")
+	return typ == "" || jwtverify.TypeIs(typ, "JWT")
 }

@@ -56,7 +56,7 @@ type IDJAGSignerConfig struct {
 type IDJAGSigner struct {
 	issuer string
 	life   time.Duration
-	s      *jwtSigner
+	s      *Signer
 }
 
 // NewIDJAGSigner validates cfg and returns a signer.
@@ -71,7 +71,7 @@ func NewIDJAGSigner(cfg IDJAGSignerConfig) (*IDJAGSigner, error) {
 	if life < time.Second || life > DefaultMaxGrantLifetime {
 		return nil, errors.New("jwtassert: Lifetime must be between 1s and 1h")
 	}
-	s, err := newJWTSigner(signerConfig{key: cfg.Key, alg: cfg.Algorithm, kid: cfg.KeyID, typ: IDJAGType, now: cfg.Now, rand: cfg.Rand})
+	s, err := NewSigner(SignerConfig{Key: cfg.Key, Algorithm: cfg.Algorithm, KeyID: cfg.KeyID, Type: IDJAGType, Now: cfg.Now, Rand: cfg.Rand})
 	if err != nil {
 		return nil, err
 	}
@@ -125,23 +125,23 @@ func (s *IDJAGSigner) Sign(c IDJAGClaims) (string, error) {
 			return "", errors.New("jwtassert: invalid scope token")
 		}
 	}
-	jti, err := s.s.jti()
+	jti, err := s.s.JTI()
 	if err != nil {
 		return "", err
 	}
-	now := s.s.clock()
+	now := s.s.Now()
 	claims := idjagClaims{
 		Iss: s.issuer, Sub: c.Subject, Aud: c.Audience, ClientID: c.ClientID, JTI: jti,
 		Iat: now.Unix(), Exp: now.Add(s.life).Unix(), Resource: c.Resource, Scope: oauthmeta.FormatScope(c.Scope),
 	}
 	if len(c.Extra) == 0 {
-		return s.s.sign(claims)
+		return s.s.Sign(claims)
 	}
 	merged, err := mergeClaims(claims, c.Extra)
 	if err != nil {
 		return "", err
 	}
-	return s.s.sign(merged)
+	return s.s.Sign(merged)
 }
 
 // mergeClaims adds extra to the registered claims, refusing any overlap.

@@ -9,13 +9,12 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
-	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 
+	"github.com/mcpauth/mcpauth/internal/jwkset"
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
 
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
@@ -78,69 +77,23 @@ func TestParsePrivateKeyPEM(t *testing.T) {
 	}
 }
 
-func TestParseJWKS(t *testing.T) {
+// TestJWKSCases runs the shared JWK Set table through the verifier: a set
+// parsed by jwkset.Parse verifies an assertion signed by the row's signer
+// exactly when the row says its key is usable; a refused set yields no keys.
+func TestJWKSCases(t *testing.T) {
 	t.Parallel()
-	ec := oauthtest.FixedP256(t, 1)
-	rsaKey := oauthtest.Must(rsa.GenerateKey(rand.Reader, 2048))
-	edPub, _, _ := ed25519.GenerateKey(rand.Reader)
-	withMembers := func(key any, extra map[string]any) map[string]any {
-		m := oauthtest.JWKMap(t, key)
-		for k, v := range extra {
-			m[k] = v
-		}
-		return m
-	}
-	set := func(keys ...any) []byte {
-		data, err := json.Marshal(map[string]any{"keys": keys})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return data
-	}
-	tests := []struct {
-		name    string
-		data    []byte
-		wantIDs []string
-		wantErr bool
-	}{
-		{name: "EC, RSA and OKP", data: set(
-			withMembers(&ec.PublicKey, map[string]any{"kid": "ec", "use": "sig"}),
-			withMembers(&rsaKey.PublicKey, map[string]any{"kid": "rsa", "alg": "PS256"}),
-			withMembers(edPub, map[string]any{"kid": "ed"}),
-		), wantIDs: []string{"ec", "rsa", "ed"}},
-		{name: "encryption key skipped", data: set(withMembers(&ec.PublicKey, map[string]any{"kid": "enc", "use": "enc"})), wantIDs: nil},
-		{name: "unknown kty skipped", data: set(map[string]any{"kty": "XYZ", "kid": "x"}, withMembers(&ec.PublicKey, map[string]any{"kid": "ec"})),
-			wantIDs: []string{"ec"}},
-		{name: "unsupported alg skipped", data: set(withMembers(&ec.PublicKey, map[string]any{"kid": "a", "alg": "ECDH-ES"})), wantIDs: nil},
-		{name: "alg that does not fit the key skipped", data: set(withMembers(&ec.PublicKey, map[string]any{"kid": "a", "alg": "RS256"})), wantIDs: nil},
-		{name: "private key refuses the set", data: set(oauthtest.JWKMap(t, ec)), wantErr: true},
-		{name: "symmetric key refuses the set", data: set(map[string]any{"kty": "oct", "k": "c2VjcmV0"}), wantErr: true},
-		{name: "not JSON", data: []byte("nope"), wantErr: true},
-		{name: "keys not an array", data: []byte(`{"keys":{}}`), wantErr: true},
-		{name: "duplicate member", data: []byte(`{"keys":[],"keys":[]}`), wantErr: true},
-		{name: "too many keys", data: []byte(`{"keys":[` + strings.Repeat(`{"kty":"XYZ"},`, 100) + `{"kty":"XYZ"}]}`), wantErr: true},
-		{name: "too large", data: []byte(`{"keys":[],"x":"` + strings.Repeat("a", 70<<10) + `"}`), wantErr: true},
-		{name: "empty set", data: []byte(`{"keys":[]}`), wantIDs: nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+	for _, tt := range oauthtest.JWKSCases(t) {
+		t.Run(tt.Name, func(t *testing.T) {
 			t.Parallel()
-			keys, err := jwtassert.ParseJWKS(tt.data)
-			if tt.wantErr {
-				if !errors.Is(err, jwtassert.ErrJWKS) {
-					t.Fatalf("ParseJWKS = %v, %v; want ErrJWKS", keys, err)
-				}
-				return
+			keys, err := jwkset.Parse(tt.JWKS)
+			if (err != nil) != tt.Refused {
+				t.Fatalf("jwkset.Parse error = %v, want refused %v", err, tt.Refused)
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			var ids []string
-			for _, k := range keys {
-				ids = append(ids, k.ID)
-			}
-			if fmt.Sprint(ids) != fmt.Sprint(tt.wantIDs) {
-				t.Fatalf("key IDs = %v, want %v", ids, tt.wantIDs)
+			e := newCAEnv(t, nil)
+			assertion := e.assertion(map[string]any{"alg": tt.Signer.Algorithm, "kid": tt.Signer.ID, "_key": tt.Signer.Signer}, nil)
+			_, err = e.v.Verify(context.Background(), assertion, clientID, jwtassert.StaticKeys(keys))
+			if (err == nil) != tt.Verifies() {
+				t.Fatalf("Verify error = %v, want accepted %v", err, tt.Verifies())
 			}
 		})
 	}

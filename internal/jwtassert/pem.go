@@ -10,7 +10,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mcpauth/mcpauth/internal/jwtassert/jwa"
+	"github.com/mcpauth/mcpauth/internal/jwkset"
 )
 
 // ErrPrivateKey is wrapped by every error of [ParsePrivateKeyPEM].
@@ -46,7 +46,7 @@ func ParsePrivateKeyPEM(data []byte) (crypto.Signer, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := jwa.ForKey(key.Public()); err != nil {
+		if _, err := jwkset.ForKey(key.Public()); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrPrivateKey, err)
 		}
 		return key, nil

@@ -12,71 +12,83 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 
-	"github.com/mcpauth/mcpauth/internal/jwtassert/jwa"
+	"github.com/mcpauth/mcpauth/internal/clock"
+	"github.com/mcpauth/mcpauth/internal/jwkset"
 )
 
 // jtiBytes is the entropy of a generated jti: 128 bits.
 const jtiBytes = 16
 
-// signerConfig is what every JWT this package builds needs.
-type signerConfig struct {
-	key  crypto.Signer
-	alg  string
-	kid  string
-	typ  string
-	now  func() time.Time
-	rand io.Reader
+// SignerConfig is what every JWT the module signs needs: client
+// assertions and ID-JAGs here, DPoP proofs in package dpop.
+type SignerConfig struct {
+	// Key signs. Required.
+	Key crypto.Signer
+	// Algorithm is the JWS "alg"; "" picks the one of the key type
+	// (jwkset.ForKey). It must be an asymmetric algorithm the key fits.
+	Algorithm string
+	// KeyID is the "kid" header; "" leaves it out.
+	KeyID string
+	// Type is the "typ" header.
+	Type string
+	// EmbedJWK puts the public key in the "jwk" header (RFC 9449 §4.2).
+	EmbedJWK bool
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Rand is the source of jti values; nil means crypto/rand.
+	Rand io.Reader
 }
 
-// jwtSigner signs JWTs with go-jose. It is safe for concurrent use.
-type jwtSigner struct {
+// Signer signs JWTs with go-jose. It is safe for concurrent use.
+type Signer struct {
 	signer jose.Signer
 	alg    string
-	now    func() time.Time
+	now    clock.Func
 	rand   io.Reader
 }
 
-func newJWTSigner(c signerConfig) (*jwtSigner, error) {
-	if c.key == nil {
+// NewSigner checks that c.Key fits c.Algorithm and returns a Signer.
+func NewSigner(c SignerConfig) (*Signer, error) {
+	if c.Key == nil {
 		return nil, errors.New("jwtassert: a signing key is required")
 	}
-	alg := c.alg
+	alg := c.Algorithm
 	if alg == "" {
-		a, err := jwa.ForKey(c.key.Public())
+		a, err := jwkset.ForKey(c.Key.Public())
 		if err != nil {
 			return nil, fmt.Errorf("jwtassert: %w", err)
 		}
 		alg = a
 	}
-	if !jwa.Supported(alg) {
+	if !jwkset.Supported(alg) {
 		return nil, fmt.Errorf("jwtassert: algorithm %q is not an asymmetric JWS algorithm", alg)
 	}
-	if err := jwa.CheckKey(c.key.Public(), alg); err != nil {
+	if err := jwkset.CheckKey(c.Key.Public(), alg); err != nil {
 		return nil, fmt.Errorf("jwtassert: key cannot sign %s: %w", alg, err)
 	}
-	opts := (&jose.SignerOptions{}).WithType(jose.ContentType(c.typ))
-	if c.kid != "" {
-		opts = opts.WithHeader(jose.HeaderKey("kid"), c.kid)
+	opts := (&jose.SignerOptions{EmbedJWK: c.EmbedJWK}).WithType(jose.ContentType(c.Type))
+	if c.KeyID != "" {
+		opts = opts.WithHeader(jose.HeaderKey("kid"), c.KeyID)
 	}
-	s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.SignatureAlgorithm(alg), Key: jwa.SigningKey(c.key)}, opts)
+	s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.SignatureAlgorithm(alg), Key: jwkset.SigningKey(c.Key)}, opts)
 	if err != nil {
 		return nil, fmt.Errorf("jwtassert: signer: %w", err)
 	}
-	rnd := c.rand
+	rnd := c.Rand
 	if rnd == nil {
 		rnd = rand.Reader
 	}
-	return &jwtSigner{signer: s, alg: alg, now: c.now, rand: rnd}, nil
+	return &Signer{signer: s, alg: alg, now: c.Now, rand: rnd}, nil
 }
 
-func (s *jwtSigner) clock() time.Time {
-	if s.now == nil {
-		return time.Now()
-	}
-	return s.now()
-}
+// Algorithm returns the JWS algorithm of the signatures.
+func (s *Signer) Algorithm() string { return s.alg }
 
-func (s *jwtSigner) jti() (string, error) {
+// Now returns the current time of the Signer's clock.
+func (s *Signer) Now() time.Time { return s.now.Now() }
+
+// JTI returns a fresh random jti: 128 bits, base64url.
+func (s *Signer) JTI() (string, error) {
 	var b [jtiBytes]byte
 	if _, err := io.ReadFull(s.rand, b[:]); err != nil {
 		return "", fmt.Errorf("jwtassert: jti: %w", err)
@@ -84,8 +96,8 @@ func (s *jwtSigner) jti() (string, error) {
 	return base64.RawURLEncoding.EncodeToString(b[:]), nil
 }
 
-// sign serializes claims as the JWT payload and signs it.
-func (s *jwtSigner) sign(claims any) (string, error) {
+// Sign serializes claims as the JWT payload and signs it.
+func (s *Signer) Sign(claims any) (string, error) {
 	payload, err := json.Marshal(claims)
 	if err != nil {
 		return "", fmt.Errorf("jwtassert: claims: %w", err)

@@ -4,15 +4,15 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"math"
-	"strings"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
 
+	"github.com/mcpauth/mcpauth/internal/clock"
 	"github.com/mcpauth/mcpauth/internal/jsonx"
-	"github.com/mcpauth/mcpauth/internal/jwtassert/jwa"
+	"github.com/mcpauth/mcpauth/internal/jwkset"
 	"github.com/mcpauth/mcpauth/internal/jwtassert/replay"
+	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -25,7 +25,9 @@ const (
 )
 
 // defaultVerifyAlgs is the allowlist when none is configured.
-func defaultVerifyAlgs() []string { return []string{jwa.ES256, jwa.RS256, jwa.PS256, jwa.EdDSA} }
+func defaultVerifyAlgs() []string {
+	return []string{jwkset.ES256, jwkset.RS256, jwkset.PS256, jwkset.EdDSA}
+}
 
 // core holds what both verifiers share: the allowlist, time rules, size
 // bound, replay store and clock. It is read-only after construction.
@@ -36,7 +38,7 @@ type core struct {
 	maxLife  time.Duration
 	maxSize  int
 	replay   replay.Store
-	now      func() time.Time
+	now      clock.Func
 	code     oauthmeta.ErrorCode // invalid_client or invalid_grant
 	b64      *base64.Encoding
 }
@@ -49,12 +51,12 @@ type coreConfig struct {
 	maxSize          int
 	replay           replay.Store
 	maxReplayEntries int
-	now              func() time.Time
+	now              clock.Func
 	code             oauthmeta.ErrorCode
 }
 
 func newCore(c coreConfig) (*core, error) {
-	algs, err := jwa.Allowlist(c.algs, defaultVerifyAlgs())
+	algs, err := jwkset.Allowlist(c.algs, defaultVerifyAlgs())
 	if err != nil {
 		return nil, err
 	}
@@ -87,13 +89,6 @@ func newCore(c coreConfig) (*core, error) {
 	return k, nil
 }
 
-func (k *core) clock() time.Time {
-	if k.now == nil {
-		return time.Now()
-	}
-	return k.now()
-}
-
 func (k *core) fail(sentinel error, detail string) error { return fail(sentinel, k.code, detail) }
 
 // wireHeader is the strict view of a JWT header.
@@ -106,16 +101,10 @@ type wireHeader struct {
 
 // wireClaims is the strict view of the claims this package reads.
 type wireClaims struct {
-	Iss      string             `json:"iss"`
-	Sub      string             `json:"sub"`
-	Aud      oauthmeta.Audience `json:"aud"`
-	Exp      *float64           `json:"exp"`
-	Nbf      *float64           `json:"nbf"`
-	Iat      *float64           `json:"iat"`
-	JTI      string             `json:"jti"`
-	ClientID string             `json:"client_id"`
-	Resource oauthmeta.Audience `json:"resource"`
-	Scope    string             `json:"scope"`
+	jwtverify.Claims `json:",inline"`
+	ClientID         string             `json:"client_id"`
+	Resource         oauthmeta.Audience `json:"resource"`
+	Scope            string             `json:"scope"`
 }
 
 // parsedJWT is a parsed, not yet verified JWT.
@@ -135,32 +124,32 @@ func (k *core) parse(jwt string) (*parsedJWT, error) {
 	if len(jwt) > k.maxSize {
 		return nil, k.fail(ErrTooLarge, "")
 	}
-	parts := strings.Split(jwt, ".")
-	if len(parts) != 3 || parts[0] == "" || parts[1] == "" {
+	hseg, pseg, sseg, ok := jwtverify.Split(jwt)
+	if !ok {
 		return nil, k.fail(ErrMalformed, "not a compact JWS")
 	}
 	var p parsedJWT
-	hdr, err := k.b64.DecodeString(parts[0])
+	hdr, err := k.b64.DecodeString(hseg)
 	if err != nil || jsonx.DecodeObject(hdr, &p.hdr) != nil {
 		return nil, k.fail(ErrMalformed, "header")
 	}
-	if !jwa.Supported(p.hdr.Alg) || !containsAlg(k.algs, p.hdr.Alg) {
+	if !jwkset.Supported(p.hdr.Alg) || !containsAlg(k.algs, p.hdr.Alg) {
 		return nil, k.fail(ErrAlgNotAllowed, "")
 	}
 	if p.hdr.Crit != nil {
 		return nil, k.fail(ErrMalformed, "crit is not supported")
 	}
-	if _, err := k.b64.DecodeString(parts[2]); err != nil {
+	if _, err := k.b64.DecodeString(sseg); err != nil {
 		return nil, k.fail(ErrMalformed, "signature")
 	}
 	p.obj, err = jose.ParseSignedCompact(jwt, k.joseAlgs)
 	if err != nil {
 		return nil, k.fail(ErrMalformed, "not a compact JWS")
 	}
-	if p.payload, err = k.b64.DecodeString(parts[1]); err != nil {
+	if p.payload, err = k.b64.DecodeString(pseg); err != nil {
 		return nil, k.fail(ErrMalformed, "payload")
 	}
-	if err := jsonx.DecodeObject(p.payload, &p.claims); err != nil {
+	if err := jwtverify.DecodeClaims(p.payload, &p.claims); err != nil {
 		return nil, k.fail(ErrMalformed, "claims")
 	}
 	return &p, nil
@@ -173,14 +162,6 @@ func containsAlg(algs []string, alg string) bool {
 		}
 	}
 	return false
-}
-
-// typeIs matches a "typ" value against a media type, case-insensitively and
-// with or without the "application/" prefix (RFC 7515 §4.1.9).
-func typeIs(typ, want string) bool {
-	typ = strings.ToLower(typ)
-	want = strings.ToLower(want)
-	return typ == want || typ == "application/"+want
 }
 
 // checkAudience applies RFC 7523 §3 item 3: aud must name an accepted
@@ -197,45 +178,38 @@ func (k *core) checkAudience(aud oauthmeta.Audience, accepted []string) error {
 	return k.fail(ErrAudience, "")
 }
 
-// maxUnixSeconds bounds the NumericDates this package converts (year 3000).
-const maxUnixSeconds = 32503680000
-
-// times applies RFC 7523 §3 items 4–6 and returns exp. requireIAT makes
-// "iat" mandatory.
-func (k *core) times(c *wireClaims, requireIAT bool) (exp time.Time, err error) {
-	now := float64(k.clock().UnixNano()) / 1e9
-	leeway := k.leeway.Seconds()
-	switch {
-	case c.Exp == nil:
-		return time.Time{}, k.fail(ErrMissingClaim, "exp")
-	case math.IsNaN(*c.Exp) || *c.Exp+leeway <= now:
-		return time.Time{}, k.fail(ErrExpired, "")
-	case *c.Exp > now+k.maxLife.Seconds()+leeway || *c.Exp > maxUnixSeconds:
-		return time.Time{}, k.fail(ErrLifetimeTooLong, "")
+// times applies RFC 7523 §3 items 4–6 with the one time rule of
+// internal/jwtverify and returns exp. requireIAT makes "iat" mandatory.
+func (k *core) times(c *wireClaims, requireIAT bool) (time.Time, error) {
+	rule := jwtverify.Times{Leeway: k.leeway, MaxLifetime: k.maxLife, RequireIssuedAt: requireIAT}
+	exp, _, err := rule.Check(&c.Claims, k.now.Now())
+	switch err {
+	case nil:
+		return exp, nil
+	case jwtverify.ErrMissingExpiry:
+		return exp, k.fail(ErrMissingClaim, "exp")
+	case jwtverify.ErrMissingIssuedAt:
+		return exp, k.fail(ErrMissingClaim, "iat")
+	case jwtverify.ErrExpired:
+		return exp, k.fail(ErrExpired, "")
+	case jwtverify.ErrLifetimeTooLong:
+		return exp, k.fail(ErrLifetimeTooLong, "")
+	case jwtverify.ErrNotYetValid:
+		return exp, k.fail(ErrNotYetValid, "")
+	case jwtverify.ErrIssuedInFuture:
+		return exp, k.fail(ErrIssuedInFuture, "")
 	}
-	if c.Nbf != nil && (math.IsNaN(*c.Nbf) || *c.Nbf > now+leeway) {
-		return time.Time{}, k.fail(ErrNotYetValid, "")
-	}
-	if c.Iat == nil && requireIAT {
-		return time.Time{}, k.fail(ErrMissingClaim, "iat")
-	}
-	if c.Iat != nil && (math.IsNaN(*c.Iat) || *c.Iat > now+leeway) {
-		return time.Time{}, k.fail(ErrIssuedInFuture, "")
-	}
-	return numericDate(*c.Exp), nil
+	return exp, k.fail(ErrMalformed, "NumericDate out of range")
 }
 
-// numericDate converts a checked NumericDate to a time.
-func numericDate(v float64) time.Time {
-	sec, frac := math.Modf(v)
-	return time.Unix(int64(sec), int64(frac*1e9)).UTC()
-}
-
+// optionalDate converts a NumericDate claim that has passed times, or
+// gives the zero time.
 func optionalDate(v *float64) time.Time {
-	if v == nil || math.IsNaN(*v) || *v > maxUnixSeconds || *v < -maxUnixSeconds {
+	if v == nil {
 		return time.Time{}
 	}
-	return numericDate(*v)
+	t, _ := jwtverify.NumericDate(*v)
+	return t
 }
 
 // verifySignature resolves keys and lets go-jose check the signature with

@@ -14,8 +14,9 @@
 // without authorization of its own that counts requests reaching it without
 // a validated identity or with a forwarded credential, and StartProtect runs
 // `mcpauth protect` (BuildMcpauth builds it, with -race on request) as a
-// child process in front of it, reporting its peak RSS (VmHWM) and the data
-// races its race detector printed. cmd/mcpauth-load wraps these in a
+// child process in front of it, reporting its peak RSS (VmHWM), its CPU
+// time and the data races its race detector printed; StartCommand runs any
+// other proxy process the same way, for comparisons. cmd/mcpauth-load wraps these in a
 // command; the fault tests of package attack use Run against their own
 // targets.
 //

@@ -19,6 +19,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpauth/mcpauth/internal/clock"
 	"github.com/mcpauth/mcpauth/resource"
 )
 
@@ -34,7 +35,7 @@ type FixtureConfig struct {
 	// Logger, if set, receives the middleware's audit records.
 	Logger func(context.Context, resource.Event)
 	// Now is the clock for token times. Nil means time.Now.
-	Now func() time.Time
+	Now clock.Func
 	// Audience is the aud of the valid tokens the fixture mints. Empty
 	// means the fixture's own URL; set it to another resource's identifier
 	// (an mcpauth protect proxy's) to use the fixture as its issuer only:
@@ -67,13 +68,6 @@ type Fixture struct {
 	jti      atomic.Int64
 	cfg      FixtureConfig
 	jwksHits atomic.Int64
-}
-
-func (c *FixtureConfig) now() time.Time {
-	if c.Now != nil {
-		return c.Now()
-	}
-	return time.Now()
 }
 
 // NewFixture starts the fixture. It listens on 127.0.0.1 only.
@@ -135,13 +129,13 @@ func (f *Fixture) mount(mux *http.ServeMux) error {
 	})
 	var keys resource.KeySource = resource.StaticKeys{{ID: f.kid, Algorithm: "ES256", Public: &f.key.PublicKey}}
 	if f.cfg.Remote {
-		rk, err := resource.NewRemoteKeys(resource.RemoteKeysConfig{Issuer: f.Issuer, InsecureAllowLoopback: true, Now: f.cfg.Now})
+		rk, err := resource.NewRemoteKeys(resource.RemoteKeysConfig{Issuer: f.Issuer, InsecureAllowHTTPLoopback: true, Now: f.cfg.Now})
 		if err != nil {
 			return err
 		}
 		keys = rk
 	}
-	v, err := resource.New(resource.Config{Resource: f.URL, InsecureAllowLoopback: true, Now: f.cfg.Now,
+	v, err := resource.New(resource.Config{Resource: f.URL, InsecureAllowHTTPLoopback: true, Now: f.cfg.Now,
 		Issuers: []resource.Issuer{{Issuer: f.Issuer, Keys: keys}}, Audit: f.cfg.Logger})
 	if err != nil {
 		return err
@@ -198,7 +192,7 @@ type claims struct {
 }
 
 func (f *Fixture) claims(jti string) claims {
-	now := f.cfg.now()
+	now := f.cfg.Now.Now()
 	return claims{Iss: f.Issuer, Sub: "user-" + jti, Aud: f.cfg.Audience, ClientID: "load", Scope: "mcp:tools",
 		JTI: jti, Iat: now.Unix(), Exp: now.Add(time.Hour).Unix()}
 }
@@ -228,7 +222,7 @@ func (f *Fixture) mintPools() error {
 		}
 		f.pool = append(f.pool, tok)
 	}
-	now := f.cfg.now()
+	now := f.cfg.Now.Now()
 	expired := f.claims("expired")
 	expired.Iat, expired.Exp = now.Add(-2*time.Hour).Unix(), now.Add(-time.Hour).Unix()
 	foreign := f.claims("foreign")

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpauth/mcpauth/internal/clock"
 )
 
 // Defaults applied to zero-valued Config fields.
@@ -54,14 +56,7 @@ type Config struct {
 	// "whoami" in the 2026-07-28 shape.
 	Body string
 	// Now is the clock for latencies. Nil means time.Now.
-	Now func() time.Time
-}
-
-func (c *Config) now() time.Time {
-	if c.Now != nil {
-		return c.Now()
-	}
-	return time.Now()
+	Now clock.Func
 }
 
 // DefaultBody is the request Run sends when Config.Body is empty.
@@ -91,7 +86,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	var sent atomic.Int64
 	workers := make([]*workerStats, cfg.Concurrency)
 	var wg sync.WaitGroup
-	start := cfg.now()
+	start := cfg.Now.Now()
 	for w := range workers {
 		workers[w] = newWorkerStats()
 		wg.Add(1)
@@ -101,7 +96,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}()
 	}
 	wg.Wait()
-	elapsed := cfg.now().Sub(start)
+	elapsed := cfg.Now.Now().Sub(start)
 	cancel()
 	return buildReport(workers, elapsed, cfg.Concurrency, mem.stop()), nil
 }
@@ -112,9 +107,9 @@ func runWorker(ctx context.Context, cfg *Config, w int, st *workerStats, sent *a
 			return
 		}
 		r := cfg.Next(w, i)
-		t0 := cfg.now()
+		t0 := cfg.Now.Now()
 		status, err := send(ctx, cfg, r)
-		d := cfg.now().Sub(t0)
+		d := cfg.Now.Now().Sub(t0)
 		if err != nil && ctx.Err() != nil {
 			return // the run ended while this request was in flight
 		}

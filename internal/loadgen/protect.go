@@ -45,6 +45,16 @@ type ProtectConfig struct {
 	Ready time.Duration
 }
 
+// CommandConfig configures StartCommand.
+type CommandConfig struct {
+	// Binary is the executable and Args its arguments. Binary is REQUIRED.
+	Binary string
+	Args   []string
+	// Ready bounds the wait for the child's "listening on" line on stdout.
+	// Zero means 30 s.
+	Ready time.Duration
+}
+
 // Protect is a running mcpauth protect child process. Stop ends it; its
 // methods are safe for concurrent use.
 type Protect struct {
@@ -74,13 +84,24 @@ func FreeLoopbackAddr() (string, error) {
 // BuildMcpauth builds ./cmd/mcpauth of this module into dir (with -race if
 // race) and returns the executable's path. It runs the go command.
 func BuildMcpauth(ctx context.Context, dir string, race bool) (string, error) {
-	out := filepath.Join(dir, "mcpauth")
+	return BuildMcpauthIn(ctx, "", dir, race)
+}
+
+// BuildMcpauthIn is BuildMcpauth for the module checked out in src (a git
+// worktree of another revision, say); "" means the current directory's
+// module.
+func BuildMcpauthIn(ctx context.Context, src, dir string, race bool) (string, error) {
+	out, err := filepath.Abs(filepath.Join(dir, "mcpauth"))
+	if err != nil {
+		return "", err
+	}
 	args := []string{"build"}
 	if race {
 		args = append(args, "-race")
 	}
 	args = append(args, "-o", out, "github.com/mcpauth/mcpauth/cmd/mcpauth")
 	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = src
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("%w: go %s: %v\n%s", ErrProtect, strings.Join(args, " "), err, msg)
 	}
@@ -97,11 +118,23 @@ func StartProtect(ctx context.Context, cfg ProtectConfig) (*Protect, error) {
 	if cfg.LogLevel == "" {
 		cfg.LogLevel = "warn"
 	}
+	args := []string{"protect", "--addr", cfg.Addr, "--upstream", cfg.Upstream, "--issuer", cfg.Issuer,
+		"--resource", cfg.Resource, "--insecure-http", "--log-level", cfg.LogLevel}
+	return StartCommand(ctx, CommandConfig{Binary: cfg.Binary, Args: args, Ready: cfg.Ready})
+}
+
+// StartCommand starts a server process (a proxy to compare with mcpauth
+// protect) and waits until it prints a line starting with "listening on "
+// on stdout. Its stderr is read for data-race reports and kept in Tail. On
+// error the child, if started, is stopped.
+func StartCommand(ctx context.Context, cfg CommandConfig) (*Protect, error) {
+	if cfg.Binary == "" {
+		return nil, errors.Join(ErrConfig, errors.New("loadgen: a command needs a Binary"))
+	}
 	if cfg.Ready <= 0 {
 		cfg.Ready = 30 * time.Second
 	}
-	cmd := exec.Command(cfg.Binary, "protect", "--addr", cfg.Addr, "--upstream", cfg.Upstream, "--issuer", cfg.Issuer,
-		"--resource", cfg.Resource, "--insecure-http", "--log-level", cfg.LogLevel)
+	cmd := exec.Command(cfg.Binary, cfg.Args...)
 	cmd.Env = append(os.Environ(), "GORACE=halt_on_error=0")
 	setParentDeathSignal(cmd)
 	stdout, err := cmd.StdoutPipe()
@@ -218,4 +251,30 @@ func (p *Protect) Stop(grace time.Duration) error {
 	})
 	<-p.done
 	return p.waitErr
+}
+
+// CPUTime returns the processor time (user and system) the child used so
+// far, from /proc/PID/stat in clock ticks of 10 ms; it fails where /proc
+// does not exist.
+func (p *Protect) CPUTime() (time.Duration, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) is in parentheses and may hold spaces.
+	i := strings.LastIndexByte(string(data), ')')
+	if i < 0 {
+		return 0, fmt.Errorf("%w: unreadable /proc/%d/stat", ErrProtect, p.cmd.Process.Pid)
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("%w: short /proc/%d/stat", ErrProtect, p.cmd.Process.Pid)
+	}
+	// Fields 14 and 15 (utime, stime) are the 12th and 13th after ")".
+	utime, err1 := strconv.ParseUint(f[11], 10, 64)
+	stime, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
 }

@@ -1,8 +1,11 @@
 // Package oauthtest holds small, shared test doubles for mcpauth's tests:
 // signing keys (ES256, RS256, EdDSA), RFC 9068 JWT access tokens minted
 // with go-jose (and deliberately broken ones: alg "none", HMAC with a public
-// key, odd headers and payloads), a fixed clock, and a JWK Set server that
-// also publishes RFC 8414 authorization server metadata.
+// key, odd headers and payloads), a fixed clock, a JWK Set server that also
+// publishes RFC 8414 authorization server metadata, dialers whose
+// connections leave from other loopback addresses (127.0.0.x), and a fake
+// DNS resolver with a dial function that fails the test, for SSRF tests
+// that must not send a packet anywhere.
 //
 // Servers listen on 127.0.0.1 only (httptest). Everything fails the test
 // through testing.TB instead of returning errors, so call sites stay short.

@@ -37,16 +37,29 @@ type JWKSServer struct {
 	cacheControl string
 	gate         chan struct{}
 	extraJWKS    []json.RawMessage
+	rawJWKS      []byte
 }
 
 // NewJWKSServer starts a server publishing keys.
 func NewJWKSServer(t testing.TB, keys ...*Key) *JWKSServer {
 	t.Helper()
+	return newJWKSServer(t, httptest.NewTLSServer, keys)
+}
+
+// NewPlainJWKSServer is [NewJWKSServer] on plain http, for code under test
+// that is configured with InsecureAllowHTTPLoopback (a command line's
+// --insecure-http); [JWKSServer.TLSConfig] is nil then.
+func NewPlainJWKSServer(t testing.TB, keys ...*Key) *JWKSServer {
+	t.Helper()
+	return newJWKSServer(t, httptest.NewServer, keys)
+}
+
+func newJWKSServer(t testing.TB, start func(http.Handler) *httptest.Server, keys []*Key) *JWKSServer {
 	s := &JWKSServer{keys: keys, status: http.StatusOK}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+JWKSPath, s.serveJWKS)
 	mux.HandleFunc("GET "+MetadataPath, s.serveMetadata)
-	s.Server = httptest.NewTLSServer(mux)
+	s.Server = start(mux)
 	t.Cleanup(s.Server.Close)
 	s.Issuer = s.Server.URL
 	s.JWKSURI = s.Server.URL + JWKSPath
@@ -55,6 +68,9 @@ func NewJWKSServer(t testing.TB, keys ...*Key) *JWKSServer {
 
 // TLSConfig returns a client TLS configuration that trusts the server.
 func (s *JWKSServer) TLSConfig() *tls.Config {
+	if s.Server.TLS == nil {
+		return nil
+	}
 	return s.Server.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
 }
 
@@ -71,6 +87,15 @@ func (s *JWKSServer) AddRawJWK(jwk string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.extraJWKS = append(s.extraJWKS, json.RawMessage(jwk))
+}
+
+// SetRawJWKS makes the JWK Set endpoint answer with body as it is, instead
+// of the keys (nil restores them), for documents the keys cannot express:
+// private or malformed members, duplicate names, oversized sets.
+func (s *JWKSServer) SetRawJWKS(body []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rawJWKS = body
 }
 
 // SetStatus makes the JWK Set endpoint answer with status (200 restores it).
@@ -114,7 +139,7 @@ func (s *JWKSServer) MetadataFetches() int { return int(s.metadataFetches.Load()
 func (s *JWKSServer) serveJWKS(w http.ResponseWriter, r *http.Request) {
 	s.jwksFetches.Add(1)
 	s.mu.Lock()
-	gate, status, cc := s.gate, s.status, s.cacheControl
+	gate, status, cc, raw := s.gate, s.status, s.cacheControl, s.rawJWKS
 	keys := append([]*Key(nil), s.keys...)
 	extra := append([]json.RawMessage(nil), s.extraJWKS...)
 	s.mu.Unlock()
@@ -127,6 +152,11 @@ func (s *JWKSServer) serveJWKS(w http.ResponseWriter, r *http.Request) {
 	}
 	if status != http.StatusOK {
 		http.Error(w, "unavailable", status)
+		return
+	}
+	if raw != nil {
+		w.Header().Set("Content-Type", "application/jwk-set+json")
+		_, _ = w.Write(raw)
 		return
 	}
 	var members []json.RawMessage

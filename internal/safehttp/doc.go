@@ -8,7 +8,7 @@
 // The defences:
 //
 //   - The scheme is https. Plain http is allowed only to loopback targets and
-//     only with [Options.InsecureAllowLoopback].
+//     only with [Options.InsecureAllowHTTPLoopback].
 //   - The address check happens at dial time, after name resolution, on every
 //     address the name resolves to; the connection then goes to the checked
 //     address itself, so a DNS answer that changes between check and connect
@@ -29,6 +29,14 @@
 // function are injectable, which is how tests prove that a refused address is
 // never dialled, without sending a packet off the machine.
 //
+// [OnRedirect] is the module's one rule for credentials on redirects,
+// applied first by every client transport that carries a token: a request that
+// follows a redirect to another origin (scheme, host and port, RFC 6454)
+// leaves without Authorization, DPoP and Cookie headers, and no redirected
+// request carries a DPoP proof made for the previous URL.
+//
 // safehttp does not cache (callers decide what a response's cache headers
 // mean), authenticate, or follow any redirect it was not allowed to.
+//
+// Requirement IDs (CL-nn, CIMD-nn) refer to docs/requirements.md.
 package safehttp

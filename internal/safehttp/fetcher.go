@@ -43,11 +43,11 @@ type Options struct {
 	// TLSConfig is the client TLS configuration, for example to trust a test
 	// server's certificate. Nil means the system roots.
 	TLSConfig *tls.Config
-	// InsecureAllowLoopback permits targets on 127.0.0.0/8 and ::1 (and
+	// InsecureAllowHTTPLoopback permits targets on 127.0.0.0/8 and ::1 (and
 	// plain http to them), for an authorization server or test server on
 	// this machine. False means loopback is refused like any private
 	// address. Private and special-use ranges stay refused either way.
-	InsecureAllowLoopback bool
+	InsecureAllowHTTPLoopback bool
 	// MaxBytes caps the response body. Zero means [DefaultMaxBytes].
 	MaxBytes int64
 	// Timeout bounds a whole fetch, connect to last byte. Zero means
@@ -189,7 +189,7 @@ func (f *Fetcher) checkURL(rawURL string) (*url.URL, error) {
 	switch u.Scheme {
 	case "https":
 	case "http":
-		if !f.opts.InsecureAllowLoopback || !isLoopbackName(u.Hostname()) {
+		if !f.opts.InsecureAllowHTTPLoopback || !isLoopbackName(u.Hostname()) {
 			return nil, fmt.Errorf("%w: plain http is allowed only to loopback in insecure mode", ErrScheme)
 		}
 	default:
@@ -252,7 +252,7 @@ func (f *Fetcher) dialContext(ctx context.Context, network, addr string) (net.Co
 		return nil, err
 	}
 	for _, a := range addrs {
-		if reason := checkAddr(a, f.opts.InsecureAllowLoopback); reason != "" {
+		if reason := checkAddr(a, f.opts.InsecureAllowHTTPLoopback); reason != "" {
 			return nil, &BlockedAddressError{Host: host, Addr: a, Reason: reason}
 		}
 	}

@@ -10,40 +10,11 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 )
-
-// staticResolver answers every lookup with addrs and counts calls.
-type staticResolver struct {
-	addrs [][]netip.Addr // answer i for call i; the last repeats
-	calls atomic.Int32
-}
-
-func (r *staticResolver) LookupNetIP(_ context.Context, _, _ string) ([]netip.Addr, error) {
-	i := int(r.calls.Add(1)) - 1
-	if i >= len(r.addrs) {
-		i = len(r.addrs) - 1
-	}
-	return r.addrs[i], nil
-}
-
-func addrs(ss ...string) []netip.Addr {
-	out := make([]netip.Addr, len(ss))
-	for i, s := range ss {
-		out[i] = netip.MustParseAddr(s)
-	}
-	return out
-}
-
-// forbidDial fails the test if any connection is attempted.
-func forbidDial(t *testing.T) DialFunc {
-	return func(_ context.Context, network, address string) (net.Conn, error) {
-		t.Errorf("dial %s %s attempted; it must be refused before any connect", network, address)
-		return nil, errors.New("dial forbidden in this test")
-	}
-}
 
 // redirectDial sends every connection to the local test server and records
 // the address that was asked for, so tests with public-looking addresses
@@ -70,33 +41,33 @@ func TestBlockedAddresses(t *testing.T) {
 		name   string
 		answer []netip.Addr
 	}{
-		{"CL-23 RFC 1918 10/8", addrs("10.0.0.5")},
-		{"RFC 1918 172.16/12", addrs("172.16.3.4")},
-		{"RFC 1918 192.168/16", addrs("192.168.1.1")},
-		{"CL-23 cloud metadata 169.254.169.254", addrs("169.254.169.254")},
-		{"CIMD-05 loopback 127.0.0.1", addrs("127.0.0.1")},
-		{"loopback 127.1.2.3", addrs("127.1.2.3")},
-		{"loopback ::1", addrs("::1")},
-		{"unique local fd00::1", addrs("fd00::1")},
-		{"link-local fe80::1", addrs("fe80::1")},
-		{"IPv4-mapped private", addrs("::ffff:10.0.0.5")},
-		{"IPv4-mapped loopback", addrs("::ffff:127.0.0.1")},
-		{"IPv4-mapped metadata", addrs("::ffff:169.254.169.254")},
-		{"NAT64 of private", addrs("64:ff9b::a00:5")},
-		{"6to4 of metadata", addrs("2002:a9fe:a9fe::1")},
-		{"unspecified 0.0.0.0", addrs("0.0.0.0")},
-		{"unspecified ::", addrs("::")},
-		{"carrier NAT", addrs("100.64.0.1")},
-		{"multicast", addrs("224.0.0.1")},
-		{"IPv6 multicast", addrs("ff02::1")},
-		{"broadcast", addrs("255.255.255.255")},
-		{"documentation", addrs("192.0.2.1")},
-		{"one bad address among good ones", addrs("93.184.216.34", "10.0.0.5")},
+		{"CL-23 RFC 1918 10/8", oauthtest.Addrs("10.0.0.5")},
+		{"RFC 1918 172.16/12", oauthtest.Addrs("172.16.3.4")},
+		{"RFC 1918 192.168/16", oauthtest.Addrs("192.168.1.1")},
+		{"CL-23 cloud metadata 169.254.169.254", oauthtest.Addrs("169.254.169.254")},
+		{"CIMD-05 loopback 127.0.0.1", oauthtest.Addrs("127.0.0.1")},
+		{"loopback 127.1.2.3", oauthtest.Addrs("127.1.2.3")},
+		{"loopback ::1", oauthtest.Addrs("::1")},
+		{"unique local fd00::1", oauthtest.Addrs("fd00::1")},
+		{"link-local fe80::1", oauthtest.Addrs("fe80::1")},
+		{"IPv4-mapped private", oauthtest.Addrs("::ffff:10.0.0.5")},
+		{"IPv4-mapped loopback", oauthtest.Addrs("::ffff:127.0.0.1")},
+		{"IPv4-mapped metadata", oauthtest.Addrs("::ffff:169.254.169.254")},
+		{"NAT64 of private", oauthtest.Addrs("64:ff9b::a00:5")},
+		{"6to4 of metadata", oauthtest.Addrs("2002:a9fe:a9fe::1")},
+		{"unspecified 0.0.0.0", oauthtest.Addrs("0.0.0.0")},
+		{"unspecified ::", oauthtest.Addrs("::")},
+		{"carrier NAT", oauthtest.Addrs("100.64.0.1")},
+		{"multicast", oauthtest.Addrs("224.0.0.1")},
+		{"IPv6 multicast", oauthtest.Addrs("ff02::1")},
+		{"broadcast", oauthtest.Addrs("255.255.255.255")},
+		{"documentation", oauthtest.Addrs("192.0.2.1")},
+		{"one bad address among good ones", oauthtest.Addrs("93.184.216.34", "10.0.0.5")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			f := New(Options{Resolver: &staticResolver{addrs: [][]netip.Addr{tt.answer}}, Dial: forbidDial(t)})
+			f := New(Options{Resolver: oauthtest.NewResolverSeq(tt.answer), Dial: oauthtest.ForbidDial(t)})
 			_, err := f.Get(context.Background(), "https://attacker.example/doc.json", "")
 			var be *BlockedAddressError
 			if !errors.As(err, &be) || !errors.Is(err, ErrBlockedAddress) {
@@ -120,12 +91,12 @@ func TestBlockedLiteralsNeverResolve(t *testing.T) {
 	} {
 		t.Run(u, func(t *testing.T) {
 			t.Parallel()
-			r := &staticResolver{addrs: [][]netip.Addr{addrs("93.184.216.34")}}
-			f := New(Options{Resolver: r, Dial: forbidDial(t)})
+			r := oauthtest.NewResolverSeq(oauthtest.Addrs("93.184.216.34"))
+			f := New(Options{Resolver: r, Dial: oauthtest.ForbidDial(t)})
 			if _, err := f.Get(context.Background(), u, ""); !errors.Is(err, ErrBlockedAddress) {
 				t.Fatalf("err = %v, want ErrBlockedAddress", err)
 			}
-			if r.calls.Load() != 0 {
+			if r.Calls() != 0 {
 				t.Fatal("resolver consulted for an IP literal or localhost")
 			}
 		})
@@ -140,7 +111,7 @@ func TestSchemeRefusedBeforeResolution(t *testing.T) {
 		want error
 	}{
 		{"http://example.com/x", Options{}, ErrScheme},
-		{"http://example.com/x", Options{InsecureAllowLoopback: true}, ErrScheme},
+		{"http://example.com/x", Options{InsecureAllowHTTPLoopback: true}, ErrScheme},
 		{"http://127.0.0.1/x", Options{}, ErrScheme},
 		{"javascript:alert(1)", Options{}, ErrInvalidURL},
 		{"file:///etc/passwd", Options{}, ErrInvalidURL},
@@ -150,13 +121,13 @@ func TestSchemeRefusedBeforeResolution(t *testing.T) {
 	} {
 		t.Run(tt.url, func(t *testing.T) {
 			t.Parallel()
-			r := &staticResolver{addrs: [][]netip.Addr{addrs("93.184.216.34")}}
+			r := oauthtest.NewResolverSeq(oauthtest.Addrs("93.184.216.34"))
 			tt.opts.Resolver = r
-			tt.opts.Dial = forbidDial(t)
+			tt.opts.Dial = oauthtest.ForbidDial(t)
 			if _, err := New(tt.opts).Get(context.Background(), tt.url, ""); !errors.Is(err, tt.want) {
 				t.Fatalf("err = %v, want %v", err, tt.want)
 			}
-			if r.calls.Load() != 0 {
+			if r.Calls() != 0 {
 				t.Fatal("resolver consulted for a refused URL")
 			}
 		})
@@ -172,10 +143,10 @@ func tlsTarget(t *testing.T, h http.Handler, answers ...[]netip.Addr) (Options, 
 	t.Cleanup(srv.Close)
 	d := &redirectDial{target: srv.Listener.Addr().String()}
 	if len(answers) == 0 {
-		answers = [][]netip.Addr{addrs("93.184.216.34")}
+		answers = [][]netip.Addr{oauthtest.Addrs("93.184.216.34")}
 	}
 	return Options{
-		Resolver:  &staticResolver{addrs: answers},
+		Resolver:  oauthtest.NewResolverSeq(answers...),
 		Dial:      d.dial,
 		TLSConfig: srv.Client().Transport.(*http.Transport).TLSClientConfig,
 	}, d
@@ -212,7 +183,7 @@ func TestDNSRebinding(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Connection", "close")
 		fmt.Fprint(w, `{}`)
-	}), addrs("93.184.216.34"), addrs("10.0.0.5"))
+	}), oauthtest.Addrs("93.184.216.34"), oauthtest.Addrs("10.0.0.5"))
 	f := New(opts)
 	if _, err := f.Get(context.Background(), "https://example.com/a", ""); err != nil {
 		t.Fatal(err)
@@ -326,14 +297,14 @@ func TestInsecureAllowLoopback(t *testing.T) {
 		fmt.Fprint(w, `{"loopback":true}`)
 	}))
 	defer srv.Close()
-	f := New(Options{InsecureAllowLoopback: true, Resolver: &staticResolver{addrs: [][]netip.Addr{addrs("10.0.0.5")}}})
+	f := New(Options{InsecureAllowHTTPLoopback: true, Resolver: oauthtest.NewResolverSeq(oauthtest.Addrs("10.0.0.5"))})
 	resp, err := f.Get(context.Background(), srv.URL+"/x", "")
 	if err != nil || string(resp.Body) != `{"loopback":true}` {
 		t.Fatalf("loopback fetch: %v", err)
 	}
 	// The switch permits loopback only; a name resolving to a private
 	// address is still refused, and never dialled.
-	f = New(Options{InsecureAllowLoopback: true, Resolver: &staticResolver{addrs: [][]netip.Addr{addrs("10.0.0.5")}}, Dial: forbidDial(t)})
+	f = New(Options{InsecureAllowHTTPLoopback: true, Resolver: oauthtest.NewResolverSeq(oauthtest.Addrs("10.0.0.5")), Dial: oauthtest.ForbidDial(t)})
 	if _, err := f.Get(context.Background(), "https://internal.example/x", ""); !errors.Is(err, ErrBlockedAddress) {
 		t.Fatalf("err = %v, want ErrBlockedAddress", err)
 	}
@@ -345,7 +316,7 @@ func TestInsecureAllowLoopback(t *testing.T) {
 
 func TestClientSharesGuards(t *testing.T) {
 	t.Parallel()
-	f := New(Options{Resolver: &staticResolver{addrs: [][]netip.Addr{addrs("169.254.169.254")}}, Dial: forbidDial(t)})
+	f := New(Options{Resolver: oauthtest.NewResolverSeq(oauthtest.Addrs("169.254.169.254")), Dial: oauthtest.ForbidDial(t)})
 	resp, err := f.Client().Get("https://metadata.example/latest")
 	if err == nil {
 		resp.Body.Close()

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpauth/mcpauth/internal/clock"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -63,13 +64,13 @@ type Config struct {
 	// Fetch configures the guarded fetcher used for every URL the server
 	// names (resource_metadata, authorization server metadata). The zero
 	// value is the strict production configuration; its
-	// InsecureAllowLoopback is replaced by InsecureAllowHTTPLoopback.
+	// InsecureAllowHTTPLoopback is replaced by this Config's.
 	Fetch safehttp.Options
 	// Timeout bounds each request of the default HTTPClient. Zero means
 	// [DefaultTimeout].
 	Timeout time.Duration
 	// Now is the clock for the report's time. Nil means time.Now.
-	Now func() time.Time
+	Now clock.Func
 }
 
 // prepared is a validated Config with its derived values.
@@ -114,7 +115,7 @@ func (c Config) prepare() (*prepared, error) {
 		p.Timeout = DefaultTimeout
 	}
 	fetch := c.Fetch
-	fetch.InsecureAllowLoopback = c.InsecureAllowHTTPLoopback
+	fetch.InsecureAllowHTTPLoopback = c.InsecureAllowHTTPLoopback
 	p.fetcher = safehttp.New(fetch)
 	if p.client = c.HTTPClient; p.client == nil {
 		p.client = defaultClient(p.Timeout, fetch)
@@ -145,11 +146,4 @@ func defaultClient(timeout time.Duration, fetch safehttp.Options) *http.Client {
 		},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-}
-
-func (p *prepared) now() time.Time {
-	if p.Now != nil {
-		return p.Now()
-	}
-	return time.Now()
 }

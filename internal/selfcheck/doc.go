@@ -2,8 +2,8 @@
 // Streamable HTTP endpoint with OAuth: the engine behind `mcpauth check URL`.
 // It sends the requests an MCP client and an attacker would send and grades
 // each answer against one requirement of the MCP 2026-07-28 authorization
-// and transport specifications, named by its ID in the project's
-// requirements checklist (RS-xx, TR-xx, CL-xx, AS-xx).
+// and transport specifications, named by its ID in
+// docs/requirements.md (RS-xx, TR-xx, CL-xx, AS-xx).
 //
 // What it checks:
 //   - RFC 9728 protected resource metadata at the path-inserted well-known

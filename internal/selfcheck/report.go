@@ -31,8 +31,8 @@ const (
 
 // Result is one line of a [Report].
 type Result struct {
-	// ID is the requirement checked, e.g. "RS-04" (see the project's
-	// requirements checklist).
+	// ID is the requirement checked, e.g. "RS-04" (see
+	// docs/requirements.md).
 	ID string `json:"id"`
 	// Name says what was checked, in a few words. It never contains
 	// values that vary between runs.

@@ -22,12 +22,12 @@ func TestResourceMiddleware(t *testing.T) {
 	base := "http://" + srv.Listener.Addr().String()
 	key := oauthtest.NewKey(t, oauthtest.ES256, "k1")
 	v, err := resource.New(resource.Config{
-		Resource:              base + "/mcp",
-		Issuers:               []resource.Issuer{{Issuer: base, Keys: resource.StaticKeys{{ID: key.ID, Algorithm: key.Algorithm, Public: key.Public()}}}},
-		ScopesSupported:       []string{"mcp:tools", "mcp:admin"},
-		Policy:                &resource.Policy{Default: []string{"mcp:tools"}, Tools: map[string][]string{adminTool: {"mcp:admin"}}},
-		InsecureAllowLoopback: true,
-		Now:                   fixedNow,
+		Resource:                  base + "/mcp",
+		Issuers:                   []resource.Issuer{{Issuer: base, Keys: resource.StaticKeys{{ID: key.ID, Algorithm: key.Algorithm, Public: key.Public()}}}},
+		ScopesSupported:           []string{"mcp:tools", "mcp:admin"},
+		Policy:                    &resource.Policy{Default: []string{"mcp:tools"}, Tools: map[string][]string{adminTool: {"mcp:admin"}}},
+		InsecureAllowHTTPLoopback: true,
+		Now:                       fixedNow,
 	})
 	if err != nil {
 		t.Fatal(err)

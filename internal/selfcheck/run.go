@@ -26,7 +26,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{cfg: p, report: &Report{Time: p.now()}}
+	r := &runner{cfg: p, report: &Report{Time: p.Now.Now()}}
 	r.report.URL = r.clean(cfg.URL)
 	if cfg.HTTPClient == nil {
 		defer p.client.CloseIdleConnections()

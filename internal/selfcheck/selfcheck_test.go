@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/golden"
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
 	"github.com/mcpauth/mcpauth/internal/selfcheck"
 )
@@ -38,13 +39,6 @@ func (d *guardedDial) dial(ctx context.Context, network, address string) (net.Co
 	return nd.DialContext(ctx, network, address)
 }
 
-// resolver answers every name with one address, and never touches DNS.
-type resolver struct{ addr netip.Addr }
-
-func (r resolver) LookupNetIP(context.Context, string, string) ([]netip.Addr, error) {
-	return []netip.Addr{r.addr}, nil
-}
-
 func config(t *testing.T, f *fake, token, tool string) selfcheck.Config {
 	d := &guardedDial{t: t}
 	return selfcheck.Config{
@@ -52,7 +46,7 @@ func config(t *testing.T, f *fake, token, tool string) selfcheck.Config {
 		Token:                     token,
 		StepUpTool:                tool,
 		InsecureAllowHTTPLoopback: true,
-		Fetch:                     safehttp.Options{Resolver: resolver{netip.MustParseAddr("169.254.169.254")}, Dial: d.dial},
+		Fetch:                     safehttp.Options{Resolver: oauthtest.NewResolver(netip.MustParseAddr("169.254.169.254")), Dial: d.dial},
 		Now:                       fixedNow,
 	}
 }

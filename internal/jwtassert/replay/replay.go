@@ -7,6 +7,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/mcpauth/mcpauth/internal/clock"
 )
 
 // Sentinel errors returned by [Store.Use].
@@ -43,7 +45,7 @@ type Config struct {
 // Cache is the in-memory [Store]. Its zero value is not usable; create it
 // with [New]. It is safe for concurrent use.
 type Cache struct {
-	now func() time.Time
+	now clock.Func
 	max int
 
 	mu      sync.Mutex
@@ -64,18 +66,11 @@ func New(cfg Config) (*Cache, error) {
 	return c, nil
 }
 
-func (c *Cache) clock() time.Time {
-	if c.now == nil {
-		return time.Now()
-	}
-	return c.now()
-}
-
 // Use implements [Store]. An until at or before the current time records
 // nothing and succeeds: such a key could not be accepted anyway.
 func (c *Cache) Use(_ context.Context, key string, until time.Time) error {
 	h := sha256.Sum256([]byte(key))
-	now := c.clock().UnixNano()
+	now := c.now.Now().UnixNano()
 	exp := until.UnixNano()
 	c.mu.Lock()
 	defer c.mu.Unlock()

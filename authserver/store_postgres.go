@@ -1,0 +1,563 @@
+package authserver
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/mcpauth/mcpauth/internal/seal"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// PostgresConfig configures [OpenPostgresStore].
+type PostgresConfig struct {
+	// KeyEncryptionKey seals the signing keys' private parts (AES-256-GCM):
+	// 32 random bytes, the same for every replica. Required.
+	KeyEncryptionKey []byte
+	// OldKeyEncryptionKeys still open keys sealed before KeyEncryptionKey
+	// replaced them; new keys are sealed under KeyEncryptionKey.
+	OldKeyEncryptionKeys [][]byte
+	// MaxClients bounds the registered clients: past it, registration
+	// answers temporarily_unavailable. Zero means [DefaultPostgresMaxClients].
+	MaxClients int
+	// MaxPending bounds the authorization requests waiting on the consent
+	// page. Zero means [MaxPendingAuthorizations].
+	MaxPending int
+	// MaxConns bounds the connections to the database from this store.
+	// Zero means pool_max_conns from the URL, else
+	// [DefaultPostgresMaxConns].
+	MaxConns int
+	// QueryTimeout bounds each store call that the caller's context does
+	// not bound sooner, so a stalled database answers
+	// temporarily_unavailable instead of holding requests. Zero means
+	// [DefaultPostgresQueryTimeout].
+	QueryTimeout time.Duration
+}
+
+// errPendingFull answers a login started while the pending store is full.
+var errPendingFull = oauthErr(oauthmeta.CodeTemporarilyUnavailable, "too many pending authorization requests")
+
+// Defaults of [PostgresConfig].
+const (
+	DefaultPostgresMaxClients   = 100000
+	DefaultPostgresQueryTimeout = 5 * time.Second
+	DefaultPostgresMaxConns     = 16
+)
+
+// PostgresStore implements every store interface on PostgreSQL, so that
+// several replicas of the server share one state: a login may visit a
+// different replica at each step, a code is redeemed at most once and a
+// refresh token rotated at most once across all of them. It is safe for
+// concurrent use. Signing keys are stored sealed.
+//
+// When the database cannot be reached, every call fails with an error that
+// is the protocol error temporarily_unavailable (HTTP 503) and wraps the
+// cause.
+type PostgresStore struct {
+	pool       *pgxpool.Pool
+	seal       *seal.Ring
+	maxClients int
+	maxPending int
+	timeout    time.Duration
+}
+
+// OpenPostgresStore connects to the database at url (a postgres:// URL or
+// key=value connection string, as pgx accepts), applies the schema
+// migrations the database lacks and returns the store. Close releases the
+// connections.
+func OpenPostgresStore(ctx context.Context, url string, cfg PostgresConfig) (*PostgresStore, error) {
+	ring, err := seal.NewRing(cfg.KeyEncryptionKey, cfg.OldKeyEncryptionKeys...)
+	if err != nil {
+		return nil, configErr("PostgresConfig.KeyEncryptionKey", err.Error())
+	}
+	if cfg.MaxClients < 0 || cfg.MaxPending < 0 || cfg.MaxConns < 0 || cfg.QueryTimeout < 0 {
+		return nil, configErr("PostgresConfig", "limits must not be negative")
+	}
+	pc, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// pgx's message may echo the URL, password included.
+		return nil, configErr("database URL", "not a valid PostgreSQL connection string")
+	}
+	switch {
+	case cfg.MaxConns > 0:
+		pc.MaxConns = int32(min(cfg.MaxConns, math.MaxInt32))
+	case !strings.Contains(url, "pool_max_conns"):
+		pc.MaxConns = DefaultPostgresMaxConns
+	}
+	if pc.ConnConfig.ConnectTimeout == 0 {
+		pc.ConnConfig.ConnectTimeout = 5 * time.Second
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, fmt.Errorf("authserver: postgres: %w", err)
+	}
+	p := &PostgresStore{
+		pool:       pool,
+		seal:       ring,
+		maxClients: cmp.Or(cfg.MaxClients, DefaultPostgresMaxClients),
+		maxPending: cmp.Or(cfg.MaxPending, MaxPendingAuthorizations),
+		timeout:    cmp.Or(cfg.QueryTimeout, DefaultPostgresQueryTimeout),
+	}
+	if err := migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("authserver: postgres schema: %w", err)
+	}
+	return p, nil
+}
+
+// Close releases the connections.
+func (p *PostgresStore) Close() error {
+	p.pool.Close()
+	return nil
+}
+
+// Storage returns a [Storage] with every field set to p.
+func (p *PostgresStore) Storage() Storage {
+	return Storage{Clients: p, Codes: p, Grants: p, RefreshTokens: p, Consents: p, Keys: p, Revocations: p, Pending: p}
+}
+
+// ctx bounds a call by the query timeout.
+func (p *PostgresStore) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, p.timeout)
+}
+
+// unavailableError is a store failure the client may retry: the database
+// is down, restarting, unreachable, overloaded or too slow. It is the
+// protocol error temporarily_unavailable and wraps the cause for logs.
+type unavailableError struct {
+	oe    *oauthmeta.Error
+	cause error
+}
+
+func (e *unavailableError) Error() string {
+	return "authserver: storage unavailable: " + e.cause.Error()
+}
+
+func (e *unavailableError) Unwrap() []error { return []error{e.oe, e.cause} }
+
+// pgErr translates a pgx error: no rows is ErrNotFound; a failure to reach
+// or use the database is temporarily_unavailable; anything else (a query
+// the server refused) stays an internal error.
+func pgErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, pgx.ErrNoRows):
+		return ErrNotFound
+	case errors.Is(err, context.Canceled), errors.Is(err, ErrNotFound), errors.Is(err, ErrAlreadyUsed):
+		return err
+	}
+	if _, done := errors.AsType[*unavailableError](err); done {
+		return err
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && !retryableSQLState(pe.Code) {
+		return fmt.Errorf("authserver: postgres: %w", err)
+	}
+	return &unavailableError{
+		oe:    oauthErr(oauthmeta.CodeTemporarilyUnavailable, "storage is temporarily unavailable"),
+		cause: err,
+	}
+}
+
+// retryableSQLState reports whether the server's error means "try again
+// later": connection exceptions (class 08), insufficient resources (53),
+// operator intervention such as a shutdown (57), serialization failures
+// and deadlocks (40001, 40P01).
+func retryableSQLState(code string) bool {
+	if len(code) < 2 {
+		return false
+	}
+	switch code[:2] {
+	case "08", "53", "57":
+		return true
+	}
+	return code == "40001" || code == "40P01"
+}
+
+func (p *PostgresStore) getJSON(ctx context.Context, v any, sql string, args ...any) error {
+	ctx, cancel := p.ctx(ctx)
+	defer cancel()
+	var data []byte
+	if err := p.pool.QueryRow(ctx, sql, args...).Scan(&data); err != nil {
+		return pgErr(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("authserver: corrupt record: %w", err)
+	}
+	return nil
+}
+
+func (p *PostgresStore) exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	ctx, cancel := p.ctx(ctx)
+	defer cancel()
+	tag, err := p.pool.Exec(ctx, sql, args...)
+	return tag, pgErr(err)
+}
+
+// Client implements [ClientStore].
+func (p *PostgresStore) Client(ctx context.Context, id string) (*Client, error) {
+	var c Client
+	if err := p.getJSON(ctx, &c, "SELECT data FROM clients WHERE id = $1", id); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// SaveClient implements [ClientStore]. A new client past MaxClients is
+// refused with temporarily_unavailable; the count stops at the bound, so
+// its cost does not grow with the table.
+func (p *PostgresStore) SaveClient(ctx context.Context, c *Client) error {
+	data, err := json.Marshal(cloneClient(c))
+	if err != nil {
+		return err
+	}
+	tag, err := p.exec(ctx, `INSERT INTO clients (id, data)
+		SELECT $1, $2
+		WHERE EXISTS (SELECT 1 FROM clients WHERE id = $1)
+		   OR (SELECT count(*) FROM (SELECT 1 FROM clients LIMIT $3) AS bounded) < $3
+		ON CONFLICT (id) DO UPDATE SET data = EXCLUDED.data`, c.ID, data, p.maxClients)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return oauthErr(oauthmeta.CodeTemporarilyUnavailable, "client registry is full")
+	}
+	return nil
+}
+
+// SaveCode implements [CodeStore].
+func (p *PostgresStore) SaveCode(ctx context.Context, c *Code) error {
+	data, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	_, err = p.exec(ctx, `INSERT INTO codes (key, data, redeemed_by, expires_at) VALUES ($1, $2, NULLIF($3, ''), $4)
+		ON CONFLICT (key) DO UPDATE SET data = EXCLUDED.data, redeemed_by = coalesce(codes.redeemed_by, EXCLUDED.redeemed_by),
+			expires_at = EXCLUDED.expires_at`,
+		c.Key, data, c.RedeemedBy, c.ExpiresAt)
+	return err
+}
+
+// Code implements [CodeStore].
+func (p *PostgresStore) Code(ctx context.Context, key string) (*Code, error) {
+	return p.scanCode(ctx, "SELECT data, coalesce(redeemed_by, '') FROM codes WHERE key = $1", key)
+}
+
+func (p *PostgresStore) scanCode(ctx context.Context, sql string, args ...any) (*Code, error) {
+	ctx, cancel := p.ctx(ctx)
+	defer cancel()
+	var data []byte
+	var redeemedBy string
+	if err := p.pool.QueryRow(ctx, sql, args...).Scan(&data, &redeemedBy); err != nil {
+		return nil, pgErr(err)
+	}
+	var c Code
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, fmt.Errorf("authserver: corrupt code record: %w", err)
+	}
+	c.RedeemedBy = redeemedBy
+	return &c, nil
+}
+
+// RedeemCode implements [CodeStore] with one conditional UPDATE: of any
+// number of concurrent redemptions, on any replicas, exactly one matches
+// the row while redeemed_by is still NULL.
+func (p *PostgresStore) RedeemCode(ctx context.Context, key, grantID string) (*Code, error) {
+	c, err := p.scanCode(ctx, `UPDATE codes SET redeemed_by = $2
+		WHERE key = $1 AND redeemed_by IS NULL RETURNING data, redeemed_by`, key, grantID)
+	if !errors.Is(err, ErrNotFound) {
+		return c, err
+	}
+	// Either there is no such code, or it was redeemed before.
+	c, err = p.Code(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return c, ErrAlreadyUsed
+}
+
+// SaveGrant implements [GrantStore].
+func (p *PostgresStore) SaveGrant(ctx context.Context, g *Grant) error {
+	data, err := json.Marshal(g)
+	if err != nil {
+		return err
+	}
+	_, err = p.exec(ctx, `INSERT INTO grants (id, data, revoked, expires_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (id) DO UPDATE SET data = EXCLUDED.data, revoked = grants.revoked OR EXCLUDED.revoked,
+			expires_at = EXCLUDED.expires_at`,
+		g.ID, data, g.Revoked, g.ExpiresAt)
+	return err
+}
+
+// Grant implements [GrantStore].
+func (p *PostgresStore) Grant(ctx context.Context, id string) (*Grant, error) {
+	ctx, cancel := p.ctx(ctx)
+	defer cancel()
+	var data []byte
+	var revoked bool
+	if err := p.pool.QueryRow(ctx, "SELECT data, revoked FROM grants WHERE id = $1", id).Scan(&data, &revoked); err != nil {
+		return nil, pgErr(err)
+	}
+	var g Grant
+	if err := json.Unmarshal(data, &g); err != nil {
+		return nil, fmt.Errorf("authserver: corrupt grant record: %w", err)
+	}
+	g.Revoked = revoked
+	return &g, nil
+}
+
+// RevokeGrant implements [GrantStore]. Revocation is a column of its own,
+// so no later save of the grant can undo it.
+func (p *PostgresStore) RevokeGrant(ctx context.Context, id string) error {
+	tag, err := p.exec(ctx, "UPDATE grants SET revoked = true WHERE id = $1", id)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// SaveRefreshToken implements [RefreshTokenStore].
+func (p *PostgresStore) SaveRefreshToken(ctx context.Context, t *RefreshToken) error {
+	return p.insertRefreshToken(ctx, p.pool, t)
+}
+
+func (p *PostgresStore) insertRefreshToken(ctx context.Context, db *pgxpool.Pool, t *RefreshToken) error {
+	data, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := p.ctx(ctx)
+	defer cancel()
+	_, err = db.Exec(ctx, `INSERT INTO refresh_tokens (key, grant_id, data, rotated, expires_at) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (key) DO UPDATE SET data = EXCLUDED.data, rotated = refresh_tokens.rotated OR EXCLUDED.rotated,
+			expires_at = EXCLUDED.expires_at`,
+		t.Key, t.GrantID, data, t.Rotated, t.ExpiresAt)
+	return pgErr(err)
+}
+
+// RefreshToken implements [RefreshTokenStore].
+func (p *PostgresStore) RefreshToken(ctx context.Context, key string) (*RefreshToken, error) {
+	ctx, cancel := p.ctx(ctx)
+	defer cancel()
+	var data []byte
+	var rotated bool
+	if err := p.pool.QueryRow(ctx, "SELECT data, rotated FROM refresh_tokens WHERE key = $1", key).Scan(&data, &rotated); err != nil {
+		return nil, pgErr(err)
+	}
+	var t RefreshToken
+	if err := json.Unmarshal(data, &t); err != nil {
+		return nil, fmt.Errorf("authserver: corrupt refresh token record: %w", err)
+	}
+	t.Rotated = rotated
+	return &t, nil
+}
+
+// RotateRefreshToken implements [RefreshTokenStore] in one statement (one
+// round trip, one transaction): a conditional UPDATE marks key rotated and
+// only if it matched is the successor inserted. Of concurrent rotations on
+// any replicas exactly one matches: the others wait for its row lock and
+// then find the row rotated.
+func (p *PostgresStore) RotateRefreshToken(ctx context.Context, key string, next *RefreshToken) error {
+	data, err := json.Marshal(next)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := p.ctx(ctx)
+	defer cancel()
+	var rotated, exists bool
+	err = p.pool.QueryRow(ctx, `WITH old AS (
+			UPDATE refresh_tokens SET rotated = true WHERE key = $1 AND NOT rotated RETURNING key
+		), successor AS (
+			INSERT INTO refresh_tokens (key, grant_id, data, rotated, expires_at)
+			SELECT $2, $3, $4, false, $5 FROM old
+			RETURNING key
+		)
+		SELECT EXISTS (SELECT 1 FROM successor), EXISTS (SELECT 1 FROM refresh_tokens WHERE key = $1)`,
+		key, next.Key, next.GrantID, data, next.ExpiresAt).Scan(&rotated, &exists)
+	switch {
+	case err != nil:
+		return pgErr(err)
+	case rotated:
+		return nil
+	case exists:
+		return ErrAlreadyUsed
+	default:
+		return ErrNotFound
+	}
+}
+
+// Consent implements [ConsentStore].
+func (p *PostgresStore) Consent(ctx context.Context, subject, clientID string) (*Consent, error) {
+	var c Consent
+	if err := p.getJSON(ctx, &c, "SELECT data FROM consents WHERE subject = $1 AND client_id = $2", subject, clientID); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// SaveConsent implements [ConsentStore].
+func (p *PostgresStore) SaveConsent(ctx context.Context, c *Consent) error {
+	data, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	_, err = p.exec(ctx, `INSERT INTO consents (subject, client_id, data, expires_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (subject, client_id) DO UPDATE SET data = EXCLUDED.data, expires_at = EXCLUDED.expires_at`,
+		c.Subject, c.ClientID, data, c.ExpiresAt)
+	return err
+}
+
+// signingKeyContext binds a sealed key to its ID.
+func signingKeyContext(kid string) string { return "mcpauth signing key\x00" + kid }
+
+// SigningKeys implements [KeyStore]: it opens every sealed key. A key that
+// does not open (another key-encryption key, or tampering) is an error, not
+// a silent omission.
+func (p *PostgresStore) SigningKeys(ctx context.Context) ([]*SigningKey, error) {
+	ctx, cancel := p.ctx(ctx)
+	defer cancel()
+	rows, err := p.pool.Query(ctx, "SELECT kid, alg, sealed_jwk, created_at, active_at, retire_at FROM signing_keys")
+	if err != nil {
+		return nil, pgErr(err)
+	}
+	defer rows.Close()
+	var out []*SigningKey
+	for rows.Next() {
+		var k SigningKey
+		var sealed []byte
+		var retire *time.Time
+		if err := rows.Scan(&k.ID, &k.Algorithm, &sealed, &k.CreatedAt, &k.ActiveAt, &retire); err != nil {
+			return nil, pgErr(err)
+		}
+		if retire != nil {
+			k.RetireAt = *retire
+		}
+		if k.PrivateJWK, err = p.seal.Open(sealed, signingKeyContext(k.ID)); err != nil {
+			return nil, fmt.Errorf("authserver: signing key %q does not open under the configured key-encryption keys", k.ID)
+		}
+		out = append(out, &k)
+	}
+	return out, pgErr(rows.Err())
+}
+
+// SaveSigningKey implements [KeyStore]; the private key is sealed.
+func (p *PostgresStore) SaveSigningKey(ctx context.Context, k *SigningKey) error {
+	var retire *time.Time
+	if !k.RetireAt.IsZero() {
+		retire = &k.RetireAt
+	}
+	_, err := p.exec(ctx, `INSERT INTO signing_keys (kid, alg, sealed_jwk, created_at, active_at, retire_at)
+		VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (kid) DO UPDATE SET retire_at = EXCLUDED.retire_at`,
+		k.ID, k.Algorithm, p.seal.Seal(k.PrivateJWK, signingKeyContext(k.ID)), k.CreatedAt, k.ActiveAt, retire)
+	return err
+}
+
+// DeleteSigningKey implements [KeyStore].
+func (p *PostgresStore) DeleteSigningKey(ctx context.Context, id string) error {
+	_, err := p.exec(ctx, "DELETE FROM signing_keys WHERE kid = $1", id)
+	return err
+}
+
+// RevokeAccessToken implements [RevocationStore].
+func (p *PostgresStore) RevokeAccessToken(ctx context.Context, jti string, expires time.Time) error {
+	_, err := p.exec(ctx, `INSERT INTO revoked_access_tokens (jti, expires_at) VALUES ($1, $2)
+		ON CONFLICT (jti) DO NOTHING`, jti, expires)
+	return err
+}
+
+// AccessTokenRevoked implements [RevocationStore].
+func (p *PostgresStore) AccessTokenRevoked(ctx context.Context, jti string) (bool, error) {
+	ctx, cancel := p.ctx(ctx)
+	defer cancel()
+	var revoked bool
+	err := p.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM revoked_access_tokens WHERE jti = $1)", jti).Scan(&revoked)
+	return revoked, pgErr(err)
+}
+
+// SavePending implements [PendingStore]. Past MaxPending records it drops
+// the expired ones and, if still full, refuses with
+// temporarily_unavailable; the count stops at the bound.
+func (p *PostgresStore) SavePending(ctx context.Context, pa *PendingAuthorization) error {
+	data, err := json.Marshal(pa)
+	if err != nil {
+		return err
+	}
+	insert := func() (bool, error) {
+		tag, err := p.exec(ctx, `INSERT INTO pending_authorizations (id, data, expires_at)
+			SELECT $1, $2, $3
+			WHERE (SELECT count(*) FROM (SELECT 1 FROM pending_authorizations LIMIT $4) AS bounded) < $4
+			ON CONFLICT (id) DO UPDATE SET data = EXCLUDED.data, expires_at = EXCLUDED.expires_at`,
+			pa.ID, data, pa.ExpiresAt, p.maxPending)
+		return err == nil && tag.RowsAffected() > 0, err
+	}
+	ok, err := insert()
+	if err != nil || ok {
+		return err
+	}
+	// Records expire pendingTTL after they are saved, so this record's
+	// expiry less pendingTTL is now on the server's clock.
+	if _, err := p.exec(ctx, "DELETE FROM pending_authorizations WHERE expires_at <= $1",
+		pa.ExpiresAt.Add(-pendingTTL)); err != nil {
+		return err
+	}
+	if ok, err = insert(); err != nil || ok {
+		return err
+	}
+	return errPendingFull
+}
+
+// TakePending implements [PendingStore]: the row is locked while match
+// runs and deleted only if it matched.
+func (p *PostgresStore) TakePending(ctx context.Context, id string, now time.Time, match func(*PendingAuthorization) bool) (*PendingAuthorization, error) {
+	var out *PendingAuthorization
+	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+		qctx, cancel := p.ctx(ctx)
+		defer cancel()
+		var data []byte
+		err := tx.QueryRow(qctx, `SELECT data FROM pending_authorizations
+			WHERE id = $1 AND expires_at > $2 FOR UPDATE`, id, now).Scan(&data)
+		if err != nil {
+			return pgErr(err)
+		}
+		var pa PendingAuthorization
+		if err := json.Unmarshal(data, &pa); err != nil {
+			return fmt.Errorf("authserver: corrupt pending authorization: %w", err)
+		}
+		if !match(clonePending(&pa)) {
+			return ErrNotFound
+		}
+		if _, err := tx.Exec(qctx, "DELETE FROM pending_authorizations WHERE id = $1", id); err != nil {
+			return pgErr(err)
+		}
+		out = &pa
+		return nil
+	})
+	if err != nil {
+		return nil, pgErr(err)
+	}
+	return out, nil
+}
+
+// Sweep implements [Sweeper]: it deletes records that expired before now.
+func (p *PostgresStore) Sweep(ctx context.Context, now time.Time) error {
+	for _, table := range []string{"codes", "grants", "refresh_tokens", "consents", "revoked_access_tokens", "pending_authorizations"} {
+		if _, err := p.exec(ctx, "DELETE FROM "+table+" WHERE expires_at < $1", now); err != nil {
+			return err
+		}
+	}
+	return nil
+}

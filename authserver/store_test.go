@@ -1,0 +1,463 @@
+package authserver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpauth/mcpauth/internal/testdb"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// testKEK is the key-encryption key of the PostgreSQL stores in tests.
+var testKEK = bytes.Repeat([]byte{7}, 32)
+
+// openTestPostgres opens a store on the database at dbURL, or on a new
+// database of pg when dbURL is empty.
+func openTestPostgres(t testing.TB, pg *testdb.Postgres, dbURL string) *PostgresStore {
+	t.Helper()
+	if dbURL == "" {
+		dbURL = pg.NewDatabase(t)
+	}
+	st, err := OpenPostgresStore(context.Background(), dbURL, PostgresConfig{KeyEncryptionKey: testKEK})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+// storeKinds returns each store implementation, empty.
+func storeKinds(t *testing.T) map[string]func(t *testing.T) Storage {
+	var pgOnce sync.Once
+	var pg *testdb.Postgres
+	return map[string]func(t *testing.T) Storage{
+		"memory": func(*testing.T) Storage { return NewMemoryStore().Storage() },
+		"bolt": func(t *testing.T) Storage {
+			b, err := OpenBoltStore(filepath.Join(t.TempDir(), "s.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = b.Close() })
+			return b.Storage()
+		},
+		"postgres": func(*testing.T) Storage {
+			pgOnce.Do(func() { pg = testdb.StartPostgres(t) })
+			return openTestPostgres(t, pg, "").Storage()
+		},
+	}
+}
+
+// TestStoreContract runs the store contract against every implementation:
+// misses are ErrNotFound, codes redeem once and refresh tokens rotate once
+// even under concurrency, revocation sticks, pending authorizations are
+// taken once and only by a matching request.
+func TestStoreContract(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for name, open := range storeKinds(t) {
+		t.Run(name, func(t *testing.T) {
+			st := open(t)
+			t.Run("codes", func(t *testing.T) {
+				if _, err := st.Codes.Code(ctx, "missing"); !errors.Is(err, ErrNotFound) {
+					t.Fatalf("Code(missing) = %v", err)
+				}
+				if _, err := st.Codes.RedeemCode(ctx, "missing", "g"); !errors.Is(err, ErrNotFound) {
+					t.Fatalf("RedeemCode(missing) = %v", err)
+				}
+				c := &Code{Key: "k1", ClientID: "c", Scopes: []string{"a"}, IssuedAt: now, ExpiresAt: now.Add(time.Minute)}
+				if err := st.Codes.SaveCode(ctx, c); err != nil {
+					t.Fatal(err)
+				}
+				var wins atomic.Int32
+				var wg sync.WaitGroup
+				for i := range 20 {
+					wg.Go(func() {
+						got, err := st.Codes.RedeemCode(ctx, "k1", "grant-"+string(rune('a'+i)))
+						switch {
+						case err == nil:
+							wins.Add(1)
+						case !errors.Is(err, ErrAlreadyUsed) || got == nil || got.RedeemedBy == "":
+							t.Errorf("RedeemCode = %+v, %v", got, err)
+						}
+					})
+				}
+				wg.Wait()
+				if wins.Load() != 1 {
+					t.Fatalf("%d concurrent redemptions succeeded, want 1", wins.Load())
+				}
+				got, err := st.Codes.Code(ctx, "k1")
+				if err != nil || got.RedeemedBy == "" || got.ClientID != "c" || got.Scopes[0] != "a" {
+					t.Fatalf("Code = %+v, %v", got, err)
+				}
+			})
+			t.Run("grants and refresh tokens", func(t *testing.T) {
+				g := &Grant{ID: "g1", ClientID: "c", Subject: "u", CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+				if err := st.Grants.SaveGrant(ctx, g); err != nil {
+					t.Fatal(err)
+				}
+				if err := st.RefreshTokens.SaveRefreshToken(ctx, &RefreshToken{Key: "r0", GrantID: "g1", ExpiresAt: now.Add(time.Hour)}); err != nil {
+					t.Fatal(err)
+				}
+				var wins atomic.Int32
+				var wg sync.WaitGroup
+				for i := range 20 {
+					wg.Go(func() {
+						err := st.RefreshTokens.RotateRefreshToken(ctx, "r0",
+							&RefreshToken{Key: "r1-" + string(rune('a'+i)), GrantID: "g1", ExpiresAt: now.Add(time.Hour)})
+						switch {
+						case err == nil:
+							wins.Add(1)
+						case !errors.Is(err, ErrAlreadyUsed):
+							t.Errorf("RotateRefreshToken = %v", err)
+						}
+					})
+				}
+				wg.Wait()
+				if wins.Load() != 1 {
+					t.Fatalf("%d concurrent rotations succeeded, want 1", wins.Load())
+				}
+				if err := st.RefreshTokens.RotateRefreshToken(ctx, "missing", &RefreshToken{Key: "x"}); !errors.Is(err, ErrNotFound) {
+					t.Fatalf("rotating a missing token: %v", err)
+				}
+				if rt, err := st.RefreshTokens.RefreshToken(ctx, "r0"); err != nil || !rt.Rotated || rt.GrantID != "g1" {
+					t.Fatalf("RefreshToken = %+v, %v", rt, err)
+				}
+				if err := st.Grants.RevokeGrant(ctx, "g1"); err != nil {
+					t.Fatal(err)
+				}
+				if err := st.Grants.RevokeGrant(ctx, "missing"); !errors.Is(err, ErrNotFound) {
+					t.Fatalf("RevokeGrant(missing) = %v", err)
+				}
+				if got, err := st.Grants.Grant(ctx, "g1"); err != nil || !got.Revoked || got.Subject != "u" {
+					t.Fatalf("Grant = %+v, %v", got, err)
+				}
+			})
+			t.Run("consents and revocations", func(t *testing.T) {
+				if _, err := st.Consents.Consent(ctx, "u", "c"); !errors.Is(err, ErrNotFound) {
+					t.Fatalf("Consent(missing) = %v", err)
+				}
+				if err := st.Consents.SaveConsent(ctx, &Consent{Subject: "u", ClientID: "c", Scopes: []string{"a"}, ExpiresAt: now.Add(time.Hour)}); err != nil {
+					t.Fatal(err)
+				}
+				if c, err := st.Consents.Consent(ctx, "u", "c"); err != nil || c.Scopes[0] != "a" {
+					t.Fatalf("Consent = %+v, %v", c, err)
+				}
+				if ok, err := st.Revocations.AccessTokenRevoked(ctx, "j1"); ok || err != nil {
+					t.Fatalf("AccessTokenRevoked before = %v, %v", ok, err)
+				}
+				for range 2 {
+					if err := st.Revocations.RevokeAccessToken(ctx, "j1", now.Add(time.Hour)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if ok, err := st.Revocations.AccessTokenRevoked(ctx, "j1"); !ok || err != nil {
+					t.Fatalf("AccessTokenRevoked after = %v, %v", ok, err)
+				}
+			})
+			t.Run("pending", func(t *testing.T) {
+				req := &authRequest{client: &Client{ID: "c", Kind: ClientDynamic, RedirectURIs: []string{"http://127.0.0.1/cb"}},
+					redirectURI: "http://127.0.0.1/cb", state: "s", challenge: "ch", scopes: []string{"a"}}
+				if err := st.Pending.SavePending(ctx, pendingRecord("p1", "csrf", "browser", req, now.Add(pendingTTL))); err != nil {
+					t.Fatal(err)
+				}
+				for _, bad := range [][2]string{{"csrf", "other"}, {"other", "browser"}, {"csrf", ""}} {
+					if _, err := st.Pending.TakePending(ctx, "p1", now, pendingMatcher(bad[0], bad[1])); !errors.Is(err, ErrNotFound) {
+						t.Fatalf("TakePending with %q = %v, want ErrNotFound", bad, err)
+					}
+				}
+				if _, err := st.Pending.TakePending(ctx, "p1", now.Add(pendingTTL), pendingMatcher("csrf", "browser")); !errors.Is(err, ErrNotFound) {
+					t.Fatalf("TakePending after expiry = %v", err)
+				}
+				var wins atomic.Int32
+				var wg sync.WaitGroup
+				for range 10 {
+					wg.Go(func() {
+						p, err := st.Pending.TakePending(ctx, "p1", now, pendingMatcher("csrf", "browser"))
+						switch {
+						case err == nil:
+							wins.Add(1)
+							if r := p.request(); r.client.ID != "c" || r.state != "s" || r.scopes[0] != "a" {
+								t.Errorf("request = %+v", r)
+							}
+						case !errors.Is(err, ErrNotFound):
+							t.Errorf("TakePending = %v", err)
+						}
+					})
+				}
+				wg.Wait()
+				if wins.Load() != 1 {
+					t.Fatalf("%d takes succeeded, want 1", wins.Load())
+				}
+			})
+			t.Run("clients and keys", func(t *testing.T) {
+				if _, err := st.Clients.Client(ctx, "missing"); !errors.Is(err, ErrNotFound) {
+					t.Fatalf("Client(missing) = %v", err)
+				}
+				if err := st.Clients.SaveClient(ctx, &Client{ID: "c1", Secret: "plain", SecretHash: "h", RedirectURIs: []string{"x"}}); err != nil {
+					t.Fatal(err)
+				}
+				if c, err := st.Clients.Client(ctx, "c1"); err != nil || c.Secret != "" || c.SecretHash != "h" {
+					t.Fatalf("Client = %+v, %v", c, err)
+				}
+				lk, err := generateSigningKey("ES256", now, now)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := st.Keys.SaveSigningKey(ctx, &lk.meta); err != nil {
+					t.Fatal(err)
+				}
+				lk.meta.RetireAt = now.Add(time.Hour)
+				if err := st.Keys.SaveSigningKey(ctx, &lk.meta); err != nil {
+					t.Fatal(err)
+				}
+				keys, err := st.Keys.SigningKeys(ctx)
+				if err != nil || len(keys) != 1 || !bytes.Equal(keys[0].PrivateJWK, lk.meta.PrivateJWK) || !keys[0].RetireAt.Equal(now.Add(time.Hour)) {
+					t.Fatalf("SigningKeys = %+v, %v", keys, err)
+				}
+				if err := st.Keys.DeleteSigningKey(ctx, lk.meta.ID); err != nil {
+					t.Fatal(err)
+				}
+				if keys, err := st.Keys.SigningKeys(ctx); err != nil || len(keys) != 0 {
+					t.Fatalf("after delete: %d keys, %v", len(keys), err)
+				}
+			})
+			t.Run("sweep", func(t *testing.T) {
+				sw, ok := st.Codes.(Sweeper)
+				if !ok {
+					t.Fatal("store is no Sweeper")
+				}
+				if err := sw.Sweep(ctx, now.Add(2*time.Hour)); err != nil {
+					t.Fatal(err)
+				}
+				for _, err := range []error{
+					func() error { _, err := st.Codes.Code(ctx, "k1"); return err }(),
+					func() error { _, err := st.Grants.Grant(ctx, "g1"); return err }(),
+					func() error { _, err := st.RefreshTokens.RefreshToken(ctx, "r0"); return err }(),
+					func() error { _, err := st.Consents.Consent(ctx, "u", "c"); return err }(),
+				} {
+					if !errors.Is(err, ErrNotFound) {
+						t.Errorf("after sweep: %v, want ErrNotFound", err)
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestPostgresStoreSealsKeys: the database never holds a signing key's
+// private part in the clear, and a store with another key-encryption key
+// refuses to use it rather than skip it.
+func TestPostgresStoreSealsKeys(t *testing.T) {
+	ctx := context.Background()
+	pg := testdb.StartPostgres(t)
+	url := pg.NewDatabase(t)
+	st, err := OpenPostgresStore(ctx, url, PostgresConfig{KeyEncryptionKey: testKEK})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	lk, err := generateSigningKey("ES256", time.Now(), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SaveSigningKey(ctx, &lk.meta); err != nil {
+		t.Fatal(err)
+	}
+	var raw []byte
+	if err := st.pool.QueryRow(ctx, "SELECT sealed_jwk FROM signing_keys").Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(raw, lk.meta.PrivateJWK) || bytes.Contains(raw, []byte(`"d"`)) {
+		t.Fatal("the stored key holds the private JWK in the clear")
+	}
+	other, err := OpenPostgresStore(ctx, url, PostgresConfig{KeyEncryptionKey: bytes.Repeat([]byte{8}, 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.SigningKeys(ctx); err == nil {
+		t.Fatal("a store with another key-encryption key read the keys")
+	}
+	rotated, err := OpenPostgresStore(ctx, url, PostgresConfig{KeyEncryptionKey: bytes.Repeat([]byte{8}, 32), OldKeyEncryptionKeys: [][]byte{testKEK}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rotated.Close()
+	if keys, err := rotated.SigningKeys(ctx); err != nil || len(keys) != 1 {
+		t.Fatalf("with the old key in the ring: %d keys, %v", len(keys), err)
+	}
+	if _, err := OpenPostgresStore(ctx, url, PostgresConfig{}); !errors.Is(err, ErrConfig) {
+		t.Fatalf("without a key-encryption key: %v, want ErrConfig", err)
+	}
+}
+
+// TestPostgresStoreSealedKeyBoundToID: a sealed key moved to another row
+// (someone with write access to the database swapping two keys' sealed
+// parts) does not open under that row's key ID.
+func TestPostgresStoreSealedKeyBoundToID(t *testing.T) {
+	ctx := context.Background()
+	pg := testdb.StartPostgres(t)
+	st, err := OpenPostgresStore(ctx, pg.NewDatabase(t), PostgresConfig{KeyEncryptionKey: testKEK})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for range 2 {
+		lk, err := generateSigningKey("ES256", time.Now(), time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.SaveSigningKey(ctx, &lk.meta); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if keys, err := st.SigningKeys(ctx); err != nil || len(keys) != 2 {
+		t.Fatalf("before the swap: %d keys, %v", len(keys), err)
+	}
+	if _, err := st.pool.Exec(ctx, `UPDATE signing_keys AS a SET sealed_jwk = b.sealed_jwk
+		FROM signing_keys AS b WHERE a.kid <> b.kid`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.SigningKeys(ctx); err == nil || !strings.Contains(err.Error(), "does not open") {
+		t.Fatalf("swapped sealed keys: %v, want a refusal", err)
+	}
+}
+
+// TestPostgresStoreDown: with the database stopped every call fails with
+// temporarily_unavailable (never ErrNotFound, which callers would take as
+// an answer), and the store works again once the database is back.
+func TestPostgresStoreDown(t *testing.T) {
+	ctx := context.Background()
+	pg := testdb.StartPostgres(t)
+	st, err := OpenPostgresStore(ctx, pg.NewDatabase(t), PostgresConfig{KeyEncryptionKey: testKEK, QueryTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now := time.Now()
+	if err := st.SaveGrant(ctx, &Grant{ID: "g", ExpiresAt: now.Add(time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	pg.Stop()
+	unavailable := &oauthmeta.Error{Code: oauthmeta.CodeTemporarilyUnavailable}
+	calls := map[string]func() error{
+		"Grant":      func() error { _, err := st.Grant(ctx, "g"); return err },
+		"Code":       func() error { _, err := st.Code(ctx, "k"); return err },
+		"RedeemCode": func() error { _, err := st.RedeemCode(ctx, "k", "g"); return err },
+		"Rotate":     func() error { return st.RotateRefreshToken(ctx, "r", &RefreshToken{Key: "r2"}) },
+		"Revoked":    func() error { _, err := st.AccessTokenRevoked(ctx, "j"); return err },
+		"SaveClient": func() error { return st.SaveClient(ctx, &Client{ID: "c"}) },
+		"TakePending": func() error {
+			_, err := st.TakePending(ctx, "p", now, func(*PendingAuthorization) bool { return true })
+			return err
+		},
+		"SigningKeys": func() error { _, err := st.SigningKeys(ctx); return err },
+	}
+	for name, call := range calls {
+		if err := call(); !errors.Is(err, unavailable) {
+			t.Errorf("%s with the database down: %v, want temporarily_unavailable", name, err)
+		}
+	}
+	pg.Restart()
+	if g, err := st.Grant(ctx, "g"); err != nil || g.ID != "g" {
+		t.Fatalf("after restart: %+v, %v", g, err)
+	}
+}
+
+// TestPostgresMigrationsConcurrent: replicas starting together on an
+// empty database migrate it once, and a database from a newer binary is
+// refused.
+func TestPostgresMigrationsConcurrent(t *testing.T) {
+	ctx := context.Background()
+	pg := testdb.StartPostgres(t)
+	url := pg.NewDatabase(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for range 4 {
+		wg.Go(func() {
+			st, err := OpenPostgresStore(ctx, url, PostgresConfig{KeyEncryptionKey: testKEK})
+			if err == nil {
+				st.Close()
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := OpenPostgresStore(ctx, url, PostgresConfig{KeyEncryptionKey: testKEK})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var n int
+	if err := st.pool.QueryRow(ctx, "SELECT count(*) FROM mcpauth_schema_migrations").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("%d migrations recorded, %v; want 1", n, err)
+	}
+	if _, err := st.pool.Exec(ctx, "INSERT INTO mcpauth_schema_migrations (version, name) VALUES (99, 'future')"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenPostgresStore(ctx, url, PostgresConfig{KeyEncryptionKey: testKEK}); err == nil {
+		t.Fatal("opened a database whose schema is newer than this binary")
+	}
+}
+
+// TestMemoryPendingBound checks the memory store's pending table: at
+// MaxPendingAuthorizations a new record pushes out the least recently used
+// one instead of refusing the login, and Sweep drops expired records only.
+func TestMemoryPendingBound(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	m := NewMemoryStore()
+	req := &authRequest{client: &Client{ID: "c", Kind: ClientDynamic}, redirectURI: "http://127.0.0.1/cb", challenge: "ch"}
+	save := func(id string, expires time.Time) {
+		t.Helper()
+		if err := m.SavePending(ctx, pendingRecord(id, "csrf", "browser", req, expires)); err != nil {
+			t.Fatalf("SavePending(%s) = %v", id, err)
+		}
+	}
+	for i := range MaxPendingAuthorizations {
+		save("p"+strconv.Itoa(i), now.Add(pendingTTL))
+	}
+	save("new", now.Add(pendingTTL))
+	if n := m.pending.Len(); n != MaxPendingAuthorizations {
+		t.Fatalf("pending records = %d, want %d", n, MaxPendingAuthorizations)
+	}
+	take := func(id string, at time.Time) error {
+		_, err := m.TakePending(ctx, id, at, pendingMatcher("csrf", "browser"))
+		return err
+	}
+	if err := take("p0", now); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("oldest record after overflow: %v, want ErrNotFound", err)
+	}
+	for _, id := range []string{"p1", "new"} {
+		if err := take(id, now); err != nil {
+			t.Fatalf("TakePending(%s) = %v", id, err)
+		}
+	}
+
+	m = NewMemoryStore()
+	save("short", now.Add(time.Minute))
+	save("long", now.Add(pendingTTL))
+	if err := m.Sweep(ctx, now.Add(time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := take("short", now); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("expired record after Sweep: %v, want ErrNotFound", err)
+	}
+	if err := take("long", now); err != nil {
+		t.Fatalf("live record after Sweep: %v", err)
+	}
+}

@@ -1,0 +1,830 @@
+package authserver
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"html"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/mcpauth/mcpauth/internal/jwtverify"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+	"github.com/mcpauth/mcpauth/pkce"
+)
+
+// fakeProvider is an OpenID provider on loopback whose answers a test can
+// bend: it logs in a fixed user without a page (a user who already
+// approved this app upstream) and signs ID tokens it builds with claims().
+type fakeProvider struct {
+	t      *testing.T
+	srv    *httptest.Server
+	issuer string
+	key    *ecdsa.PrivateKey
+	kid    string
+	now    func() time.Time
+
+	mu          sync.Mutex
+	codes       map[string]url.Values // code -> the authorization request
+	claims      func(req url.Values) map[string]any
+	signer      *ecdsa.PrivateKey // nil: key
+	authError   string            // sent instead of a code when set
+	down        bool              // every endpoint answers 503
+	hang        chan struct{}     // when not nil, discovery blocks on it
+	tokenMode   string            // "down" or "slow" break the token endpoint
+	clientKey   *ecdsa.PublicKey  // when set, the client must use private_key_jwt with it
+	page        bool              // show a sign-in page whose button continues, as real providers do
+	onDiscovery func()            // called on each discovery request when set
+}
+
+const (
+	upstreamClientID     = "mcpauth-at-idp"
+	upstreamClientSecret = "idp-secret"
+)
+
+func newFakeProvider(t *testing.T, now func() time.Time) *fakeProvider {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &fakeProvider{t: t, key: key, kid: "k1", now: now, codes: map[string]url.Values{}}
+	p.claims = p.defaultClaims
+	mux := http.NewServeMux()
+	mux.HandleFunc("/.well-known/openid-configuration", p.discovery)
+	mux.HandleFunc("/authorize", p.authorize)
+	mux.HandleFunc("/authorize/continue", p.authorize)
+	mux.HandleFunc("/token", p.token)
+	mux.HandleFunc("/jwks", p.jwks)
+	p.srv = httptest.NewServer(mux)
+	p.issuer = p.srv.URL
+	t.Cleanup(func() {
+		p.mu.Lock()
+		if p.hang != nil {
+			close(p.hang)
+			p.hang = nil
+		}
+		p.tokenMode = ""
+		p.mu.Unlock()
+		p.srv.Close()
+	})
+	return p
+}
+
+func (p *fakeProvider) set(f func(p *fakeProvider)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f(p)
+}
+
+func (p *fakeProvider) defaultClaims(req url.Values) map[string]any {
+	now := p.now()
+	return map[string]any{
+		"iss": p.issuer, "sub": "alice-123", "aud": upstreamClientID, "azp": upstreamClientID,
+		"iat": now.Unix(), "exp": now.Add(5 * time.Minute).Unix(), "nonce": req.Get("nonce"),
+		"email": "alice@example.com", "email_verified": true, "name": "Alice", "groups": []string{"staff"},
+	}
+}
+
+func (p *fakeProvider) discovery(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	down, hang, onDiscovery := p.down, p.hang, p.onDiscovery
+	p.mu.Unlock()
+	if onDiscovery != nil {
+		onDiscovery()
+	}
+	if hang != nil {
+		select {
+		case <-hang:
+		case <-r.Context().Done():
+		}
+		return
+	}
+	if down {
+		http.Error(w, "down", http.StatusServiceUnavailable)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"issuer": p.issuer, "authorization_endpoint": p.issuer + "/authorize",
+		"token_endpoint": p.issuer + "/token", "jwks_uri": p.issuer + "/jwks",
+		"code_challenge_methods_supported":               []string{"S256"},
+		"authorization_response_iss_parameter_supported": true,
+	})
+}
+
+// authorize logs the user in at once and redirects to the callback.
+func (p *fakeProvider) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.page && r.URL.Path == "/authorize" {
+		// The user presses a button on the provider's own page, so the
+		// redirect to the callback starts from the provider's site.
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = io.WriteString(w, `<!doctype html><title>Sign in</title><form method="get" action="/authorize/continue">`)
+		for k, vs := range q {
+			for _, v := range vs {
+				_, _ = io.WriteString(w, `<input type="hidden" name="`+html.EscapeString(k)+`" value="`+html.EscapeString(v)+`">`)
+			}
+		}
+		_, _ = io.WriteString(w, `<button id="signin" type="submit">Sign in</button></form>`)
+		return
+	}
+	back := url.Values{"state": {q.Get("state")}, "iss": {p.issuer}}
+	if p.authError != "" {
+		back.Set("error", p.authError)
+	} else {
+		code := pkce.GenerateVerifier()
+		p.codes[code] = q
+		back.Set("code", code)
+	}
+	http.Redirect(w, r, q.Get("redirect_uri")+"?"+back.Encode(), http.StatusFound)
+}
+
+func (p *fakeProvider) token(w http.ResponseWriter, r *http.Request) {
+	_ = r.ParseForm()
+	p.mu.Lock()
+	switch p.tokenMode {
+	case "down":
+		p.mu.Unlock()
+		// Some gateways echo the request in their error page.
+		http.Error(w, "down; request was "+r.PostForm.Encode(), http.StatusServiceUnavailable)
+		return
+	case "slow":
+		p.mu.Unlock()
+		<-r.Context().Done()
+		return
+	}
+	authed := p.clientAuthenticated(r)
+	req, ok := p.codes[r.PostForm.Get("code")]
+	delete(p.codes, r.PostForm.Get("code"))
+	claims, signer := p.claims, cmpKey(p.signer, p.key)
+	p.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	if !ok || !authed ||
+		pkce.Challenge(r.PostForm.Get("code_verifier")) != req.Get("code_challenge") ||
+		r.PostForm.Get("redirect_uri") != req.Get("redirect_uri") {
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"error":"invalid_grant"}`)
+		return
+	}
+	idt := p.sign(signer, claims(req))
+	_ = json.NewEncoder(w).Encode(map[string]any{"access_token": "upstream-at", "token_type": "Bearer", "id_token": idt})
+}
+
+// clientAuthenticated checks client_secret_basic, or private_key_jwt when
+// the provider has a client key. Called with p.mu held.
+func (p *fakeProvider) clientAuthenticated(r *http.Request) bool {
+	if p.clientKey == nil {
+		user, pass, _ := r.BasicAuth()
+		return user == upstreamClientID && pass == upstreamClientSecret
+	}
+	if _, _, basic := r.BasicAuth(); basic ||
+		r.PostForm.Get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" {
+		return false
+	}
+	tok, err := jwt.ParseSigned(r.PostForm.Get("client_assertion"), []jose.SignatureAlgorithm{jose.ES256})
+	if err != nil {
+		return false
+	}
+	var c jwt.Claims
+	if tok.Claims(p.clientKey, &c) != nil || tok.Headers[0].KeyID != "as-key-1" {
+		return false
+	}
+	return c.Issuer == upstreamClientID && c.Subject == upstreamClientID && c.ID != "" &&
+		c.Audience.Contains(p.issuer) && c.ValidateWithLeeway(jwt.Expected{Time: p.now()}, 0) == nil
+}
+
+func cmpKey(a, b *ecdsa.PrivateKey) *ecdsa.PrivateKey {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+func (p *fakeProvider) sign(key *ecdsa.PrivateKey, claims map[string]any) string {
+	opts := (&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", p.kid)
+	s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: key}, opts)
+	if err != nil {
+		p.t.Error(err)
+		return ""
+	}
+	raw, err := jwt.Signed(s).Claims(claims).Serialize()
+	if err != nil {
+		p.t.Error(err)
+	}
+	return raw
+}
+
+func (p *fakeProvider) jwks(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{
+		{Key: &p.key.PublicKey, KeyID: p.kid, Algorithm: "ES256", Use: "sig"},
+	}})
+}
+
+// upstreamHarness starts an authorization server logging users in at p.
+func upstreamHarness(t *testing.T, mutate func(*Config)) (*harness, *fakeProvider) {
+	var p *fakeProvider
+	h := newHarness(t, "", func(c *Config) {
+		p = newFakeProvider(t, c.Now)
+		c.Consent = ConsentPrompt
+		c.Upstream = &UpstreamConfig{
+			Issuer: p.issuer, ClientID: upstreamClientID, ClientSecret: upstreamClientSecret,
+			Allow: AllowList{EmailDomains: []string{"example.com"}},
+			Fetch: KeyFetchConfig{InsecureAllowHTTPLoopback: true},
+		}
+		if mutate != nil {
+			mutate(c)
+		}
+	})
+	return h, p
+}
+
+// do sends a GET in b's browser.
+func (b *browser) do(rawURL string) *http.Response {
+	b.t.Helper()
+	resp, err := b.client.Get(rawURL)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// toUpstream loads our consent page, approves it, and returns the URL of
+// the provider's authorization endpoint we were sent to.
+func (b *browser) toUpstream(q url.Values) *url.URL {
+	b.t.Helper()
+	resp, _, form := b.page(q)
+	if resp.StatusCode != http.StatusOK {
+		b.t.Fatalf("authorize: status %d, want the consent page", resp.StatusCode)
+	}
+	form.Set("action", "approve")
+	resp = b.submit(form, nil)
+	if resp.StatusCode != http.StatusSeeOther && resp.StatusCode != http.StatusFound {
+		b.t.Fatalf("consent: status %d", resp.StatusCode)
+	}
+	return location(b.t, resp)
+}
+
+// login runs the whole login: our consent, the provider, our callback; it
+// returns our final response (the redirect to the MCP client, or a page).
+func (b *browser) login(q url.Values) *http.Response {
+	b.t.Helper()
+	up := b.toUpstream(q)
+	back := location(b.t, b.do(up.String()))
+	return b.do(back.String())
+}
+
+func TestUpstreamLogin(t *testing.T) {
+	h, p := upstreamHarness(t, nil)
+	b := newBrowser(t, h)
+	q, verifier := authParams(publicID, publicCB)
+	q.Set("scope", "mcp:read")
+	// The consent page names the provider, and its CSP lets the form's
+	// redirect go there (form-action applies to redirects).
+	resp, body, _ := b.page(q)
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "form-action 'self' http://127.0.0.1 "+p.issuer) ||
+		!strings.Contains(body, strings.TrimPrefix(p.issuer, "http://")) {
+		t.Errorf("consent page CSP %q, body mentions provider: %v", csp, strings.Contains(body, p.issuer))
+	}
+	up := b.toUpstream(q)
+	if !strings.HasPrefix(up.String(), p.issuer+"/authorize?") {
+		t.Fatalf("sent to %s, want the provider", up)
+	}
+	uq := up.Query()
+	for k, want := range map[string]string{
+		"client_id": upstreamClientID, "redirect_uri": h.as.UpstreamCallbackURL(), "response_type": "code",
+		"code_challenge_method": "S256", "scope": "openid email profile",
+	} {
+		if got := uq.Get(k); got != want {
+			t.Errorf("upstream %s = %q, want %q", k, got, want)
+		}
+	}
+	if len(uq.Get("state")) < 43 || len(uq.Get("nonce")) < 43 || uq.Get("code_challenge") == "" {
+		t.Errorf("upstream request lacks a strong state, nonce or challenge: %v", uq)
+	}
+	resp = b.do(location(t, b.do(up.String())).String())
+	loc := location(t, resp)
+	if loc.Query().Get("error") != "" || loc.Query().Get("state") != q.Get("state") || loc.Query().Get("iss") != h.issuer {
+		t.Fatalf("final redirect %s", loc)
+	}
+	res := h.exchange(loc.Query().Get("code"), verifier, publicCB, nil)
+	if res.tok == nil {
+		t.Fatalf("token: %d %s", res.status, res.body)
+	}
+	_, claims := h.verifyJWT(res.tok.AccessToken)
+	if want := UpstreamSubject(p.issuer, "alice-123"); claims["sub"] != want {
+		t.Errorf("sub = %v, want %s", claims["sub"], want)
+	}
+	if strings.Contains(h.logs.String(), "upstream-at") {
+		t.Error("the upstream access token was logged")
+	}
+}
+
+func TestUpstreamSubjectStable(t *testing.T) {
+	a := UpstreamSubject("https://idp.example", "alice")
+	if a != UpstreamSubject("https://idp.example", "alice") || !strings.HasPrefix(a, "u-") || len(a) != 45 {
+		t.Errorf("UpstreamSubject = %q", a)
+	}
+	for _, other := range []string{
+		UpstreamSubject("https://idp.example/", "alice"), UpstreamSubject("https://idp.example", "alice2"),
+		UpstreamSubject("https://idp.examplea", "lice"),
+	} {
+		if other == a {
+			t.Errorf("collision: %s", other)
+		}
+	}
+}
+
+// TestUpstreamConfusedDeputy replays CVE-2026-27124: the attacker approves
+// their own client on our consent page, captures the URL we send them to
+// upstream, and has the victim open it. The victim is already logged in
+// upstream and approved this server there, so the provider redirects back
+// at once; our callback must refuse it, since this browser never consented.
+func TestUpstreamConfusedDeputy(t *testing.T) {
+	h, _ := upstreamHarness(t, nil)
+	attacker, victim := newBrowser(t, h), newBrowser(t, h)
+	// The victim used this server before: they have cookies of their own.
+	vq, _ := authParams(publicID, publicCB)
+	if loc := location(t, victim.login(vq)); loc.Query().Get("code") == "" {
+		t.Fatalf("victim's own login failed: %s", loc)
+	}
+	q, _ := authParams(webID, webCB)
+	up := attacker.toUpstream(q)
+	back := location(t, victim.do(up.String()))
+	resp := victim.do(back.String())
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get("Location") != "" {
+		t.Fatalf("victim got %d %s: %s", resp.StatusCode, resp.Header.Get("Location"), body)
+	}
+	if !strings.Contains(string(body), "another browser") {
+		t.Errorf("page does not say why: %s", body)
+	}
+	// The attacker cannot redeem it afterwards either: the provider's code
+	// went to the victim, and the state was not burnt by the victim's try.
+	for _, b := range []*browser{victim, newBrowser(t, h)} {
+		if resp := b.do(back.String()); resp.StatusCode != http.StatusForbidden {
+			t.Errorf("replay in another browser: %d", resp.StatusCode)
+		}
+	}
+}
+
+// TestUpstreamCookieRenewed: a second login in one browser keeps the
+// binding cookie's value and renews its lifetime, so a login started near
+// the end of an earlier one's cookie life can still come back.
+func TestUpstreamCookieRenewed(t *testing.T) {
+	h, _ := upstreamHarness(t, nil)
+	b := newBrowser(t, h)
+	var values []string
+	for range 2 {
+		q, _ := authParams(publicID, publicCB)
+		_, _, form := b.page(q)
+		form.Set("action", "approve")
+		resp := b.submit(form, nil)
+		var found bool
+		for _, c := range resp.Cookies() {
+			if c.Name == upstreamCookieInsecure {
+				found = true
+				values = append(values, c.Value)
+				if c.MaxAge != int(upstreamLoginTTL.Seconds()) || !c.HttpOnly || c.SameSite != http.SameSiteLaxMode {
+					t.Errorf("binding cookie %+v", c)
+				}
+			}
+		}
+		if !found {
+			t.Fatalf("login %d did not set the binding cookie", len(values)+1)
+		}
+	}
+	if values[0] != values[1] {
+		t.Errorf("the second login replaced the binding cookie's value")
+	}
+}
+
+func TestUpstreamStateSingleUse(t *testing.T) {
+	h, _ := upstreamHarness(t, nil)
+	b := newBrowser(t, h)
+	q, _ := authParams(publicID, publicCB)
+	up := b.toUpstream(q)
+	back := location(t, b.do(up.String()))
+	if loc := location(t, b.do(back.String())); loc.Query().Get("code") == "" {
+		t.Fatalf("first use: %s", loc)
+	}
+	if resp := b.do(back.String()); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("replayed state: %d, want 403", resp.StatusCode)
+	}
+	// Expired: a state older than its lifetime is refused.
+	up = b.toUpstream(q)
+	back = location(t, b.do(up.String()))
+	h.clock.Advance(upstreamLoginTTL + time.Second)
+	if resp := b.do(back.String()); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("expired state: %d, want 403", resp.StatusCode)
+	}
+}
+
+// TestUpstreamStateSwapped: two logins in one browser, the provider's
+// answer to the first delivered with the second's state: we redeem the
+// code with the second login's PKCE verifier, the provider refuses it, and
+// the client gets no code. (Were PKCE skipped, the second login's nonce
+// would refuse the ID token: TestUpstreamIDTokenRefused.)
+func TestUpstreamStateSwapped(t *testing.T) {
+	h, _ := upstreamHarness(t, nil)
+	b := newBrowser(t, h)
+	q1, _ := authParams(publicID, publicCB)
+	q2, _ := authParams(publicID, publicCB)
+	back1 := location(t, b.do(b.toUpstream(q1).String()))
+	back2 := location(t, b.do(b.toUpstream(q2).String()))
+	swapped := back1.Query()
+	swapped.Set("state", back2.Query().Get("state"))
+	back1.RawQuery = swapped.Encode()
+	loc := location(t, b.do(back1.String()))
+	if loc.Query().Get("error") != "access_denied" || loc.Query().Get("code") != "" {
+		t.Fatalf("swapped state: %s", loc)
+	}
+	if logs := h.logs.String(); !strings.Contains(logs, "upstream token endpoint refused the code") {
+		t.Errorf("refused, but not by the provider's PKCE check: %s", logs)
+	}
+}
+
+func TestUpstreamIDTokenRefused(t *testing.T) {
+	other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tests := []struct {
+		name   string
+		claims func(c map[string]any)
+		signer *ecdsa.PrivateKey
+		reason string // what the log says was wrong
+	}{
+		{"nonce of another login", func(c map[string]any) { c["nonce"] = "replayed-nonce" }, nil, "nonce does not match"},
+		{"no nonce", func(c map[string]any) { delete(c, "nonce") }, nil, "nonce does not match"},
+		{"another audience", func(c map[string]any) { c["aud"] = "someone-else"; delete(c, "azp") }, nil, "aud does not contain"},
+		{"azp another client", func(c map[string]any) { c["azp"] = "someone-else" }, nil, "azp is another client"},
+		{"several audiences without azp", func(c map[string]any) { c["aud"] = []string{upstreamClientID, "x"}; delete(c, "azp") }, nil, "azp is required"},
+		{"another issuer", func(c map[string]any) { c["iss"] = "http://127.0.0.1:1" }, nil, "iss is another issuer"},
+		{"expired", func(c map[string]any) { c["exp"] = time.Now().Add(-time.Hour).Unix() }, nil, "jwtverify: expired"},
+		{"no exp", func(c map[string]any) { delete(c, "exp") }, nil, "jwtverify: no exp"},
+		{"no sub", func(c map[string]any) { delete(c, "sub") }, nil, "sub is missing"},
+		{"unknown key", nil, other, "no key of the provider verifies"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h, p := upstreamHarness(t, nil)
+			p.set(func(p *fakeProvider) {
+				p.signer = tc.signer
+				p.claims = func(req url.Values) map[string]any {
+					c := p.defaultClaims(req)
+					if tc.claims != nil {
+						tc.claims(c)
+					}
+					return c
+				}
+			})
+			if tc.name == "expired" {
+				p.set(func(p *fakeProvider) {
+					p.claims = func(req url.Values) map[string]any {
+						c := p.defaultClaims(req)
+						c["exp"] = h.clock.Now().Add(-2 * time.Minute).Unix()
+						return c
+					}
+				})
+			}
+			b := newBrowser(t, h)
+			q, _ := authParams(publicID, publicCB)
+			loc := location(t, b.login(q))
+			if loc.Query().Get("error") != "access_denied" || loc.Query().Get("code") != "" ||
+				loc.Query().Get("iss") != h.issuer || loc.Query().Get("state") != q.Get("state") {
+				t.Fatalf("got %s", loc)
+			}
+			if logs := h.logs.String(); !strings.Contains(logs, tc.reason) {
+				t.Errorf("refused, but not because %q: %s", tc.reason, logs)
+			}
+		})
+	}
+}
+
+// TestUpstreamIDTokenEmptyNonce: a login whose stored nonce is empty
+// matches no ID token, not even one without a nonce.
+func TestUpstreamIDTokenEmptyNonce(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	u := &upstream{cfg: UpstreamConfig{Issuer: "https://idp.example", ClientID: upstreamClientID}, now: func() time.Time { return now }}
+	exp := float64(now.Add(time.Minute).Unix())
+	c := idTokenClaims{Claims: jwtverify.Claims{
+		Issuer: u.cfg.Issuer, Subject: "alice", Audience: oauthmeta.Audience{upstreamClientID}, Expiry: &exp,
+	}}
+	if err := u.checkIDClaims(&c, "n-1"); !errors.Is(err, errIDToken) {
+		t.Fatalf("nonce missing from the token: %v", err)
+	}
+	if err := u.checkIDClaims(&c, ""); !errors.Is(err, errIDToken) {
+		t.Fatalf("empty nonce on both sides accepted: %v", err)
+	}
+	c.Nonce = "n-1"
+	if err := u.checkIDClaims(&c, "n-1"); err != nil {
+		t.Fatalf("matching nonce: %v", err)
+	}
+}
+
+func TestUpstreamErrorAccessDenied(t *testing.T) {
+	h, p := upstreamHarness(t, nil)
+	p.set(func(p *fakeProvider) { p.authError = "access_denied" })
+	b := newBrowser(t, h)
+	q, _ := authParams(publicID, publicCB)
+	loc := location(t, b.login(q))
+	if loc.Query().Get("error") != "access_denied" || loc.Query().Get("state") != q.Get("state") || loc.Query().Get("iss") != h.issuer {
+		t.Fatalf("got %s", loc)
+	}
+}
+
+func TestUpstreamUnavailable(t *testing.T) {
+	for _, mode := range []string{"down", "slow"} {
+		// Discovery fails: the authorization request gets a page at once,
+		// before the user approves anything.
+		t.Run("discovery "+mode, func(t *testing.T) {
+			h, p := upstreamHarness(t, func(c *Config) { c.Upstream.Timeout = 300 * time.Millisecond })
+			p.set(func(p *fakeProvider) {
+				if mode == "down" {
+					p.down = true
+				} else {
+					p.hang = make(chan struct{})
+				}
+			})
+			q, _ := authParams(publicID, publicCB)
+			resp, body, _ := newBrowser(t, h).page(q)
+			if resp.StatusCode != http.StatusBadGateway || !strings.Contains(body, "identity provider could not be reached") {
+				t.Fatalf("got %d: %s", resp.StatusCode, body)
+			}
+		})
+		// The token endpoint fails after the user logged in upstream: the
+		// MCP client gets temporarily_unavailable with state and iss.
+		t.Run("token endpoint "+mode, func(t *testing.T) {
+			h, p := upstreamHarness(t, func(c *Config) { c.Upstream.Timeout = 300 * time.Millisecond })
+			p.set(func(p *fakeProvider) { p.tokenMode = mode })
+			q, _ := authParams(publicID, publicCB)
+			loc := location(t, newBrowser(t, h).login(q))
+			if loc.Query().Get("error") != "temporarily_unavailable" || loc.Query().Get("state") != q.Get("state") ||
+				loc.Query().Get("iss") != h.issuer {
+				t.Fatalf("got %s", loc)
+			}
+			if logs := h.logs.String(); strings.Contains(logs, "code_verifier") || strings.Contains(logs, "request was") {
+				t.Errorf("the token endpoint's error page reached the log: %s", logs)
+			}
+		})
+	}
+}
+
+// TestUpstreamDiscoveryShared: while discovery hangs, other logins share
+// the one fetch instead of queueing behind it, and one whose browser left
+// stops waiting at once.
+func TestUpstreamDiscoveryShared(t *testing.T) {
+	h, p := upstreamHarness(t, func(c *Config) { c.Upstream.Timeout = time.Minute })
+	var fetches atomic.Int32
+	hang := make(chan struct{})
+	p.set(func(p *fakeProvider) { p.hang = hang; p.onDiscovery = func() { fetches.Add(1) } })
+	q, _ := authParams(publicID, publicCB)
+	first := make(chan int)
+	go func() {
+		resp, err := h.http.Get(h.url("/authorize?" + q.Encode()))
+		if err != nil {
+			first <- 0
+			return
+		}
+		resp.Body.Close()
+		first <- resp.StatusCode
+	}()
+	for fetches.Load() == 0 {
+		runtime.Gosched()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	done := make(chan int)
+	go func() {
+		rec := httptest.NewRecorder()
+		h.as.ServeHTTP(rec, httptest.NewRequestWithContext(ctx, http.MethodGet, h.url("/authorize?"+q.Encode()), nil))
+		done <- rec.Code
+	}()
+	select {
+	case code := <-done:
+		if code != http.StatusBadGateway {
+			t.Errorf("gone browser: status %d, want 502", code)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a login whose browser left waits for another login's discovery")
+	}
+	p.set(func(p *fakeProvider) { p.hang = nil })
+	close(hang)
+	if code := <-first; code != http.StatusBadGateway {
+		t.Errorf("first login: status %d, want 502", code)
+	}
+	if n := fetches.Load(); n != 1 {
+		t.Errorf("%d discovery fetches, want 1", n)
+	}
+}
+
+// TestUpstreamDiscoveryAfterClose: a discovery that ends after the server
+// closed leaves no key source behind that nothing would close.
+func TestUpstreamDiscoveryAfterClose(t *testing.T) {
+	h, _ := upstreamHarness(t, nil)
+	if err := h.as.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.as.upstream.metadata(context.Background()); err == nil {
+		t.Fatal("discovery after Close succeeded")
+	}
+	if h.as.upstream.keys != nil {
+		t.Fatal("discovery after Close set up a key source")
+	}
+}
+
+func TestUpstreamAllowList(t *testing.T) {
+	verified := &UpstreamIdentity{Subject: "s1", Email: "Bob@Example.com", EmailVerified: true, Groups: []string{"eng"}}
+	unverified := &UpstreamIdentity{Subject: "s2", Email: "eve@example.com"}
+	tests := []struct {
+		name  string
+		allow AllowList
+		id    *UpstreamIdentity
+		want  bool
+	}{
+		{"domain", AllowList{EmailDomains: []string{"example.com"}}, verified, true},
+		{"domain case", AllowList{EmailDomains: []string{"EXAMPLE.COM"}}, verified, true},
+		{"other domain", AllowList{EmailDomains: []string{"example.org"}}, verified, false},
+		{"parent domain only", AllowList{EmailDomains: []string{"ample.com"}}, verified, false},
+		{"subdomain not implied", AllowList{EmailDomains: []string{"example.com"}}, &UpstreamIdentity{Email: "x@a.example.com", EmailVerified: true}, false},
+		{"unverified email refused", AllowList{EmailDomains: []string{"example.com"}}, unverified, false},
+		{"unverified email allowed when asked", AllowList{EmailDomains: []string{"example.com"}, InsecureAllowUnverifiedEmail: true}, unverified, true},
+		{"user by email", AllowList{Users: []string{"bob@example.com"}}, verified, true},
+		{"user by email unverified", AllowList{Users: []string{"eve@example.com"}}, unverified, false},
+		{"user by sub", AllowList{Users: []string{"s2"}}, unverified, true},
+		{"email entry never matches a sub", AllowList{Users: []string{"eve@example.com"}},
+			&UpstreamIdentity{Subject: "eve@example.com", Email: "eve@example.com"}, false},
+		{"group", AllowList{Groups: []string{"eng"}}, verified, true},
+		{"other group", AllowList{Groups: []string{"ops"}}, verified, false},
+		{"any user", AllowList{AllowAnyUser: true}, unverified, true},
+		{"empty list admits nobody", AllowList{}, verified, false},
+	}
+	for _, tc := range tests {
+		if got := tc.allow.admits(tc.id); got != tc.want {
+			t.Errorf("%s: admits = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestUpstreamUserRefused(t *testing.T) {
+	h, _ := upstreamHarness(t, func(c *Config) { c.Upstream.Allow = AllowList{EmailDomains: []string{"example.org"}} })
+	b := newBrowser(t, h)
+	q, _ := authParams(publicID, publicCB)
+	loc := location(t, b.login(q))
+	if loc.Query().Get("error") != "access_denied" || loc.Query().Get("code") != "" ||
+		loc.Query().Get("state") != q.Get("state") || loc.Query().Get("iss") != h.issuer {
+		t.Fatalf("got %s", loc)
+	}
+}
+
+func TestUpstreamGroupsClaim(t *testing.T) {
+	h, p := upstreamHarness(t, func(c *Config) {
+		c.Upstream.GroupsClaim = "roles"
+		c.Upstream.Allow = AllowList{Groups: []string{"mcp-users"}}
+	})
+	p.set(func(p *fakeProvider) {
+		p.claims = func(req url.Values) map[string]any {
+			c := p.defaultClaims(req)
+			c["roles"] = "mcp-users"
+			return c
+		}
+	})
+	b := newBrowser(t, h)
+	q, _ := authParams(publicID, publicCB)
+	if loc := location(t, b.login(q)); loc.Query().Get("code") == "" {
+		t.Fatalf("got %s", loc)
+	}
+}
+
+// TestUpstreamRememberedConsent: with RememberConsent the user logs in
+// upstream first; the consent page follows the first time, and is skipped
+// the second time for the same user, client, redirect URI and scopes, but
+// not for more scopes.
+func TestUpstreamRememberedConsent(t *testing.T) {
+	h, _ := upstreamHarness(t, func(c *Config) { c.RememberConsent = true })
+	b := newBrowser(t, h)
+	q, _ := authParams(publicID, publicCB)
+	q.Set("scope", "mcp:read")
+	through := func(q url.Values) *http.Response {
+		resp := b.do(h.url("/authorize?" + q.Encode()))
+		up := location(t, resp)
+		return b.do(location(t, b.do(up.String())).String())
+	}
+	resp := through(q)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("first login: %d, want our consent page", resp.StatusCode)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	form := url.Values{"action": {"approve"}}
+	for _, m := range hiddenField.FindAllStringSubmatch(string(body), -1) {
+		form.Set(m[1], m[2])
+	}
+	if loc := location(t, b.submit(form, nil)); loc.Query().Get("code") == "" {
+		t.Fatalf("approval: %s", loc)
+	}
+	if loc := location(t, through(q)); loc.Query().Get("code") == "" {
+		t.Fatalf("second login: %s, want a code without the page", loc)
+	}
+	q.Set("scope", "mcp:read mcp:write")
+	if resp := through(q); resp.StatusCode != http.StatusOK {
+		t.Fatalf("more scopes: %d, want the consent page", resp.StatusCode)
+	}
+}
+
+func TestUpstreamConfigErrors(t *testing.T) {
+	base := func() *UpstreamConfig {
+		return &UpstreamConfig{Issuer: "https://idp.example", ClientID: "c", Allow: AllowList{AllowAnyUser: true}}
+	}
+	tests := []struct {
+		name   string
+		mutate func(c *Config)
+	}{
+		{"no allow-list", func(c *Config) { c.Upstream.Allow = AllowList{} }},
+		{"no client id", func(c *Config) { c.Upstream.ClientID = "" }},
+		{"http issuer", func(c *Config) { c.Upstream.Issuer = "http://idp.example" }},
+		{"loopback without switch", func(c *Config) { c.Upstream.Issuer = "http://127.0.0.1:9" }},
+		{"issuer with query", func(c *Config) { c.Upstream.Issuer = "https://idp.example?x=1" }},
+		{"auto consent", func(c *Config) { c.Consent = ConsentAuto }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Config{Issuer: "https://as.example", Upstream: base()}
+			tc.mutate(&cfg)
+			if _, err := New(cfg); !errors.Is(err, ErrConfig) {
+				t.Fatalf("New: %v, want a ConfigError", err)
+			}
+		})
+	}
+}
+
+func TestUpstreamPrivateKeyJWT(t *testing.T) {
+	key := mustKey(t)
+	for _, tc := range []struct {
+		name  string
+		key   *ecdsa.PrivateKey
+		works bool
+	}{{"registered key", key, true}, {"another key", mustKey(t), false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, p := upstreamHarness(t, func(c *Config) {
+				c.Upstream.ClientSecret = ""
+				c.Upstream.ClientKey, c.Upstream.ClientKeyID = tc.key, "as-key-1"
+			})
+			p.set(func(p *fakeProvider) { p.clientKey = &key.PublicKey })
+			b := newBrowser(t, h)
+			q, _ := authParams(publicID, publicCB)
+			loc := location(t, b.login(q))
+			if got := loc.Query().Get("code") != ""; got != tc.works {
+				t.Fatalf("got %s", loc)
+			}
+		})
+	}
+	cfg := Config{Issuer: "https://as.example", Upstream: &UpstreamConfig{Issuer: "https://idp.example", ClientID: "c",
+		ClientSecret: "s", ClientKey: key, Allow: AllowList{AllowAnyUser: true}}}
+	if _, err := New(cfg); !errors.Is(err, ErrConfig) {
+		t.Errorf("secret and key together: %v", err)
+	}
+}
+
+// TestUpstreamLoginEveryStore: logins in progress live in the
+// PendingStore, so a login completes on memory, bbolt and PostgreSQL
+// alike; the stored record is keyed by a hash of the state, never the
+// state itself, and is taken once.
+func TestUpstreamLoginEveryStore(t *testing.T) {
+	for name, open := range storeKinds(t) {
+		t.Run(name, func(t *testing.T) {
+			st := open(t)
+			h, _ := upstreamHarness(t, func(c *Config) { c.Storage = st })
+			b := newBrowser(t, h)
+			q, verifier := authParams(publicID, publicCB)
+			up := b.toUpstream(q)
+			state := up.Query().Get("state")
+			if _, err := st.Pending.TakePending(context.Background(), state, h.clock.Now(),
+				func(*PendingAuthorization) bool { return true }); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("the raw state is a key of the store: %v", err)
+			}
+			back := location(t, b.do(up.String()))
+			loc := location(t, b.do(back.String()))
+			if res := h.exchange(loc.Query().Get("code"), verifier, publicCB, nil); res.tok == nil {
+				t.Fatalf("token: %d %s", res.status, res.body)
+			}
+			if resp := b.do(back.String()); resp.StatusCode != http.StatusForbidden {
+				t.Errorf("replayed state: %d", resp.StatusCode)
+			}
+		})
+	}
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// peerCommand is the hidden first argument that makes mcpauth-load run one
+// of the proxies -compare measures mcpauth protect against, as a process of
+// its own (the harness re-executes itself with it):
+//
+//	mcpauth-load peer bare --addr 127.0.0.1:P --upstream URL
+//	mcpauth-load peer sdk  --addr 127.0.0.1:P --upstream URL --issuer URL --resource URL
+//
+// "bare" is an httputil.ReverseProxy and nothing else. "sdk" is the
+// official go-sdk's auth.RequireBearerToken with a straightforward go-jose
+// verifier (the issuer's keys fetched once at start, signature, iss, aud,
+// exp with 30 s leeway, scope mcp:tools) in front of the same proxy, which
+// forwards the token's subject as X-Forwarded-User like protect does. Both
+// print "listening on http://ADDR" when ready and stop on SIGTERM.
+const peerCommand = "peer"
+
+func runPeer(args []string, stdout, stderr io.Writer) int {
+	fail := func(err error) int { fmt.Fprintln(stderr, "mcpauth-load peer:", err); return 1 }
+	if len(args) == 0 || (args[0] != "bare" && args[0] != "sdk") {
+		return fail(errors.New("want bare or sdk"))
+	}
+	kind := args[0]
+	fs := flag.NewFlagSet("mcpauth-load peer", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:0", "listen address (loopback)")
+	upstreamURL := fs.String("upstream", "", "the upstream MCP endpoint")
+	issuer := fs.String("issuer", "", "sdk: the trusted issuer (keys from its RFC 8414 metadata)")
+	resourceURL := fs.String("resource", "", "sdk: the resource identifier, the tokens' audience")
+	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	upstream, err := url.Parse(*upstreamURL)
+	if err != nil || upstream.Scheme != "http" || !oauthmeta.IsLoopbackHost(upstream.Hostname()) {
+		return fail(fmt.Errorf("--upstream %q: want an http URL on loopback", *upstreamURL))
+	}
+	if host, _, err := net.SplitHostPort(*addr); err != nil || !oauthmeta.IsLoopbackHost(host) {
+		return fail(fmt.Errorf("--addr %q: want a loopback address", *addr))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var h http.Handler = peerProxy(upstream, kind == "sdk")
+	if kind == "sdk" {
+		keys, err := fetchKeys(ctx, *issuer)
+		if err != nil {
+			return fail(err)
+		}
+		prm := strings.Replace(*resourceURL, "/mcp", "/.well-known/oauth-protected-resource/mcp", 1)
+		h = auth.RequireBearerToken(joseVerifier(keys, *issuer, *resourceURL),
+			&auth.RequireBearerTokenOptions{ResourceMetadataURL: prm, Scopes: []string{"mcp:tools"}})(h)
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fail(err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(stdout, "listening on http://%s (%s peer)\n", ln.Addr(), kind)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fail(err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fail(err)
+	}
+	return 0
+}
+
+// peerProxy is the reverse proxy both peers share: httputil's defaults
+// (FlushInterval 0, no buffer pool) with the upstream transport settings
+// of mcpauth protect, so that the comparison measures what sits in front
+// of the proxy, not connection reuse.
+func peerProxy(upstream *url.URL, identity bool) *httputil.ReverseProxy {
+	return &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			target := *upstream
+			pr.Out.URL = &target
+			pr.Out.Host = ""
+			pr.SetXForwarded()
+			if identity {
+				pr.Out.Header.Del("Authorization")
+				if info := auth.TokenInfoFromContext(pr.In.Context()); info != nil {
+					pr.Out.Header.Set("X-Forwarded-User", info.UserID)
+				}
+			}
+		},
+		Transport: &http.Transport{
+			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			MaxIdleConnsPerHost:   32,
+			IdleConnTimeout:       90 * time.Second,
+			ExpectContinueTimeout: time.Second,
+			ForceAttemptHTTP2:     true,
+		},
+	}
+}
+
+// fetchKeys reads the issuer's RFC 8414 metadata and its JWK Set, once.
+func fetchKeys(ctx context.Context, issuer string) (*jose.JSONWebKeySet, error) {
+	client := &http.Client{Timeout: 10 * time.Second}
+	get := func(u string, v any) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("GET %s: %s", u, resp.Status)
+		}
+		return json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(v)
+	}
+	var meta struct {
+		JWKSURI string `json:"jwks_uri"`
+	}
+	if err := get(strings.TrimSuffix(issuer, "/")+"/.well-known/oauth-authorization-server", &meta); err != nil {
+		return nil, err
+	}
+	var set jose.JSONWebKeySet
+	if err := get(meta.JWKSURI, &set); err != nil {
+		return nil, err
+	}
+	return &set, nil
+}
+
+// joseVerifier is the minimal verifier an SDK user would write: go-jose's
+// jwt parse, the key by kid, signature, iss, aud and exp.
+func joseVerifier(keys *jose.JSONWebKeySet, issuer, resourceURL string) auth.TokenVerifier {
+	return func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		tok, err := jwt.ParseSigned(token, []jose.SignatureAlgorithm{jose.ES256})
+		if err != nil || len(tok.Headers) != 1 {
+			return nil, auth.ErrInvalidToken
+		}
+		found := keys.Key(tok.Headers[0].KeyID)
+		if len(found) != 1 {
+			return nil, auth.ErrInvalidToken
+		}
+		var c jwt.Claims
+		var extra struct {
+			Scope    string `json:"scope"`
+			ClientID string `json:"client_id"`
+		}
+		if err := tok.Claims(found[0].Key, &c, &extra); err != nil {
+			return nil, auth.ErrInvalidToken
+		}
+		if err := c.ValidateWithLeeway(jwt.Expected{Issuer: issuer, AnyAudience: jwt.Audience{resourceURL}, Time: time.Now()}, 30*time.Second); err != nil || c.Expiry == nil {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{Scopes: strings.Fields(extra.Scope), Expiration: c.Expiry.Time(), UserID: c.Subject,
+			Extra: map[string]any{"client_id": extra.ClientID}}, nil
+	}
+}

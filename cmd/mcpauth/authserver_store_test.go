@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpauth/mcpauth/internal/testdb"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+	"github.com/mcpauth/mcpauth/pkce"
+)
+
+const testKEKFlag = "BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc="
+
+// TestAuthserverDatabaseFlagErrors: --database-url without a usable
+// key-encryption key, or with --data-dir, stops before serving.
+func TestAuthserverDatabaseFlagErrors(t *testing.T) {
+	t.Setenv("MCPAUTH_TEST_EMPTY", "")
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no key", []string{"--database-url", "postgres://127.0.0.1:1/x"}, "needs --key-encryption-key"},
+		{"short key", []string{"--database-url", "postgres://127.0.0.1:1/x", "--key-encryption-key", "AAAA"}, "want 32"},
+		{"empty env", []string{"--database-url", "env:MCPAUTH_TEST_EMPTY", "--key-encryption-key", testKEKFlag}, "is empty"},
+		{"nonce key without nonces", []string{"--dpop-nonce-key", testKEKFlag}, "needs --dpop-nonce"},
+		{"short nonce key", []string{"--dpop-nonce", "--dpop-nonce-key", "AAAA"}, "at least 32 bytes"},
+		{"with data dir", []string{"--database-url", "postgres://127.0.0.1:1/x", "--key-encryption-key", testKEKFlag, "--data-dir", t.TempDir()}, "exclusive"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr syncBuffer
+			args := append([]string{"authserver", "--addr", "127.0.0.1:0", "--insecure-http"}, tc.args...)
+			if code := run(context.Background(), args, io.Discard, &stderr); code == 0 || !strings.Contains(stderr.String(), tc.want) {
+				t.Fatalf("exit %d, stderr %q; want failure mentioning %q", code, stderr.String(), tc.want)
+			}
+		})
+	}
+}
+
+// startAuthserver runs `mcpauth authserver args...` until the test ends
+// and returns the base URL it listens on.
+func startAuthserver(t *testing.T, args ...string) string {
+	t.Helper()
+	return startSubcommand(t, append([]string{"authserver", "--addr", "127.0.0.1:0"}, args...)...)
+}
+
+// startSubcommand runs `mcpauth args...` in-process until the test ends
+// and returns the base URL from its "listening on" line.
+func startSubcommand(t *testing.T, args ...string) string {
+	t.Helper()
+	ready, stop := startCommand(t, args...)
+	t.Cleanup(func() { stop() })
+	addr, _, _ := strings.Cut(strings.TrimPrefix(ready, "listening on "), " ")
+	return addr
+}
+
+// TestAuthserverDatabaseURL: two `mcpauth authserver` processes on one
+// database (URL from the environment) share state: a code issued by one is
+// redeemed at the other, once, and both publish the same signing key.
+func TestAuthserverDatabaseURL(t *testing.T) {
+	pg := testdb.StartPostgres(t)
+	t.Setenv("MCPAUTH_TEST_DB", pg.NewDatabase(t))
+	t.Setenv("MCPAUTH_TEST_KEK", testKEKFlag)
+	const issuer = "http://127.0.0.1:9"
+	common := []string{"--issuer", issuer, "--insecure-http", "--consent", "auto",
+		"--database-url", "env:MCPAUTH_TEST_DB", "--key-encryption-key", "env:MCPAUTH_TEST_KEK",
+		"--client", "id=app,redirect=http://127.0.0.1:1/callback"}
+	a, b := startAuthserver(t, common...), startAuthserver(t, common...)
+	hc := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	jwks := func(base string) string {
+		resp, err := hc.Get(base + "/jwks.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return string(body)
+	}
+	if ka, kb := jwks(a), jwks(b); ka != kb || !strings.Contains(ka, `"kid"`) {
+		t.Fatalf("the replicas publish different key sets:\n%s\n%s", ka, kb)
+	}
+
+	v := pkce.GenerateVerifier()
+	q := url.Values{"response_type": {"code"}, "client_id": {"app"}, "state": {"s"},
+		"redirect_uri": {"http://127.0.0.1:1/callback"}, "code_challenge": {pkce.Challenge(v)}, "code_challenge_method": {"S256"}}
+	resp, err := hc.Get(a + "/authorize?" + q.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc, _ := url.Parse(resp.Header.Get("Location"))
+	code := loc.Query().Get("code")
+	if code == "" || loc.Query().Get("iss") != issuer {
+		t.Fatalf("authorize at the first replica: %d %s", resp.StatusCode, loc)
+	}
+	form := url.Values{"grant_type": {"authorization_code"}, "code": {code}, "code_verifier": {v},
+		"client_id": {"app"}, "redirect_uri": {"http://127.0.0.1:1/callback"}}
+	for i, want := range []int{http.StatusOK, http.StatusBadRequest} {
+		resp, err := hc.PostForm(b+"/token", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			AccessToken string `json:"access_token"`
+			Error       string `json:"error"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if resp.StatusCode != want || (want == http.StatusOK) != (body.AccessToken != "") ||
+			(want != http.StatusOK && body.Error != string(oauthmeta.CodeInvalidGrant)) {
+			t.Fatalf("redemption %d at the second replica: %d %+v, want %d", i+1, resp.StatusCode, body, want)
+		}
+	}
+}

@@ -1,0 +1,48 @@
+package dpop
+
+import (
+	"crypto"
+	"errors"
+	"fmt"
+
+	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/mcpauth/mcpauth/internal/jwkset"
+)
+
+// DefaultAlgorithms returns the proof algorithms accepted where a
+// configuration names none: ES256, ES384, ES512, RS256, PS256 and EdDSA,
+// which covers every key a [Prover] picks an algorithm for by default. It
+// is the one default list of the module's DPoP verifiers (the resource
+// server's and the authorization server's).
+func DefaultAlgorithms() []string {
+	return []string{jwkset.ES256, jwkset.ES384, jwkset.ES512, jwkset.RS256, jwkset.PS256, jwkset.EdDSA}
+}
+
+// checkAlgorithms validates an allowlist (empty means [DefaultAlgorithms])
+// and returns it with its go-jose form.
+func checkAlgorithms(algs []string) ([]string, []jose.SignatureAlgorithm, error) {
+	names, err := jwkset.Allowlist(algs, DefaultAlgorithms())
+	if err != nil {
+		return nil, nil, fmt.Errorf("dpop: %w", err)
+	}
+	out := make([]jose.SignatureAlgorithm, len(names))
+	for i, a := range names {
+		out[i] = jose.SignatureAlgorithm(a)
+	}
+	return names, out, nil
+}
+
+// checkKeyAlg reports whether pub is a key alg can be used with, as this
+// package's sentinels: errInvalidJWK for a weak or unsupported key,
+// errAlgKeyMismatch when key and alg do not belong together.
+func checkKeyAlg(pub crypto.PublicKey, alg string) error {
+	switch err := jwkset.CheckKey(pub, alg); {
+	case err == nil:
+		return nil
+	case errors.Is(err, jwkset.ErrKeyMismatch):
+		return errAlgKeyMismatch
+	default:
+		return errInvalidJWK
+	}
+}

@@ -1,0 +1,195 @@
+package dpop
+
+import (
+	"net"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// maxURLLength bounds the URLs normalizeHTU accepts.
+const maxURLLength = 4096
+
+// normalizeHTU returns the form of an HTTP target URI that a DPoP proof's
+// "htu" claim carries and that a verifier compares (RFC 9449 §4.2, §4.3):
+// the query and fragment removed, then RFC 3986 §6.2.2 syntax-based and
+// §6.2.3 scheme-based normalization — scheme and host in lower case, the
+// default port (443 for https, 80 for http) removed, percent-encodings of
+// unreserved characters decoded and the others in upper case, "." and ".."
+// segments removed, and an empty path written as "/". Everything else in
+// the path is kept, so "https://h/mcp" and "https://h/mcp/" stay distinct.
+//
+// raw must be an absolute http or https URI without user information.
+func normalizeHTU(raw string) (string, error) {
+	if raw == "" || len(raw) > maxURLLength || strings.ContainsAny(raw, " \t\r\n\x00\\") {
+		return "", fail(ErrInvalidRequest, "URL is not a URI")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fail(ErrInvalidRequest, "URL is not a URI")
+	}
+	scheme := strings.ToLower(u.Scheme)
+	if scheme != "https" && scheme != "http" {
+		return "", fail(ErrInvalidRequest, "URL is not http or https")
+	}
+	if u.Opaque != "" || u.User != nil || u.Host == "" {
+		return "", fail(ErrInvalidRequest, "URL has no host or has user information")
+	}
+	host, err := normalizeHost(scheme, u)
+	if err != nil {
+		return "", err
+	}
+	path := removeDotSegments(normalizePercent(u.EscapedPath()))
+	if path == "" {
+		path = "/"
+	}
+	out := scheme + "://" + host + path
+	if len(out) > maxURLLength {
+		// Escaping can lengthen a URL; refusing here keeps normalizeHTU
+		// idempotent at the bound.
+		return "", fail(ErrInvalidRequest, "URL is too long")
+	}
+	return out, nil
+}
+
+func normalizeHost(scheme string, u *url.URL) (string, error) {
+	host := strings.ToLower(u.Hostname())
+	if host == "" || !validHost(host, u.Host) {
+		return "", fail(ErrInvalidRequest, "URL has an empty or invalid host")
+	}
+	port := u.Port()
+	if port != "" {
+		n, err := strconv.ParseUint(port, 10, 16)
+		if err != nil {
+			return "", fail(ErrInvalidRequest, "URL has an invalid port")
+		}
+		port = strconv.FormatUint(n, 10)
+	}
+	if (scheme == "https" && port == "443") || (scheme == "http" && port == "80") {
+		port = ""
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port != "" {
+		return net.JoinHostPort(strings.Trim(host, "[]"), port), nil
+	}
+	return host, nil
+}
+
+// normalizePercent decodes percent-encoded unreserved characters and
+// upper-cases the hex digits of the others (RFC 3986 §6.2.2.1, §6.2.2.2).
+// Its input comes from url.URL.EscapedPath, so every '%' starts a valid
+// triplet.
+func normalizePercent(p string) string {
+	if !strings.Contains(p, "%") {
+		return p
+	}
+	var b strings.Builder
+	b.Grow(len(p))
+	for i := 0; i < len(p); i++ {
+		if p[i] != '%' || i+2 >= len(p) {
+			b.WriteByte(p[i])
+			continue
+		}
+		hi, lo := unhex(p[i+1]), unhex(p[i+2])
+		if hi < 0 || lo < 0 {
+			b.WriteByte(p[i])
+			continue
+		}
+		c := byte(hi<<4 | lo)
+		if isUnreserved(c) {
+			b.WriteByte(c)
+		} else {
+			b.WriteByte('%')
+			b.WriteString(strings.ToUpper(p[i+1 : i+3]))
+		}
+		i += 2
+	}
+	return b.String()
+}
+
+func unhex(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c && c <= 'f':
+		return int(c-'a') + 10
+	case 'A' <= c && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}
+
+func isUnreserved(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+		c == '-' || c == '.' || c == '_' || c == '~'
+}
+
+// removeDotSegments implements RFC 3986 §5.2.4 for an absolute path.
+func removeDotSegments(in string) string {
+	if !strings.Contains(in, ".") {
+		return in
+	}
+	var out []string
+	segs := strings.Split(in, "/")
+	for i, s := range segs {
+		last := i == len(segs)-1
+		switch s {
+		case ".":
+			if last {
+				out = append(out, "")
+			}
+		case "..":
+			if len(out) > 1 {
+				out = out[:len(out)-1]
+			}
+			if last {
+				out = append(out, "")
+			}
+		default:
+			out = append(out, s)
+		}
+	}
+	res := strings.Join(out, "/")
+	if !strings.HasPrefix(res, "/") && strings.HasPrefix(in, "/") {
+		res = "/" + res
+	}
+	return res
+}
+
+// validMethod reports whether m is an RFC 9110 §9.1 method token.
+func validMethod(m string) bool {
+	if m == "" || len(m) > 64 {
+		return false
+	}
+	for i := 0; i < len(m); i++ {
+		c := m[i]
+		if !isUnreserved(c) && !strings.ContainsRune("!#$%&'*+^`|", rune(c)) {
+			return false
+		}
+	}
+	return true
+}
+
+// validHost reports whether host (from authority) is a name of ASCII
+// letters, digits, '-', '.' and '_', or a bracketed IPv6 literal. Anything
+// else (stray brackets or colons, non-ASCII bytes) could not survive a
+// second normalization unchanged.
+func validHost(host, authority string) bool {
+	if strings.Contains(host, ":") {
+		if !strings.HasPrefix(authority, "[") {
+			return false
+		}
+		_, err := netip.ParseAddr(host)
+		return err == nil
+	}
+	for i := 0; i < len(host); i++ {
+		c := host[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_') {
+			return false
+		}
+	}
+	return true
+}

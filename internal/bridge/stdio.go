@@ -1,0 +1,61 @@
+package bridge
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"sync"
+)
+
+// hostReader reads the host's newline-delimited messages.
+type hostReader struct {
+	r   *bufio.Reader
+	max int
+}
+
+// next returns the next non-empty line. A line over the limit is read to
+// its end and discarded, and reported as errTooLarge so that the host gets
+// an error and the next line is read normally.
+func (h *hostReader) next() ([]byte, error) {
+	for {
+		line, err := readLine(h.r, h.max, true)
+		if errors.Is(err, errTooLarge) {
+			return nil, err
+		}
+		if len(line) > 0 {
+			return line, nil // a last line without LF counts too
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// hostWriter writes messages to the host, one per line, whole.
+type hostWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	err    error
+	broken chan struct{} // closed at the first write error
+}
+
+func newHostWriter(w io.Writer) *hostWriter {
+	return &hostWriter{w: w, broken: make(chan struct{})}
+}
+
+// write sends one compact JSON-RPC message (no newline inside) followed by
+// a newline. After a failed write (the host went away) it does nothing.
+func (h *hostWriter) write(msg []byte) error {
+	line := make([]byte, 0, len(msg)+1)
+	line = append(append(line, msg...), '\n')
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.err != nil {
+		return h.err
+	}
+	if _, err := h.w.Write(line); err != nil {
+		h.err = err
+		close(h.broken)
+	}
+	return h.err
+}

@@ -1,0 +1,274 @@
+package jwkset
+
+import (
+	"cmp"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lestrrat-go/jwx/v2/jwk"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/mcpauth/mcpauth/internal/clock"
+	"github.com/mcpauth/mcpauth/internal/nethook"
+	"github.com/mcpauth/mcpauth/internal/safehttp"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// Errors of [RemoteKeys.Keys].
+var (
+	// ErrUnknownKey: keys are known, but none has the requested ID.
+	ErrUnknownKey = errors.New("jwkset: no key with that ID")
+	// ErrUnavailable: no keys could be obtained; it is joined with the
+	// reason the last fetch failed.
+	ErrUnavailable = errors.New("jwkset: keys unavailable")
+	// ErrClosed: the RemoteKeys was closed.
+	ErrClosed = errors.New("jwkset: remote keys closed")
+)
+
+// Defaults applied to zero-valued [RemoteKeysConfig] fields.
+const (
+	DefaultRefetchInterval    = 30 * time.Second
+	DefaultMinRefreshInterval = 5 * time.Minute
+	jwksAccept                = "application/jwk-set+json, application/json"
+)
+
+// RemoteKeysConfig configures a [RemoteKeys].
+type RemoteKeysConfig struct {
+	// Issuer is the issuer identifier. When JWKSURI is empty, the JWK Set
+	// URL is the jwks_uri of the issuer's RFC 8414 metadata, fetched from
+	// the locations MCP prescribes and validated (identical issuer, safe
+	// URLs) on first use. Required when JWKSURI is empty.
+	Issuer string
+	// JWKSURI is the JWK Set URL. Empty means discovery through Issuer.
+	JWKSURI string
+	// RefetchInterval is the minimum time between two fetches caused by
+	// unknown key IDs (or by failures), so a flood of random "kid"s costs
+	// at most one fetch per interval and a rotated-in key is picked up
+	// within it. Zero means [DefaultRefetchInterval].
+	RefetchInterval time.Duration
+	// MinRefreshInterval is the floor of the background refresh period,
+	// which otherwise follows the JWK Set's Cache-Control max-age or
+	// Expires. Zero means [DefaultMinRefreshInterval]; at least 1 s.
+	MinRefreshInterval time.Duration
+	// Timeout bounds each fetch. Zero means 10 s.
+	Timeout time.Duration
+	// TLSConfig is the client TLS configuration. Nil means the system
+	// roots.
+	TLSConfig *tls.Config
+	// InsecureAllowHTTPLoopback permits plain http and loopback addresses
+	// (development). Private and special-use addresses stay refused.
+	InsecureAllowHTTPLoopback bool
+	// Logger, if set, receives background refresh failures.
+	Logger *slog.Logger
+	// Now is the clock for the refetch interval. Nil means time.Now.
+	Now func() time.Time
+
+	// net is the tests' resolver and dial function (internal/nethook), reached
+	// through nethook.Set and nethook.Of.
+	netHook
+}
+
+// RemoteKeys is a key source for one issuer's JWK Set, fetched through
+// mcpauth's SSRF-safe fetcher (https only, public addresses checked at dial
+// time, no redirects, 64 KiB cap, JSON content types), parsed by the rule of
+// [Parse] (a set holding a private or symmetric key is refused
+// whole, never used for its public half) and refreshed in the background by
+// jwx's jwk.Cache following its cache headers. An unknown "kid" triggers a refetch at most once per
+// RefetchInterval, shared by all concurrent callers; when a fetch fails the
+// last good keys stay in use. Construction does no I/O; the first Keys
+// call fetches. It is safe for concurrent use; Close stops the background
+// refresh.
+type RemoteKeys struct {
+	cfg      RemoteKeysConfig
+	fetcher  *safehttp.Fetcher
+	interval time.Duration
+	snap     atomic.Pointer[keySnapshot]
+	done     chan struct{}
+	wg       sync.WaitGroup
+
+	mu          sync.Mutex
+	jwksURI     string
+	cache       *jwk.Cache
+	stopCache   context.CancelFunc
+	lastAttempt time.Time
+	lastErr     error // why the last fetch failed; nil after a success
+	closed      bool
+	flight      singleflight.Group
+}
+
+type keySnapshot struct {
+	all  []Key
+	byID map[string][]Key
+}
+
+func (s *keySnapshot) lookup(kid string) []Key {
+	if kid == "" {
+		return s.all
+	}
+	return s.byID[kid]
+}
+
+var errRateLimited = errors.New("jwkset: key refetch rate-limited")
+
+// NewRemoteKeys validates cfg. It performs no I/O and starts nothing.
+func NewRemoteKeys(cfg RemoteKeysConfig) (*RemoteKeys, error) {
+	p := oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: cfg.InsecureAllowHTTPLoopback}
+	switch {
+	case cfg.JWKSURI != "":
+		if err := p.CheckURL(cfg.JWKSURI); err != nil {
+			return nil, fmt.Errorf("jwkset: jwks_uri: %w", err)
+		}
+	case cfg.Issuer == "":
+		return nil, errors.New("jwkset: remote keys need an issuer or a jwks_uri")
+	default:
+		if err := p.CheckIssuer(cfg.Issuer); err != nil {
+			return nil, fmt.Errorf("jwkset: issuer: %w", err)
+		}
+	}
+	if cfg.RefetchInterval < 0 || cfg.MinRefreshInterval < 0 || cfg.Timeout < 0 {
+		return nil, errors.New("jwkset: negative interval")
+	}
+	cfg.MinRefreshInterval = max(cmp.Or(cfg.MinRefreshInterval, DefaultMinRefreshInterval), time.Second)
+	opts := safehttp.Options{
+		TLSConfig:                 cfg.TLSConfig,
+		InsecureAllowHTTPLoopback: cfg.InsecureAllowHTTPLoopback,
+		Timeout:                   cfg.Timeout,
+		MaxBytes:                  MaxSize,
+		UserAgent:                 "mcpauth",
+	}
+	nethook.Of(&cfg).Apply(&opts)
+	return &RemoteKeys{
+		cfg:      cfg,
+		fetcher:  safehttp.New(opts),
+		interval: cmp.Or(cfg.RefetchInterval, DefaultRefetchInterval),
+		jwksURI:  cfg.JWKSURI,
+		done:     make(chan struct{}),
+	}, nil
+}
+
+// Keys returns the keys with ID kid (all keys for ""). Known keys are
+// answered from memory without locking; an unknown kid causes at most one
+// fetch per RefetchInterval. Errors match [ErrUnknownKey] when keys are
+// known but none has that ID, and [ErrUnavailable] when no keys could
+// ever be obtained; the latter also wraps the reason the last fetch failed
+// (a transport error, or the set refused by the rule of [Parse]).
+func (k *RemoteKeys) Keys(ctx context.Context, kid string) ([]Key, error) {
+	if snap := k.snap.Load(); snap != nil {
+		if keys := snap.lookup(kid); len(keys) > 0 {
+			return keys, nil
+		}
+	}
+	snap, err := k.refetch(ctx)
+	if err != nil {
+		if errors.Is(err, ErrClosed) {
+			return nil, err
+		}
+		if k.snap.Load() != nil {
+			return nil, ErrUnknownKey
+		}
+		if errors.Is(err, errRateLimited) {
+			k.mu.Lock()
+			last := k.lastErr
+			k.mu.Unlock()
+			return nil, errors.Join(ErrUnavailable, last)
+		}
+		return nil, errors.Join(ErrUnavailable, err)
+	}
+	if keys := snap.lookup(kid); len(keys) > 0 {
+		return keys, nil
+	}
+	return nil, ErrUnknownKey
+}
+
+// refetch waits for the one shared fetch, or for ctx.
+func (k *RemoteKeys) refetch(ctx context.Context) (*keySnapshot, error) {
+	select {
+	case res := <-k.flight.DoChan("", k.sharedFetch):
+		if res.Err != nil {
+			return nil, res.Err
+		}
+		return res.Val.(*keySnapshot), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// sharedFetch fetches once for every caller waiting on it, unless a fetch
+// started less than interval ago. It runs detached from any one request,
+// so a caller that gives up does not fail the others waiting on it.
+func (k *RemoteKeys) sharedFetch() (any, error) {
+	k.mu.Lock()
+	if k.closed {
+		k.mu.Unlock()
+		return nil, ErrClosed
+	}
+	now := clock.Func(k.cfg.Now).Now()
+	if !k.lastAttempt.IsZero() && now.Sub(k.lastAttempt) < k.interval {
+		k.mu.Unlock()
+		return nil, errRateLimited
+	}
+	k.lastAttempt = now
+	k.wg.Add(1)
+	k.mu.Unlock()
+	defer k.wg.Done()
+	ctx, cancel := k.fetchContext()
+	defer cancel()
+	snap, err := k.fetch(ctx)
+	k.mu.Lock()
+	k.lastErr = err
+	k.mu.Unlock()
+	return snap, err
+}
+
+// fetchContext returns a context bounded by the fetch timeout and
+// cancelled by Close.
+func (k *RemoteKeys) fetchContext() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(k.cfg.Timeout, safehttp.DefaultTimeout))
+	go func() {
+		select {
+		case <-k.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+// Close stops the background refresh and waits for fetches in progress.
+// Keys fails with [ErrClosed] afterwards. It is safe to call more
+// than once.
+func (k *RemoteKeys) Close() error {
+	k.mu.Lock()
+	if k.closed {
+		k.mu.Unlock()
+		return nil
+	}
+	k.closed = true
+	close(k.done)
+	stop := k.stopCache
+	k.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	k.wg.Wait()
+	return nil
+}
+
+// snapshotOf indexes keys parsed by Parse, the module's one JWK Set
+// rule (see [Parse]).
+func snapshotOf(keys []Key) *keySnapshot {
+	snap := &keySnapshot{all: keys, byID: make(map[string][]Key, len(keys))}
+	for _, k := range snap.all {
+		snap.byID[k.ID] = append(snap.byID[k.ID], k)
+	}
+	return snap
+}
+
+// netHook embeds nethook.Hook in RemoteKeysConfig under an unexported name.
+type netHook = nethook.Hook

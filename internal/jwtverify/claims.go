@@ -1,0 +1,107 @@
+package jwtverify
+
+import (
+	"errors"
+	"math"
+	"time"
+
+	"github.com/mcpauth/mcpauth/internal/jsonx"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// Claims are the registered claims of RFC 7519 §4.1. Verifiers embed it
+// (with the tag `json:",inline"`) in the struct of their profile's claims.
+// The times stay numbers until [Times.Check] has judged them.
+type Claims struct {
+	Issuer    string             `json:"iss"`
+	Subject   string             `json:"sub"`
+	Audience  oauthmeta.Audience `json:"aud"`
+	Expiry    *float64           `json:"exp"`
+	NotBefore *float64           `json:"nbf"`
+	IssuedAt  *float64           `json:"iat"`
+	ID        string             `json:"jti"`
+}
+
+// DecodeClaims decodes a JWT payload into v, a struct that embeds
+// [Claims] or has the claims it reads, with the project's one JSON policy
+// (internal/jsonx): one object, names matched case-sensitively, a
+// duplicate name refused, unknown members ignored.
+func DecodeClaims(payload []byte, v any) error { return jsonx.DecodeObject(payload, v) }
+
+// MaxNumericDate is 9999-12-31T23:59:59Z: a later (or negative, or not
+// finite) NumericDate is malformed.
+const MaxNumericDate = 253402300799
+
+// NumericDate converts an RFC 7519 §2 NumericDate (seconds, possibly
+// fractional). ok is false outside 0..[MaxNumericDate].
+func NumericDate(f float64) (t time.Time, ok bool) {
+	if math.IsNaN(f) || f < 0 || f > MaxNumericDate {
+		return time.Time{}, false
+	}
+	sec, frac := math.Modf(f)
+	return time.Unix(int64(sec), int64(frac*1e9)).UTC(), true
+}
+
+// Failed time checks. Verifiers map them to their own errors.
+var (
+	ErrMissingExpiry   = errors.New("jwtverify: no exp")
+	ErrMissingIssuedAt = errors.New("jwtverify: no iat")
+	ErrBadDate         = errors.New("jwtverify: NumericDate out of range")
+	ErrExpired         = errors.New("jwtverify: expired")
+	ErrNotYetValid     = errors.New("jwtverify: not yet valid")
+	ErrIssuedInFuture  = errors.New("jwtverify: issued in the future")
+	ErrLifetimeTooLong = errors.New("jwtverify: exp too far in the future")
+)
+
+// Times is the one rule for exp, nbf and iat (RFC 7519 §4.1.4–6, RFC 9068
+// §4, RFC 7523 §3 items 4–6): exp is required and must not have passed,
+// nbf and iat must not lie in the future, each with Leeway of clock skew.
+type Times struct {
+	Leeway time.Duration
+	// MaxLifetime, when positive, refuses an exp further than that (plus
+	// Leeway) from now: RFC 7523 §3 item 4's "unreasonably far in the
+	// future".
+	MaxLifetime time.Duration
+	// RequireIssuedAt makes iat mandatory.
+	RequireIssuedAt bool
+}
+
+// Check applies the rule at now and returns exp and iat (zero when
+// absent). The error is one of this package's sentinels.
+func (r Times) Check(c *Claims, now time.Time) (exp, iat time.Time, err error) {
+	if c.Expiry == nil {
+		return exp, iat, ErrMissingExpiry
+	}
+	exp, ok := NumericDate(*c.Expiry)
+	if !ok {
+		return exp, iat, ErrBadDate
+	}
+	if !now.Before(exp.Add(r.Leeway)) {
+		return exp, iat, ErrExpired
+	}
+	if r.MaxLifetime > 0 && exp.After(now.Add(r.MaxLifetime+r.Leeway)) {
+		return exp, iat, ErrLifetimeTooLong
+	}
+	if c.NotBefore != nil {
+		nbf, ok := NumericDate(*c.NotBefore)
+		if !ok {
+			return exp, iat, ErrBadDate
+		}
+		if now.Add(r.Leeway).Before(nbf) {
+			return exp, iat, ErrNotYetValid
+		}
+	}
+	if c.IssuedAt == nil {
+		if r.RequireIssuedAt {
+			return exp, iat, ErrMissingIssuedAt
+		}
+		return exp, iat, nil
+	}
+	if iat, ok = NumericDate(*c.IssuedAt); !ok {
+		return exp, iat, ErrBadDate
+	}
+	if now.Add(r.Leeway).Before(iat) {
+		return exp, iat, ErrIssuedInFuture
+	}
+	return exp, iat, nil
+}

@@ -1,0 +1,94 @@
+package jwtverify
+
+import (
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+func TestTimesCheck(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_800_000_000, 0)
+	f := func(v float64) *float64 { return &v }
+	n := float64(now.Unix())
+	tests := []struct {
+		name string
+		rule Times
+		c    Claims
+		want error
+	}{
+		{"ok", Times{}, Claims{Expiry: f(n + 60)}, nil},
+		{"no exp", Times{}, Claims{}, ErrMissingExpiry},
+		{"expired", Times{}, Claims{Expiry: f(n)}, ErrExpired},
+		{"expired within leeway", Times{Leeway: time.Minute}, Claims{Expiry: f(n - 30)}, nil},
+		{"exp after year 9999", Times{}, Claims{Expiry: f(MaxNumericDate + 1)}, ErrBadDate},
+		{"exp NaN", Times{}, Claims{Expiry: f(math.NaN())}, ErrBadDate},
+		{"negative iat", Times{}, Claims{Expiry: f(n + 60), IssuedAt: f(-1)}, ErrBadDate},
+		{"lifetime", Times{MaxLifetime: time.Minute}, Claims{Expiry: f(n + 61)}, ErrLifetimeTooLong},
+		{"lifetime with leeway", Times{MaxLifetime: time.Minute, Leeway: time.Second}, Claims{Expiry: f(n + 61)}, nil},
+		{"nbf future", Times{}, Claims{Expiry: f(n + 60), NotBefore: f(n + 1)}, ErrNotYetValid},
+		{"nbf within leeway", Times{Leeway: time.Second}, Claims{Expiry: f(n + 60), NotBefore: f(n + 1)}, nil},
+		{"iat future", Times{}, Claims{Expiry: f(n + 60), IssuedAt: f(n + 1)}, ErrIssuedInFuture},
+		{"iat required", Times{RequireIssuedAt: true}, Claims{Expiry: f(n + 60)}, ErrMissingIssuedAt},
+		{"iat fractional", Times{}, Claims{Expiry: f(n + 60), IssuedAt: f(n - 0.5)}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, _, err := tt.rule.Check(&tt.c, now)
+			if !errors.Is(err, tt.want) || (tt.want == nil) != (err == nil) {
+				t.Fatalf("err = %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestDecodeClaims(t *testing.T) {
+	t.Parallel()
+	type profile struct {
+		Claims `json:",inline"`
+		Scope  string `json:"scope"`
+	}
+	var p profile
+	if err := DecodeClaims([]byte(`{"iss":"a","aud":"x","exp":1.5,"scope":"s","ISS":"b"}`), &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Issuer != "a" || len(p.Audience) != 1 || *p.Expiry != 1.5 || p.Scope != "s" {
+		t.Fatalf("got %+v", p)
+	}
+	for _, bad := range []string{`{"iss":"a","iss":"b"}`, `{"aud":[1]}`, `{"exp":"1"}`, `[]`, "{\"sub\":\"\xff\"}"} {
+		if err := DecodeClaims([]byte(bad), &p); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}
+
+// FuzzDecodeClaims: a payload the claims decoder accepts is one valid JSON
+// object without duplicate names, and the time rule never panics on it and
+// returns times within the NumericDate range.
+func FuzzDecodeClaims(f *testing.F) {
+	for _, s := range []string{
+		`{"iss":"https://a","sub":"u","aud":["https://h/mcp","x"],"exp":1785585600,"iat":1.5,"jti":"j"}`,
+		`{"aud":"x","nbf":null}`, `{"iss":"a","iss":"b"}`, `{"x":[{"a":1,"a":2}]}`, `{"exp":-0.0e-5}`,
+		`{"aud":[]}`, `{"sub":"\u00e9\ud83d\ude00"}`, `{"exp":1e400}`, `{"exp":1800000600}`, `{"exp":1800000600,"iat":1799999999.5}`,
+	} {
+		f.Add([]byte(s))
+	}
+	now := time.Unix(1_800_000_000, 0)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var c Claims
+		if DecodeClaims(data, &c) != nil {
+			return
+		}
+		if !jsontext.Value(data).IsValid() {
+			t.Fatalf("accepted %q", data)
+		}
+		exp, iat, err := Times{Leeway: time.Minute, MaxLifetime: time.Hour}.Check(&c, now)
+		if err == nil && (exp.Unix() > MaxNumericDate || !iat.IsZero() && (iat.Unix() > MaxNumericDate || iat.Unix() < 0)) {
+			t.Fatalf("times %v %v from %q", exp, iat, data)
+		}
+	})
+}

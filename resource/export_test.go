@@ -1,0 +1,49 @@
+package resource
+
+// The specific refusal reasons, for tests that check which one a request
+// got (the package exports only their classes and the [Error] type).
+var (
+	ErrMalformedToken        = errMalformedToken
+	ErrTokenTooLarge         = errTokenTooLarge
+	ErrAlgorithm             = errAlgorithm
+	ErrTokenType             = errTokenType
+	ErrSignature             = errSignature
+	ErrIssuer                = errIssuer
+	ErrAudience              = errAudience
+	ErrExpired               = errExpired
+	ErrMissingExpiry         = errMissingExpiry
+	ErrNotYetValid           = errNotYetValid
+	ErrIssuedInFuture        = errIssuedInFuture
+	ErrBoundToken            = errBoundToken
+	ErrInactive              = errInactive
+	ErrUnsupportedToken      = errUnsupportedToken
+	ErrDPoPUnboundToken      = errDPoPUnboundToken
+	ErrDPoPKeyMismatch       = errDPoPKeyMismatch
+	ErrDPoPRequired          = errDPoPRequired
+	ErrDPoPProofMissing      = errDPoPProofMissing
+	ErrDPoPMultipleProofs    = errDPoPMultipleProofs
+	ErrDPoPMalformed         = errDPoPMalformed
+	ErrDPoPAlgorithm         = errDPoPAlgorithm
+	ErrDPoPSignature         = errDPoPSignature
+	ErrDPoPRequestMismatch   = errDPoPRequestMismatch
+	ErrDPoPProofTime         = errDPoPProofTime
+	ErrDPoPTokenHash         = errDPoPTokenHash
+	ErrDPoPNonceRequired     = errDPoPNonceRequired
+	ErrDPoPNonceInvalid      = errDPoPNonceInvalid
+	ErrDPoPReplayUnavailable = errDPoPReplayUnavailable
+	ErrDPoPNonceUnavailable  = errDPoPNonceUnavailable
+	ErrMultipleCredentials   = errMultipleCredentials
+	ErrMalformedCredentials  = errMalformedCredentials
+	ErrTokenInQuery          = errTokenInQuery
+	ErrTokenInBody           = errTokenInBody
+	ErrKeysUnavailable       = errKeysUnavailable
+	ErrIntrospection         = errIntrospection
+	ErrVerifierClosed        = errVerifierClosed
+	ErrHeaderMismatch        = errHeaderMismatch
+	ErrBatch                 = errBatch
+	ErrMalformedBody         = errMalformedBody
+	ErrBodyTooLarge          = errBodyTooLarge
+	ErrSessionNotBound       = errSessionNotBound
+	ErrSessionMultiple       = errSessionMultiple
+	ErrOriginNotAllowed      = errOriginNotAllowed
+)

@@ -1,0 +1,149 @@
+package resource
+
+import (
+	"bytes"
+	"context"
+	"maps"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+)
+
+// requestAuth is what the middleware gives one authorized request, in one
+// allocation: the context of the request the wrapped handler receives
+// (it is that context's innermost layer), the ResponseWriter that binds
+// session IDs, and the storage of the replayed body.
+//
+// The verification av is shared with the verified-token cache and never
+// reaches a handler: [TokenInfoFromContext] returns a copy private to the
+// request, whose slices and claims have their own storage, and go-sdk gets
+// an auth.TokenInfo of its own. Both are made on first use, so a handler
+// that never asks costs nothing. Whatever a handler does with them, later
+// requests presenting the same token are judged by the cached
+// verification.
+type requestAuth struct {
+	context.Context // the inbound request's context
+	v               *Verifier
+	av              *authValue
+
+	mu   sync.Mutex // serialises making info and sdk
+	info atomic.Pointer[requestInfo]
+	sdk  atomic.Pointer[sdkInfo]
+
+	w    sessionWriter
+	body replayBody
+	sid  [1]string // storage of the handler's Mcp-Session-Id value
+}
+
+// requestInfo is a request's copy of the identity, with the storage of its
+// scopes and audience.
+type requestInfo struct {
+	info   TokenInfo
+	scopes [scopeInline]string
+	aud    [1]string
+}
+
+// sdkInfo is a request's go-sdk identity, with the storage of its scopes,
+// apart from requestInfo's: changing one leaves the other as issued.
+type sdkInfo struct {
+	info   auth.TokenInfo
+	scopes [scopeInline]string
+}
+
+// Value answers the middleware's key with the request's state, go-sdk's
+// key with its auth.TokenInfo, and every other key from the inbound
+// request's context.
+func (ra *requestAuth) Value(key any) any {
+	switch {
+	case key == (ctxKey{}):
+		return ra
+	case key == ra.v.sdkKey && key != nil:
+		return ra.sdkInfo()
+	}
+	return ra.Context.Value(key)
+}
+
+// tokenInfo returns the request's own copy of the verified identity.
+func (ra *requestAuth) tokenInfo() *TokenInfo {
+	if ri := ra.info.Load(); ri != nil {
+		return &ri.info
+	}
+	ra.mu.Lock()
+	defer ra.mu.Unlock()
+	ri := ra.info.Load()
+	if ri == nil {
+		ri = new(requestInfo)
+		ra.av.info.copyTo(&ri.info, ri.scopes[:], ri.aud[:])
+		ra.info.Store(ri)
+	}
+	return &ri.info
+}
+
+// copyTo makes dst a deep copy of t: its Scopes, Audience and Claims share
+// no storage with t's. Scopes and Audience go into scopeBuf and audBuf when
+// they fit; the copies have no spare capacity, so appending to them
+// reallocates.
+func (t *TokenInfo) copyTo(dst *TokenInfo, scopeBuf, audBuf []string) {
+	*dst = *t
+	dst.Scopes = copyStrings(t.Scopes, scopeBuf)
+	dst.Audience = copyStrings(t.Audience, audBuf)
+	dst.Claims = bytes.Clone(t.Claims)
+}
+
+// clone returns a deep copy of t.
+func (t *TokenInfo) clone() *TokenInfo {
+	c := new(TokenInfo)
+	t.copyTo(c, nil, nil)
+	return c
+}
+
+func copyStrings(s, buf []string) []string {
+	if s == nil {
+		return nil
+	}
+	if len(s) <= len(buf) {
+		n := copy(buf, s)
+		return buf[:n:n]
+	}
+	return slices.Clone(s)
+}
+
+// forward returns what the wrapped handler receives: a ResponseWriter
+// that binds the session IDs it sets to the request's user, and a shallow
+// copy of r, never r itself (the net/http Handler contract), with its own
+// header without the credentials (Authorization, and with DPoP enabled
+// DPoP: RS-19) and with the handler's session id (sid, when the request
+// named a session), the replayed body when the policy read it (body
+// non-nil), and the request's state in its context.
+func (v *Verifier) forward(w http.ResponseWriter, r *http.Request, av *authValue, body []byte, sid string) (*sessionWriter, *http.Request) {
+	ra := &requestAuth{Context: r.Context(), v: v, av: av}
+	ra.w = sessionWriter{ResponseWriter: w, ra: ra}
+	out := r.WithContext(ra)
+	out.Header = ra.header(r.Header, v.dpop != nil, sid)
+	if body != nil {
+		ra.body.Reset(body)
+		out.Body = &ra.body
+	}
+	return &ra.w, out
+}
+
+// header returns a header map of the handler's own: h's entries without
+// the credential headers, and with a non-empty sid as the Mcp-Session-Id
+// value. Like the header of a request copied by http.StripPrefix, the
+// value slices are h's: Set, Add and Del on the copy change only the copy
+// (net/http's header values have no spare capacity, so Add reallocates).
+func (ra *requestAuth) header(h http.Header, dropDPoP bool, sid string) http.Header {
+	out := maps.Clone(h)
+	delete(out, "Authorization")
+	if dropDPoP {
+		delete(out, dpopHeaderKey)
+	}
+	if sid != "" {
+		ra.sid[0] = sid
+		out[sessionHeader] = ra.sid[:]
+	}
+	return out
+}
