@@ -292,6 +292,9 @@ func TestProtectFlags(t *testing.T) {
 		{"bad log format", append(base, "--issuer", "https://as.example", "--log-format", "xml"), 1, "--log-format"},
 		{"session key on the command line", append(base, "--insecure-http", "--issuer", "https://as.example", "--session-key", "0123456789abcdef0123456789abcdef"), 1, "env:VAR"},
 		{"session key from an unset variable", append(base, "--insecure-http", "--issuer", "https://as.example", "--session-key", "env:MCPAUTH_TEST_UNSET_SESSION_KEY"), 1, "at least 32 bytes"},
+		{"DPoP nonces without DPoP", append(base, "--insecure-http", "--issuer", "https://as.example", "--dpop-nonce"), 1, "need --dpop allowed or required"},
+		{"DPoP nonce key without nonces", append(base, "--insecure-http", "--issuer", "https://as.example", "--dpop", "required", "--dpop-nonce-key", "AAAA"), 1, "needs --dpop-nonce"},
+		{"short DPoP nonce key", append(base, "--insecure-http", "--issuer", "https://as.example", "--dpop", "required", "--dpop-nonce", "--dpop-nonce-key", "AAAA"), 1, "at least 32 bytes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

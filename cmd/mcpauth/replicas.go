@@ -1,8 +1,12 @@
 package main
 
 import (
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -24,13 +28,17 @@ func openRedis(flagName, v string) (*redis.Client, error) {
 	return c, nil
 }
 
-// dpopConfig applies --dpop and --redis-url to cfg and returns the
-// function that closes the Redis client, if any.
+// dpopConfig applies --dpop, --dpop-nonce, --dpop-nonce-key and
+// --redis-url to cfg and returns the function that closes the Redis
+// client, if any.
 func (f *protectFlags) dpopConfig(cfg *resource.Config) (func(), error) {
 	switch f.dpop {
 	case "off", "":
 		if f.redisURL != "" {
 			return nil, fmt.Errorf("--redis-url keeps DPoP proofs: it needs --dpop allowed or required")
+		}
+		if f.dpopNonce || f.dpopNonceKey != "" {
+			return nil, fmt.Errorf("--dpop-nonce and --dpop-nonce-key need --dpop allowed or required")
 		}
 		return func() {}, nil
 	case "allowed":
@@ -39,6 +47,9 @@ func (f *protectFlags) dpopConfig(cfg *resource.Config) (func(), error) {
 		cfg.DPoP.Mode = resource.DPoPRequired
 	default:
 		return nil, fmt.Errorf("--dpop: %q is not off, allowed or required", f.dpop)
+	}
+	if err := f.dpopNonceConfig(cfg); err != nil {
+		return nil, err
 	}
 	if f.redisURL == "" {
 		return func() {}, nil
@@ -49,4 +60,29 @@ func (f *protectFlags) dpopConfig(cfg *resource.Config) (func(), error) {
 	}
 	cfg.DPoP.Replay = redisreplay.ForResource(c, "mcpauth:rs:"+cfg.Resource+":")
 	return func() { _ = c.Close() }, nil
+}
+
+// dpopNonceConfig applies --dpop-nonce and --dpop-nonce-key: stateless HMAC
+// nonces (RFC 9449 §9) under the given key, or a random one for this
+// process.
+func (f *protectFlags) dpopNonceConfig(cfg *resource.Config) error {
+	if f.dpopNonceKey != "" && !f.dpopNonce {
+		return errors.New("--dpop-nonce-key needs --dpop-nonce")
+	}
+	if !f.dpopNonce {
+		return nil
+	}
+	if f.dpopNonceKey == "" {
+		cfg.DPoP.NonceKey = make([]byte, 32)
+		_, err := rand.Read(cfg.DPoP.NonceKey)
+		return err
+	}
+	v, err := secretValue("--dpop-nonce-key", f.dpopNonceKey, os.Getenv)
+	if err != nil {
+		return err
+	}
+	if cfg.DPoP.NonceKey, err = base64.StdEncoding.DecodeString(strings.TrimSpace(v)); err != nil || len(cfg.DPoP.NonceKey) < 32 {
+		return errors.New("--dpop-nonce-key: want base64 of at least 32 bytes")
+	}
+	return nil
 }
