@@ -1,7 +1,10 @@
 # Interoperability with the official MCP TypeScript SDK client: `make e2e`
 # runs TestE2EInteropTypeScriptSDK (cmd/mcpauth/interop_e2e_test.go), which
 # drives tools/interop/stepup.mjs with Node 22 against `mcpauth demo
-# --no-client`. This installs what it needs from the committed lock files:
+# --no-client`, and TestE2EInteropTypeScriptDPoP
+# (cmd/mcpauth/interop_dpop_e2e_test.go), which drives tools/interop/dpop.mjs
+# (the SDK's DPoP support) against `mcpauth authserver` and `mcpauth protect
+# --dpop required`. This installs what it needs from the committed lock files:
 # Node 22 through `make tools`, the SDK through npm ci in tools/interop.
 #
 #   make interop-tools   Node 22 + @modelcontextprotocol/client into tools/*/node_modules (git-ignored)
