@@ -17,6 +17,11 @@
 // test, proving the refusal happened before any packet was sent. Nothing in
 // this package sends a packet outside 127.0.0.0/8.
 //
+// The DPoP attacks (rs_dpop_test.go) run against two targets from one
+// table: the resource middleware in process, and a real `mcpauth protect
+// --dpop required` process built from this module, on 127.0.0.1 with a
+// local plain-http issuer (the child cannot use the injected resolver).
+//
 // Besides the attacks, the package holds the fault tests (JWKS endpoint down,
 // slow or returning garbage under load; key rotation under load; a corrupted
 // or locked token store; an authorization server restarted on its data

@@ -61,6 +61,13 @@ func (e *rsEnv) lastEvent() resource.Event {
 
 func newRSEnv(t *testing.T) *rsEnv {
 	t.Helper()
+	return newRSEnvWith(t, nil)
+}
+
+// newRSEnvWith is newRSEnv with the middleware's configuration changed by
+// mutate (nil: unchanged).
+func newRSEnvWith(t *testing.T, mutate func(*resource.Config)) *rsEnv {
+	t.Helper()
 	e := &rsEnv{t: t, net: newVNet(t), clock: oauthtest.NewClock(oauthtest.Epoch()), logs: &logSink{}, sec: &secrets{}}
 	e.sec.Watch(e.logs)
 	e.es = oauthtest.NewKey(t, oauthtest.ES256, "es-1")
@@ -79,7 +86,7 @@ func newRSEnv(t *testing.T) *rsEnv {
 	}
 	e.keys = keys
 	t.Cleanup(func() { keys.Close() })
-	e.v, err = resource.New(resource.Config{
+	cfg := resource.Config{
 		Resource: mcpResource,
 		Issuers:  []resource.Issuer{{Issuer: e.iss.Issuer, Keys: keys}},
 		Policy: &resource.Policy{Default: []string{"mcp:tools"},
@@ -91,7 +98,11 @@ func newRSEnv(t *testing.T) *rsEnv {
 			e.eventsMu.Unlock()
 		},
 		Now: e.clock.Now,
-	})
+	}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	e.v, err = resource.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
