@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/internal/loadgen"
 )
 
@@ -33,6 +34,10 @@ type candidate struct {
 	url   string
 	peak  uint64
 	cpu   time.Duration // used during the last run
+	// dpop: the candidate requires DPoP (protect --dpop required); its
+	// requests carry DPoP-bound tokens with a fresh proof each.
+	dpop bool
+	rate float64 // the highest throughput seen, to size the pre-signed proofs
 }
 
 // workload is one kind of token stream: the same token on every request
@@ -55,9 +60,9 @@ type compareResult struct {
 // the issuer (RFC 8414 metadata, JWK Set, token minting) and one go-sdk
 // upstream; each candidate is a process of its own in front of that
 // upstream: a bare httputil.ReverseProxy, the go-sdk RequireBearerToken +
-// go-jose proxy, mcpauth protect (with --require, and with a per-tool
-// policy), and, with -protect-before, the same two built from another git
-// revision. Every round runs every workload on every candidate for -round,
+// go-jose proxy, mcpauth protect (with --require, with a per-tool policy,
+// and with --dpop required), and, with -protect-before, the first two built
+// from another git revision. Every round runs every workload on every candidate for -round,
 // in an order that rotates from round to round, so a burst of outside load
 // hits one round rather than one candidate; the figures are medians over
 // rounds of per-round throughput ratios.
@@ -133,15 +138,17 @@ func runCompare(ctx context.Context, o options, stdout, stderr io.Writer) (code 
 	type spec struct {
 		name, bin string
 		args      func(addr string) []string
+		dpop      bool
 	}
 	specs := []spec{
-		{"bare", self, peerArgs("bare")},
-		{"sdk", self, peerArgs("sdk")},
-		{"protect", after, protectArgs(afterFlags(0)...)},
-		{"protect+policy", after, protectArgs(afterFlags(1, "--policy", policyFile)...)},
+		{"bare", self, peerArgs("bare"), false},
+		{"sdk", self, peerArgs("sdk"), false},
+		{"protect", after, protectArgs(afterFlags(0)...), false},
+		{"protect+policy", after, protectArgs(afterFlags(1, "--policy", policyFile)...), false},
+		{"protect+dpop", after, protectArgs(append([]string{"--dpop", "required"}, strings.Fields(o.protectFlags)...)...), true},
 	}
 	if before != "" {
-		specs = append(specs, spec{"before", before, protectArgs()}, spec{"before+policy", before, protectArgs("--policy", policyFile)})
+		specs = append(specs, spec{"before", before, protectArgs(), false}, spec{"before+policy", before, protectArgs("--policy", policyFile), false})
 	}
 	var cands []*candidate
 	for _, sp := range specs {
@@ -151,7 +158,7 @@ func runCompare(ctx context.Context, o options, stdout, stderr io.Writer) (code 
 				return fail(err)
 			}
 		}
-		cands = append(cands, &candidate{name: sp.name, bin: sp.bin, args: sp.args(addr), url: "http://" + addr + "/mcp"})
+		cands = append(cands, &candidate{name: sp.name, bin: sp.bin, args: sp.args(addr), url: "http://" + addr + "/mcp", dpop: sp.dpop})
 	}
 	defer func() {
 		for _, c := range cands {
@@ -175,7 +182,7 @@ func runCompare(ctx context.Context, o options, stdout, stderr io.Writer) (code 
 		fmt.Fprintf(stdout, "before = mcpauth protect built from %s\n", o.protectBefore)
 	}
 	load0 := loadAverage()
-	res, err := compareRounds(ctx, o, f, cands, stdout)
+	res, err := compareRounds(ctx, o, f, resourceURL, cands, stdout)
 	if err != nil {
 		return fail(err)
 	}
@@ -245,6 +252,78 @@ type tokenSource struct {
 	repeated string
 	fresh    []string
 	next     atomic.Int64
+
+	// DPoP (RFC 9449): one client key; the repeated workload's token bound
+	// to it; the requests of the next run, each with a proof signed for it
+	// (a fresh bound token each for the fresh workload).
+	prover    *dpop.Prover
+	resource  string
+	bound     string
+	dpopFresh bool
+	dpopReqs  []loadgen.Request
+	dpopNext  atomic.Int64
+}
+
+// mintParallel fills n values with mint on two goroutines, so that the
+// generator spends no signing time during a round.
+func mintParallel[T any](n int, mint func() (T, error)) ([]T, error) {
+	out := make([]T, n)
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for g := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := g; i < n; i += 2 {
+				if out[i], errs[g] = mint(); errs[g] != nil {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
+
+// dpopRequest is one DPoP request of the current workload: the bound
+// token (repeated, or minted now) and a proof never sent before.
+func (s *tokenSource) dpopRequest() (loadgen.Request, error) {
+	kind, tok := "repeated-dpop", s.bound
+	if s.dpopFresh {
+		var err error
+		kind = "fresh-dpop"
+		if tok, err = s.f.BoundToken(s.prover.JKT()); err != nil {
+			return loadgen.Request{}, err
+		}
+	}
+	proof, err := s.prover.Proof(dpop.Request{Method: http.MethodPost, URL: s.resource, AccessToken: tok})
+	if err != nil {
+		return loadgen.Request{}, err
+	}
+	return loadgen.Request{Kind: kind, Token: tok, DPoP: proof, WantStatus: http.StatusOK}, nil
+}
+
+// mintDPoP replaces the DPoP requests with n new ones for the workload.
+func (s *tokenSource) mintDPoP(fresh bool, n int) (err error) {
+	s.dpopFresh = fresh
+	s.dpopNext.Store(0)
+	s.dpopReqs, err = mintParallel(n, s.dpopRequest)
+	return err
+}
+
+// dpopNextFunc hands out the pre-signed DPoP requests, then signs in the
+// request loop if they run out.
+func (s *tokenSource) dpopNextFunc() func(w, i int) loadgen.Request {
+	return func(int, int) loadgen.Request {
+		if n := int(s.dpopNext.Add(1)) - 1; n < len(s.dpopReqs) {
+			return s.dpopReqs[n]
+		}
+		r, err := s.dpopRequest()
+		if err != nil {
+			return loadgen.Request{Kind: "mint-error", WantStatus: -1}
+		}
+		return r
+	}
 }
 
 func (s *tokenSource) nextFunc(fresh bool) func(w, i int) loadgen.Request {
@@ -269,39 +348,39 @@ func (s *tokenSource) nextFunc(fresh bool) func(w, i int) loadgen.Request {
 	}
 }
 
-// mint replaces the fresh tokens with n new ones, minted on two
-// goroutines, so that the generator spends no signing time during a round.
-func (s *tokenSource) mint(n int) error {
-	s.fresh = make([]string, n)
-	var wg sync.WaitGroup
-	errs := make([]error, 2)
-	for g := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := g; i < n; i += 2 {
-				if s.fresh[i], errs[g] = s.f.FreshToken(); errs[g] != nil {
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+// mint replaces the fresh tokens with n new ones (mintParallel).
+func (s *tokenSource) mint(n int) (err error) {
+	s.fresh, err = mintParallel(n, s.f.FreshToken)
+	return err
 }
 
-func compareRounds(ctx context.Context, o options, f *loadgen.Fixture, cands []*candidate, stdout io.Writer) (*compareResult, error) {
+func compareRounds(ctx context.Context, o options, f *loadgen.Fixture, resourceURL string, cands []*candidate, stdout io.Writer) (*compareResult, error) {
 	repeated, err := f.FreshToken()
 	if err != nil {
 		return nil, err
 	}
-	src := &tokenSource{f: f, repeated: repeated}
+	prover, err := dpop.NewProver(dpop.ProverConfig{})
+	if err != nil {
+		return nil, err
+	}
+	bound, err := f.BoundToken(prover.JKT())
+	if err != nil {
+		return nil, err
+	}
+	src := &tokenSource{f: f, repeated: repeated, prover: prover, resource: resourceURL, bound: bound}
 	client := f.Client(o.conc * len(cands))
 	defer client.CloseIdleConnections()
 	one := func(c *candidate, fresh bool, d time.Duration) (*loadgen.Report, error) {
+		next := src.nextFunc(fresh)
+		if c.dpop {
+			if err := src.mintDPoP(fresh, int(c.rate*d.Seconds()*1.5)+100); err != nil {
+				return nil, err
+			}
+			next = src.dpopNextFunc()
+		}
 		cpu0, _ := c.child.CPUTime()
 		defer func() { c.cpu, _ = c.child.CPUTime(); c.cpu -= cpu0 }()
-		rep, err := loadgen.Run(ctx, loadgen.Config{Target: c.url, Client: client, Next: src.nextFunc(fresh),
+		rep, err := loadgen.Run(ctx, loadgen.Config{Target: c.url, Client: client, Next: next,
 			Concurrency: o.conc, Duration: d})
 		if err != nil {
 			return nil, err
@@ -314,6 +393,7 @@ func compareRounds(ctx context.Context, o options, f *loadgen.Fixture, cands []*
 			rep.WriteText(&b)
 			return nil, fmt.Errorf("%s: %d wrong answers, %d transport errors:\n%s%s", c.name, rep.Wrong(), rep.TransportErrors, b.String(), c.child.Tail())
 		}
+		c.rate = max(c.rate, rep.Throughput)
 		return rep, nil
 	}
 	// Warm-up: connections, key fetches and the repeated token's first
@@ -419,6 +499,10 @@ func (r *compareResult) targets(withBefore bool) []target {
 		{what: "fresh token: protect / sdk", wl: "fresh", a: "protect", b: "sdk", min: 1.0},
 		{what: "repeated token, per-tool policy: protect+policy / bare", wl: "repeated", a: "protect+policy", b: "bare", min: 0.88},
 		{what: "fresh token: protect / bare", wl: "fresh", a: "protect", b: "bare"},
+		{what: "repeated token, DPoP: protect+dpop / protect", wl: "repeated", a: "protect+dpop", b: "protect"},
+		{what: "fresh token, DPoP: protect+dpop / protect", wl: "fresh", a: "protect+dpop", b: "protect"},
+		{what: "repeated token, DPoP: protect+dpop / bare", wl: "repeated", a: "protect+dpop", b: "bare"},
+		{what: "fresh token, DPoP: protect+dpop / sdk", wl: "fresh", a: "protect+dpop", b: "sdk"},
 		{what: "repeated token: sdk / bare", wl: "repeated", a: "sdk", b: "bare"},
 		{what: "fresh token: sdk / bare", wl: "fresh", a: "sdk", b: "bare"},
 	}

@@ -20,7 +20,8 @@
 // httputil.ReverseProxy and the go-sdk's auth.RequireBearerToken with a
 // go-jose verifier (mcpauth-load re-executed as `mcpauth-load peer
 // bare|sdk`), each a process of its own in front of the same upstream,
-// with one repeated token and with a fresh token per request, in
+// and protect --dpop required with DPoP-bound tokens and a fresh proof per
+// request, with one repeated token and with a fresh token per request, in
 // interleaved rounds whose order rotates; it prints medians of per-round
 // throughput ratios, CPU time per request and peak RSS of every proxy.
 // -protect-before REF adds protect built from another git revision, and

@@ -65,7 +65,8 @@ func TestRunProtectShort(t *testing.T) {
 
 // TestRunCompareShort runs one short round of -compare: the bare and SDK
 // peers (this binary re-executed) and a freshly built protect, with and
-// without a policy, each answering every request of both workloads as
+// without a policy and with --dpop required (DPoP-bound tokens, a fresh
+// proof per request), each answering every request of both workloads as
 // expected, and the summary printed.
 func TestRunCompareShort(t *testing.T) {
 	t.Parallel()
@@ -81,7 +82,8 @@ func TestRunCompareShort(t *testing.T) {
 		t.Fatalf("exit %d: %s\n%s", code, errOut.String(), out.String())
 	}
 	for _, want := range []string{"round  1:", "repeated token: protect / bare", "fresh token: protect / sdk",
-		"protect+policy / bare", "peak RSS", "process CPU time per request"} {
+		"protect+policy / bare", "repeated token, DPoP: protect+dpop / protect", "fresh token, DPoP: protect+dpop / protect",
+		"peak RSS", "process CPU time per request"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

@@ -189,6 +189,12 @@ type claims struct {
 	JTI      string `json:"jti"`
 	Iat      int64  `json:"iat"`
 	Exp      int64  `json:"exp,omitempty"`
+	Cnf      *cnf   `json:"cnf,omitempty"`
+}
+
+// cnf is the RFC 9449 §6 confirmation claim of a DPoP-bound token.
+type cnf struct {
+	JKT string `json:"jkt"`
 }
 
 func (f *Fixture) claims(jti string) claims {
@@ -212,6 +218,14 @@ func sign(s jose.Signer, c any) (string, error) {
 // FreshToken mints a valid token never sent before (a cache miss).
 func (f *Fixture) FreshToken() (string, error) {
 	return sign(f.signer, f.claims(fmt.Sprintf("fresh-%d", f.jti.Add(1))))
+}
+
+// BoundToken mints a valid token never sent before, bound to the DPoP key
+// with thumbprint jkt ("cnf.jkt", RFC 9449 §6).
+func (f *Fixture) BoundToken(jkt string) (string, error) {
+	c := f.claims(fmt.Sprintf("bound-%d", f.jti.Add(1)))
+	c.Cnf = &cnf{JKT: jkt}
+	return sign(f.signer, c)
 }
 
 func (f *Fixture) mintPools() error {

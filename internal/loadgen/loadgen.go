@@ -28,11 +28,14 @@ var ErrConfig = errors.New("loadgen: invalid configuration")
 
 // Request is one request to send: its kind (a label for the report), the
 // bearer token ("" sends no Authorization header), whether the token goes
-// in the query string instead, and the status the target must answer.
+// in the query string instead, the DPoP proof (non-empty: the token goes
+// as "Authorization: DPoP" with this proof in the DPoP header, RFC 9449
+// §7.1), and the status the target must answer.
 type Request struct {
 	Kind       string
 	Token      string
 	InQuery    bool
+	DPoP       string
 	WantStatus int
 }
 
@@ -131,7 +134,12 @@ func send(ctx context.Context, cfg *Config, r Request) (int, error) {
 	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
 	req.Header.Set("Mcp-Method", "tools/call")
 	req.Header.Set("Mcp-Name", "whoami")
-	if r.Token != "" && !r.InQuery {
+	switch {
+	case r.Token == "" || r.InQuery:
+	case r.DPoP != "":
+		req.Header.Set("Authorization", "DPoP "+r.Token)
+		req.Header.Set("DPoP", r.DPoP)
+	default:
 		req.Header.Set("Authorization", "Bearer "+r.Token)
 	}
 	resp, err := cfg.Client.Do(req)
