@@ -55,7 +55,7 @@ type dpopAttacker struct {
 
 func newDPoPAttacker(t *testing.T, tg *dpopTarget) *dpopAttacker {
 	t.Helper()
-	a := &dpopAttacker{t: t, tg: tg, honest: a2prover(t, tg.now)}
+	a := &dpopAttacker{t: t, tg: tg, honest: newProverAt(t, tg.now)}
 	a.bound, a.unbound = tg.token(a.honest.JKT()), tg.token("")
 	tg.sec.Add(a.bound, a.unbound)
 	if tg.nonces {
@@ -67,7 +67,9 @@ func newDPoPAttacker(t *testing.T, tg *dpopTarget) *dpopAttacker {
 	return a
 }
 
-func a2prover(t *testing.T, now func() time.Time) *dpop.Prover {
+// newProverAt is a prover with a fresh ES256 key whose proofs say they
+// were made at now().
+func newProverAt(t *testing.T, now func() time.Time) *dpop.Prover {
 	t.Helper()
 	p, err := dpop.NewProver(dpop.ProverConfig{Now: now})
 	if err != nil {
@@ -184,11 +186,11 @@ func dpopAttacks() []dpopAttack {
 			return one(a.post("DPoP", a.bound, a.proof("")))
 		}, 401, proofErr, false},
 		{"RFC 9449 §4.3 stale proof", func(a *dpopAttacker) []*http.Request {
-			old := a2prover(a.t, func() time.Time { return a.tg.now().Add(-6 * time.Minute) })
+			old := newProverAt(a.t, func() time.Time { return a.tg.now().Add(-6 * time.Minute) })
 			return one(a.post("DPoP", a.bound, a.proofBy(old, http.MethodPost, a.tg.resource, a.bound)))
 		}, 401, proofErr, false},
 		{"RFC 9449 §4.3 proof from the future", func(a *dpopAttacker) []*http.Request {
-			future := a2prover(a.t, func() time.Time { return a.tg.now().Add(10 * time.Minute) })
+			future := newProverAt(a.t, func() time.Time { return a.tg.now().Add(10 * time.Minute) })
 			return one(a.post("DPoP", a.bound, a.proofBy(future, http.MethodPost, a.tg.resource, a.bound)))
 		}, 401, proofErr, false},
 		{"RFC 9449 §4.3 tampered signature", func(a *dpopAttacker) []*http.Request {
@@ -224,12 +226,12 @@ func dpopAttacks() []dpopAttack {
 			return one(a.post("DPoP", tok, p))
 		}, 401, proofErr, false},
 		{"RFC 9449 §6 token bound to another key", func(a *dpopAttacker) []*http.Request {
-			other := a.tg.token(a2prover(a.t, a.tg.now).JKT())
+			other := a.tg.token(newProverAt(a.t, a.tg.now).JKT())
 			a.tg.sec.Add(other)
 			return one(a.post("DPoP", other, a.proof(other)))
 		}, 401, tokenErr, false},
 		{"RFC 9449 §6 stolen token with the thief's own proof, after the owner's request", func(a *dpopAttacker) []*http.Request {
-			thief := a2prover(a.t, a.tg.now)
+			thief := newProverAt(a.t, a.tg.now)
 			return []*http.Request{a.post("DPoP", a.bound, a.proof(a.bound)),
 				a.post("DPoP", a.bound, a.proofBy(thief, http.MethodPost, a.tg.resource, a.bound))}
 		}, 401, tokenErr, false},
