@@ -41,14 +41,14 @@ type fakeProvider struct {
 	mu          sync.Mutex
 	codes       map[string]url.Values // code -> the authorization request
 	claims      func(req url.Values) map[string]any
-	signer      *ecdsa.PrivateKey // nil: key
-	authError   string            // sent instead of a code when set
-	down        bool              // every endpoint answers 503
-	hang        chan struct{}     // when not nil, discovery blocks on it
-	tokenMode   string            // "down" or "slow" break the token endpoint
-	clientKey   *ecdsa.PublicKey  // when set, the client must use private_key_jwt with it
-	page        bool              // show a sign-in page whose button continues, as real providers do
-	onDiscovery func()            // called on each discovery request when set
+	signer      *ecdsa.PrivateKey   // nil: key
+	authError   string              // sent instead of a code when set
+	down        bool                // every endpoint answers 503
+	hang        chan struct{}       // when not nil, discovery blocks on it
+	tokenMode   string              // "down" or "slow" break the token endpoint
+	clientKey   *ecdsa.PublicKey    // when set, the client must use private_key_jwt with it
+	page        bool                // show a sign-in page whose button continues, as real providers do
+	onDiscovery func()              // called on each discovery request when set
 	vaultTokens *fakeUpstreamTokens // when set, tokens expire and refresh (vault_test.go)
 }
 
