@@ -21,6 +21,7 @@ type authRequest struct {
 	scopes          []string
 	resources       []string
 	subject         string // the user; empty until known (see userOf)
+	upstreamTokens  string // the login's record in the token vault, if any
 }
 
 // handleAuthorize is the authorization endpoint (OAuth 2.1 §4.1.1): code
@@ -246,6 +247,7 @@ func (s *Server) issueCode(ctx context.Context, req *authRequest) (string, error
 		Scopes:          req.scopes,
 		Resources:       req.resources,
 		Subject:         s.userOf(req),
+		UpstreamTokens:  req.upstreamTokens,
 		Refresh:         req.client.allowsGrant(oauthmeta.GrantTypeRefreshToken),
 		IssuedAt:        now,
 		ExpiresAt:       now.Add(s.cfg.CodeTTL),

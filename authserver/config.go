@@ -123,6 +123,11 @@ type Config struct {
 	// authenticated, after our consent page. Nil means no login: every
 	// grant is for Subject.
 	Upstream *UpstreamConfig
+	// TokenVault, with Upstream, keeps the provider's tokens of each
+	// login, sealed, for the RFC 8693 token exchange by which resource
+	// servers act at the provider's APIs as the user. Nil means the
+	// provider's tokens are discarded after the login.
+	TokenVault *TokenVaultConfig
 
 	// AccessTokenTTL is the access token lifetime. Zero means
 	// [DefaultAccessTokenTTL].

@@ -86,6 +86,20 @@
 //     page before the redirect upstream and a state bound to the browser
 //     (no confused deputy), grants for [UpstreamSubject] of (issuer, sub);
 //     the callback is [Server.UpstreamCallbackURL].
+//   - An upstream token vault ([Config.TokenVault]): the provider's access
+//     and refresh tokens of each login stay on the server, AES-256-GCM
+//     sealed under [TokenVaultConfig.Keys] (the first seals, all open) and
+//     bound to the record's ID, in an [UpstreamTokenStore]; they belong to
+//     the grant the login's code produced, expire with it, are deleted
+//     when it is revoked (revocation, refresh token reuse, code replay) and
+//     are refreshed upstream when expired, one refresh per grant at a time
+//     (x/sync/singleflight in a process; across replicas a versioned
+//     compare-and-swap write, the loser using the winner's tokens). The
+//     RFC 8693 token exchange (subject_token_type access_token) hands the
+//     user's upstream access token to the resource server whose identity a
+//     pre-registered confidential client is
+//     ([TokenVaultConfig.ResourceServers]), for an MCP access token whose
+//     "aud" is that resource, when "audience" names the provider.
 //   - Bounded bodies; rate limits per IP (a separate bucket for the
 //     authorization, consent and upstream callback endpoints), per (IP,
 //     claimed client_id) and, once a confidential client has
@@ -94,7 +108,7 @@
 //
 // Storage is a set of small interfaces ([ClientStore], [CodeStore],
 // [GrantStore], [RefreshTokenStore], [ConsentStore], [KeyStore],
-// [RevocationStore], [PendingStore]) with three implementations: in memory
+// [RevocationStore], [PendingStore], [UpstreamTokenStore]) with three implementations: in memory
 // ([MemoryStore], the default), one bbolt file ([BoltStore], used when
 // [Config.DataDir] is set) and PostgreSQL ([PostgresStore]), which several
 // replicas share: codes redeem and refresh tokens rotate once across all of
@@ -107,8 +121,7 @@
 //
 // It deliberately does not: authenticate users itself (every grant is for
 // [Config.Subject], or for the user of the upstream provider), log in at a
-// plain OAuth 2.0 provider (GitHub-shaped) or keep the upstream provider's
-// tokens, issue ID tokens or implement OpenID Connect (the IdP
+// plain OAuth 2.0 provider (GitHub-shaped), issue ID tokens or implement OpenID Connect (the IdP
 // role accepts ID tokens of configured providers), support the implicit or
 // password grants, "dpop_jkt" authorization requests, pushed authorization
 // requests, or pass tokens of a third-party authorization server on.

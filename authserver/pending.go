@@ -32,6 +32,7 @@ func pendingRecord(id, csrf, browser string, req *authRequest, expires time.Time
 		Scopes:          req.scopes,
 		Resources:       req.resources,
 		Subject:         req.subject,
+		UpstreamTokens:  req.upstreamTokens,
 		ExpiresAt:       expires,
 	}
 }
@@ -47,6 +48,7 @@ func (p *PendingAuthorization) request() *authRequest {
 		scopes:          p.Scopes,
 		resources:       p.Resources,
 		subject:         p.Subject,
+		upstreamTokens:  p.UpstreamTokens,
 	}
 }
 

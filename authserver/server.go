@@ -48,6 +48,7 @@ type Server struct {
 	grants     *jwtGrants // nil without TrustedIssuers
 	idp        *identityProvider
 	upstream   *upstream // nil without Config.Upstream
+	vault      *vault    // nil without Config.TokenVault
 
 	// static are the pre-registered clients, from the configuration: every
 	// replica has them, so their lookups need no store read.
@@ -101,6 +102,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if err := s.initUpstream(); err != nil {
+		return nil, err
+	}
+	if err := s.initVault(); err != nil {
 		return nil, err
 	}
 	s.defaultResource = cmp.Or(st.DefaultResource, st.Issuer)

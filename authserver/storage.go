@@ -37,17 +37,18 @@ func (s *Server) openStorage() error {
 	}
 	st := s.cfg.Storage
 	s.store = Storage{
-		Clients:       cmp.Or(st.Clients, base.Clients),
-		Codes:         cmp.Or(st.Codes, base.Codes),
-		Grants:        cmp.Or(st.Grants, base.Grants),
-		RefreshTokens: cmp.Or(st.RefreshTokens, base.RefreshTokens),
-		Consents:      cmp.Or(st.Consents, base.Consents),
-		Keys:          cmp.Or(st.Keys, base.Keys),
-		Revocations:   cmp.Or(st.Revocations, base.Revocations),
-		Pending:       cmp.Or(st.Pending, base.Pending),
+		Clients:        cmp.Or(st.Clients, base.Clients),
+		Codes:          cmp.Or(st.Codes, base.Codes),
+		Grants:         cmp.Or(st.Grants, base.Grants),
+		RefreshTokens:  cmp.Or(st.RefreshTokens, base.RefreshTokens),
+		Consents:       cmp.Or(st.Consents, base.Consents),
+		Keys:           cmp.Or(st.Keys, base.Keys),
+		Revocations:    cmp.Or(st.Revocations, base.Revocations),
+		Pending:        cmp.Or(st.Pending, base.Pending),
+		UpstreamTokens: cmp.Or(st.UpstreamTokens, base.UpstreamTokens),
 	}
 	s.sweepers = distinctSweepers(s.store.Clients, s.store.Codes, s.store.Grants, s.store.RefreshTokens,
-		s.store.Consents, s.store.Keys, s.store.Revocations, s.store.Pending)
+		s.store.Consents, s.store.Keys, s.store.Revocations, s.store.Pending, s.store.UpstreamTokens)
 	return nil
 }
 

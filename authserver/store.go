@@ -22,6 +22,9 @@ type Storage struct {
 	Keys          KeyStore
 	Revocations   RevocationStore
 	Pending       PendingStore
+	// UpstreamTokens keeps the upstream provider's tokens, sealed, for
+	// [Config.TokenVault].
+	UpstreamTokens UpstreamTokenStore
 }
 
 // ClientStore keeps registered clients (static and dynamic; URL client_ids
@@ -121,7 +124,10 @@ type Code struct {
 	Subject         string    `json:"sub"`
 	Refresh         bool      `json:"refresh"`
 	IssuedAt        time.Time `json:"iat"`
-	ExpiresAt       time.Time `json:"exp"`
+	// UpstreamTokens is the ID of the upstream tokens the login obtained,
+	// in the [UpstreamTokenStore]; empty without [Config.TokenVault].
+	UpstreamTokens string    `json:"upstream_tokens,omitempty"`
+	ExpiresAt      time.Time `json:"exp"`
 	// RedeemedBy is the ID of the grant created by the first redemption;
 	// empty while unused.
 	RedeemedBy string `json:"redeemed_by,omitempty"`
@@ -135,6 +141,9 @@ type Grant struct {
 	Subject   string   `json:"sub"`
 	Scopes    []string `json:"scopes,omitempty"`
 	Resources []string `json:"resources,omitempty"`
+	// UpstreamTokens is the ID of the upstream tokens bound to this grant
+	// ([Config.TokenVault]); empty when there are none.
+	UpstreamTokens string `json:"upstream_tokens,omitempty"`
 	// DPoPJKT binds a public client's grant, and so its refresh tokens,
 	// to the DPoP key that obtained it (RFC 9449 §5). Empty means unbound.
 	DPoPJKT   string    `json:"dpop_jkt,omitempty"`
@@ -204,6 +213,9 @@ type PendingAuthorization struct {
 	// at the upstream provider ([Config.Upstream] with RememberConsent).
 	// Empty otherwise.
 	Subject string `json:"sub,omitempty"`
+	// UpstreamTokens is the ID of the upstream tokens of the login that
+	// preceded the page ([Config.TokenVault]); empty otherwise.
+	UpstreamTokens string `json:"upstream_tokens,omitempty"`
 	// Upstream, when set, makes this a login in progress at the upstream
 	// provider ([Config.Upstream]) rather than a consent page: its ID is
 	// "upstream." followed by the base64url SHA-256 of the upstream

@@ -12,7 +12,7 @@ import (
 
 // boltBuckets returns the bucket names in the bbolt file.
 func boltBuckets() []string {
-	return []string{"clients", "codes", "grants", "refresh", "consents", "keys", "revoked"}
+	return []string{"clients", "codes", "grants", "refresh", "consents", "keys", "revoked", boltVaultBucket}
 }
 
 // BoltStore implements every store interface in one bbolt file, so that
@@ -53,7 +53,7 @@ func (b *BoltStore) Close() error { return b.db.Close() }
 
 // Storage returns a [Storage] with every field set to b.
 func (b *BoltStore) Storage() Storage {
-	return Storage{Clients: b, Codes: b, Grants: b, RefreshTokens: b, Consents: b, Keys: b, Revocations: b, Pending: b}
+	return Storage{Clients: b, Codes: b, Grants: b, RefreshTokens: b, Consents: b, Keys: b, Revocations: b, Pending: b, UpstreamTokens: b}
 }
 
 // SavePending implements [PendingStore], in memory.
@@ -258,7 +258,7 @@ func (b *BoltStore) AccessTokenRevoked(_ context.Context, jti string) (bool, err
 func (b *BoltStore) Sweep(ctx context.Context, now time.Time) error {
 	_ = b.pending.Sweep(ctx, now)
 	return b.db.Update(func(tx *bolt.Tx) error {
-		for _, bucket := range []string{"codes", "grants", "refresh", "consents", "revoked"} {
+		for _, bucket := range []string{"codes", "grants", "refresh", "consents", "revoked", boltVaultBucket} {
 			if err := sweepBucket(tx.Bucket([]byte(bucket)), now); err != nil {
 				return err
 			}

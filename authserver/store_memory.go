@@ -28,6 +28,7 @@ type MemoryStore struct {
 	consents map[[2]string]*Consent
 	keys     map[string]*SigningKey
 	revoked  map[string]time.Time
+	vault    map[string]*UpstreamTokens
 
 	// pending has its own lock and bound: at MaxPendingAuthorizations, a
 	// new record pushes out the least recently used one.
@@ -44,6 +45,7 @@ func NewMemoryStore() *MemoryStore {
 		consents: make(map[[2]string]*Consent),
 		keys:     make(map[string]*SigningKey),
 		revoked:  make(map[string]time.Time),
+		vault:    make(map[string]*UpstreamTokens),
 		// No clock: expiry is checked against the time the caller passes.
 		pending: lru.New[string, *PendingAuthorization](MaxPendingAuthorizations, nil, nil),
 	}
@@ -51,7 +53,7 @@ func NewMemoryStore() *MemoryStore {
 
 // Storage returns a [Storage] with every field set to m.
 func (m *MemoryStore) Storage() Storage {
-	return Storage{Clients: m, Codes: m, Grants: m, RefreshTokens: m, Consents: m, Keys: m, Revocations: m, Pending: m}
+	return Storage{Clients: m, Codes: m, Grants: m, RefreshTokens: m, Consents: m, Keys: m, Revocations: m, Pending: m, UpstreamTokens: m}
 }
 
 // Client implements [ClientStore].
@@ -308,6 +310,7 @@ func (m *MemoryStore) Sweep(_ context.Context, now time.Time) error {
 			delete(m.revoked, k)
 		}
 	}
+	m.sweepVault(now)
 	return nil
 }
 

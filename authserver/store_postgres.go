@@ -122,7 +122,7 @@ func (p *PostgresStore) Close() error {
 
 // Storage returns a [Storage] with every field set to p.
 func (p *PostgresStore) Storage() Storage {
-	return Storage{Clients: p, Codes: p, Grants: p, RefreshTokens: p, Consents: p, Keys: p, Revocations: p, Pending: p}
+	return Storage{Clients: p, Codes: p, Grants: p, RefreshTokens: p, Consents: p, Keys: p, Revocations: p, Pending: p, UpstreamTokens: p}
 }
 
 // ctx bounds a call by the query timeout.
@@ -554,7 +554,7 @@ func (p *PostgresStore) TakePending(ctx context.Context, id string, now time.Tim
 
 // Sweep implements [Sweeper]: it deletes records that expired before now.
 func (p *PostgresStore) Sweep(ctx context.Context, now time.Time) error {
-	for _, table := range []string{"codes", "grants", "refresh_tokens", "consents", "revoked_access_tokens", "pending_authorizations"} {
+	for _, table := range []string{"codes", "grants", "refresh_tokens", "consents", "revoked_access_tokens", "pending_authorizations", "upstream_tokens"} {
 		if _, err := p.exec(ctx, "DELETE FROM "+table+" WHERE expires_at < $1", now); err != nil {
 			return err
 		}

@@ -106,6 +106,9 @@ func (s *Server) grant(ctx context.Context, gt string, client *Client, form url.
 	case oauthmeta.GrantTypeJWTBearer:
 		return s.jwtBearer(ctx, client, form, jkt)
 	default:
+		if s.idp == nil || form.Get("subject_token_type") == tokenTypeAccessToken {
+			return s.exchangeUpstreamToken(ctx, client, form)
+		}
 		return s.exchangeForIDJAG(ctx, client, form)
 	}
 }

@@ -54,7 +54,7 @@ func (s *Server) exchangeCode(ctx context.Context, client *Client, form url.Valu
 	grant := &Grant{
 		ID: randomToken(16), ClientID: client.ID, Subject: rec.Subject,
 		Scopes: rec.Scopes, Resources: rec.Resources, CreatedAt: now,
-		ExpiresAt: now.Add(s.cfg.AccessTokenTTL),
+		ExpiresAt: now.Add(s.cfg.AccessTokenTTL), UpstreamTokens: rec.UpstreamTokens,
 	}
 	if client.public() {
 		grant.DPoPJKT = jkt
@@ -72,6 +72,7 @@ func (s *Server) exchangeCode(ctx context.Context, client *Client, form url.Valu
 		}
 		return nil, err
 	}
+	s.bindUpstreamTokens(ctx, grant)
 	return s.issueTokens(ctx, grant, rec.Scopes, resources, rec.Refresh, now, jkt)
 }
 
@@ -95,7 +96,7 @@ func checkCodeBinding(rec *Code, client *Client, form url.Values) *oauthmeta.Err
 // §4.1.3: the tokens previously issued from the code SHOULD be revoked).
 func (s *Server) codeReplayed(ctx context.Context, grantID string) error {
 	s.log.WarnContext(ctx, "authorization code used twice; revoking the grant it produced")
-	if err := s.store.Grants.RevokeGrant(ctx, grantID); err != nil && !errors.Is(err, ErrNotFound) {
+	if err := s.revokeGrant(ctx, grantID); err != nil && !errors.Is(err, ErrNotFound) {
 		return err
 	}
 	return errBadCode("authorization code was already used")

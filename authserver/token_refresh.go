@@ -79,7 +79,7 @@ func (s *Server) refresh(ctx context.Context, client *Client, form url.Values, j
 // §4.3.1, RFC 9700 §4.14.2).
 func (s *Server) refreshReused(ctx context.Context, grantID string) error {
 	s.log.WarnContext(ctx, "rotated refresh token used again; revoking its grant")
-	if err := s.store.Grants.RevokeGrant(ctx, grantID); err != nil && !errors.Is(err, ErrNotFound) {
+	if err := s.revokeGrant(ctx, grantID); err != nil && !errors.Is(err, ErrNotFound) {
 		return err
 	}
 	return oauthErr(oauthmeta.CodeInvalidGrant, "refresh token was already used; the grant is revoked")

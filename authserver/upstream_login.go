@@ -123,7 +123,7 @@ func (s *Server) handleUpstreamCallback(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	l := &upstreamLogin{req: rec.request(), PendingUpstreamLogin: *rec.Upstream}
-	id, oe := s.finishUpstream(r.Context(), q, l)
+	id, tok, oe := s.finishUpstream(r.Context(), q, l)
 	if oe != nil {
 		s.redirectError(w, r, l.req, oe)
 		return
@@ -134,6 +134,13 @@ func (s *Server) handleUpstreamCallback(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	l.req.subject = UpstreamSubject(id.Issuer, id.Subject)
+	if l.req.upstreamTokens, err = s.keepUpstreamTokens(r.Context(), tok); err != nil {
+		s.log.ErrorContext(r.Context(), "keeping the upstream tokens failed", "err", err)
+		oe := oauthErr(oauthmeta.CodeServerError, "internal error")
+		errors.As(err, &oe) // a store's temporarily_unavailable goes to the client as is
+		s.redirectError(w, r, l.req, oe)
+		return
+	}
 	s.log.InfoContext(r.Context(), "upstream login", "sub", l.req.subject, "client_id", l.req.client.ID)
 	switch {
 	case l.Consented:
@@ -148,34 +155,34 @@ func (s *Server) handleUpstreamCallback(w http.ResponseWriter, r *http.Request) 
 
 // finishUpstream turns the provider's answer into a verified identity, or
 // into the error the MCP client gets.
-func (s *Server) finishUpstream(ctx context.Context, q url.Values, l *upstreamLogin) (*UpstreamIdentity, *oauthmeta.Error) {
+func (s *Server) finishUpstream(ctx context.Context, q url.Values, l *upstreamLogin) (*UpstreamIdentity, *oauth2.Token, *oauthmeta.Error) {
 	refused := oauthErr(oauthmeta.CodeAccessDenied, "the login at the identity provider failed")
 	if e := q.Get("error"); e != "" {
 		s.log.InfoContext(ctx, "upstream refused the login", "error", truncateLog(e))
 		if e == string(oauthmeta.CodeTemporarilyUnavailable) || e == string(oauthmeta.CodeServerError) {
-			return nil, oauthErr(oauthmeta.CodeTemporarilyUnavailable, "the identity provider is unavailable")
+			return nil, nil, oauthErr(oauthmeta.CodeTemporarilyUnavailable, "the identity provider is unavailable")
 		}
-		return nil, oauthErr(oauthmeta.CodeAccessDenied, "the identity provider refused the login")
+		return nil, nil, oauthErr(oauthmeta.CodeAccessDenied, "the identity provider refused the login")
 	}
 	m, err := s.upstream.metadata(ctx)
 	if err != nil {
 		s.log.WarnContext(ctx, "upstream identity provider unavailable", "err", err)
-		return nil, oauthErr(oauthmeta.CodeTemporarilyUnavailable, "the identity provider is unavailable")
+		return nil, nil, oauthErr(oauthmeta.CodeTemporarilyUnavailable, "the identity provider is unavailable")
 	}
 	// RFC 9207: a provider that sends "iss" must send its own.
 	if iss, sent := q["iss"]; (sent && iss[0] != m.Issuer) || (!sent && m.AuthorizationResponseIss) {
 		s.log.WarnContext(ctx, "upstream callback with a wrong or missing iss")
-		return nil, refused
+		return nil, nil, refused
 	}
 	if q.Get("code") == "" {
-		return nil, refused
+		return nil, nil, refused
 	}
 	opts := []oauth2.AuthCodeOption{oauth2.VerifierOption(l.Verifier)}
 	if a := s.upstream.assertions; a != nil {
 		jwt, err := a.Sign(m.Issuer)
 		if err != nil {
 			s.log.ErrorContext(ctx, "signing the upstream client assertion failed", "err", err)
-			return nil, oauthErr(oauthmeta.CodeServerError, "internal error")
+			return nil, nil, oauthErr(oauthmeta.CodeServerError, "internal error")
 		}
 		opts = append(opts, oauth2.SetAuthURLParam("client_assertion_type", jwtassert.ClientAssertionType),
 			oauth2.SetAuthURLParam("client_assertion", jwt))
@@ -190,25 +197,25 @@ func (s *Server) finishUpstream(ctx context.Context, q url.Values, l *upstreamLo
 		if errors.As(err, &re) && re.Response != nil {
 			if re.Response.StatusCode < http.StatusInternalServerError {
 				s.log.WarnContext(ctx, "upstream token endpoint refused the code", "error", truncateLog(re.ErrorCode))
-				return nil, refused
+				return nil, nil, refused
 			}
 			s.log.WarnContext(ctx, "upstream token endpoint unavailable", "status", re.Response.StatusCode)
 		} else {
 			s.log.WarnContext(ctx, "upstream token endpoint unavailable", "err", err)
 		}
-		return nil, oauthErr(oauthmeta.CodeTemporarilyUnavailable, "the identity provider is unavailable")
+		return nil, nil, oauthErr(oauthmeta.CodeTemporarilyUnavailable, "the identity provider is unavailable")
 	}
 	raw, _ := tok.Extra("id_token").(string)
 	if raw == "" {
 		s.log.WarnContext(ctx, "upstream token response without an ID token")
-		return nil, refused
+		return nil, nil, refused
 	}
 	id, err := s.upstream.verifyIDToken(ctx, raw, l.Nonce)
 	if err != nil {
 		s.log.WarnContext(ctx, "upstream ID token refused", "err", err)
-		return nil, refused
+		return nil, nil, refused
 	}
-	return id, nil
+	return id, tok, nil
 }
 
 // upstreamPendingID is the PendingStore key of the login with this upstream

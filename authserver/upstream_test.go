@@ -41,14 +41,15 @@ type fakeProvider struct {
 	mu          sync.Mutex
 	codes       map[string]url.Values // code -> the authorization request
 	claims      func(req url.Values) map[string]any
-	signer      *ecdsa.PrivateKey // nil: key
-	authError   string            // sent instead of a code when set
-	down        bool              // every endpoint answers 503
-	hang        chan struct{}     // when not nil, discovery blocks on it
-	tokenMode   string            // "down" or "slow" break the token endpoint
-	clientKey   *ecdsa.PublicKey  // when set, the client must use private_key_jwt with it
-	page        bool              // show a sign-in page whose button continues, as real providers do
-	onDiscovery func()            // called on each discovery request when set
+	signer      *ecdsa.PrivateKey   // nil: key
+	authError   string              // sent instead of a code when set
+	down        bool                // every endpoint answers 503
+	hang        chan struct{}       // when not nil, discovery blocks on it
+	tokenMode   string              // "down" or "slow" break the token endpoint
+	clientKey   *ecdsa.PublicKey    // when set, the client must use private_key_jwt with it
+	page        bool                // show a sign-in page whose button continues, as real providers do
+	onDiscovery func()              // called on each discovery request when set
+	vaultTokens *fakeUpstreamTokens // when set, tokens expire and refresh (vault_test.go)
 }
 
 const (
@@ -170,9 +171,14 @@ func (p *fakeProvider) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	authed := p.clientAuthenticated(r)
+	if vt := p.vaultTokens; vt != nil && r.PostForm.Get("grant_type") == "refresh_token" {
+		p.mu.Unlock()
+		vt.refresh(w, r, authed)
+		return
+	}
 	req, ok := p.codes[r.PostForm.Get("code")]
 	delete(p.codes, r.PostForm.Get("code"))
-	claims, signer := p.claims, cmpKey(p.signer, p.key)
+	claims, signer, vt := p.claims, cmpKey(p.signer, p.key), p.vaultTokens
 	p.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	if !ok || !authed ||
@@ -183,7 +189,11 @@ func (p *fakeProvider) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	idt := p.sign(signer, claims(req))
-	_ = json.NewEncoder(w).Encode(map[string]any{"access_token": "upstream-at", "token_type": "Bearer", "id_token": idt})
+	body := map[string]any{"access_token": "upstream-at", "token_type": "Bearer", "id_token": idt}
+	if vt != nil {
+		vt.issue(body)
+	}
+	_ = json.NewEncoder(w).Encode(body)
 }
 
 // clientAuthenticated checks client_secret_basic, or private_key_jwt when

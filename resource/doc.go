@@ -95,6 +95,19 @@
 // the fixed description, such as "token expired", that the challenge's
 // error_description and the audit Event.Reason carry.
 //
+// An [Exchanger] lets a tool act at another service as the user: its
+// Exchange(ctx, audience) sends the access token of the request being
+// served (taken from the context the middleware set; the handler never
+// sees it) to the authorization server's token endpoint in an RFC 8693
+// token exchange, authenticated with the resource server's own client
+// credentials, and returns the user's token there (with mcpauth's
+// authorization server, the upstream identity provider's token it keeps:
+// authserver.TokenVaultConfig). The MCP token goes only to a token
+// endpoint at the origin of the token's issuer, never on a redirect; the
+// answer is read up to 64 KiB; results may be cached per (token,
+// audience) in a bounded LRU until shortly before they expire. Refusals
+// wrap ErrExchange and the server's *oauthmeta.Error.
+//
 // It deliberately does not: issue tokens, implement mutual-TLS binding
 // (such tokens are refused), check DPoP proofs outside the middleware
 // ([Verifier.Verify] refuses bound tokens, having no request to check a

@@ -46,6 +46,7 @@ type authserverFlags struct {
 	trustedIssuers, trustedIDJAGIssuers listFlag
 	log                                 logFlags
 	upstream                            upstreamFlags
+	vault                               vaultFlags
 	// Shared storage for several replicas.
 	databaseURL, keyEncryptionKey, redisURL, dpopNonceKey string
 	oldKeyEncryptionKeys                                  listFlag
@@ -78,6 +79,7 @@ func parseAuthserverFlags(args []string, stderr io.Writer) (*authserverFlags, er
 	fs.Var(&f.faults, "insecure-fault", "misbehave on purpose to test clients: "+strings.Join(authserver.FaultNames(), ", ")+" (repeatable)")
 	f.log.register(fs, "info")
 	f.upstream.register(fs)
+	f.vault.register(fs)
 	fs.BoolVar(&f.dpopNonce, "dpop-nonce", false, "require server-provided DPoP nonces at the token endpoint (RFC 9449 §8)")
 	fs.StringVar(&f.dpopNonceKey, "dpop-nonce-key", "", "with --dpop-nonce: base64 of at least 32 random bytes authenticating the nonces, the same on every replica (env:VAR reads $VAR; default: random per process)")
 	fs.BoolVar(&f.noDPoP, "no-dpop", false, "turn DPoP off (every token is a Bearer token)")
@@ -194,6 +196,9 @@ func (f *authserverFlags) config(addr net.Addr, logger *slog.Logger) (authserver
 	}
 	cfg.KeyFetch.InsecureAllowHTTPLoopback = f.insecureHTTP
 	if cfg.Upstream, err = f.upstream.config(f.insecureHTTP, os.Getenv); err != nil {
+		return cfg, err
+	}
+	if cfg.TokenVault, err = f.vault.config(cfg.Upstream, os.Getenv); err != nil {
 		return cfg, err
 	}
 	for _, list := range []struct {

@@ -1,0 +1,172 @@
+package authserver
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// UpstreamTokenStore keeps the upstream provider's tokens of each login,
+// as [UpstreamTokens] records whose tokens the server sealed before
+// handing them over: a store never sees a token in clear.
+type UpstreamTokenStore interface {
+	UpstreamTokens(ctx context.Context, id string) (*UpstreamTokens, error)
+	// SaveUpstreamTokens stores t if the stored record under t.ID has
+	// Version t.Version-1 (when t.Version is 1: if there is none).
+	// Otherwise it changes nothing and returns [ErrAlreadyUsed], so of two
+	// replicas refreshing the same tokens only one write wins.
+	SaveUpstreamTokens(ctx context.Context, t *UpstreamTokens) error
+	// DeleteUpstreamTokens removes the record; a missing one is no error.
+	DeleteUpstreamTokens(ctx context.Context, id string) error
+}
+
+// UpstreamTokens is one login's upstream tokens, sealed.
+type UpstreamTokens struct {
+	// ID is random, chosen at the upstream callback.
+	ID string `json:"id"`
+	// GrantID is our grant the tokens belong to, set when the login's
+	// authorization code is redeemed; empty until then.
+	GrantID string `json:"grant_id,omitempty"`
+	// Sealed is the access token, refresh token, type and expiry,
+	// AES-256-GCM sealed under [TokenVaultConfig.Keys] and bound to ID.
+	Sealed []byte `json:"sealed"`
+	// Version counts the writes of the record, from 1.
+	Version int64 `json:"version"`
+	// ExpiresAt is when the record may be dropped: the end of the login
+	// step until the code is redeemed, then the grant's expiry.
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+func cloneUpstreamTokens(t *UpstreamTokens) *UpstreamTokens {
+	d := *t
+	d.Sealed = slices.Clone(t.Sealed)
+	return &d
+}
+
+// UpstreamTokens implements [UpstreamTokenStore].
+func (m *MemoryStore) UpstreamTokens(_ context.Context, id string) (*UpstreamTokens, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.vault[id]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return cloneUpstreamTokens(t), nil
+}
+
+// SaveUpstreamTokens implements [UpstreamTokenStore].
+func (m *MemoryStore) SaveUpstreamTokens(_ context.Context, t *UpstreamTokens) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var have int64
+	if old, ok := m.vault[t.ID]; ok {
+		have = old.Version
+	}
+	if have != t.Version-1 {
+		return ErrAlreadyUsed
+	}
+	m.vault[t.ID] = cloneUpstreamTokens(t)
+	return nil
+}
+
+// DeleteUpstreamTokens implements [UpstreamTokenStore].
+func (m *MemoryStore) DeleteUpstreamTokens(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.vault, id)
+	return nil
+}
+
+// sweepVault drops expired upstream tokens; called with m.mu held.
+func (m *MemoryStore) sweepVault(now time.Time) {
+	for k, t := range m.vault {
+		if t.ExpiresAt.Before(now) {
+			delete(m.vault, k)
+		}
+	}
+}
+
+// boltVaultBucket holds the upstream tokens in the bbolt file.
+const boltVaultBucket = "upstream_tokens"
+
+// UpstreamTokens implements [UpstreamTokenStore].
+func (b *BoltStore) UpstreamTokens(_ context.Context, id string) (*UpstreamTokens, error) {
+	var t UpstreamTokens
+	if err := b.get(boltVaultBucket, id, &t); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// SaveUpstreamTokens implements [UpstreamTokenStore] in one bbolt write
+// transaction.
+func (b *BoltStore) SaveUpstreamTokens(_ context.Context, t *UpstreamTokens) error {
+	return b.db.Update(func(tx *bolt.Tx) error {
+		var old UpstreamTokens
+		err := getIn(tx, boltVaultBucket, t.ID, &old)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		if old.Version != t.Version-1 {
+			return ErrAlreadyUsed
+		}
+		return putIn(tx, boltVaultBucket, t.ID, t)
+	})
+}
+
+// DeleteUpstreamTokens implements [UpstreamTokenStore].
+func (b *BoltStore) DeleteUpstreamTokens(_ context.Context, id string) error {
+	return b.db.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte(boltVaultBucket)).Delete([]byte(id)) })
+}
+
+// UpstreamTokens implements [UpstreamTokenStore].
+func (p *PostgresStore) UpstreamTokens(ctx context.Context, id string) (*UpstreamTokens, error) {
+	ctx, cancel := p.ctx(ctx)
+	defer cancel()
+	t := UpstreamTokens{ID: id}
+	var grant *string
+	err := p.pool.QueryRow(ctx, `SELECT grant_id, sealed, version, expires_at FROM upstream_tokens WHERE id = $1`, id).
+		Scan(&grant, &t.Sealed, &t.Version, &t.ExpiresAt)
+	if err != nil {
+		return nil, pgErr(err)
+	}
+	if grant != nil {
+		t.GrantID = *grant
+	}
+	return &t, nil
+}
+
+// SaveUpstreamTokens implements [UpstreamTokenStore] with one conditional
+// statement: an insert when t.Version is 1, else an UPDATE matching the
+// previous version, so of concurrent writers on any replicas one wins.
+func (p *PostgresStore) SaveUpstreamTokens(ctx context.Context, t *UpstreamTokens) error {
+	var grant *string
+	if t.GrantID != "" {
+		grant = &t.GrantID
+	}
+	var sql string
+	if t.Version == 1 {
+		sql = `INSERT INTO upstream_tokens (id, grant_id, sealed, version, expires_at) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (id) DO NOTHING`
+	} else {
+		sql = `UPDATE upstream_tokens SET grant_id = $2, sealed = $3, version = $4, expires_at = $5
+			WHERE id = $1 AND version = $4 - 1`
+	}
+	tag, err := p.exec(ctx, sql, t.ID, grant, t.Sealed, t.Version, t.ExpiresAt)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrAlreadyUsed
+	}
+	return nil
+}
+
+// DeleteUpstreamTokens implements [UpstreamTokenStore].
+func (p *PostgresStore) DeleteUpstreamTokens(ctx context.Context, id string) error {
+	_, err := p.exec(ctx, "DELETE FROM upstream_tokens WHERE id = $1", id)
+	return err
+}

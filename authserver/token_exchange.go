@@ -1,0 +1,135 @@
+package authserver
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"slices"
+	"time"
+
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// tokenTypeAccessToken is the RFC 8693 §3 token type of an access token.
+const tokenTypeAccessToken = "urn:ietf:params:oauth:token-type:access_token"
+
+// exchanges reports whether the upstream token exchange is offered.
+func (v *vault) exchanges() bool { return v != nil && len(v.resources) > 0 }
+
+// exchangeUpstreamToken is the RFC 8693 token exchange by which a resource
+// server obtains the upstream provider's access token of the user whose
+// MCP access token it received. The caller must be a pre-registered
+// confidential client named in [TokenVaultConfig.ResourceServers]; the
+// subject token must be a live access token of ours whose "aud" holds
+// that client's resource; the audience (or resource) must name the
+// upstream provider. The answer is the user's upstream access token,
+// refreshed upstream first when it has expired.
+func (s *Server) exchangeUpstreamToken(ctx context.Context, client *Client, form url.Values) (*oauthmeta.TokenResponse, error) {
+	if !s.vault.exchanges() {
+		return nil, oauthErr(oauthmeta.CodeInvalidRequest, "subject_token_type is not supported")
+	}
+	resource, ok := s.vault.resources[client.ID]
+	if !ok || client.public() {
+		return nil, oauthErr(oauthmeta.CodeUnauthorizedClient, "client may not exchange tokens for upstream tokens")
+	}
+	if oe := s.checkExchangeParams(form); oe != nil {
+		return nil, oe
+	}
+	now := s.clock.Now()
+	claims, err := s.parseAccessToken(form.Get("subject_token"), now)
+	if err != nil {
+		return nil, oauthErr(oauthmeta.CodeInvalidGrant, "subject_token is not a valid access token of this server")
+	}
+	if !slices.ContainsFunc(claims.Audience, func(a string) bool { return oauthmeta.SameResource(a, resource) }) {
+		return nil, oauthErr(oauthmeta.CodeInvalidGrant, "subject_token was issued for another resource")
+	}
+	grant, oe := s.liveGrantOf(ctx, claims, now)
+	if oe != nil {
+		return nil, oe
+	}
+	tok, err := s.vault.token(ctx, grant)
+	switch {
+	case errors.Is(err, errVaultEmpty), errors.Is(err, errUpstreamEnded):
+		return nil, oauthErr(oauthmeta.CodeInvalidGrant, "no upstream token for this grant; the user must log in again")
+	case err != nil:
+		var oe *oauthmeta.Error
+		if errors.As(err, &oe) {
+			return nil, err // a store's temporarily_unavailable
+		}
+		s.log.WarnContext(ctx, "upstream token refresh failed", "err", err)
+		return nil, oauthErr(oauthmeta.CodeTemporarilyUnavailable, "the identity provider is unavailable")
+	}
+	s.log.InfoContext(ctx, "upstream token exchanged", "client_id", client.ID, "sub", claims.Subject)
+	resp := &oauthmeta.TokenResponse{
+		AccessToken: tok.AccessToken, IssuedTokenType: tokenTypeAccessToken, TokenType: "Bearer",
+	}
+	if !tok.Expiry.IsZero() {
+		resp.ExpiresIn = max(int64(tok.Expiry.Sub(now)/time.Second), 1)
+	}
+	return resp, nil
+}
+
+// checkExchangeParams checks the RFC 8693 §2.1 parameters of an upstream
+// token exchange: an access token as subject, no actor, an access token
+// requested, and exactly one target that names the upstream provider.
+func (s *Server) checkExchangeParams(form url.Values) *oauthmeta.Error {
+	switch {
+	case form.Get("subject_token") == "":
+		return oauthErr(oauthmeta.CodeInvalidRequest, "subject_token is required")
+	case form.Get("subject_token_type") != tokenTypeAccessToken:
+		return oauthErr(oauthmeta.CodeInvalidRequest, "subject_token_type must be "+tokenTypeAccessToken)
+	case form.Has("actor_token") || form.Has("actor_token_type"):
+		return oauthErr(oauthmeta.CodeInvalidRequest, "actor_token is not supported")
+	case form.Get("requested_token_type") != "" && form.Get("requested_token_type") != tokenTypeAccessToken:
+		return oauthErr(oauthmeta.CodeInvalidRequest, "requested_token_type must be "+tokenTypeAccessToken)
+	}
+	targets := append(slices.Clone(form["audience"]), form["resource"]...)
+	switch {
+	case len(targets) == 0:
+		return oauthErr(oauthmeta.CodeInvalidRequest, "audience is required")
+	case len(targets) > 1:
+		return oauthErr(oauthmeta.CodeInvalidTarget, "one audience only")
+	}
+	t := targets[0]
+	if t == s.upstream.cfg.Issuer || (s.vault.audience != "" && t == s.vault.audience && form.Has("audience")) {
+		return nil
+	}
+	return oauthErr(oauthmeta.CodeInvalidTarget, "unknown audience")
+}
+
+// liveGrantOf returns the grant of a verified access token if the token
+// and its grant are live; a revoked or expired grant's upstream tokens are
+// deleted on the way.
+func (s *Server) liveGrantOf(ctx context.Context, c *accessClaims, now time.Time) (*Grant, *oauthmeta.Error) {
+	bad := oauthErr(oauthmeta.CodeInvalidGrant, "subject_token is expired or revoked")
+	g, err := s.store.Grants.Grant(ctx, grantIDFromJTI(c.JTI))
+	if errors.Is(err, ErrNotFound) {
+		return nil, bad
+	}
+	if err != nil {
+		return nil, s.storeFailure(ctx, err)
+	}
+	if g.Revoked || !now.Before(g.ExpiresAt) {
+		s.vault.drop(ctx, g.UpstreamTokens)
+		return nil, bad
+	}
+	revoked, err := s.store.Revocations.AccessTokenRevoked(ctx, c.JTI)
+	if err != nil {
+		return nil, s.storeFailure(ctx, err)
+	}
+	if revoked {
+		return nil, bad
+	}
+	return g, nil
+}
+
+// storeFailure is the protocol error for a failed store call: the store's
+// own (temporarily_unavailable), else a logged server_error.
+func (s *Server) storeFailure(ctx context.Context, err error) *oauthmeta.Error {
+	var oe *oauthmeta.Error
+	if errors.As(err, &oe) {
+		return oe
+	}
+	s.log.ErrorContext(ctx, "token exchange: store failed", "err", err)
+	return oauthErr(oauthmeta.CodeServerError, "internal error")
+}

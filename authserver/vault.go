@@ -1,0 +1,323 @@
+package authserver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/mcpauth/mcpauth/internal/seal"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// upstreamRefreshMargin: an upstream access token this close to its
+// expiry is refreshed before it is handed out, so that it does not expire
+// on its way to the upstream API.
+const upstreamRefreshMargin = 30 * time.Second
+
+// TokenVaultConfig keeps the upstream provider's access and refresh tokens
+// on the server, sealed, bound to the grant of the login that obtained
+// them, for the RFC 8693 token exchange by which a resource server gets
+// the user's upstream access token (see [Config.TokenVault]).
+type TokenVaultConfig struct {
+	// Keys seal the tokens at rest with AES-256-GCM: each 32 random
+	// bytes. The first seals; every key opens, so a key is replaced by
+	// putting the new one first and keeping the old one until the grants
+	// it sealed have expired. Empty means a random key made by New for this
+	// process only (a warning is logged): tokens kept before a restart, or
+	// by another replica, then no longer open and their users must log in
+	// again.
+	Keys [][]byte
+	// Audience is the name resource servers send as the token exchange's
+	// "audience" to ask for the upstream token, e.g. "github". The
+	// upstream issuer identifier is always accepted, as "audience" or
+	// "resource". Empty means only the issuer identifier.
+	Audience string
+	// ResourceServers maps the client_id of a pre-registered confidential
+	// client, allowed the token exchange grant, to the resource (the MCP
+	// server URI) whose identity it is: it may exchange only access tokens
+	// whose "aud" holds that resource. Other clients get
+	// unauthorized_client. Empty means the exchange is not offered.
+	ResourceServers map[string]string
+}
+
+// vault seals upstream tokens into the UpstreamTokenStore and hands them
+// out, refreshed, at the token exchange.
+type vault struct {
+	ring      *seal.Ring
+	store     UpstreamTokenStore
+	up        *upstream
+	audience  string
+	resources map[string]string // client_id → resource
+	now       func() time.Time
+	log       *slog.Logger
+	// refreshes runs one upstream refresh per record at a time in this
+	// process; across replicas the store's versioned write picks one.
+	refreshes singleflight.Group
+}
+
+// vaultedToken is what a record seals.
+type vaultedToken struct {
+	AccessToken  string    `json:"access_token"`
+	RefreshToken string    `json:"refresh_token,omitempty"`
+	TokenType    string    `json:"token_type,omitempty"`
+	Expiry       time.Time `json:"expiry,omitzero"`
+}
+
+// Errors of the vault, mapped to protocol errors by the exchange.
+var (
+	// errVaultEmpty: the grant has no upstream tokens (any more).
+	errVaultEmpty = errors.New("authserver: no upstream tokens for this grant")
+	// errUpstreamEnded: the upstream grant ended (refresh refused, or
+	// expired without a refresh token): the user must log in again.
+	errUpstreamEnded = errors.New("authserver: the upstream grant has ended")
+)
+
+func (s *Server) initVault() error {
+	c := s.cfg.TokenVault
+	if c == nil {
+		return nil
+	}
+	if s.upstream == nil {
+		return configErr("TokenVault", "needs Upstream")
+	}
+	keys := c.Keys
+	if len(keys) == 0 {
+		k := make([]byte, seal.KeySize)
+		_, _ = rand.Read(k) // never fails (crypto/rand, Go 1.24+)
+		keys = [][]byte{k}
+		s.log.Warn("TokenVault has no key: upstream tokens are sealed under a random key of this process; " +
+			"they will not open after a restart or on another replica")
+	}
+	ring, err := seal.NewRing(keys[0], keys[1:]...)
+	if err != nil {
+		return configErr("TokenVault.Keys", err.Error())
+	}
+	for id, res := range c.ResourceServers {
+		cl, ok := s.static[id]
+		switch {
+		case !ok || cl.public():
+			return configErr("TokenVault.ResourceServers", "each must be a pre-registered confidential client")
+		case !cl.allowsGrant(oauthmeta.GrantTypeTokenExchange):
+			return configErr("TokenVault.ResourceServers", "each client must be allowed the token exchange grant")
+		case checkResourceSyntax(res) != nil:
+			return configErr("TokenVault.ResourceServers", "each resource must be an absolute http(s) URI without fragment")
+		}
+	}
+	s.vault = &vault{
+		ring: ring, store: s.store.UpstreamTokens, up: s.upstream, audience: c.Audience,
+		resources: c.ResourceServers, now: s.clock.Now, log: s.log,
+	}
+	s.log.Info("upstream token vault", "sealing_key_id", ring.KeyID())
+	return nil
+}
+
+// sealContext binds a sealed value to its record.
+func sealContext(id string) string { return "mcpauth upstream tokens\x00" + id }
+
+// keep seals tok into a new record, kept until expires, and returns its ID.
+func (v *vault) keep(ctx context.Context, tok *oauth2.Token, expires time.Time) (string, error) {
+	if tok.AccessToken == "" {
+		return "", errors.New("authserver: the upstream token response has no access_token")
+	}
+	id := randomToken(16)
+	rec := &UpstreamTokens{ID: id, Version: 1, ExpiresAt: expires}
+	t := &vaultedToken{AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken, TokenType: tok.TokenType, Expiry: tok.Expiry}
+	if tok.ExpiresIn > 0 { // x/oauth2 sets Expiry by time.Now, not the server's clock
+		t.Expiry = v.now().Add(time.Duration(tok.ExpiresIn) * time.Second)
+	}
+	if err := v.sealInto(rec, t); err != nil {
+		return "", err
+	}
+	return id, v.store.SaveUpstreamTokens(ctx, rec)
+}
+
+func (v *vault) sealInto(rec *UpstreamTokens, t *vaultedToken) error {
+	pt, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	rec.Sealed = v.ring.Seal(pt, sealContext(rec.ID))
+	return nil
+}
+
+func (v *vault) open(rec *UpstreamTokens) (*vaultedToken, error) {
+	pt, err := v.ring.Open(rec.Sealed, sealContext(rec.ID))
+	if err != nil {
+		return nil, err
+	}
+	var t vaultedToken
+	if err := json.Unmarshal(pt, &t); err != nil {
+		return nil, fmt.Errorf("authserver: corrupt upstream tokens: %w", err)
+	}
+	return &t, nil
+}
+
+// bind attaches the record id to the grant g, which now owns it and sets
+// its lifetime. A record already bound to another grant is left alone.
+func (v *vault) bind(ctx context.Context, id string, g *Grant) error {
+	rec, err := v.store.UpstreamTokens(ctx, id)
+	if err != nil {
+		return err
+	}
+	if rec.GrantID != "" && rec.GrantID != g.ID {
+		return errors.New("authserver: upstream tokens already bound to another grant")
+	}
+	rec.GrantID, rec.ExpiresAt = g.ID, g.ExpiresAt
+	rec.Version++
+	return v.store.SaveUpstreamTokens(ctx, rec)
+}
+
+// drop deletes the record id, logging a failure (the sweep removes the
+// record when it expires anyway).
+func (v *vault) drop(ctx context.Context, id string) {
+	if id == "" {
+		return
+	}
+	if err := v.store.DeleteUpstreamTokens(ctx, id); err != nil {
+		v.log.WarnContext(ctx, "deleting upstream tokens failed", "err", err)
+	}
+}
+
+// token returns g's upstream tokens, refreshed upstream first when the
+// access token has expired or is about to.
+func (v *vault) token(ctx context.Context, g *Grant) (*vaultedToken, error) {
+	rec, t, err := v.load(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	if v.fresh(t) {
+		return t, nil
+	}
+	if t.RefreshToken == "" {
+		v.drop(ctx, rec.ID)
+		return nil, errUpstreamEnded
+	}
+	// The shared refresh outlives one caller's cancellation; the
+	// upstream timeout bounds it.
+	shared := context.WithoutCancel(ctx)
+	ch := v.refreshes.DoChan(rec.ID, func() (any, error) { return v.refresh(shared, g) })
+	select {
+	case res := <-ch:
+		if res.Err != nil {
+			return nil, res.Err
+		}
+		return res.Val.(*vaultedToken), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// load reads and opens g's record.
+func (v *vault) load(ctx context.Context, g *Grant) (*UpstreamTokens, *vaultedToken, error) {
+	if g.UpstreamTokens == "" {
+		return nil, nil, errVaultEmpty
+	}
+	rec, err := v.store.UpstreamTokens(ctx, g.UpstreamTokens)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil, errVaultEmpty
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if rec.GrantID != g.ID {
+		return nil, nil, errVaultEmpty
+	}
+	t, err := v.open(rec)
+	if err != nil {
+		// Sealed under a key no longer configured (or a random key of an
+		// earlier process): the user must log in again.
+		v.log.WarnContext(ctx, "upstream tokens do not open under the configured keys", "err", err)
+		return nil, nil, errVaultEmpty
+	}
+	return rec, t, nil
+}
+
+func (v *vault) fresh(t *vaultedToken) bool {
+	return t.Expiry.IsZero() || v.now().Add(upstreamRefreshMargin).Before(t.Expiry)
+}
+
+// refresh renews g's tokens at the provider and stores them under the
+// next version. Another replica may have refreshed meanwhile: the record
+// is read again first, and a lost write returns the winner's tokens.
+func (v *vault) refresh(ctx context.Context, g *Grant) (*vaultedToken, error) {
+	rec, t, err := v.load(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	if v.fresh(t) {
+		return t, nil
+	}
+	next, err := v.up.refresh(ctx, t.RefreshToken)
+	if err != nil {
+		var re *upstreamTokenError
+		if errors.As(err, &re) && re.refused() {
+			// A replica that refreshed first may have rotated the
+			// refresh token this one presented.
+			if _, again, lerr := v.load(ctx, g); lerr == nil && v.fresh(again) {
+				return again, nil
+			}
+			v.log.InfoContext(ctx, "upstream refresh refused; dropping the upstream tokens", "error", truncateLog(re.Code))
+			v.drop(ctx, rec.ID)
+			return nil, errUpstreamEnded
+		}
+		return nil, err
+	}
+	if next.RefreshToken == "" {
+		next.RefreshToken = t.RefreshToken // RFC 6749 §6: the old one stays valid
+	}
+	rec.Version++
+	if err := v.sealInto(rec, next); err != nil {
+		return nil, err
+	}
+	if err := v.store.SaveUpstreamTokens(ctx, rec); errors.Is(err, ErrAlreadyUsed) {
+		if _, again, lerr := v.load(ctx, g); lerr == nil {
+			return again, nil
+		}
+		return nil, errVaultEmpty
+	} else if err != nil {
+		return nil, err
+	}
+	return next, nil
+}
+
+// revokeGrant revokes a grant and deletes its upstream tokens: every
+// revocation path (revocation endpoint, refresh token reuse, code replay)
+// goes through it.
+func (s *Server) revokeGrant(ctx context.Context, id string) error {
+	err := s.store.Grants.RevokeGrant(ctx, id)
+	if s.vault != nil && err == nil {
+		if g, gerr := s.store.Grants.Grant(ctx, id); gerr == nil {
+			s.vault.drop(ctx, g.UpstreamTokens)
+		}
+	}
+	return err
+}
+
+// keepUpstreamTokens seals the tokens of a finished upstream login into
+// the vault and returns the record's ID for the authorization request;
+// "" without a vault.
+func (s *Server) keepUpstreamTokens(ctx context.Context, tok *oauth2.Token) (string, error) {
+	if s.vault == nil || tok == nil {
+		return "", nil
+	}
+	return s.vault.keep(ctx, tok, s.clock.Now().Add(pendingTTL+s.cfg.CodeTTL))
+}
+
+// bindUpstreamTokens hands the record of a redeemed code to its new grant.
+// A failure is logged and leaves the grant without upstream tokens: the
+// login itself succeeds, the token exchange will answer invalid_grant.
+func (s *Server) bindUpstreamTokens(ctx context.Context, g *Grant) {
+	if s.vault == nil || g.UpstreamTokens == "" {
+		return
+	}
+	if err := s.vault.bind(ctx, g.UpstreamTokens, g); err != nil {
+		s.log.WarnContext(ctx, "binding upstream tokens to the grant failed", "err", err)
+	}
+}

@@ -1,0 +1,587 @@
+package authserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	"golang.org/x/oauth2"
+
+	"github.com/mcpauth/mcpauth/internal/seal"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// fakeUpstreamTokens makes the fake provider issue expiring access tokens
+// with rotating refresh tokens, and count refreshes.
+type fakeUpstreamTokens struct {
+	mu        sync.Mutex
+	ttl       int64 // expires_in, seconds
+	n         int
+	live      map[string]bool // refresh tokens not yet used
+	refreshes int
+	refuse    bool     // every refresh gets invalid_grant
+	issued    []string // every token issued, for leak checks
+}
+
+func newFakeUpstreamTokens(ttl time.Duration) *fakeUpstreamTokens {
+	return &fakeUpstreamTokens{ttl: int64(ttl / time.Second), live: map[string]bool{}}
+}
+
+// issue adds fresh tokens to a token response.
+func (f *fakeUpstreamTokens) issue(body map[string]any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.issueLocked(body)
+}
+
+func (f *fakeUpstreamTokens) issueLocked(body map[string]any) {
+	f.n++
+	at, rt := fmt.Sprintf("gh-at-%d-%s", f.n, randomToken(8)), fmt.Sprintf("gh-rt-%d-%s", f.n, randomToken(8))
+	f.live[rt] = true
+	f.issued = append(f.issued, at, rt)
+	body["access_token"], body["refresh_token"], body["expires_in"], body["token_type"] = at, rt, f.ttl, "bearer"
+}
+
+// refresh answers grant_type=refresh_token: a refresh token works once.
+func (f *fakeUpstreamTokens) refresh(w http.ResponseWriter, r *http.Request, authed bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.refreshes++
+	rt := r.PostForm.Get("refresh_token")
+	w.Header().Set("Content-Type", "application/json")
+	if !authed || f.refuse || !f.live[rt] {
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(`{"error":"invalid_grant"}`))
+		return
+	}
+	delete(f.live, rt)
+	body := map[string]any{}
+	f.issueLocked(body)
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+func (f *fakeUpstreamTokens) state() (issued []string, refreshes int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.issued...), f.refreshes
+}
+
+const (
+	rsID       = "mcp-rs"
+	rsSecret   = "rs-secret"
+	rsResource = "https://mcp.example.com/mcp"
+	notRSID    = "other-service"
+	vaultAud   = "idp"
+)
+
+var testVaultKey = bytes.Repeat([]byte{9}, 32)
+
+// vaultHarness is an upstream harness with a token vault and a resource
+// server client allowed to exchange tokens for rsResource.
+func vaultHarness(t *testing.T, ttl time.Duration, mutate func(*Config)) (*harness, *fakeProvider, *fakeUpstreamTokens) {
+	vt := newFakeUpstreamTokens(ttl)
+	h, p := upstreamHarness(t, func(c *Config) {
+		c.Clients = append(c.Clients,
+			Client{ID: rsID, Secret: rsSecret, GrantTypes: []string{oauthmeta.GrantTypeTokenExchange}},
+			Client{ID: notRSID, Secret: "other-secret", GrantTypes: []string{oauthmeta.GrantTypeTokenExchange}})
+		c.TokenVault = &TokenVaultConfig{
+			Keys: [][]byte{testVaultKey}, Audience: vaultAud, ResourceServers: map[string]string{rsID: rsResource},
+		}
+		if mutate != nil {
+			mutate(c)
+		}
+	})
+	p.set(func(p *fakeProvider) { p.vaultTokens = vt })
+	return h, p, vt
+}
+
+// vaultLogin logs the user in through the provider for resource and
+// returns our tokens.
+func vaultLogin(t *testing.T, h *harness, resource string) *oauthmeta.TokenResponse {
+	t.Helper()
+	b := newBrowser(t, h)
+	q, verifier := authParams(publicID, publicCB)
+	q.Set("resource", resource)
+	loc := location(t, b.login(q))
+	res := h.exchange(loc.Query().Get("code"), verifier, publicCB, nil)
+	if res.tok == nil {
+		t.Fatalf("token: %d %s", res.status, res.body)
+	}
+	return res.tok
+}
+
+// upstreamExchange asks for the upstream token as the resource server.
+func upstreamExchange(h *harness, subject string, edit func(url.Values)) tokenResult {
+	h.t.Helper()
+	form := url.Values{
+		"grant_type": {oauthmeta.GrantTypeTokenExchange}, "subject_token": {subject},
+		"subject_token_type": {tokenTypeAccessToken}, "audience": {vaultAud},
+	}
+	user, pass := rsID, rsSecret
+	if edit != nil {
+		edit(form)
+		if form.Has("user") {
+			user, pass = form.Get("user"), form.Get("pass")
+			form.Del("user")
+			form.Del("pass")
+		}
+	}
+	return h.token(form, user, pass)
+}
+
+func TestTokenVaultExchange(t *testing.T) {
+	h, p, vt := vaultHarness(t, time.Hour, nil)
+	tok := vaultLogin(t, h, rsResource)
+	issued, _ := vt.state()
+
+	res := upstreamExchange(h, tok.AccessToken, nil)
+	if res.tok == nil || res.tok.AccessToken != issued[0] || res.tok.TokenType != "Bearer" ||
+		res.tok.IssuedTokenType != tokenTypeAccessToken || res.tok.ExpiresIn != 3600 || res.tok.RefreshToken != "" {
+		t.Fatalf("exchange: %d %s", res.status, res.body)
+	}
+	if cc := res.header.Get("Cache-Control"); cc != "no-store" {
+		t.Errorf("Cache-Control %q", cc)
+	}
+	// The upstream issuer identifier names the provider too, as audience or resource.
+	for _, param := range []string{"audience", "resource"} {
+		res = upstreamExchange(h, tok.AccessToken, func(f url.Values) { f.Del("audience"); f.Set(param, p.issuer) })
+		if res.tok == nil || res.tok.AccessToken != issued[0] {
+			t.Errorf("%s=issuer: %d %s", param, res.status, res.body)
+		}
+	}
+
+	// Within the refresh margin of its expiry, the token is refreshed
+	// upstream once; the refresh token rotates.
+	h.clock.Advance(time.Hour - 10*time.Second)
+	tok = h.refreshTokens(t, tok.RefreshToken)
+	res = upstreamExchange(h, tok.AccessToken, nil)
+	issued, refreshes := vt.state()
+	if res.tok == nil || res.tok.AccessToken != issued[2] || refreshes != 1 {
+		t.Fatalf("after expiry: %d %s (refreshes %d)", res.status, res.body, refreshes)
+	}
+
+	// Concurrent exchanges of an expired token share one refresh.
+	h.clock.Advance(time.Hour)
+	tok = h.refreshTokens(t, tok.RefreshToken)
+	var wg sync.WaitGroup
+	got := make([]string, 8)
+	for i := range got {
+		wg.Go(func() {
+			if r := upstreamExchange(h, tok.AccessToken, nil); r.tok != nil {
+				got[i] = r.tok.AccessToken
+			}
+		})
+	}
+	wg.Wait()
+	issued, refreshes = vt.state()
+	for i, g := range got {
+		if g != issued[4] {
+			t.Errorf("exchange %d got %q, want the one refreshed token", i, g)
+		}
+	}
+	if refreshes != 2 {
+		t.Errorf("%d upstream refreshes, want 2", refreshes)
+	}
+	logs := h.logs.String()
+	for _, s := range append(issued, tok.AccessToken, tok.RefreshToken) {
+		if strings.Contains(logs, s) {
+			t.Errorf("a token was logged: %.12s…", s)
+		}
+	}
+}
+
+// refreshTokens refreshes our tokens as the public client.
+func (h *harness) refreshTokens(t *testing.T, rt string) *oauthmeta.TokenResponse {
+	t.Helper()
+	res := h.token(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}, "client_id": {publicID}}, "", "")
+	if res.tok == nil {
+		t.Fatalf("refresh: %d %s", res.status, res.body)
+	}
+	return res.tok
+}
+
+func TestTokenVaultExchangeRefused(t *testing.T) {
+	h, _, _ := vaultHarness(t, time.Hour, nil)
+	tok := vaultLogin(t, h, rsResource)
+	other := vaultLogin(t, h, "https://other.example.com/mcp")
+	for _, tc := range []struct {
+		name    string
+		subject string
+		edit    func(url.Values)
+		want    oauthmeta.ErrorCode
+		status  int
+	}{
+		{"no client authentication", tok.AccessToken, func(f url.Values) { f.Set("user", ""); f.Set("client_id", rsID) },
+			oauthmeta.CodeInvalidClient, 401},
+		{"wrong secret", tok.AccessToken, func(f url.Values) { f.Set("user", rsID); f.Set("pass", "nope") },
+			oauthmeta.CodeInvalidClient, 401},
+		{"client is no resource server", tok.AccessToken, func(f url.Values) { f.Set("user", notRSID); f.Set("pass", "other-secret") },
+			oauthmeta.CodeUnauthorizedClient, 400},
+		{"public client", tok.AccessToken, func(f url.Values) { f.Set("user", ""); f.Set("client_id", publicID) },
+			oauthmeta.CodeUnauthorizedClient, 400},
+		{"token for another resource", other.AccessToken, nil, oauthmeta.CodeInvalidGrant, 400},
+		{"not a token", "not-a-token", nil, oauthmeta.CodeInvalidGrant, 400},
+		{"refresh token as subject", tok.RefreshToken, nil, oauthmeta.CodeInvalidGrant, 400},
+		{"unknown audience", tok.AccessToken, func(f url.Values) { f.Set("audience", "github") }, oauthmeta.CodeInvalidTarget, 400},
+		{"name as resource", tok.AccessToken, func(f url.Values) { f.Del("audience"); f.Set("resource", vaultAud) },
+			oauthmeta.CodeInvalidTarget, 400},
+		{"two audiences", tok.AccessToken, func(f url.Values) { f.Set("resource", rsResource) }, oauthmeta.CodeInvalidTarget, 400},
+		{"no audience", tok.AccessToken, func(f url.Values) { f.Del("audience") }, oauthmeta.CodeInvalidRequest, 400},
+		{"no subject token", "", nil, oauthmeta.CodeInvalidRequest, 400},
+		{"ID token type", tok.AccessToken, func(f url.Values) { f.Set("subject_token_type", tokenTypeIDToken) },
+			oauthmeta.CodeInvalidRequest, 400},
+		{"actor token", tok.AccessToken, func(f url.Values) { f.Set("actor_token", tok.AccessToken) }, oauthmeta.CodeInvalidRequest, 400},
+		{"other requested type", tok.AccessToken, func(f url.Values) {
+			f.Set("requested_token_type", "urn:ietf:params:oauth:token-type:refresh_token")
+		}, oauthmeta.CodeInvalidRequest, 400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := upstreamExchange(h, tc.subject, tc.edit)
+			if res.err == nil || res.err.Code != tc.want || res.status != tc.status || res.tok != nil {
+				t.Fatalf("got %d %s, want %d %s", res.status, res.body, tc.status, tc.want)
+			}
+		})
+	}
+	if strings.Contains(h.logs.String(), tok.AccessToken) {
+		t.Error("the subject token was logged")
+	}
+}
+
+// TestTokenVaultRevocation: once our grant is revoked, or the subject
+// token expires, the exchange fails; revocation deletes the upstream
+// tokens.
+func TestTokenVaultRevocation(t *testing.T) {
+	h, _, _ := vaultHarness(t, time.Hour, nil)
+	tok := vaultLogin(t, h, rsResource)
+	if res := upstreamExchange(h, tok.AccessToken, nil); res.tok == nil {
+		t.Fatalf("exchange: %d %s", res.status, res.body)
+	}
+	g := grantOf(t, h, tok.AccessToken)
+	if _, err := h.as.store.UpstreamTokens.UpstreamTokens(context.Background(), g.UpstreamTokens); err != nil {
+		t.Fatalf("vault record: %v", err)
+	}
+	if st := h.revoke(t, tok.RefreshToken, nil, "", ""); st != http.StatusOK {
+		t.Fatalf("revoke: %d", st)
+	}
+	if res := upstreamExchange(h, tok.AccessToken, nil); res.err == nil || res.err.Code != oauthmeta.CodeInvalidGrant {
+		t.Fatalf("after revocation: %d %s", res.status, res.body)
+	}
+	if _, err := h.as.store.UpstreamTokens.UpstreamTokens(context.Background(), g.UpstreamTokens); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("the revoked grant's upstream tokens are still stored: %v", err)
+	}
+
+	tok = vaultLogin(t, h, rsResource)
+	h.clock.Advance(DefaultAccessTokenTTL)
+	if res := upstreamExchange(h, tok.AccessToken, nil); res.err == nil || res.err.Code != oauthmeta.CodeInvalidGrant {
+		t.Fatalf("expired subject token: %d %s", res.status, res.body)
+	}
+}
+
+// TestTokenVaultUpstreamRefreshRefused: when the provider refuses the
+// refresh, the upstream tokens are dropped and the exchange says
+// invalid_grant (the user logs in again).
+func TestTokenVaultUpstreamRefreshRefused(t *testing.T) {
+	h, _, vt := vaultHarness(t, time.Minute, nil)
+	tok := vaultLogin(t, h, rsResource)
+	g := grantOf(t, h, tok.AccessToken)
+	vt.mu.Lock()
+	vt.refuse = true
+	vt.mu.Unlock()
+	h.clock.Advance(2 * time.Minute)
+	if res := upstreamExchange(h, tok.AccessToken, nil); res.err == nil || res.err.Code != oauthmeta.CodeInvalidGrant {
+		t.Fatalf("refused refresh: %d %s", res.status, res.body)
+	}
+	if _, err := h.as.store.UpstreamTokens.UpstreamTokens(context.Background(), g.UpstreamTokens); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("upstream tokens kept after a refused refresh: %v", err)
+	}
+}
+
+// grantOf returns the stored grant of one of our access tokens.
+func grantOf(t *testing.T, h *harness, access string) *Grant {
+	t.Helper()
+	_, claims := h.verifyJWT(access)
+	jti, _ := claims["jti"].(string)
+	g, err := h.as.store.Grants.Grant(context.Background(), grantIDFromJTI(jti))
+	if err != nil || g.UpstreamTokens == "" {
+		t.Fatalf("grant %+v, %v", g, err)
+	}
+	return g
+}
+
+func TestTokenVaultMetadata(t *testing.T) {
+	h, _, _ := vaultHarness(t, time.Hour, nil)
+	if !strings.Contains(string(h.as.metadata), oauthmeta.GrantTypeTokenExchange) {
+		t.Error("grant_types_supported lacks token exchange")
+	}
+	plain, _ := upstreamHarness(t, nil)
+	if strings.Contains(string(plain.as.metadata), oauthmeta.GrantTypeTokenExchange) {
+		t.Error("token exchange advertised without a vault")
+	}
+}
+
+func TestTokenVaultConfigErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		tv   TokenVaultConfig
+	}{
+		{"short key", TokenVaultConfig{Keys: [][]byte{[]byte("short")}}},
+		{"unknown client", TokenVaultConfig{ResourceServers: map[string]string{"nobody": rsResource}}},
+		{"public client", TokenVaultConfig{ResourceServers: map[string]string{publicID: rsResource}}},
+		{"grant not allowed", TokenVaultConfig{ResourceServers: map[string]string{basicID: rsResource}}},
+		{"bad resource", TokenVaultConfig{ResourceServers: map[string]string{rsID: "not a uri"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := &harness{t: t, clock: newClock(), logs: &logBuffer{}, issuer: "http://127.0.0.1:1"}
+			cfg := h.config()
+			cfg.Consent = ConsentPrompt
+			cfg.Clients = append(cfg.Clients, Client{ID: rsID, Secret: rsSecret, GrantTypes: []string{oauthmeta.GrantTypeTokenExchange}})
+			cfg.Upstream = &UpstreamConfig{Issuer: "http://127.0.0.1:2", ClientID: "x", Allow: AllowList{AllowAnyUser: true},
+				Fetch: KeyFetchConfig{InsecureAllowHTTPLoopback: true}}
+			cfg.TokenVault = &tc.tv
+			if _, err := New(cfg); !errors.Is(err, ErrConfig) {
+				t.Fatalf("New = %v, want ErrConfig", err)
+			}
+		})
+	}
+	cfg := (&harness{clock: newClock(), logs: &logBuffer{}, issuer: "http://127.0.0.1:1"}).config()
+	cfg.TokenVault = &TokenVaultConfig{}
+	if _, err := New(cfg); !errors.Is(err, ErrConfig) {
+		t.Fatalf("a vault without upstream: %v", err)
+	}
+}
+
+// rawStores returns each store implementation with a function that reads
+// what it holds as raw bytes: the memory store's records, the bbolt file,
+// the PostgreSQL tables.
+func rawStores(t *testing.T) map[string]func(t *testing.T) (Storage, func() [][]byte) {
+	kinds := storeKinds(t)
+	return map[string]func(t *testing.T) (Storage, func() [][]byte){
+		"memory": func(*testing.T) (Storage, func() [][]byte) {
+			m := NewMemoryStore()
+			return m.Storage(), func() [][]byte {
+				m.mu.Lock()
+				defer m.mu.Unlock()
+				var out [][]byte
+				for _, v := range []any{m.vault, m.grants, m.codes, m.refresh} {
+					b, _ := json.Marshal(v)
+					out = append(out, b)
+				}
+				for _, r := range m.vault {
+					out = append(out, r.Sealed)
+				}
+				for _, k := range m.pending.Keys() {
+					if p, ok := m.pending.Get(k); ok {
+						b, _ := json.Marshal(p)
+						out = append(out, b)
+					}
+				}
+				return out
+			}
+		},
+		"bolt": func(t *testing.T) (Storage, func() [][]byte) {
+			path := t.TempDir() + "/s.db"
+			b, err := OpenBoltStore(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = b.Close() })
+			return b.Storage(), func() [][]byte {
+				var out [][]byte
+				_ = b.db.View(func(tx *bolt.Tx) error {
+					out = append(out, readAll(t, tx))
+					return nil
+				})
+				return out
+			}
+		},
+		"postgres": func(t *testing.T) (Storage, func() [][]byte) {
+			st := kinds["postgres"](t)
+			p := st.Grants.(*PostgresStore)
+			return st, func() [][]byte {
+				var out [][]byte
+				for _, q := range []string{
+					"SELECT sealed FROM upstream_tokens", "SELECT data::text::bytea FROM grants",
+					"SELECT data::text::bytea FROM codes", "SELECT data::text::bytea FROM pending_authorizations",
+					"SELECT data::text::bytea FROM refresh_tokens",
+				} {
+					rows, err := p.pool.Query(context.Background(), q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for rows.Next() {
+						var b []byte
+						if err := rows.Scan(&b); err != nil {
+							t.Fatal(err)
+						}
+						out = append(out, b)
+					}
+					rows.Close()
+				}
+				return out
+			}
+		},
+	}
+}
+
+// readAll returns the whole bbolt file as the transaction sees it.
+func readAll(t *testing.T, tx *bolt.Tx) []byte {
+	var buf bytes.Buffer
+	if _, err := tx.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestTokenVaultSealedEveryStore: the upstream tokens are stored, in every
+// backend, only sealed: no upstream access or refresh token appears in
+// anything the store holds, and the exchange works from each.
+func TestTokenVaultSealedEveryStore(t *testing.T) {
+	for name, open := range rawStores(t) {
+		t.Run(name, func(t *testing.T) {
+			st, raw := open(t)
+			h, _, vt := vaultHarness(t, time.Minute, func(c *Config) { c.Storage = st })
+			tok := vaultLogin(t, h, rsResource)
+			h.clock.Advance(2 * time.Minute) // refreshed: a second pair is sealed
+			if res := upstreamExchange(h, tok.AccessToken, nil); res.tok == nil {
+				t.Fatalf("exchange: %d %s", res.status, res.body)
+			}
+			issued, refreshes := vt.state()
+			if refreshes != 1 || len(issued) != 4 {
+				t.Fatalf("issued %d tokens, %d refreshes", len(issued), refreshes)
+			}
+			g := grantOf(t, h, tok.AccessToken)
+			rec, err := st.UpstreamTokens.UpstreamTokens(context.Background(), g.UpstreamTokens)
+			if err != nil || rec.GrantID != g.ID || rec.Version != 3 || !rec.ExpiresAt.Equal(g.ExpiresAt) {
+				t.Fatalf("record %+v, %v", rec, err)
+			}
+			dump := raw()
+			if len(dump) == 0 {
+				t.Fatal("nothing read from the store")
+			}
+			found := false
+			for _, b := range dump {
+				found = found || bytes.Contains(b, rec.Sealed) ||
+					bytes.Contains(b, []byte(base64.StdEncoding.EncodeToString(rec.Sealed)))
+				for _, s := range issued {
+					if bytes.Contains(b, []byte(s)) {
+						t.Errorf("the store holds an upstream token in clear: %.10s…", s)
+					}
+				}
+			}
+			if !found {
+				t.Error("the raw read did not see the sealed record; the check proves nothing")
+			}
+		})
+	}
+}
+
+// TestTokenVaultKeys: a record opens only under a ring holding the key
+// that sealed it and only for its own ID; a rotated ring still opens old
+// records and seals new ones under the new key.
+func TestTokenVaultKeys(t *testing.T) {
+	ctx := context.Background()
+	store := NewMemoryStore()
+	mk := func(keys ...[]byte) *vault {
+		ring, err := seal.NewRing(keys[0], keys[1:]...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &vault{ring: ring, store: store, now: newClock().Now, log: slog.New(slog.DiscardHandler)}
+	}
+	k1, k2 := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
+	old := mk(k1)
+	id, err := old.keep(ctx, &oauth2.Token{AccessToken: "at-secret", RefreshToken: "rt-secret"}, newClock().Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &Grant{ID: "g1", UpstreamTokens: id, ExpiresAt: newClock().Now().Add(time.Hour)}
+	if err := old.bind(ctx, id, g); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.bind(ctx, id, &Grant{ID: "g2"}); err == nil {
+		t.Error("a record bound to one grant was bound to another")
+	}
+	rotated := mk(k2, k1)
+	if tok, err := rotated.token(ctx, g); err != nil || tok.AccessToken != "at-secret" {
+		t.Fatalf("rotated ring: %+v, %v", tok, err)
+	}
+	id2, _ := rotated.keep(ctx, &oauth2.Token{AccessToken: "new"}, g.ExpiresAt)
+	rec2, _ := store.UpstreamTokens(ctx, id2)
+	if _, err := old.ring.Open(rec2.Sealed, sealContext(id2)); err == nil {
+		t.Error("a new record is still sealed under the old key")
+	}
+	if _, err := mk(k2).token(ctx, g); !errors.Is(err, errVaultEmpty) {
+		t.Errorf("opened without the sealing key: %v", err)
+	}
+	// A sealed value moved to another record does not open there.
+	rec, _ := store.UpstreamTokens(ctx, id)
+	rec2.Sealed, rec2.GrantID, rec2.Version = rec.Sealed, "g3", rec2.Version+1
+	if err := store.SaveUpstreamTokens(ctx, rec2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rotated.token(ctx, &Grant{ID: "g3", UpstreamTokens: id2}); !errors.Is(err, errVaultEmpty) {
+		t.Errorf("a sealed value opened under another record's ID: %v", err)
+	}
+}
+
+// TestUpstreamTokenStoreVersions: every backend writes a record only over
+// the version before it.
+func TestUpstreamTokenStoreVersions(t *testing.T) {
+	ctx := context.Background()
+	for name, open := range storeKinds(t) {
+		t.Run(name, func(t *testing.T) {
+			st := open(t).UpstreamTokens
+			now := newClock().Now()
+			if _, err := st.UpstreamTokens(ctx, "x"); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("missing: %v", err)
+			}
+			r := &UpstreamTokens{ID: "x", Sealed: []byte{1, 2}, Version: 1, ExpiresAt: now}
+			if err := st.SaveUpstreamTokens(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+			if err := st.SaveUpstreamTokens(ctx, r); !errors.Is(err, ErrAlreadyUsed) {
+				t.Fatalf("second insert: %v", err)
+			}
+			var wins sync.WaitGroup
+			var mu sync.Mutex
+			ok := 0
+			for range 10 {
+				wins.Go(func() {
+					n := &UpstreamTokens{ID: "x", GrantID: "g", Sealed: []byte{3}, Version: 2, ExpiresAt: now.Add(time.Hour)}
+					if st.SaveUpstreamTokens(ctx, n) == nil {
+						mu.Lock()
+						ok++
+						mu.Unlock()
+					}
+				})
+			}
+			wins.Wait()
+			got, err := st.UpstreamTokens(ctx, "x")
+			if ok != 1 || err != nil || got.Version != 2 || got.GrantID != "g" || !bytes.Equal(got.Sealed, []byte{3}) {
+				t.Fatalf("%d writers won; stored %+v, %v", ok, got, err)
+			}
+			if sw, isSweeper := any(st).(Sweeper); isSweeper {
+				if err := sw.Sweep(ctx, now.Add(2*time.Hour)); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := st.UpstreamTokens(ctx, "x"); !errors.Is(err, ErrNotFound) {
+					t.Errorf("expired record not swept: %v", err)
+				}
+			}
+			if err := st.DeleteUpstreamTokens(ctx, "x"); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

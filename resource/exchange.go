@@ -1,0 +1,219 @@
+package resource
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/mcpauth/mcpauth/internal/jsonx"
+	"github.com/mcpauth/mcpauth/internal/lru"
+	"github.com/mcpauth/mcpauth/internal/safehttp"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// Bounds of the token exchange.
+const (
+	// DefaultExchangeTimeout bounds one exchange when ExchangeConfig.HTTPClient is nil.
+	DefaultExchangeTimeout = 10 * time.Second
+	// DefaultExchangeCacheTTL bounds how long a cached exchanged token is reused.
+	DefaultExchangeCacheTTL = time.Minute
+	// maxExchangeResponse bounds the token endpoint's answer.
+	maxExchangeResponse = 64 << 10
+	// exchangeCacheMargin: a cached token this close to its expiry is not reused.
+	exchangeCacheMargin = 30 * time.Second
+)
+
+// RFC 8693 identifiers of the exchange.
+const (
+	grantTypeTokenExchange = "urn:ietf:params:oauth:grant-type:token-exchange"
+	tokenTypeAccessToken   = "urn:ietf:params:oauth:token-type:access_token"
+)
+
+// ErrExchange is wrapped by every failed [Exchanger.Exchange]. A refusal
+// by the authorization server also wraps its *[oauthmeta.Error] (for
+// example invalid_grant once the user's grant is revoked: the user must
+// log in again).
+var ErrExchange = errors.New("resource: token exchange failed")
+
+// ExchangeConfig configures [NewExchanger]: this resource server as a
+// confidential client of the authorization server, allowed the RFC 8693
+// token exchange.
+type ExchangeConfig struct {
+	// TokenEndpoint is the authorization server's token endpoint. Required:
+	// https, or http to a loopback host with InsecureAllowHTTPLoopback. The
+	// request's access token is sent there only when it has the origin of
+	// the token's issuer ("iss"), and never on a redirect.
+	TokenEndpoint string
+	// ClientID and ClientSecret are this resource server's credentials
+	// (client_secret_basic). Required.
+	ClientID, ClientSecret string
+	// HTTPClient sends the exchange; redirects are never followed whatever
+	// its CheckRedirect says. Nil means a client with a
+	// [DefaultExchangeTimeout] timeout.
+	HTTPClient *http.Client
+	// CacheSize is how many (access token, audience) results are kept and
+	// reused until CacheTTL passes or the upstream token nears expiry.
+	// Zero means no cache: every call exchanges.
+	CacheSize int
+	// CacheTTL bounds the reuse of a cached result. Zero means
+	// [DefaultExchangeCacheTTL].
+	CacheTTL time.Duration
+	// InsecureAllowHTTPLoopback permits a plain-http token endpoint on a
+	// loopback host, for tests and local development.
+	InsecureAllowHTTPLoopback bool
+	// Now is the clock. Nil means time.Now.
+	Now func() time.Time
+}
+
+// ExchangedToken is the user's access token at another service (the
+// upstream identity provider's API), as the exchange returned it.
+type ExchangedToken struct {
+	// AccessToken is the token to send to that service, never elsewhere.
+	AccessToken string
+	// TokenType is the scheme to send it with, normally "Bearer".
+	TokenType string
+	// Expiry is when it expires; zero when the server did not say.
+	Expiry time.Time
+}
+
+// Exchanger trades the access token of the request being served for the
+// same user's token at another service (RFC 8693 token exchange), so that
+// a tool handler acts there as the user without ever seeing the MCP
+// access token. It is safe for concurrent use.
+type Exchanger struct {
+	cfg      ExchangeConfig
+	endpoint *url.URL
+	client   *http.Client
+	now      func() time.Time
+	cache    *lru.Cache[[sha256.Size]byte, *ExchangedToken] // nil without CacheSize
+}
+
+// NewExchanger validates cfg. It does no I/O.
+func NewExchanger(cfg ExchangeConfig) (*Exchanger, error) {
+	p := oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: cfg.InsecureAllowHTTPLoopback}
+	if err := p.CheckURL(cfg.TokenEndpoint); err != nil {
+		return nil, fmt.Errorf("%w: exchange token endpoint: %w", ErrInvalidConfig, err)
+	}
+	if cfg.ClientID == "" || cfg.ClientSecret == "" {
+		return nil, fmt.Errorf("%w: the exchange needs client credentials", ErrInvalidConfig)
+	}
+	if cfg.CacheSize < 0 || cfg.CacheTTL < 0 {
+		return nil, fmt.Errorf("%w: negative exchange cache bound", ErrInvalidConfig)
+	}
+	e := &Exchanger{cfg: cfg, now: cfg.Now}
+	if e.now == nil {
+		e.now = time.Now
+	}
+	e.endpoint, _ = url.Parse(cfg.TokenEndpoint)
+	hc := http.Client{Timeout: DefaultExchangeTimeout}
+	if cfg.HTTPClient != nil {
+		hc = *cfg.HTTPClient
+	}
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	e.client = &hc
+	if cfg.CacheSize > 0 {
+		e.cache = lru.New[[sha256.Size]byte, *ExchangedToken](cfg.CacheSize, e.now, nil)
+	}
+	return e, nil
+}
+
+// Exchange returns the user's token for audience (the name the
+// authorization server gives the other service, e.g. "github"), obtained
+// with the access token of the request whose context is ctx, as verified
+// by [Verifier.Middleware]. Without a verified request it fails with
+// [ErrNoToken]; a refusal wraps [ErrExchange] and the server's
+// *[oauthmeta.Error].
+//
+// In a stateful go-sdk server, tools run with the context of the session's
+// initialize request, whose token may have expired since: exchange from a
+// stateless server, or expect invalid_grant once it has.
+func (e *Exchanger) Exchange(ctx context.Context, audience string) (*ExchangedToken, error) {
+	ra, ok := ctx.Value(ctxKey{}).(*requestAuth)
+	if !ok || ra.av.token == "" {
+		return nil, fmt.Errorf("%w: %w: no verified request in the context", ErrExchange, ErrNoToken)
+	}
+	iss, err := url.Parse(ra.tokenInfo().Issuer)
+	if err != nil || !safehttp.SameOrigin(iss, e.endpoint) {
+		return nil, fmt.Errorf("%w: the token endpoint is not at the origin of the token's issuer", ErrExchange)
+	}
+	key := sha256.Sum256([]byte(ra.av.token + "\x00" + audience))
+	if e.cache != nil {
+		if t, ok := e.cache.Get(key); ok {
+			return t, nil
+		}
+	}
+	t, err := e.exchange(ctx, ra.av.token, audience)
+	if err != nil {
+		return nil, err
+	}
+	if e.cache != nil {
+		until := e.now().Add(cmp.Or(e.cfg.CacheTTL, DefaultExchangeCacheTTL))
+		if !t.Expiry.IsZero() && t.Expiry.Add(-exchangeCacheMargin).Before(until) {
+			until = t.Expiry.Add(-exchangeCacheMargin)
+		}
+		if until.After(e.now()) {
+			e.cache.Add(key, t, until)
+		}
+	}
+	return t, nil
+}
+
+// exchangeResponse is the RFC 8693 §2.2.1 response read here.
+type exchangeResponse struct {
+	AccessToken     string          `json:"access_token"`
+	IssuedTokenType string          `json:"issued_token_type"`
+	TokenType       string          `json:"token_type"`
+	ExpiresIn       json.RawMessage `json:"expires_in"`
+	Scope           string          `json:"scope"`
+	RefreshToken    string          `json:"refresh_token"`
+}
+
+func (e *Exchanger) exchange(ctx context.Context, token, audience string) (*ExchangedToken, error) {
+	form := url.Values{
+		"grant_type": {grantTypeTokenExchange}, "subject_token": {token},
+		"subject_token_type": {tokenTypeAccessToken}, "requested_token_type": {tokenTypeAccessToken},
+		"audience": {audience},
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.cfg.TokenEndpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrExchange, err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	req.SetBasicAuth(url.QueryEscape(e.cfg.ClientID), url.QueryEscape(e.cfg.ClientSecret)) // RFC 6749 §2.3.1
+	resp, err := e.client.Do(req)
+	if err != nil {
+		// A *url.Error names the endpoint, never the form.
+		return nil, fmt.Errorf("%w: %w", ErrExchange, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxExchangeResponse+1))
+	if err != nil || len(body) > maxExchangeResponse {
+		return nil, fmt.Errorf("%w: unreadable or oversized response", ErrExchange)
+	}
+	if resp.StatusCode != http.StatusOK {
+		if oe, perr := oauthmeta.ParseError(body); perr == nil {
+			return nil, fmt.Errorf("%w: %w", ErrExchange, oe)
+		}
+		return nil, fmt.Errorf("%w: status %d", ErrExchange, resp.StatusCode)
+	}
+	var r exchangeResponse
+	if err := jsonx.DecodeObject(body, &r); err != nil || r.AccessToken == "" ||
+		(r.IssuedTokenType != "" && r.IssuedTokenType != tokenTypeAccessToken) || r.TokenType == "" {
+		return nil, fmt.Errorf("%w: malformed token exchange response", ErrExchange)
+	}
+	t := &ExchangedToken{AccessToken: r.AccessToken, TokenType: r.TokenType}
+	var secs int64
+	if len(r.ExpiresIn) > 0 && json.Unmarshal(r.ExpiresIn, &secs) == nil && secs > 0 && secs < 10*365*24*3600 {
+		t.Expiry = e.now().Add(time.Duration(secs) * time.Second)
+	}
+	return t, nil
+}

@@ -1,0 +1,168 @@
+package resource_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+	"github.com/mcpauth/mcpauth/resource"
+)
+
+// fakeExchangeAS is a token endpoint on loopback that exchanges one
+// subject token for "gh-token", or answers what answer says.
+type fakeExchangeAS struct {
+	srv     *httptest.Server
+	calls   atomic.Int32
+	subject atomic.Value // string: the accepted subject token
+	answer  atomic.Value // func(w) or nil
+}
+
+func newFakeExchangeAS(t *testing.T) *fakeExchangeAS {
+	as := &fakeExchangeAS{}
+	as.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		as.calls.Add(1)
+		if a, _ := as.answer.Load().(func(http.ResponseWriter)); a != nil {
+			a(w)
+			return
+		}
+		_ = r.ParseForm()
+		user, pass, _ := r.BasicAuth()
+		w.Header().Set("Content-Type", "application/json")
+		if user != "rs" || pass != "rs-secret" || r.URL.Path != "/token" ||
+			r.PostForm.Get("grant_type") != "urn:ietf:params:oauth:grant-type:token-exchange" ||
+			r.PostForm.Get("subject_token_type") != "urn:ietf:params:oauth:token-type:access_token" ||
+			r.PostForm.Get("subject_token") != as.subject.Load() || r.PostForm.Get("audience") != "github" {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"error":"invalid_grant"}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"access_token":"gh-token","issued_token_type":"urn:ietf:params:oauth:token-type:access_token","token_type":"Bearer","expires_in":600}`)
+	}))
+	t.Cleanup(as.srv.Close)
+	return as
+}
+
+// exchangeThrough serves one MCP request carrying token through the
+// fixture's middleware to a handler that exchanges it.
+func exchangeThrough(f *fixture, ex *resource.Exchanger, token string) (*resource.ExchangedToken, error) {
+	var got *resource.ExchangedToken
+	var err error
+	h := f.v.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, err = ex.Exchange(r.Context(), "github")
+	}))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, mcpPost(token, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	if rec.Code != http.StatusOK {
+		f.t.Fatalf("middleware: %d", rec.Code)
+	}
+	return got, err
+}
+
+func exchangeFixture(t *testing.T, as *fakeExchangeAS, cfg resource.ExchangeConfig) (*fixture, *resource.Exchanger, string) {
+	f := newFixture(t, func(c *resource.Config) {
+		c.Issuers[0].Issuer = as.srv.URL
+		c.InsecureAllowHTTPLoopback = true
+	})
+	if cfg.TokenEndpoint == "" {
+		cfg.TokenEndpoint = as.srv.URL + "/token"
+	}
+	cfg.ClientID, cfg.ClientSecret, cfg.InsecureAllowHTTPLoopback, cfg.Now = "rs", "rs-secret", true, f.clock.Now
+	ex, err := resource.NewExchanger(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := f.token(func(c *oauthtest.AccessToken) { c.Issuer = as.srv.URL })
+	as.subject.Store(tok)
+	return f, ex, tok
+}
+
+func TestExchangerExchange(t *testing.T) {
+	as := newFakeExchangeAS(t)
+	f, ex, tok := exchangeFixture(t, as, resource.ExchangeConfig{CacheSize: 8})
+	got, err := exchangeThrough(f, ex, tok)
+	if err != nil || got.AccessToken != "gh-token" || got.TokenType != "Bearer" || !got.Expiry.Equal(f.clock.Now().Add(600e9)) {
+		t.Fatalf("Exchange = %+v, %v", got, err)
+	}
+	if _, err := exchangeThrough(f, ex, tok); err != nil || as.calls.Load() != 1 {
+		t.Fatalf("cached exchange: %v, %d calls", err, as.calls.Load())
+	}
+	f.clock.Advance(2 * 60e9) // past the cache TTL
+	if _, err := exchangeThrough(f, ex, tok); err != nil || as.calls.Load() != 2 {
+		t.Fatalf("after the cache TTL: %v, %d calls", err, as.calls.Load())
+	}
+	if _, err := ex.Exchange(context.Background(), "github"); !errors.Is(err, resource.ErrExchange) || !errors.Is(err, resource.ErrNoToken) {
+		t.Errorf("without a verified request: %v", err)
+	}
+}
+
+func TestExchangerRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		answer   func(http.ResponseWriter)
+		endpoint func(as, other *fakeExchangeAS) string
+		want     error
+		calls    int32
+	}{
+		{name: "invalid_grant", answer: func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"error":"invalid_grant","error_description":"revoked"}`)
+		}, want: &oauthmeta.Error{Code: oauthmeta.CodeInvalidGrant}, calls: 1},
+		{name: "redirect elsewhere", answer: nil, endpoint: nil, want: resource.ErrExchange, calls: 1},
+		{name: "oversized", answer: func(w http.ResponseWriter) {
+			_, _ = io.WriteString(w, `{"access_token":"`+strings.Repeat("a", 70<<10)+`","token_type":"Bearer"}`)
+		}, want: resource.ErrExchange, calls: 1},
+		{name: "no token type", answer: func(w http.ResponseWriter) {
+			_, _ = io.WriteString(w, `{"access_token":"x"}`)
+		}, want: resource.ErrExchange, calls: 1},
+		{name: "another origin than the issuer", endpoint: func(_, other *fakeExchangeAS) string { return other.srv.URL + "/token" },
+			want: resource.ErrExchange, calls: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			as, other := newFakeExchangeAS(t), newFakeExchangeAS(t)
+			if tc.name == "redirect elsewhere" {
+				tc.answer = func(w http.ResponseWriter) {
+					w.Header().Set("Location", other.srv.URL+"/token")
+					w.WriteHeader(http.StatusTemporaryRedirect)
+				}
+			}
+			if tc.answer != nil {
+				as.answer.Store(tc.answer)
+			}
+			cfg := resource.ExchangeConfig{}
+			if tc.endpoint != nil {
+				cfg.TokenEndpoint = tc.endpoint(as, other)
+			}
+			f, ex, tok := exchangeFixture(t, as, cfg)
+			got, err := exchangeThrough(f, ex, tok)
+			if got != nil || !errors.Is(err, resource.ErrExchange) || !errors.Is(err, tc.want) {
+				t.Fatalf("Exchange = %+v, %v; want %v", got, err, tc.want)
+			}
+			if strings.Contains(err.Error(), tok) {
+				t.Error("the error shows the access token")
+			}
+			if n := as.calls.Load() + other.calls.Load(); n != tc.calls {
+				t.Errorf("%d token endpoint calls, want %d", n, tc.calls)
+			}
+		})
+	}
+}
+
+func TestNewExchangerConfig(t *testing.T) {
+	for _, cfg := range []resource.ExchangeConfig{
+		{TokenEndpoint: "http://as.example.com/token", ClientID: "rs", ClientSecret: "s"},
+		{TokenEndpoint: "https://as.example.com/token", ClientID: "rs"},
+		{TokenEndpoint: "https://as.example.com/token", ClientID: "rs", ClientSecret: "s", CacheSize: -1},
+	} {
+		if _, err := resource.NewExchanger(cfg); !errors.Is(err, resource.ErrInvalidConfig) {
+			t.Errorf("NewExchanger(%+v) = %v", cfg, err)
+		}
+	}
+}
