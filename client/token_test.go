@@ -29,6 +29,7 @@ type rawTokenEndpoint struct {
 	ct       string
 	body     []byte
 	requests int
+	required bool // the proof's key is for a resource that requires DPoP
 }
 
 func newRawTokenEndpoint(t testing.TB) *rawTokenEndpoint {
@@ -61,6 +62,7 @@ func (e *rawTokenEndpoint) answer(c *Client, withProof bool, status int, ct stri
 		if d, err = c.dpop.keyFor(nil, nil); err != nil {
 			return nil, err
 		}
+		d.required = e.required
 	}
 	params := url.Values{"grant_type": {"client_credentials"}}
 	auth := &clientAuth{method: oauthmeta.AuthMethodClientSecretBasic, clientID: "x", secret: "SENT-SECRET"}
