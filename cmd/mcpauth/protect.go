@@ -49,8 +49,8 @@ type protectFlags struct {
 	grace                                             time.Duration
 	log                                               logFlags
 	perf                                              perfFlags
-	// DPoP and its replay store shared by replicas.
-	dpop, redisURL string
+	// DPoP, its proof algorithms and its replay store shared by replicas.
+	dpop, dpopAlgs, redisURL string
 }
 
 func parseProtectFlags(args []string, stderr io.Writer) (*protectFlags, error) {
@@ -70,6 +70,7 @@ func parseProtectFlags(args []string, stderr io.Writer) (*protectFlags, error) {
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics on this address (default: off)")
 	fs.BoolVar(&f.insecureHTTP, "insecure-http", false, "allow plain-http issuer, resource and introspection URLs on loopback hosts")
 	fs.StringVar(&f.dpop, "dpop", "off", "DPoP-bound tokens (RFC 9449): off, allowed (Bearer too) or required")
+	fs.StringVar(&f.dpopAlgs, "dpop-algs", "", "with --dpop: the accepted proof algorithms, advertised in the challenge and the metadata (spaces or commas; default ES256 ES384 ES512 RS256 PS256 EdDSA)")
 	fs.StringVar(&f.redisURL, "redis-url", "", "record DPoP proofs on Redis at this `redis://` URL, shared by every replica of this resource (env:VAR reads $VAR); unreachable Redis refuses proofs")
 	fs.DurationVar(&f.grace, "shutdown-timeout", 10*time.Second, "how long requests in flight (streams too) may finish on shutdown")
 	f.log.register(fs, "info")

@@ -32,6 +32,9 @@ func (f *protectFlags) dpopConfig(cfg *resource.Config) (func(), error) {
 		if f.redisURL != "" {
 			return nil, fmt.Errorf("--redis-url keeps DPoP proofs: it needs --dpop allowed or required")
 		}
+		if f.dpopAlgs != "" {
+			return nil, fmt.Errorf("--dpop-algs needs --dpop allowed or required")
+		}
 		return func() {}, nil
 	case "allowed":
 		cfg.DPoP.Mode = resource.DPoPAllowed
@@ -40,6 +43,7 @@ func (f *protectFlags) dpopConfig(cfg *resource.Config) (func(), error) {
 	default:
 		return nil, fmt.Errorf("--dpop: %q is not off, allowed or required", f.dpop)
 	}
+	cfg.DPoP.Algorithms = fields(f.dpopAlgs) // checked by resource.New
 	if f.redisURL == "" {
 		return func() {}, nil
 	}
