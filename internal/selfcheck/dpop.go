@@ -64,10 +64,10 @@ func (r *runner) dpopView() dpopView {
 // of them. A resource that does not mention DPoP gets one skipped line.
 func (r *runner) checkDPoP(context.Context) {
 	const (
-		nameMode  = "DPoP support"
-		nameReq   = "DPoP requirement in metadata and challenge agree"
-		nameAlgs  = "DPoP algs in metadata and challenge agree"
-		nameAS    = "authorization server accepts a DPoP alg of the resource"
+		nameMode = "DPoP support"
+		nameReq  = "DPoP requirement in metadata and challenge agree"
+		nameAlgs = "DPoP algs in metadata and challenge agree"
+		nameAS   = "authorization server accepts a DPoP alg of the resource"
 	)
 	v := r.dpopView()
 	if !v.offered() {
