@@ -77,17 +77,23 @@ func (s *Server) initDPoP() error {
 //
 // bound returns the thumbprint the request's grant is already bound to
 // ("" if none, see knownBinding); it is called only when the request
-// carries a proof, so a Bearer request costs no store read. A proof of another key is refused inside
-// Verify, before its jti is recorded, so someone holding a stolen
-// refresh token cannot fill the replay store with proofs of their own key;
-// the answer is the one refresh gives for a wrong key (invalid_grant).
+// carries a proof, or carries none where one is required, so a Bearer
+// request to a server with optional DPoP costs no store read. A proof of
+// another key is refused inside Verify, before its jti is recorded, so
+// someone holding a stolen refresh token cannot fill the replay store with
+// proofs of their own key; the answer is the one refresh gives for a wrong
+// key (invalid_grant). A bound refresh token without any proof gets
+// [errRefreshNoProof] whether or not proofs are required.
 func (s *Server) checkDPoP(r *http.Request, bound func() string) (string, error) {
 	if s.dpop == nil {
 		return "", nil
 	}
 	proof, err := dpop.ProofFromHeader(r.Header)
 	if errors.Is(err, dpop.ErrMissingProof) && !s.cfg.DPoP.Required {
-		return "", nil
+		return "", nil // refresh refuses a bound grant without a proof
+	}
+	if errors.Is(err, dpop.ErrMissingProof) && bound() != "" {
+		return "", errRefreshNoProof()
 	}
 	if err != nil {
 		return "", err
@@ -106,6 +112,18 @@ func (s *Server) checkDPoP(r *http.Request, bound func() string) (string, error)
 // key other than the one its grant is bound to.
 func errRefreshOtherKey() *oauthmeta.Error {
 	return oauthErr(oauthmeta.CodeInvalidGrant, "refresh token is bound to another DPoP key")
+}
+
+// errRefreshNoProof refuses a refresh token bound to a DPoP key presented
+// without any proof. RFC 9449 §5: the binding "MUST be validated when the
+// refresh token is later presented", and the client "MUST present a DPoP
+// proof for the same key". A request without a proof carries no invalid
+// proof (invalid_dpop_proof, §5 and §12.2, is for a proof that fails the
+// §4.3 checks); it presents a refresh token that is not valid for this
+// request, which RFC 6749 §5.2 names invalid_grant, as for a proof of
+// another key.
+func errRefreshNoProof() *oauthmeta.Error {
+	return oauthErr(oauthmeta.CodeInvalidGrant, "DPoP proof required: this refresh token is bound to a DPoP key")
 }
 
 // knownBinding returns the DPoP key thumbprint a token request's grant is

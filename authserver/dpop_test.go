@@ -154,6 +154,48 @@ func TestDPoPRefreshOtherKey(t *testing.T) {
 	wantBound(t, h, h.tokenHeader(rt, "", "", h.proofHeader(owner)), owner.JKT())
 }
 
+// TestDPoPRefreshWithoutProof (AS-12, RFC 9449 §5): a refresh token bound
+// to a DPoP key presented without any proof is refused with invalid_grant
+// and a description that says a proof is required (not "another key"),
+// whether proofs are optional or required at the token endpoint; the
+// token is neither rotated nor revoked, and the owner still refreshes.
+func TestDPoPRefreshWithoutProof(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		cfg      *DPoPConfig
+		proof    bool // a proof of another key instead of none
+		wantDesc string
+	}{
+		{"optional DPoP, no proof", &DPoPConfig{}, false, "DPoP proof required: this refresh token is bound to a DPoP key"},
+		{"required DPoP, no proof", &DPoPConfig{Required: true}, false, "DPoP proof required: this refresh token is bound to a DPoP key"},
+		{"optional DPoP, another key", &DPoPConfig{}, true, "refresh token is bound to another DPoP key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, "", func(c *Config) { c.DPoP = tt.cfg })
+			owner := h.newProver()
+			q, v := authParams(publicID, publicCB)
+			form := url.Values{"grant_type": {"authorization_code"}, "code": {h.code(q, v)}, "code_verifier": {v}, "client_id": {publicID},
+				"redirect_uri": {publicCB}}
+			first := h.tokenHeader(form, "", "", h.proofHeader(owner))
+			wantBound(t, h, first, owner.JKT())
+			rt := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {first.tok.RefreshToken}, "client_id": {publicID}}
+			var hdr http.Header
+			if tt.proof {
+				hdr = h.proofHeader(h.newProver())
+			}
+			res := h.tokenHeader(rt, "", "", hdr)
+			wantError(t, res, http.StatusBadRequest, oauthmeta.CodeInvalidGrant)
+			if res.err.Description != tt.wantDesc {
+				t.Fatalf("error_description %q, want %q", res.err.Description, tt.wantDesc)
+			}
+			wantBound(t, h, h.tokenHeader(rt, "", "", h.proofHeader(owner)), owner.JKT())
+		})
+	}
+}
+
 // TestDPoPKnownBinding: the binding looked up before the proof is checked
 // is the grant's key, and nothing for another client's or an unknown
 // refresh token.

@@ -44,7 +44,11 @@ func (s *Server) refresh(ctx context.Context, client *Client, form url.Values, j
 	if grant.Revoked || !now.Before(rec.ExpiresAt) || !now.Before(grant.ExpiresAt) {
 		return nil, bad
 	}
-	if grant.DPoPJKT != "" && grant.DPoPJKT != jkt { // also checked before the proof's jti is recorded (checkDPoP)
+	switch {
+	case grant.DPoPJKT == "":
+	case jkt == "":
+		return nil, errRefreshNoProof()
+	case grant.DPoPJKT != jkt: // also checked before the proof's jti is recorded (checkDPoP)
 		return nil, errRefreshOtherKey()
 	}
 	if rec.Rotated {

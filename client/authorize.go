@@ -46,7 +46,7 @@ type pendingAuthorization struct {
 	scopes        []string
 	registration  *tokenstore.Registration
 	auth          *clientAuth
-	authServer    *oauthmeta.AuthServerMetadata // for the DPoP decision at the token endpoint
+	dpop          *dpopKey // the key the tokens are bound to; nil: Bearer
 	created       time.Time
 }
 
@@ -58,6 +58,7 @@ type AuthorizationRequest struct {
 	c      *Client
 	d      *tokenstore.Discovery
 	scopes []string
+	dpop   *dpopKey
 
 	mu          sync.Mutex
 	state       string
@@ -116,7 +117,7 @@ func (r *AuthorizationRequest) Start(ctx context.Context, redirectURI string) (s
 		scopes:                slices.Clone(r.scopes),
 		registration:          reg,
 		auth:                  registeredAuth(reg, md),
-		authServer:            md,
+		dpop:                  r.dpop,
 		created:               c.clock.Now(),
 	}
 	cfg := oauth2.Config{

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/client/tokenstore"
-	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -31,22 +30,6 @@ func (c *Client) canonicalResource(raw string) (string, error) {
 		return "", fmt.Errorf("%w: MCP server URL: %w", ErrUnsafeURL, err)
 	}
 	return r, nil
-}
-
-// bearerChallenge returns the Bearer challenge of a 401 or 403 response
-// (requirement CL-01), or else its DPoP challenge (RFC 9449 §7.1), which
-// carries the same parameters. A malformed header counts as no challenge: discovery
-// then falls back to the well-known URLs.
-func bearerChallenge(h http.Header) oauthmeta.Challenge {
-	chs, err := oauthmeta.ParseChallenges(h.Values("WWW-Authenticate")...)
-	if err != nil {
-		return oauthmeta.Challenge{}
-	}
-	if ch, ok := oauthmeta.FindChallenge(chs, "Bearer"); ok {
-		return ch
-	}
-	ch, _ := oauthmeta.FindChallenge(chs, dpop.Scheme) // RFC 9449 §7.1
-	return ch
 }
 
 // discover returns the discovery state for resource (canonical): the
@@ -69,6 +52,8 @@ func (c *Client) discover(ctx context.Context, resource, headerURL string, fresh
 	case err == nil:
 		d.ResourceIndicator, d.ResourceMetadataURL = prm.Resource, prmURL
 		d.ScopesSupported = slices.Clone(prm.ScopesSupported)
+		d.DPoPSigningAlgValuesSupported = slices.Clone(prm.DPoPSigningAlgValuesSupported)
+		d.DPoPBoundAccessTokensRequired = prm.DPoPBoundAccessTokensRequired
 		issuers = prm.AuthorizationServers
 		ttl = min(ttl, prmTTL)
 	case errors.Is(err, ErrNoResourceMetadata) && c.cfg.InsecureLegacy20250326:

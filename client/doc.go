@@ -111,9 +111,15 @@
 // proof was sent, the token presented with the DPoP scheme and a fresh proof
 // ("ath") on every resource request, and one resend with the server's nonce
 // after use_dpop_nonce, at the authorization server (§8) and at the resource
-// server (§9). Stored DPoP tokens carry the key's thumbprint and are used only
-// with that key. With the SDK, set StreamableClientTransport.HTTPClient to
-// [OAuthHandler.HTTPClient].
+// server (§9); a DPoP-Nonce on any response, the first 401 included, goes
+// into the next proof. Before an authorization starts, the proof algorithm
+// is chosen from those both the authorization server (§5.1) and the resource
+// (§7.1 "algs", RFC 9728 metadata) accept; a generated key is kept with its
+// token in the [TokenStore]. A resource that accepts only DPoP-bound tokens
+// gets them or [ErrDPoPUnsupported] before any authorization or token
+// request, never a Bearer token. Stored DPoP tokens carry the key's
+// thumbprint and are used only with that key. With the SDK, set
+// StreamableClientTransport.HTTPClient to [OAuthHandler.HTTPClient].
 //
 // [Config.Grant] replaces the interactive flow with a machine grant, after
 // the same discovery: [ClientCredentials] (client_secret_basic or

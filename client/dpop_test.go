@@ -6,20 +6,23 @@ import (
 )
 
 // TestRFC9449TokenTypeNeedsProof: token_type DPoP is accepted only from a
-// token request that carried a proof (RFC 9449 §5); Bearer always.
+// token request that carried a proof (RFC 9449 §5); Bearer unless the
+// resource accepts only DPoP-bound tokens.
 func TestRFC9449TokenTypeNeedsProof(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name      string
 		tokenType string
 		proofSent bool
+		required  bool // the resource accepts only DPoP-bound tokens
 		wantErr   error
 	}{
-		{"Bearer without proof", "Bearer", false, nil},
-		{"Bearer after a proof (server without DPoP)", "bearer", true, nil},
-		{"DPoP after a proof", "DPoP", true, nil},
-		{"DPoP without proof", "DPoP", false, ErrTokenType},
-		{"unknown type", "MAC", true, ErrTokenType},
+		{"Bearer without proof", "Bearer", false, false, nil},
+		{"Bearer after a proof (server without DPoP)", "bearer", true, false, nil},
+		{"DPoP after a proof", "DPoP", true, false, nil},
+		{"DPoP without proof", "DPoP", false, false, ErrTokenType},
+		{"unknown type", "MAC", true, false, ErrTokenType},
+		{"Bearer after a proof when the resource requires DPoP (no downgrade)", "Bearer", true, true, ErrDPoPUnsupported},
 	}
 	e := newRawTokenEndpoint(t)
 	c, err := New(Config{Authorizer: &FollowRedirects{}, InsecureAllowHTTPLoopback: true, DPoP: &DPoPConfig{}})
@@ -29,6 +32,7 @@ func TestRFC9449TokenTypeNeedsProof(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			body := []byte(`{"access_token":"a","token_type":"` + tt.tokenType + `"}`)
+			e.required = tt.required
 			_, err := e.answer(c, tt.proofSent, 200, "application/json", body)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)

@@ -129,6 +129,16 @@ var (
 	// [OAuthHandler.HTTPClient], or by x/oauth2 code using
 	// [Client.TokenSource].
 	ErrDPoPTransport = errors.New("client: a DPoP-bound token needs a proof: send it through Client.Transport or OAuthHandler.HTTPClient")
+	// ErrDPoPUnsupported: the resource accepts only DPoP-bound tokens
+	// (RFC 9449 §7.1: a DPoP challenge without a Bearer one, or RFC 9728
+	// dpop_bound_access_tokens_required) and they cannot be had: the
+	// client has no DPoP configuration, the authorization server does not
+	// advertise DPoP, no proof algorithm is accepted by the authorization
+	// server, the resource and the client's key, or the authorization
+	// server issued a Bearer token anyway. Apart from the last case it is
+	// returned before any authorization or token request; the client never
+	// falls back to a Bearer token there.
+	ErrDPoPUnsupported = errors.New("client: the resource requires DPoP-bound tokens and none can be obtained")
 )
 
 // wrapFetch maps a safehttp error to this package's sentinels, keeping

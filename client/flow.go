@@ -31,7 +31,7 @@ type attempts struct{ n int }
 //     cannot help: ErrInsufficientScope.
 //   - anything else: ErrForbidden.
 func (c *Client) respond(ctx context.Context, resource string, status int, h http.Header, sent string, a *attempts) error {
-	ch := bearerChallenge(h)
+	ch := parseChallenge(h)
 	switch {
 	case status == http.StatusUnauthorized:
 		return c.unauthorized(ctx, resource, ch, sent, a)
@@ -42,7 +42,7 @@ func (c *Client) respond(ctx context.Context, resource string, status int, h htt
 	}
 }
 
-func (c *Client) unauthorized(ctx context.Context, resource string, ch oauthmeta.Challenge, sent string, a *attempts) error {
+func (c *Client) unauthorized(ctx context.Context, resource string, ch challenge, sent string, a *attempts) error {
 	unlock, err := c.logins.lock(ctx, resource)
 	if err != nil {
 		return err
@@ -57,7 +57,7 @@ func (c *Client) unauthorized(ctx context.Context, resource string, ch oauthmeta
 		case st.tok.AccessToken != sent && st.tok.Valid(c.clock.Now(), expiryLeeway):
 			return nil // another request obtained a new token meanwhile
 		case st.tok.AccessToken == sent:
-			if c.refreshAfterRejection(ctx, st, ch) {
+			if c.refreshAfterRejection(ctx, st, ch.Challenge) {
 				return nil
 			}
 			_ = c.store.DeleteToken(ctx, st.key)
@@ -80,7 +80,7 @@ func (c *Client) refreshAfterRejection(ctx context.Context, st *tokenState, ch o
 	return err == nil
 }
 
-func (c *Client) stepUp(ctx context.Context, resource string, ch oauthmeta.Challenge, sent string, a *attempts) error {
+func (c *Client) stepUp(ctx context.Context, resource string, ch challenge, sent string, a *attempts) error {
 	unlock, err := c.logins.lock(ctx, resource)
 	if err != nil {
 		return err
@@ -104,11 +104,13 @@ func (c *Client) stepUp(ctx context.Context, resource string, ch oauthmeta.Chall
 	return c.login(ctx, resource, ch, false, union(prev, ch.Scopes()), a)
 }
 
-// login runs one authorization for resource: discovery, then the
-// Authorizer, then the response checks and the code exchange; the token
-// is stored under (issuer, resource indicator, client_id). scopes nil
-// means chosen by the MCP strategy (CL-14).
-func (c *Client) login(ctx context.Context, resource string, ch oauthmeta.Challenge, fresh bool, scopes []string, a *attempts) error {
+// login runs one authorization for resource: discovery, the choice of
+// the DPoP key (which may refuse before anything is sent to the
+// authorization server), then the Authorizer, then the response checks and
+// the code exchange; the token is stored under (issuer, resource
+// indicator, client_id). scopes nil means chosen by the MCP strategy
+// (CL-14).
+func (c *Client) login(ctx context.Context, resource string, ch challenge, fresh bool, scopes []string, a *attempts) error {
 	if a.n >= MaxAuthorizationAttempts {
 		return fmt.Errorf("%w (%d)", ErrAttemptLimit, MaxAuthorizationAttempts)
 	}
@@ -121,13 +123,17 @@ func (c *Client) login(ctx context.Context, resource string, ch oauthmeta.Challe
 	if err := c.checkIssuerChange(ctx, prev, d); err != nil {
 		return err
 	}
+	key, err := c.planDPoP(ctx, d, ch)
+	if err != nil {
+		return err
+	}
 	if scopes == nil {
-		scopes = selectScopes(ch, d)
+		scopes = selectScopes(ch.Challenge, d)
 	}
 	if c.flow != nil {
-		return c.grantLogin(ctx, d, scopes)
+		return c.grantLogin(ctx, &grantRun{d: d, scopes: scopes, dpop: key})
 	}
-	req := &AuthorizationRequest{c: c, d: d, scopes: c.adjustOfflineAccess(scopes, d.AuthServer)}
+	req := &AuthorizationRequest{c: c, d: d, scopes: c.adjustOfflineAccess(scopes, d.AuthServer), dpop: key}
 	redirect, err := c.cfg.Authorizer.Authorize(ctx, req)
 	req.mu.Lock()
 	state := req.state
@@ -149,8 +155,8 @@ func (c *Client) login(ctx context.Context, resource string, ch oauthmeta.Challe
 		c.pending.Remove(state)
 		return err
 	}
-	key := tokenstore.Key{Issuer: rec.issuer, Resource: rec.indicator, ClientID: rec.registration.ClientID}
-	if err := c.store.PutToken(ctx, key, tok); err != nil {
+	tk := tokenstore.Key{Issuer: rec.issuer, Resource: rec.indicator, ClientID: rec.registration.ClientID}
+	if err := c.store.PutToken(ctx, tk, tok); err != nil {
 		return err
 	}
 	c.log.InfoContext(ctx, "authorized", "resource", resource, "issuer", rec.issuer, "scopes", tok.Scopes)
@@ -160,8 +166,9 @@ func (c *Client) login(ctx context.Context, resource string, ch oauthmeta.Challe
 // grantLogin obtains a token with the configured Grant and stores it under
 // (issuer, resource indicator, client_id). A failure is returned as is:
 // no retry, no other grant.
-func (c *Client) grantLogin(ctx context.Context, d *tokenstore.Discovery, scopes []string) error {
-	res, err := c.flow.run(ctx, &grantRun{d: d, scopes: scopes})
+func (c *Client) grantLogin(ctx context.Context, g *grantRun) error {
+	d := g.d
+	res, err := c.flow.run(ctx, g)
 	if err != nil {
 		c.log.WarnContext(ctx, "grant failed", "resource", d.Resource, "issuer", d.Issuer, "error", err)
 		return err
@@ -201,7 +208,7 @@ func (c *Client) Login(ctx context.Context, serverURL string) error {
 	if tok, err := c.currentToken(ctx, resource); err == nil && tok != nil {
 		return nil
 	}
-	return c.unauthorized(ctx, resource, oauthmeta.Challenge{}, "", &attempts{})
+	return c.unauthorized(ctx, resource, challenge{}, "", &attempts{})
 }
 
 // Logout forgets the token stored for the MCP server at serverURL. The

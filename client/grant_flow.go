@@ -19,6 +19,7 @@ const tokenTypeIDToken = "urn:ietf:params:oauth:token-type:id_token"
 type grantRun struct {
 	d      *tokenstore.Discovery
 	scopes []string // chosen by the MCP strategy (CL-14)
+	dpop   *dpopKey // the key the token is bound to; nil: Bearer
 }
 
 // grantResult is a token and the client_id it is stored under.
@@ -64,7 +65,7 @@ func (f *ccFlow) run(ctx context.Context, g *grantRun) (*grantResult, error) {
 		return nil, ErrIssuerChanged
 	}
 	form := url.Values{"grant_type": {oauthmeta.GrantTypeClientCredentials}}
-	tok, err := f.c.grantToken(ctx, g.d, form, f.auth, pickScopes(f.scopes, g.scopes))
+	tok, err := f.c.grantToken(ctx, g, form, f.auth, pickScopes(f.scopes, g.scopes))
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +121,7 @@ func (f *wifFlow) run(ctx context.Context, g *grantRun) (*grantResult, error) {
 		return nil, err
 	}
 	form := url.Values{"grant_type": {oauthmeta.GrantTypeJWTBearer}, "assertion": {a}}
-	tok, err := f.c.grantToken(ctx, g.d, form, f.auth, pickScopes(f.w.Scopes, g.scopes), a)
+	tok, err := f.c.grantToken(ctx, g, form, f.auth, pickScopes(f.w.Scopes, g.scopes), a)
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +178,7 @@ func (f *emaFlow) run(ctx context.Context, g *grantRun) (*grantResult, error) {
 		return nil, err
 	}
 	form := url.Values{"grant_type": {oauthmeta.GrantTypeJWTBearer}, "assertion": {jag}}
-	tok, err := f.c.grantToken(ctx, g.d, form, f.auth, scopes, jag)
+	tok, err := f.c.grantToken(ctx, g, form, f.auth, scopes, jag)
 	if err != nil {
 		return nil, err
 	}
@@ -218,9 +219,10 @@ func (f *emaFlow) exchange(ctx context.Context, issuer, resource string, scopes 
 
 // grantToken runs a token request for a machine grant at the authorization
 // server of d: the resource indicator (CL-04), the scopes, client
-// authentication and, with DPoP configured, a proof. secrets are redacted
-// from errors.
-func (c *Client) grantToken(ctx context.Context, d *tokenstore.Discovery, form url.Values, auth *clientAuth, scopes []string, secrets ...string) (*tokenstore.Token, error) {
+// authentication and, with a DPoP key chosen, a proof. secrets are
+// redacted from errors.
+func (c *Client) grantToken(ctx context.Context, g *grantRun, form url.Values, auth *clientAuth, scopes []string, secrets ...string) (*tokenstore.Token, error) {
+	d := g.d
 	md := d.AuthServer
 	if gt := form.Get("grant_type"); !md.SupportsGrantType(gt) {
 		return nil, fmt.Errorf("%w: %s", ErrGrantUnsupported, gt)
@@ -229,12 +231,11 @@ func (c *Client) grantToken(ctx context.Context, d *tokenstore.Discovery, form u
 	if len(scopes) > 0 {
 		form.Set("scope", oauthmeta.FormatScope(scopes))
 	}
-	dp := c.dpopFor(md)
-	tok, err := c.postToken(ctx, md.TokenEndpoint, form, auth, md.Issuer, dp, secrets...)
+	tok, err := c.postToken(ctx, md.TokenEndpoint, form, auth, md.Issuer, g.dpop, secrets...)
 	if err != nil {
 		return nil, err
 	}
-	return c.newToken(tok, dp != nil, scopes, nil)
+	return c.newToken(tok, g.dpop, scopes, nil)
 }
 
 // assertionClaims are the claims the client checks in a JWT it is about to

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"golang.org/x/oauth2"
 
+	"github.com/mcpauth/mcpauth/client/tokenstore"
 	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/internal/lru"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
@@ -107,15 +108,22 @@ func (t *sdkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = safehttp.OnRedirect(req)
 	c := t.h.c
 	sent := presentedToken(req.Header.Get("Authorization"))
-	if c.dpop == nil || sent == "" || !(&Transport{c: c, resource: t.h.resource}).forResource(req) {
+	if c.dpop == nil || !(&Transport{c: c, resource: t.h.resource}).forResource(req) {
 		return t.base.RoundTrip(req)
 	}
-	tok, err := c.currentToken(req.Context(), t.h.resource)
-	if err != nil {
-		return nil, err
+	var tok *tokenstore.Token
+	if sent != "" {
+		var err error
+		if tok, err = c.currentToken(req.Context(), t.h.resource); err != nil {
+			return nil, err
+		}
 	}
 	if tok == nil || tok.AccessToken != sent || !strings.EqualFold(tok.TokenType, dpop.TokenType) {
-		return t.base.RoundTrip(req)
+		resp, err := t.base.RoundTrip(req)
+		if err == nil {
+			c.dpop.remember(req.URL, resp.Header) // a nonce of the first 401 serves the first proof
+		}
+		return resp, err
 	}
 	replay, err := replayable(req)
 	if err != nil {

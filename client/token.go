@@ -32,8 +32,7 @@ const maxExpiresIn = 10 * 365 * 24 * 3600
 // recorded before the redirect (requirement CL-13), with the PKCE
 // verifier, the redirect URI and the resource indicator (CL-04, CL-24).
 func (c *Client) exchangeCode(ctx context.Context, rec *pendingAuthorization, code string) (*tokenstore.Token, error) {
-	d := c.dpopFor(rec.authServer)
-	tctx, a, err := c.tokenContext(ctx, rec.tokenEndpoint, rec.auth, rec.issuer, d)
+	tctx, a, err := c.tokenContext(ctx, rec.tokenEndpoint, rec.auth, rec.issuer, rec.dpop)
 	if err != nil {
 		return nil, err
 	}
@@ -51,33 +50,40 @@ func (c *Client) exchangeCode(ctx context.Context, rec *pendingAuthorization, co
 	if err != nil {
 		return nil, tokenError(err, append(a.sent, code, rec.verifier)...)
 	}
-	return c.newToken(tok, d != nil, rec.scopes, nil)
+	return c.newToken(tok, rec.dpop, rec.scopes, nil)
 }
 
 // refreshToken renews old at the authorization server of d (OAuth 2.1
 // §4.3), with the resource indicator unless the per-issuer
 // OmitResourceOnRefresh switch leaves it out for servers that refuse it
 // (requirement CL-04). A response without a refresh token keeps old's
-// (RFC 6749 §6).
+// (RFC 6749 §6). A DPoP-bound token is refreshed with a proof of its key
+// (RFC 9449 §5); a Bearer token without a proof.
 func (c *Client) refreshToken(ctx context.Context, d *tokenstore.Discovery, reg *tokenstore.Registration, old *tokenstore.Token) (*tokenstore.Token, error) {
 	md := d.AuthServer
+	dp := c.dpop.forToken(old)
+	if dp == nil && strings.EqualFold(old.TokenType, dpop.TokenType) {
+		return nil, fmt.Errorf("%w: %w: DPoP-bound token without its DPoP key", ErrTokenResponse, ErrTokenType)
+	}
+	if dp != nil {
+		dp.required = d.DPoPBoundAccessTokensRequired
+	}
 	params := url.Values{"grant_type": {oauthmeta.GrantTypeRefreshToken}, "refresh_token": {old.RefreshToken}}
 	if !c.cfg.AuthServers[d.Issuer].OmitResourceOnRefresh {
 		params.Set("resource", d.ResourceIndicator)
 	}
-	dp := c.dpopFor(md)
 	tok, err := c.postToken(ctx, md.TokenEndpoint, params, registeredAuth(reg, md), md.Issuer, dp, old.RefreshToken)
 	if err != nil {
 		return nil, err
 	}
-	return c.newToken(tok, dp != nil, old.RequestedScopes, old.Scopes)
+	return c.newToken(tok, dp, old.RequestedScopes, old.Scopes)
 }
 
 // postToken sends every token request but the code exchange: x/oauth2's
 // clientcredentials.Config sends any grant_type and parameters in
 // EndpointParams, where its refresh could not carry "resource" (CL-04).
 // secrets are credentials in params, redacted from errors.
-func (c *Client) postToken(ctx context.Context, endpoint string, params url.Values, auth *clientAuth, audience string, d *dpopState, secrets ...string) (*oauth2.Token, error) {
+func (c *Client) postToken(ctx context.Context, endpoint string, params url.Values, auth *clientAuth, audience string, d *dpopKey, secrets ...string) (*oauth2.Token, error) {
 	tctx, a, err := c.tokenContext(ctx, endpoint, auth, audience, d)
 	if err != nil {
 		return nil, err
@@ -94,8 +100,8 @@ func (c *Client) postToken(ctx context.Context, endpoint string, params url.Valu
 // tokenContext prepares a request to endpoint: it checks the URL, encodes
 // auth (audience: see [clientAuth.encode]) and returns ctx carrying, as
 // x/oauth2 expects, the SSRF-guarded client that follows no redirect,
-// under a [tokenTransport] sending d's DPoP proofs (nil: none).
-func (c *Client) tokenContext(ctx context.Context, endpoint string, auth *clientAuth, audience string, d *dpopState) (context.Context, *oauth2Auth, error) {
+// under a [tokenTransport] sending proofs of d (nil: none).
+func (c *Client) tokenContext(ctx context.Context, endpoint string, auth *clientAuth, audience string, d *dpopKey) (context.Context, *oauth2Auth, error) {
 	if err := c.fetcher.CheckURL(endpoint); err != nil {
 		return nil, nil, wrapFetch("token endpoint", err)
 	}
@@ -103,7 +109,7 @@ func (c *Client) tokenContext(ctx context.Context, endpoint string, auth *client
 	if err != nil {
 		return nil, nil, err
 	}
-	hc := c.guardedClient(func(rt http.RoundTripper) http.RoundTripper { return &tokenTransport{base: rt, dpop: d} })
+	hc := c.guardedClient(func(rt http.RoundTripper) http.RoundTripper { return &tokenTransport{base: rt, state: c.dpop, key: d} })
 	return context.WithValue(ctx, oauth2.HTTPClient, hc), a, nil
 }
 
@@ -129,11 +135,13 @@ func tokenError(err error, sent ...string) error {
 }
 
 // newToken checks a token x/oauth2 returned and makes the stored token.
-// token_type must be Bearer, or DPoP when the request carried a proof
-// (withProof; RFC 9449 §5). requested are the scopes asked for;
-// prevGranted, on refresh, the scopes granted before (a response without
-// scope keeps them).
-func (c *Client) newToken(tok *oauth2.Token, withProof bool, requested, prevGranted []string) (*tokenstore.Token, error) {
+// token_type must be Bearer, or DPoP when the request carried a proof of
+// key (RFC 9449 §5); the token then records the key's thumbprint and, for
+// a generated key, the key. A Bearer token is refused when key.required
+// (the resource accepts only DPoP-bound tokens: no downgrade). requested
+// are the scopes asked for; prevGranted, on refresh, the scopes granted
+// before (a response without scope keeps them).
+func (c *Client) newToken(tok *oauth2.Token, key *dpopKey, requested, prevGranted []string) (*tokenstore.Token, error) {
 	if err := sameReading(tok); err != nil {
 		return nil, err
 	}
@@ -142,9 +150,11 @@ func (c *Client) newToken(tok *oauth2.Token, withProof bool, requested, prevGran
 		RequestedScopes: slices.Clone(requested),
 	}
 	switch {
+	case strings.EqualFold(tok.TokenType, "Bearer") && key != nil && key.required:
+		return nil, fmt.Errorf("%w: the authorization server issued a Bearer token for a resource that accepts only DPoP-bound tokens", ErrDPoPUnsupported)
 	case strings.EqualFold(tok.TokenType, "Bearer"):
-	case strings.EqualFold(tok.TokenType, dpop.TokenType) && withProof:
-		t.TokenType, t.DPoPJKT = dpop.TokenType, c.dpop.prover.JKT()
+	case strings.EqualFold(tok.TokenType, dpop.TokenType) && key != nil:
+		t.TokenType, t.DPoPJKT, t.DPoPKey = dpop.TokenType, key.p.JKT(), slices.Clone(key.jwk)
 	default:
 		return nil, fmt.Errorf("%w: %w", ErrTokenResponse, ErrTokenType)
 	}
@@ -181,24 +191,26 @@ func sameReading(tok *oauth2.Token) error {
 }
 
 // tokenTransport is the transport under x/oauth2 for token requests. It
-// asks for JSON and, with dpop set, adds a fresh DPoP proof (RFC 9449 §5),
+// asks for JSON and, with key set, adds a fresh DPoP proof (RFC 9449 §5),
 // sending the request once more with the server's nonce after a
-// use_dpop_nonce error (§8). It refuses a response over 1 MiB, and a
+// use_dpop_nonce error (§8). With DPoP configured it remembers the
+// DPoP-Nonce of every response. It refuses a response over 1 MiB, and a
 // success response that [oauthmeta.ParseTokenResponse] refuses (RFC 6749
 // §5.1, strict JSON), so x/oauth2's lenient decoder reads only what passed.
 type tokenTransport struct {
-	base http.RoundTripper
-	dpop *dpopState
+	base  http.RoundTripper
+	state *dpopState // nil without Config.DPoP
+	key   *dpopKey   // nil: no proof
 }
 
 // RoundTrip implements http.RoundTripper.
 func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, body, err := t.send(req, false)
-	if err == nil && t.dpop != nil && t.dpop.remember(req.URL, resp.Header) && resp.StatusCode == http.StatusBadRequest &&
-		req.GetBody != nil && isNonceError(body) {
+	if err == nil && t.state != nil && t.state.remember(req.URL, resp.Header) && t.key != nil &&
+		resp.StatusCode == http.StatusBadRequest && req.GetBody != nil && isNonceError(body) {
 		resp, body, err = t.send(req, true)
 		if err == nil {
-			t.dpop.remember(req.URL, resp.Header)
+			t.state.remember(req.URL, resp.Header)
 		}
 	}
 	if err != nil {
@@ -227,8 +239,8 @@ func (t *tokenTransport) send(req *http.Request, again bool) (resp *http.Respons
 		}
 	}
 	out.Header.Set("Accept", "application/json")
-	if t.dpop != nil {
-		p, err := t.dpop.proof(req.Method, req.URL, "")
+	if t.key != nil {
+		p, err := t.state.proof(t.key, req.Method, req.URL, "")
 		if err != nil {
 			return nil, nil, fmt.Errorf("client: DPoP proof: %w", err)
 		}

@@ -29,6 +29,7 @@ type rawTokenEndpoint struct {
 	ct       string
 	body     []byte
 	requests int
+	required bool // the proof's key is for a resource that requires DPoP
 }
 
 func newRawTokenEndpoint(t testing.TB) *rawTokenEndpoint {
@@ -55,9 +56,13 @@ func (e *rawTokenEndpoint) answer(c *Client, withProof bool, status int, ct stri
 	e.mu.Lock()
 	e.status, e.ct, e.body = status, ct, body
 	e.mu.Unlock()
-	var d *dpopState
+	var d *dpopKey
 	if withProof {
-		d = c.dpop
+		var err error
+		if d, err = c.dpop.keyFor(nil, nil); err != nil {
+			return nil, err
+		}
+		d.required = e.required
 	}
 	params := url.Values{"grant_type": {"client_credentials"}}
 	auth := &clientAuth{method: oauthmeta.AuthMethodClientSecretBasic, clientID: "x", secret: "SENT-SECRET"}
@@ -65,7 +70,7 @@ func (e *rawTokenEndpoint) answer(c *Client, withProof bool, status int, ct stri
 	if err != nil {
 		return nil, err
 	}
-	return c.newToken(tok, withProof, []string{"x"}, nil)
+	return c.newToken(tok, d, []string{"x"}, nil)
 }
 
 // TestTokenResponseRules checks the token response rules on raw answers.
@@ -473,15 +478,15 @@ func TestNewTokenScopes(t *testing.T) {
 		extra["access_token"], extra["token_type"] = "a", "Bearer"
 		return (&oauth2.Token{AccessToken: "a", TokenType: "Bearer"}).WithExtra(extra)
 	}
-	tok, _ := c.newToken(response(map[string]any{"scope": "x y", "expires_in": float64(1 << 62)}), false, []string{"x"}, nil)
+	tok, _ := c.newToken(response(map[string]any{"scope": "x y", "expires_in": float64(1 << 62)}), nil, []string{"x"}, nil)
 	if !slices.Equal(tok.Scopes, []string{"x", "y"}) || tok.Expiry.Before(time.Unix(1000, 0)) {
 		t.Errorf("token %v scopes %q", tok, tok.Scopes)
 	}
-	tok, _ = c.newToken(response(map[string]any{}), false, []string{"x"}, []string{"old"})
+	tok, _ = c.newToken(response(map[string]any{}), nil, []string{"x"}, []string{"old"})
 	if !slices.Equal(tok.Scopes, []string{"old"}) || !tok.Expiry.IsZero() {
 		t.Errorf("refresh without scope: %q", tok.Scopes)
 	}
-	if _, err := c.newToken(response(map[string]any{"scope": "bad\"scope"}), false, nil, nil); !errors.Is(err, ErrTokenResponse) {
+	if _, err := c.newToken(response(map[string]any{"scope": "bad\"scope"}), nil, nil, nil); !errors.Is(err, ErrTokenResponse) {
 		t.Errorf("invalid scope accepted: %v", err)
 	}
 }

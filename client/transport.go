@@ -92,7 +92,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		resp, err := t.base.RoundTrip(out)
 		canResend := replay != nil || req.Body == nil || req.Body == http.NoBody
-		if err == nil && sent != "" && t.c.dpopNonceChallenge(out, resp) && !nonceRetried && canResend && i < maxRoundTrips {
+		if err == nil && t.c.dpopNonceChallenge(out, resp) && sent != "" && !nonceRetried && canResend && i < maxRoundTrips {
 			nonceRetried = true // RFC 9449 §9: once more with the resource server's nonce
 			drain(resp)
 			continue

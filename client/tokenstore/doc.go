@@ -8,7 +8,9 @@
 // The data model follows the MCP authorization specification (2026-07-28):
 //
 //   - A [Token] is golang.org/x/oauth2's Token, embedded, plus the granted
-//     and requested scopes and the DPoP key thumbprint. It belongs to
+//     and requested scopes, the DPoP key thumbprint and, for a key the
+//     client generated, that private key (a JWK, a credential like the
+//     refresh token). It belongs to
 //     exactly one (issuer, resource, client_id) triple, its [Key] ("Token Requirements": one token per authorization
 //     server and resource; requirement CL-19). A token for one MCP server is
 //     never looked up for another.

@@ -2,6 +2,7 @@ package tokenstore
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"slices"
 	"time"
@@ -68,6 +69,12 @@ type Token struct {
 	// DPoPJKT is, for a DPoP-bound token, the RFC 7638 thumbprint of the
 	// key it is bound to; a client with another key does not use it.
 	DPoPJKT string `json:"dpop_jkt,omitempty"`
+	// DPoPKey is, for a token bound to a key the client generated, that
+	// private key as a JSON Web Key (RFC 7517, with "alg"), so that a later
+	// run sharing the store presents and refreshes the token with it. It
+	// is a credential like the refresh token; empty for a key the
+	// application supplies (client.DPoPConfig.Key) and for Bearer tokens.
+	DPoPKey json.RawMessage `json:"dpop_key,omitempty"`
 	// Scopes are the scopes granted: the response's scope, or the request's
 	// when the response omitted it (RFC 6749 §5.1).
 	Scopes []string `json:"scopes,omitempty"`
@@ -98,6 +105,7 @@ func (t *Token) Clone() *Token {
 		return nil
 	}
 	c := *t
+	c.DPoPKey = slices.Clone(t.DPoPKey)
 	c.Scopes = slices.Clone(t.Scopes)
 	c.RequestedScopes = slices.Clone(t.RequestedScopes)
 	return &c
@@ -197,6 +205,14 @@ type Discovery struct {
 	Issuer string `json:"issuer"`
 	// AuthServer is its validated metadata.
 	AuthServer *oauthmeta.AuthServerMetadata `json:"authorization_server"`
+	// DPoPSigningAlgValuesSupported is the metadata's
+	// dpop_signing_alg_values_supported: the DPoP proof algorithms the
+	// resource accepts (RFC 9449 §7.1, RFC 9728 §2).
+	DPoPSigningAlgValuesSupported []string `json:"dpop_signing_alg_values_supported,omitempty"`
+	// DPoPBoundAccessTokensRequired is the metadata's
+	// dpop_bound_access_tokens_required: the resource accepts only
+	// DPoP-bound tokens.
+	DPoPBoundAccessTokensRequired bool `json:"dpop_bound_access_tokens_required,omitempty"`
 	// Legacy marks a 2025-03-26 server: no protected resource metadata.
 	Legacy bool `json:"legacy,omitempty"`
 	// DefaultEndpoints marks authorization server metadata that was not
@@ -215,6 +231,7 @@ func (d *Discovery) Clone() *Discovery {
 	}
 	c := *d
 	c.ScopesSupported = slices.Clone(d.ScopesSupported)
+	c.DPoPSigningAlgValuesSupported = slices.Clone(d.DPoPSigningAlgValuesSupported)
 	if d.AuthServer != nil {
 		m := cloneMetadata(*d.AuthServer)
 		c.AuthServer = &m

@@ -144,7 +144,7 @@ func config(log *slog.Logger, scenario string, sc scenarioContext) client.Config
 		ClientName:                "mcpauth conformance client",
 		InsecureAllowHTTPLoopback: true,                 // the mocks are http://localhost
 		InsecureLegacy20250326:    true,                 // auth/2025-03-26-* scenarios
-		DPoP:                      &client.DPoPConfig{}, // auth/dpop, auth/dpop-nonce: an ES256 key per run
+		DPoP:                      &client.DPoPConfig{}, // auth/dpop, auth/dpop-nonce: a key per login, ES256 when the servers accept it
 		Logger:                    log,
 	}
 	if sc.ClientID != "" && sc.Issuer != "" {

@@ -31,7 +31,8 @@ specifications (IDs as in docs/requirements.md): the RFC 9728 metadata at the pa
 URL with a resource identical to URL, the 401 challenge without a token (resource_metadata,
 no error), 401 invalid_token for a garbage token, no token accepted from the query string,
 a foreign Origin refused, every listed authorization server's metadata (S256, iss, Client ID
-Metadata Documents). With --token also a valid call, and with --step-up-tool the 403
+Metadata Documents), and DPoP: supported or required, the algorithms of the metadata against
+the DPoP challenge's algs=, and an authorization server that accepts one of them. With --token also a valid call, and with --step-up-tool the 403
 insufficient_scope grammar. The exit status is 1 when any check fails.
 
 The token is sent only to URL (once in the query string, to prove it is refused there: use a

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/client"
 	"github.com/mcpauth/mcpauth/client/tokenstore"
+	"github.com/mcpauth/mcpauth/internal/jwtassert"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -32,9 +33,46 @@ type clientFlags struct {
 	// wrapAuthorizer, when set, wraps the Authorizer --browser names
 	// (the bridge bounds and shares logins with it).
 	wrapAuthorizer func(client.Authorizer) client.Authorizer
-	// dpop, when set, makes the client ask for DPoP-bound tokens (the
-	// bridge's --dpop).
-	dpop *client.DPoPConfig
+	// dpopFlags are --dpop and --dpop-key, registered by the commands
+	// that present tokens (login, token, call, bridge); dpop is their
+	// result, nil for Bearer tokens.
+	dpopFlags dpopFlags
+	dpop      *client.DPoPConfig
+}
+
+// dpopFlags are --dpop and --dpop-key: the one definition login, token,
+// call and bridge share.
+type dpopFlags struct {
+	on      bool
+	keyFile string
+}
+
+func (d *dpopFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&d.on, "dpop", false, "ask for DPoP-bound tokens (RFC 9449) and present them with a fresh proof on every request; "+
+		"the key, generated for an algorithm the authorization server and the MCP server both accept, is kept with the token in --store (mode 0600), "+
+		"so later runs with --dpop use it. A server that requires DPoP and cannot get it is an error, never a fallback to Bearer")
+	fs.StringVar(&d.keyFile, "dpop-key", "", "PEM file with the DPoP private key (ECDSA P-256/384/521, RSA 2048+ or Ed25519) instead of a generated one; "+
+		"its algorithm must be one both servers accept; implies --dpop")
+}
+
+// config returns the client's DPoP configuration: nil without the flags,
+// the key in --dpop-key, or a generated key per login.
+func (d *dpopFlags) config() (*client.DPoPConfig, error) {
+	switch {
+	case d.keyFile != "":
+		data, err := os.ReadFile(d.keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("--dpop-key: %w", err)
+		}
+		key, err := jwtassert.ParsePrivateKeyPEM(data)
+		if err != nil {
+			return nil, fmt.Errorf("--dpop-key %s: %w", d.keyFile, err)
+		}
+		return &client.DPoPConfig{Key: key}, nil
+	case d.on:
+		return &client.DPoPConfig{}, nil
+	}
+	return nil, nil
 }
 
 func (f *clientFlags) register(fs *flag.FlagSet) {
@@ -91,6 +129,7 @@ type session struct {
 	handler *client.OAuthHandler
 	scopes  []string
 	logger  *slog.Logger
+	dpop    bool // the client asks for DPoP-bound tokens
 }
 
 // open validates the flags and builds the client for serverURL.
@@ -143,7 +182,7 @@ func (f *clientFlags) open(ctx context.Context, serverURL string, stderr io.Writ
 	if err != nil {
 		return nil, err
 	}
-	return &session{url: serverURL, client: c, handler: h, scopes: fields(f.scopes), logger: logger}, nil
+	return &session{url: serverURL, client: c, handler: h, scopes: fields(f.scopes), logger: logger, dpop: f.dpop != nil}, nil
 }
 
 // preRegistered binds --client-id to its issuer: --issuer, or the single

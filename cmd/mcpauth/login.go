@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/oauth2"
 
 	"github.com/mcpauth/mcpauth/client"
 )
@@ -38,6 +39,17 @@ mcpauth's client library as a command: it finds the server's authorization serve
 --client-id), authorizes with PKCE and RFC 9207 issuer checks, and keeps tokens per server in
 --store. A 403 insufficient_scope leads to one step-up authorization with the union of scopes.`
 
+const dpopDescription = `
+With --dpop (or --dpop-key) the tokens are DPoP-bound (RFC 9449): the proof algorithm is one the
+authorization server and the MCP server both accept, a generated key is kept with its token in
+--store, and every request carries a fresh proof. Pass --dpop to every command that uses the
+token. A server that accepts only DPoP-bound tokens when none can be had is an error before any
+authorization request, never a fallback to Bearer.`
+
+// withDPoP registers --dpop and --dpop-key (the commands that present
+// tokens).
+func withDPoP(f *clientFlags, fs *flag.FlagSet) { f.dpopFlags.register(fs) }
+
 // clientCommand parses the shared client flags plus the command's own and
 // opens the session for the URL argument. The returned ctx ends after
 // --timeout: everything the command does, the wait for the user's approval
@@ -57,6 +69,9 @@ func clientCommand(ctx context.Context, name, synopsis, description string, args
 	}
 	if f.timeout <= 0 {
 		return nil, nil, nil, nil, fmt.Errorf("--timeout must be positive")
+	}
+	if f.dpop, err = f.dpopFlags.config(); err != nil {
+		return nil, nil, nil, nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	finish := func(err error) error {
@@ -146,7 +161,7 @@ func (s *session) login(ctx context.Context) error {
 
 func runLogin(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	s, _, ctx, finish, err := clientCommand(ctx, "login", "[flags] URL",
-		"Log in to the MCP server at URL and keep the token (a fresh authorization every time).", args, stderr, nil, 1, 1)
+		"Log in to the MCP server at URL and keep the token (a fresh authorization every time)."+dpopDescription, args, stderr, withDPoP, 1, 1)
 	if err != nil {
 		return err
 	}
@@ -157,18 +172,17 @@ func runLogin(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if err := s.login(ctx); err != nil {
 		return err
 	}
-	ts, err := s.handler.TokenSource(ctx)
-	if err != nil || ts == nil {
+	tok, err := s.token(ctx)
+	if err != nil || tok == nil {
 		return fmt.Errorf("no token after login: %v", err)
-	}
-	tok, err := ts.Token()
-	if err != nil {
-		return err
 	}
 	p := jwtPayload(tok.AccessToken)
 	fmt.Fprintf(stdout, "logged in to %s", s.url)
 	if p != nil {
 		fmt.Fprintf(stdout, " (issuer %v, scope %q)", p["iss"], p["scope"])
+	}
+	if jkt := dpopBinding(p); jkt != "" {
+		fmt.Fprintf(stdout, "; DPoP-bound to key %s", jkt)
 	}
 	if !tok.Expiry.IsZero() {
 		fmt.Fprintf(stdout, "; the access token expires at %s", tok.Expiry.UTC().Format(time.RFC3339))
@@ -177,30 +191,53 @@ func runLogin(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	return nil
 }
 
+// token returns the stored access token, refreshed if needed, or nil when
+// there is none. With DPoP a bound token is handed out too: the commands
+// show it, they never send it without a proof.
+func (s *session) token(ctx context.Context) (*oauth2.Token, error) {
+	if s.dpop {
+		s.handler.HTTPClient(nil) // a DPoP-bound token may leave TokenSource: it is only printed
+	}
+	ts, err := s.handler.TokenSource(ctx)
+	if err != nil || ts == nil {
+		return nil, err
+	}
+	return ts.Token()
+}
+
+// dpopBinding returns the cnf.jkt of a JWT access token's claims (RFC
+// 9449 §6.1), "" for a token that is not DPoP-bound or not a JWT.
+func dpopBinding(claims map[string]any) string {
+	cnf, _ := claims["cnf"].(map[string]any)
+	jkt, _ := cnf["jkt"].(string)
+	return jkt
+}
+
 func runToken(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	s, _, ctx, finish, err := clientCommand(ctx, "token", "[flags] URL",
-		"Print only the access token for the MCP server at URL, refreshed if needed (logging in first if there is none).",
-		args, stderr, nil, 1, 1)
+		"Print only the access token for the MCP server at URL, refreshed if needed (logging in first if there is none).\n"+
+			"A DPoP-bound token (--dpop) is printed for inspection: it is useless without a proof signed by its key,\n"+
+			"which stays in --store; stderr says when the token is bound."+dpopDescription,
+		args, stderr, withDPoP, 1, 1)
 	if err != nil {
 		return err
 	}
 	defer func() { err = finish(err) }()
 	defer s.client.CloseIdleConnections()
-	ts, err := s.handler.TokenSource(ctx)
+	tok, err := s.token(ctx)
 	if err != nil {
 		return err
 	}
-	if ts == nil {
+	if tok == nil {
 		if err := s.login(ctx); err != nil {
 			return err
 		}
-		if ts, err = s.handler.TokenSource(ctx); err != nil || ts == nil {
+		if tok, err = s.token(ctx); err != nil || tok == nil {
 			return fmt.Errorf("no token after login: %v", err)
 		}
 	}
-	tok, err := ts.Token()
-	if err != nil {
-		return err
+	if jkt := dpopBinding(jwtPayload(tok.AccessToken)); jkt != "" {
+		fmt.Fprintf(stderr, "This token is DPoP-bound (cnf.jkt %s): printed for inspection only, a server accepts it only with a proof signed by its key, which stays in the token store.\n", jkt)
 	}
 	_, err = fmt.Fprintln(stdout, tok.AccessToken)
 	return err
@@ -212,9 +249,10 @@ var errToolFailed = errors.New("the tool reported an error")
 func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	var rawArgs string
 	s, pos, ctx, finish, err := clientCommand(ctx, "call", "[flags] URL TOOL [--args JSON]",
-		"Call TOOL on the MCP server at URL and print the result as JSON. Progress notifications go to stderr.\nThe exit status is 1 when the tool reports an error.",
-		args, stderr, func(_ *clientFlags, fs *flag.FlagSet) {
+		"Call TOOL on the MCP server at URL and print the result as JSON. Progress notifications go to stderr.\nThe exit status is 1 when the tool reports an error."+dpopDescription,
+		args, stderr, func(f *clientFlags, fs *flag.FlagSet) {
 			fs.StringVar(&rawArgs, "args", "{}", "the tool's arguments, a JSON object")
+			withDPoP(f, fs)
 		}, 2, 2)
 	if err != nil {
 		return err

@@ -28,7 +28,7 @@ func openRedis(flagName, v string) (*redis.Client, error) {
 	return c, nil
 }
 
-// dpopConfig applies --dpop, --dpop-nonce, --dpop-nonce-key and
+// dpopConfig applies --dpop, --dpop-algs, --dpop-nonce, --dpop-nonce-key and
 // --redis-url to cfg and returns the function that closes the Redis
 // client, if any.
 func (f *protectFlags) dpopConfig(cfg *resource.Config) (func(), error) {
@@ -39,6 +39,9 @@ func (f *protectFlags) dpopConfig(cfg *resource.Config) (func(), error) {
 		}
 		if f.dpopNonce || f.dpopNonceKey != "" {
 			return nil, fmt.Errorf("--dpop-nonce and --dpop-nonce-key need --dpop allowed or required")
+		}
+		if f.dpopAlgs != "" {
+			return nil, fmt.Errorf("--dpop-algs needs --dpop allowed or required")
 		}
 		return func() {}, nil
 	case "allowed":
@@ -51,6 +54,7 @@ func (f *protectFlags) dpopConfig(cfg *resource.Config) (func(), error) {
 	if err := f.dpopNonceConfig(cfg); err != nil {
 		return nil, err
 	}
+	cfg.DPoP.Algorithms = fields(f.dpopAlgs) // checked by resource.New
 	if f.redisURL == "" {
 		return func() {}, nil
 	}

@@ -32,6 +32,12 @@ func (r *runner) checkAuthServers(ctx context.Context) {
 	}
 }
 
+// authServer is the metadata of one listed authorization server.
+type authServer struct {
+	issuer string
+	meta   *oauthmeta.AuthServerMetadata
+}
+
 // checkAuthServer probes one issuer's metadata in the MCP order (CL-06),
 // requires an identical issuer (CL-07) and valid endpoints (AS-02), and
 // reports S256 (AS-03), RFC 9207 iss (AS-06) and CIMD (AS-15) support.
@@ -48,6 +54,7 @@ func (r *runner) checkAuthServer(ctx context.Context, iss string) {
 		return
 	}
 	r.add("CL-07", "metadata issuer identical", StatusPass, "%s", q)
+	r.authServers = append(r.authServers, authServer{issuer: iss, meta: m})
 	if err := m.Validate(iss, r.cfg.policy); err != nil {
 		r.add("AS-02", "metadata endpoints usable", StatusFail, "%s: %v", q, err)
 	} else if !m.SupportsResponseType("code") {

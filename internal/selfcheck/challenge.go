@@ -45,6 +45,9 @@ func (r *runner) checkNoToken(ctx context.Context) {
 	)
 	ex := r.send(ctx, probe{rpc: "tools/list"})
 	r.observe("no token", ex)
+	if ex.err == nil {
+		r.noToken = ex.header
+	}
 	ch, found, malformed := bearer(ex)
 	if ex.err != nil || ex.status != http.StatusUnauthorized || !found {
 		why := r.describe(ex)
@@ -54,7 +57,7 @@ func (r *runner) checkNoToken(ctx context.Context) {
 		case malformed:
 			why += " (malformed)"
 		case ex.status == http.StatusUnauthorized:
-			why += "; no Bearer challenge"
+			why += "; no Bearer or DPoP challenge"
 		}
 		r.add("RS-04", name401, StatusFail, "POST tools/list without a token: %s", why)
 		r.add("RS-06", nameErr, StatusSkip, "no Bearer 401 to inspect")

@@ -24,7 +24,12 @@
 //   - RFC 8414 metadata of every listed authorization server, probed in the
 //     MCP order, with an identical issuer, S256 PKCE, RFC 9207 "iss" and
 //     Client ID Metadata Document support reported (CL-06, CL-07, AS-02,
-//     AS-03, AS-06, AS-15).
+//     AS-03, AS-06, AS-15);
+//   - DPoP (RFC 9449): whether it is supported or required, the metadata's
+//     dpop_signing_alg_values_supported and dpop_bound_access_tokens_required
+//     against the 401's DPoP challenge and its "algs", and whether a listed
+//     authorization server advertises one of those algorithms (RS-27). A
+//     DPoP-only challenge counts as the challenge of RS-04 to RS-06.
 //
 // Grading follows the strength of the requirement as clients meet it: a
 // broken MUST that breaks clients or security is [StatusFail]; a missed

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 
@@ -52,6 +53,16 @@ type fakeOpts struct {
 	asMissing          bool   // CL-06: no metadata at all
 	asList             []string
 	next               http.Handler // serves authorized tools/list; nil: a canned result
+
+	// RS-27: DPoP. dpopChallenge, when not nil, adds a DPoP challenge
+	// with these algs to every 401 (dpopNoAlgs: without algs); dpopOnly
+	// drops the Bearer challenge.
+	dpopMetaAlgs  []string
+	dpopRequired  bool
+	dpopChallenge []string
+	dpopNoAlgs    bool
+	dpopOnly      bool
+	asDPoPAlgs    []string
 }
 
 // fake is a small MCP server that follows the requirements unless told
@@ -109,6 +120,7 @@ func (f *fake) prm(w http.ResponseWriter, r *http.Request) {
 	if f.o.offlineAccess {
 		m.ScopesSupported = append(m.ScopesSupported, "offline_access")
 	}
+	m.DPoPSigningAlgValuesSupported, m.DPoPBoundAccessTokensRequired = f.o.dpopMetaAlgs, f.o.dpopRequired
 	if f.o.huge {
 		m.ResourceDocumentation = f.URL + "/" + strings.Repeat("x", 1<<20)
 	}
@@ -140,6 +152,7 @@ func (f *fake) asMeta(oidc bool) http.HandlerFunc {
 			AuthorizationResponseISSParameterSupported: !f.o.asNoISS,
 			ClientIDMetadataDocumentSupported:          !f.o.asNoCIMD,
 		}
+		m.DPoPSigningAlgValuesSupported = f.o.asDPoPAlgs
 		if f.o.asNoS256 {
 			m.CodeChallengeMethodsSupported = nil
 		}
@@ -167,7 +180,16 @@ func (f *fake) challenge(w http.ResponseWriter, r *http.Request, status int, par
 		}
 		ch.Params = append(ch.Params, oauthmeta.Param{Name: oauthmeta.ParamResourceMetadata, Value: rm})
 	}
-	w.Header().Set("WWW-Authenticate", ch.String())
+	if !f.o.dpopOnly {
+		w.Header().Add("WWW-Authenticate", ch.String())
+	}
+	if f.o.dpopChallenge != nil && status == http.StatusUnauthorized {
+		d := oauthmeta.Challenge{Scheme: "DPoP", Params: ch.Params}
+		if !f.o.dpopNoAlgs {
+			d.Params = append(slices.Clone(d.Params), oauthmeta.Param{Name: oauthmeta.ParamAlgs, Value: strings.Join(f.o.dpopChallenge, " ")})
+		}
+		w.Header().Add("WWW-Authenticate", d.String())
+	}
 	w.WriteHeader(status)
 }
 

@@ -161,7 +161,10 @@ func bearer(ex exchange) (ch oauthmeta.Challenge, found, malformed bool) {
 	if err != nil {
 		return ch, false, true
 	}
-	ch, found = oauthmeta.FindChallenge(all, "Bearer")
+	if ch, found = oauthmeta.FindChallenge(all, "Bearer"); found {
+		return ch, true, false
+	}
+	ch, found = oauthmeta.FindChallenge(all, "DPoP") // RFC 9449 §7.1: the same parameters
 	return ch, found, false
 }
 

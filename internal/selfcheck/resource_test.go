@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 	"time"
 
@@ -14,10 +15,30 @@ import (
 )
 
 // TestResourceMiddleware runs the check against mcpauth's own resource
-// middleware in front of a canned MCP handler, with a real signed token: the
-// check and the middleware agree on every requirement they share.
+// middleware in front of a canned MCP handler, with a real signed token
+// (none when DPoP is required: the check has no proof to send): the check
+// and the middleware agree on every requirement they share, in each DPoP
+// mode (RS-27 is skipped without DPoP).
 func TestResourceMiddleware(t *testing.T) {
 	t.Parallel()
+	for _, tt := range []struct {
+		name     string
+		mode     resource.DPoPMode
+		withTok  bool
+		skipOnly []string
+	}{
+		{"DPoP off", resource.DPoPDisabled, true, []string{"RS-19", "RS-27"}},
+		{"DPoP allowed", resource.DPoPAllowed, true, []string{"RS-19"}},
+		{"DPoP required", resource.DPoPRequired, false, []string{"RS-19", "RS-20", "TR-03", "RS-12"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			checkResourceMiddleware(t, tt.mode, tt.withTok, tt.skipOnly)
+		})
+	}
+}
+
+func checkResourceMiddleware(t *testing.T, mode resource.DPoPMode, withTok bool, skipOnly []string) {
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String()
 	key := oauthtest.NewKey(t, oauthtest.ES256, "k1")
@@ -28,6 +49,7 @@ func TestResourceMiddleware(t *testing.T) {
 		Policy:                    &resource.Policy{Default: []string{"mcp:tools"}, Tools: map[string][]string{adminTool: {"mcp:admin"}}},
 		InsecureAllowHTTPLoopback: true,
 		Now:                       fixedNow,
+		DPoP:                      resource.DPoPConfig{Mode: mode},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -47,6 +69,7 @@ func TestResourceMiddleware(t *testing.T) {
 			Issuer: base, AuthorizationEndpoint: base + "/authorize", TokenEndpoint: base + "/token",
 			ResponseTypesSupported: []string{"code"}, CodeChallengeMethodsSupported: []string{"S256"},
 			AuthorizationResponseISSParameterSupported: true, ClientIDMetadataDocumentSupported: true,
+			DPoPSigningAlgValuesSupported: []string{"ES256"},
 		})
 	})
 	srv.Config.Handler = mux
@@ -58,9 +81,12 @@ func TestResourceMiddleware(t *testing.T) {
 		ID: "j1", IssuedAt: fixedNow(), Expiry: fixedNow().Add(time.Hour),
 	})
 	cfg := selfcheck.Config{URL: base + "/mcp", Token: token, StepUpTool: adminTool, InsecureAllowHTTPLoopback: true, Now: fixedNow}
+	if !withTok {
+		cfg.Token, cfg.StepUpTool = "", ""
+	}
 	rep := run(t, cfg)
 	for _, res := range rep.Results {
-		if res.Status != selfcheck.StatusPass && res.ID != "RS-19" {
+		if res.Status != selfcheck.StatusPass && !(res.Status == selfcheck.StatusSkip && slices.Contains(skipOnly, res.ID)) {
 			t.Errorf("%s %s: %s (%s)", res.ID, res.Name, res.Status, res.Detail)
 		}
 	}

@@ -3,6 +3,7 @@ package selfcheck
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"unicode"
@@ -46,6 +47,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		r.checkPassthrough,
 		r.checkChallengeMetadata,
 		r.checkAuthServers,
+		r.checkDPoP,
 	}
 	for _, step := range steps {
 		if ctx.Err() != nil {
@@ -62,10 +64,12 @@ type runner struct {
 	cfg    *prepared
 	report *Report
 
-	prm        *prmDoc     // metadata from the path-inserted URL, if served
-	pointerPRM *prmDoc     // metadata from the challenge's pointer, if different
-	challenged []challenge // every 401/403 seen on authentication requests
-	rpcID      int         // last JSON-RPC request id used
+	prm         *prmDoc      // metadata from the path-inserted URL, if served
+	pointerPRM  *prmDoc      // metadata from the challenge's pointer, if different
+	challenged  []challenge  // every 401/403 seen on authentication requests
+	rpcID       int          // last JSON-RPC request id used
+	noToken     http.Header  // the answer to the request without a token
+	authServers []authServer // the metadata of the listed authorization servers that passed CL-07
 }
 
 // add records one result. The detail is formatted, stripped of the token,

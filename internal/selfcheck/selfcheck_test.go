@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net"
 	"net/netip"
 	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -92,9 +94,9 @@ func TestCompliantServer(t *testing.T) {
 		name, token, tool string
 		wantSkip          []string
 	}{
-		{"with token and step-up tool", validToken, adminTool, []string{"RS-19"}},
-		{"with token", validToken, "", []string{"RS-12", "RS-19"}},
-		{"without token", "", "", []string{"RS-20", "RS-20", "TR-03", "RS-12", "RS-19"}},
+		{"with token and step-up tool", validToken, adminTool, []string{"RS-19", "RS-27"}},
+		{"with token", validToken, "", []string{"RS-12", "RS-19", "RS-27"}},
+		{"without token", "", "", []string{"RS-20", "RS-20", "TR-03", "RS-12", "RS-19", "RS-27"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -379,5 +381,76 @@ func TestGolden(t *testing.T) {
 	}
 	if back.URL != rep.URL || !back.Time.Equal(rep.Time) || !reflect.DeepEqual(back.Results, rep.Results) {
 		t.Errorf("round trip: got %+v", back)
+	}
+}
+
+// TestDPoPChecks: what a resource says about DPoP in its metadata and its
+// 401 challenge, and what its authorization server accepts, is graded
+// under RS-27, line by line.
+func TestDPoPChecks(t *testing.T) {
+	t.Parallel()
+	const (
+		pass = selfcheck.StatusPass
+		warn = selfcheck.StatusWarn
+		fail = selfcheck.StatusFail
+		skip = selfcheck.StatusSkip
+
+		mode = "DPoP support"
+		req  = "DPoP requirement in metadata and challenge agree"
+		algs = "DPoP algs in metadata and challenge agree"
+		as   = "authorization server accepts a DPoP alg of the resource"
+	)
+	es, ed := []string{"ES256", "EdDSA"}, []string{"EdDSA", "ES256"}
+	tests := []struct {
+		name       string
+		o          fakeOpts
+		want       map[string]selfcheck.Status
+		wantDetail string // in the detail of some RS-27 line
+	}{
+		{"Bearer only", fakeOpts{}, map[string]selfcheck.Status{mode: skip}, "Bearer tokens only"},
+		{"required and consistent", fakeOpts{dpopMetaAlgs: es, dpopRequired: true, dpopChallenge: ed, dpopOnly: true, asDPoPAlgs: []string{"ES256"}},
+			map[string]selfcheck.Status{mode: pass, req: pass, algs: pass, as: pass}, "required"},
+		{"allowed beside Bearer", fakeOpts{dpopMetaAlgs: es, dpopChallenge: es, asDPoPAlgs: es},
+			map[string]selfcheck.Status{mode: pass, req: pass, algs: pass, as: pass}, "supported beside Bearer"},
+		{"algs differ", fakeOpts{dpopMetaAlgs: []string{"ES256"}, dpopChallenge: []string{"RS256"}, asDPoPAlgs: []string{"ES256", "RS256"}},
+			map[string]selfcheck.Status{mode: pass, req: pass, algs: warn, as: pass}, `the challenge algs="RS256"`},
+		{"challenge without algs", fakeOpts{dpopMetaAlgs: es, dpopChallenge: es, dpopNoAlgs: true, asDPoPAlgs: es},
+			map[string]selfcheck.Status{mode: pass, req: pass, algs: warn, as: pass}, "the challenge has no algs"},
+		{"metadata only", fakeOpts{dpopMetaAlgs: es, asDPoPAlgs: es},
+			map[string]selfcheck.Status{mode: pass, req: pass, algs: warn, as: pass}, "no DPoP challenge"},
+		{"required in metadata, Bearer challenged", fakeOpts{dpopMetaAlgs: es, dpopRequired: true, dpopChallenge: es, asDPoPAlgs: es},
+			map[string]selfcheck.Status{mode: pass, req: warn, algs: pass, as: pass}, "offers a Bearer challenge"},
+		{"DPoP-only challenge, metadata not required", fakeOpts{dpopMetaAlgs: es, dpopChallenge: es, dpopOnly: true, asDPoPAlgs: es},
+			map[string]selfcheck.Status{mode: pass, req: warn, algs: pass, as: pass}, "lacks dpop_bound_access_tokens_required"},
+		{"required, no common alg with the authorization server", fakeOpts{dpopMetaAlgs: es, dpopRequired: true, dpopChallenge: es, dpopOnly: true,
+			asDPoPAlgs: []string{"RS256"}}, map[string]selfcheck.Status{mode: pass, req: pass, algs: pass, as: fail}, `lists "RS256"`},
+		{"required, authorization server without DPoP", fakeOpts{dpopMetaAlgs: es, dpopRequired: true, dpopChallenge: es, dpopOnly: true},
+			map[string]selfcheck.Status{mode: pass, req: pass, algs: pass, as: fail}, "advertises no dpop_signing_alg_values_supported"},
+		{"allowed, authorization server without DPoP", fakeOpts{dpopMetaAlgs: es, dpopChallenge: es},
+			map[string]selfcheck.Status{mode: pass, req: pass, algs: pass, as: warn}, "advertises no dpop_signing_alg_values_supported"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFake(tt.o)
+			defer f.Close()
+			rep := run(t, config(t, f, "", ""))
+			got := map[string]selfcheck.Status{}
+			details := ""
+			for _, res := range rep.Results {
+				if res.ID == "RS-27" {
+					got[res.Name] = res.Status
+					details += res.Detail + "\n"
+				} else if res.ID == "RS-04" && res.Status != pass {
+					t.Errorf("RS-04 %s: %s", res.Status, res.Detail)
+				}
+			}
+			if !maps.Equal(got, tt.want) || !strings.Contains(details, tt.wantDetail) {
+				t.Errorf("RS-27 lines %v, want %v; details %q lack %q", got, tt.want, details, tt.wantDetail)
+			}
+			if wantFail := slices.Contains(slices.Collect(maps.Values(tt.want)), fail); wantFail && !rep.Failed() {
+				t.Error("report not failed")
+			}
+		})
 	}
 }

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// demoUpstream serves the demo MCP server (echo, admin_echo, whoami) on
+// 127.0.0.1 and returns its MCP URL.
+func demoUpstream(t *testing.T) string {
+	t.Helper()
+	s := demoMCPServer()
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(up.Close)
+	return up.URL + "/mcp"
+}
+
+// TestClientCommandsDPoP: `login --dpop` against `mcpauth authserver` and
+// `mcpauth protect --dpop required` gets a DPoP-bound token whose
+// generated key is kept with it in the 0600 store; `call --dpop` uses
+// both without a new authorization; `token --dpop` prints the token and
+// says it is bound (as a bearer token it is refused); and `call` without
+// --dpop fails with the DPoP error instead of using a Bearer token.
+func TestClientCommandsDPoP(t *testing.T) {
+	t.Parallel()
+	issuer := startAuthserver(t, "--insecure-http", "--consent", "auto", "--scopes", "mcp:tools")
+	rs := startSubcommand(t, "protect", "--addr", "127.0.0.1:0", "--upstream", demoUpstream(t), "--issuer", issuer,
+		"--insecure-http", "--scopes", "mcp:tools", "--require", "mcp:tools", "--dpop", "required", "--log-level", "warn")
+	u := rs + "/mcp"
+	store := filepath.Join(t.TempDir(), "tokens.json")
+	cmd := func(name string, rest ...string) []string {
+		return append([]string{name, "--insecure-http", "--store", store, "--browser", "http", "--log-level", "info"}, rest...)
+	}
+
+	code, out, errOut := runCmd(t, cmd("login", "--dpop", u)...)
+	if code != 0 || !strings.Contains(out, "DPoP-bound to key") || !strings.Contains(errOut, "msg=authorized") {
+		t.Fatalf("login --dpop: %d %q %s", code, out, errOut)
+	}
+	fi, err := os.Stat(store)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("store %v %v", fi, err)
+	}
+	data, _ := os.ReadFile(store)
+	var doc struct {
+		Tokens []struct {
+			Token struct {
+				TokenType string          `json:"token_type"`
+				DPoPJKT   string          `json:"dpop_jkt"`
+				DPoPKey   json.RawMessage `json:"dpop_key"`
+			} `json:"token"`
+		} `json:"tokens"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil || len(doc.Tokens) != 1 {
+		t.Fatalf("store: %v", err)
+	}
+	if tk := doc.Tokens[0].Token; tk.TokenType != "DPoP" || tk.DPoPJKT == "" || !strings.Contains(string(tk.DPoPKey), `"ES256"`) || !strings.Contains(string(tk.DPoPKey), `"d"`) {
+		t.Fatalf("stored token: type %q jkt %q key stored %v", tk.TokenType, tk.DPoPJKT, len(tk.DPoPKey) > 0)
+	}
+
+	code, out, errOut = runCmd(t, cmd("call", "--dpop", u, "echo", "--args", `{"message":"bound"}`)...)
+	if code != 0 || !strings.Contains(out, `"text": "bound"`) {
+		t.Fatalf("call --dpop: %d %q %s", code, out, errOut)
+	}
+	if strings.Contains(errOut, "msg=authorized") {
+		t.Errorf("call --dpop authorized again instead of using the stored key:\n%s", errOut)
+	}
+
+	code, tok, errOut := runCmd(t, cmd("token", "--dpop", u)...)
+	tok = strings.TrimSpace(tok)
+	if code != 0 || strings.Count(tok, ".") != 2 || !strings.Contains(errOut, "This token is DPoP-bound") {
+		t.Fatalf("token --dpop: %d %s", code, errOut)
+	}
+	if status := rawToolsList(t, u, tok); status != http.StatusUnauthorized {
+		t.Errorf("the DPoP-bound token as a bearer token: %d, want 401", status)
+	}
+
+	code, _, errOut = runCmd(t, cmd("call", u, "echo", "--args", `{"message":"bearer"}`)...)
+	if code == 0 || !strings.Contains(errOut, "accepts only DPoP-bound tokens") {
+		t.Fatalf("call without --dpop: %d %s", code, errOut)
+	}
+}
+
+// TestLoginDPoPKeyRefused: a --dpop-key whose algorithm the resource
+// does not accept (`protect --dpop required --dpop-algs ES256`, a P-384
+// key) ends `login` with the DPoP error after discovery: the
+// authorization server fails the test if anything but its metadata is
+// requested.
+func TestLoginDPoPKeyRefused(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int32
+	as := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, "/.well-known/") {
+			hits.Add(1)
+			t.Errorf("authorization server hit at %s %s", r.Method, r.URL.Path)
+			http.Error(w, "no", http.StatusTeapot)
+			return
+		}
+		iss := "http://" + r.Host
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(oauthmeta.AuthServerMetadata{
+			Issuer: iss, AuthorizationEndpoint: iss + "/authorize", TokenEndpoint: iss + "/token", RegistrationEndpoint: iss + "/register",
+			JWKSURI: iss + "/jwks.json", ResponseTypesSupported: []string{"code"}, CodeChallengeMethodsSupported: []string{"S256"},
+			DPoPSigningAlgValuesSupported: []string{"ES256", "ES384"},
+		})
+	}))
+	t.Cleanup(as.Close)
+	rs := startSubcommand(t, "protect", "--addr", "127.0.0.1:0", "--upstream", demoUpstream(t), "--issuer", as.URL,
+		"--insecure-http", "--dpop", "required", "--dpop-algs", "ES256", "--log-level", "warn")
+	key, err := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "dpop.pem")
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCmd(t, "login", "--insecure-http", "--store", filepath.Join(dir, "t.json"), "--browser", "http",
+		"--dpop-key", keyFile, rs+"/mcp")
+	if code == 0 || !strings.Contains(errOut, "requires DPoP-bound tokens") || !strings.Contains(errOut, "ES384") {
+		t.Fatalf("login: %d %q %s", code, out, errOut)
+	}
+	if n := hits.Load(); n != 0 {
+		t.Fatalf("%d requests to the authorization server besides its metadata", n)
+	}
+}
