@@ -203,11 +203,27 @@ func (u *upstream) userInfo(ctx context.Context, accessToken string) (*UpstreamI
 	if err != nil {
 		return nil, classifyFetch("user-info", err)
 	}
+	id, err := u.parseUserInfo(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if p.EmailsEndpoint != "" {
+		if err := u.primaryEmail(ctx, auth, id); err != nil {
+			return nil, err
+		}
+	}
+	return id, nil
+}
+
+// parseUserInfo reads the user from a user-info answer, a JSON object.
+func (u *upstream) parseUserInfo(body []byte) (*UpstreamIdentity, error) {
+	p := u.cfg.OAuth2
 	var members map[string]jsontext.Value
-	if err := jsonx.DecodeObject(resp.Body, &members); err != nil {
+	if err := jsonx.DecodeObject(body, &members); err != nil {
 		return nil, fmt.Errorf("%w: %w", errUserInfo, err)
 	}
 	id := &UpstreamIdentity{Issuer: u.cfg.Issuer}
+	var err error
 	if id.Subject, err = userID(members[p.IDField]); err != nil {
 		return nil, fmt.Errorf("%w: member %.40q: %w", errUserInfo, p.IDField, err)
 	}
@@ -220,11 +236,6 @@ func (u *upstream) userInfo(ctx context.Context, accessToken string) (*UpstreamI
 	var groups any
 	if v, ok := members[u.cfg.GroupsClaim]; ok && jsonv2.Unmarshal(v, &groups) == nil {
 		id.Groups = stringList(groups)
-	}
-	if p.EmailsEndpoint != "" {
-		if err := u.primaryEmail(ctx, auth, id); err != nil {
-			return nil, err
-		}
 	}
 	return id, nil
 }
