@@ -275,18 +275,9 @@ func (s *Server) initUpstream() error {
 	}
 	s.upstream.cfg.GroupsClaim = cmp.Or(c.GroupsClaim, DefaultUpstreamGroupsClaim)
 	if c.OAuth2 != nil {
-		p := *c.OAuth2
-		if err := checkOAuth2(&p, f); err != nil {
+		if err := s.upstream.initOAuth2(opts); err != nil {
 			return err
 		}
-		u := s.upstream
-		u.cfg.OAuth2 = &p
-		u.oauthMeta = oauth2Metadata(c.Issuer, &p)
-		hc := *f.Client()
-		hc.Transport = acceptJSONTransport{base: hc.Transport}
-		u.acceptJSON = &hc
-		opts.MaxBytes = maxUserInfoBytes
-		u.userInfoFetcher = safehttp.New(opts)
 	}
 	s.closers = append(s.closers, s.upstream)
 	return nil

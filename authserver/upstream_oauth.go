@@ -128,6 +128,24 @@ func checkOAuth2(p *OAuth2Provider, f *safehttp.Fetcher) error {
 	return nil
 }
 
+// initOAuth2 validates the plain OAuth 2.0 provider and sets up what its
+// logins use: the fixed metadata, the token endpoint's client asking for
+// JSON, and the user-info fetcher (opts with a 64 KiB cap; no redirects).
+func (u *upstream) initOAuth2(opts safehttp.Options) error {
+	p := *u.cfg.OAuth2
+	if err := checkOAuth2(&p, u.fetcher); err != nil {
+		return err
+	}
+	u.cfg.OAuth2 = &p
+	u.oauthMeta = oauth2Metadata(u.cfg.Issuer, &p)
+	hc := *u.fetcher.Client()
+	hc.Transport = acceptJSONTransport{base: hc.Transport}
+	u.acceptJSON = &hc
+	opts.MaxBytes, opts.MaxRedirects = maxUserInfoBytes, 0
+	u.userInfoFetcher = safehttp.New(opts)
+	return nil
+}
+
 // oauth2Metadata is the provider metadata of a plain OAuth 2.0 provider,
 // from its configuration: what discovery would give for OpenID Connect.
 func oauth2Metadata(issuer string, p *OAuth2Provider) *providerMetadata {

@@ -212,6 +212,18 @@ func TestUpstreamPreset(t *testing.T) {
 	}
 }
 
+// TestUpstreamAssertionAudience: a private_key_jwt assertion names the
+// OpenID provider's issuer, or a plain OAuth 2.0 provider's token endpoint.
+func TestUpstreamAssertionAudience(t *testing.T) {
+	m := &providerMetadata{Issuer: "https://github.com", TokenEndpoint: "https://github.com/login/oauth/access_token"}
+	if got := (&upstream{}).assertionAudience(m); got != m.Issuer {
+		t.Errorf("OpenID Connect: aud %q", got)
+	}
+	if got := (&upstream{cfg: UpstreamConfig{OAuth2: &OAuth2Provider{}}}).assertionAudience(m); got != m.TokenEndpoint {
+		t.Errorf("plain OAuth 2.0: aud %q", got)
+	}
+}
+
 func TestUserID(t *testing.T) {
 	for in, want := range map[string]string{`583231`: "583231", `"abc"`: "abc", `-5`: "-5"} {
 		if got, err := userID([]byte(in)); err != nil || got != want {

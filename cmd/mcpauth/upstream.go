@@ -38,7 +38,7 @@ func (u *upstreamFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&u.scopes, "upstream-scopes", "", "scopes requested upstream, separated by spaces or commas; for OpenID Connect openid is always sent (default \"openid email profile\"; github: \"read:user user:email\")")
 	fs.StringVar(&u.groupsClaim, "upstream-groups-claim", authserver.DefaultUpstreamGroupsClaim, "ID token claim holding the user's groups, for --allow-group")
 	fs.Var(&u.allowDomains, "allow-email-domain", "admit upstream users with a verified email at this `DOMAIN` (repeatable)")
-	fs.Var(&u.allowUsers, "allow-user", "admit this upstream user, by verified `EMAIL` or by sub (an entry with @ is only an email; repeatable)")
+	fs.Var(&u.allowUsers, "allow-user", "admit this upstream user, by verified `EMAIL` or by sub (with --upstream github: the numeric user id, not the login; an entry with @ is only an email; repeatable)")
 	fs.Var(&u.allowGroups, "allow-group", "admit members of this upstream `GROUP` (repeatable)")
 	fs.BoolVar(&u.allowAnyUser, "allow-any-user", false, "admit every user the --upstream provider authenticates")
 	fs.BoolVar(&u.allowUnverifiedEmail, "insecure-allow-unverified-email", false, "let --allow-email-domain and --allow-user match emails the provider does not mark verified")

@@ -120,7 +120,8 @@ func (g *GitHub) SetFaults(f GitHubFaults) {
 	g.faults = f
 }
 
-// BearerPaths returns the paths that received a bearer token so far.
+// BearerPaths returns the paths of the requests, to any endpoint of the
+// fake, that carried a bearer token so far.
 func (g *GitHub) BearerPaths() []string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -131,6 +132,7 @@ func (g *GitHub) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.noteBearer(r)
 	if q.Get("client_id") != g.ClientID || g.callback == "" || q.Get("redirect_uri") != g.callback {
 		http.Error(w, "The redirect_uri is not associated with this application.", http.StatusBadRequest)
 		return
@@ -157,6 +159,7 @@ func (g *GitHub) token(w http.ResponseWriter, r *http.Request) {
 		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
 	}
 	g.mu.Lock()
+	g.noteBearer(r)
 	c, ok := g.codes[r.PostForm.Get("code")]
 	delete(g.codes, r.PostForm.Get("code"))
 	tokenErr := g.faults.TokenError
@@ -193,7 +196,7 @@ func (g *GitHub) bearer(w http.ResponseWriter, r *http.Request) (GitHubUser, boo
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.bearerAt = append(g.bearerAt, r.URL.Path)
+	g.noteBearer(r)
 	u, known := g.tokens[tok]
 	if !ok || !known || r.Header.Get("User-Agent") == "" {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -202,6 +205,14 @@ func (g *GitHub) bearer(w http.ResponseWriter, r *http.Request) (GitHubUser, boo
 		return u, false
 	}
 	return u, true
+}
+
+// noteBearer records the path of a request that carries a bearer token.
+// Called with g.mu held.
+func (g *GitHub) noteBearer(r *http.Request) {
+	if strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") {
+		g.bearerAt = append(g.bearerAt, r.URL.Path)
+	}
 }
 
 func (g *GitHub) userInfo(w http.ResponseWriter, r *http.Request) {
