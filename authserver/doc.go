@@ -100,6 +100,16 @@
 //     pre-registered confidential client is
 //     ([TokenVaultConfig.ResourceServers]), for an MCP access token whose
 //     "aud" is that resource, when "audience" names the provider.
+//   - Login at a plain OAuth 2.0 provider such as GitHub
+//     ([UpstreamConfig.OAuth2], [OAuth2Provider]): the same code flow and
+//     state, the user read from its user-info endpoint (and the primary
+//     verified email from an emails endpoint) with the access token sent to
+//     that origin only, bounded and decoded by internal/jsonx; presets for
+//     GitHub, Google and Microsoft Entra ID ([UpstreamPreset]).
+//   - A grant policy ([GrantPolicy], [ParseGrantPolicy]) mapping upstream
+//     users, groups and email domains to the scopes they may obtain:
+//     requested ∩ allowed, access_denied (with iss and state) when nothing
+//     or a required scope is refused.
 //   - Bounded bodies; rate limits per IP (a separate bucket for the
 //     authorization, consent and upstream callback endpoints), per (IP,
 //     claimed client_id) and, once a confidential client has
@@ -120,8 +130,10 @@
 // redisreplay keeps it on Redis).
 //
 // It deliberately does not: authenticate users itself (every grant is for
-// [Config.Subject], or for the user of the upstream provider), log in at a
-// plain OAuth 2.0 provider (GitHub-shaped), issue ID tokens or implement OpenID Connect (the IdP
+// [Config.Subject], or for the user of the upstream provider),
+// re-evaluate a grant policy per user at refresh (a refresh drops only
+// scopes the policy allows nobody), issue ID tokens or implement OpenID
+// Connect (the IdP
 // role accepts ID tokens of configured providers), support the implicit or
 // password grants, "dpop_jkt" authorization requests, pushed authorization
 // requests, or pass tokens of a third-party authorization server on.

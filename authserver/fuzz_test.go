@@ -6,6 +6,8 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -265,3 +267,47 @@ func (k staticKeys) Keys(_ context.Context, kid string) ([]jwkset.Key, error) {
 }
 
 func (staticKeys) Close() error { return nil }
+
+// FuzzUpstreamUserInfo feeds arbitrary user-info answers of a plain OAuth
+// 2.0 provider to the parser: nothing may panic, and an accepted answer
+// always yields a non-empty identifier of at most 255 bytes that is the
+// "id" member's string or integer literal.
+func FuzzUpstreamUserInfo(f *testing.F) {
+	f.Add([]byte(`{"id":583231,"login":"octocat","email":"o@example.com","groups":["a"]}`))
+	f.Add([]byte(`{"id":"abc","email_verified":"true"}`))
+	f.Add([]byte(`{"id":1.5}`))
+	f.Add([]byte(`{"id":1,"id":2}`))
+	f.Add([]byte(`{"id":null}`))
+	f.Add([]byte(`[{"id":1}]`))
+	f.Add([]byte(`{"id":-0}`))
+	u := &upstream{cfg: UpstreamConfig{Issuer: "https://github.com", GroupsClaim: "groups",
+		OAuth2: &OAuth2Provider{IDField: "id", NameField: "login", EmailField: "email", EmailVerifiedField: "email_verified"}}}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		id, err := u.parseUserInfo(body)
+		if err != nil {
+			if !errors.Is(err, errUserInfo) {
+				t.Fatalf("error %v does not wrap errUserInfo", err)
+			}
+			return
+		}
+		if id.Subject == "" || len(id.Subject) > maxSubjectLen || id.Issuer != "https://github.com" {
+			t.Fatalf("accepted %q as %+v", body, id)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(body, &m); err != nil {
+			t.Fatalf("accepted invalid JSON %q", body)
+		}
+		switch v := m["id"].(type) {
+		case string:
+			if v != id.Subject {
+				t.Fatalf("id %q read as %q", v, id.Subject)
+			}
+		case float64:
+			if strings.ContainsAny(id.Subject, ".eE") {
+				t.Fatalf("non-integer id %q accepted", id.Subject)
+			}
+		default:
+			t.Fatalf("id %T accepted", v)
+		}
+	})
+}

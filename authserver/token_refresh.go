@@ -58,6 +58,9 @@ func (s *Server) refresh(ctx context.Context, client *Client, form url.Values, j
 	if oe != nil {
 		return nil, oe
 	}
+	if scopes, oe = s.grantPolicyCeiling(scopes); oe != nil {
+		return nil, oe
+	}
 	resources, oe := narrowResources(grant.Resources, form["resource"])
 	if oe != nil {
 		return nil, oe

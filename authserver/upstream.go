@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto"
 	"fmt"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -40,7 +41,8 @@ const (
 )
 
 // UpstreamConfig makes the server log users in at an OpenID Connect
-// provider (Okta, Keycloak, Auth0, Google, Entra, ...) instead of issuing
+// provider (Okta, Keycloak, Auth0, Google, Entra, ...), or at a plain
+// OAuth 2.0 provider such as GitHub ([OAuth2Provider]), instead of issuing
 // every grant for the fixed [Config.Subject]. The provider is found by
 // discovery (OpenID Connect Discovery 1.0) from Issuer; the login is the
 // authorization code flow with PKCE S256, "state" and "nonce"; the ID
@@ -50,11 +52,20 @@ const (
 // [UpstreamSubject] of the provider's (issuer, sub).
 //
 // Register [Server.UpstreamCallbackURL] as the redirect URI of the client
-// at the provider.
+// at the provider. [UpstreamPreset] fills the provider-specific fields for
+// GitHub, Google and Microsoft Entra ID.
 type UpstreamConfig struct {
 	// Issuer is the provider's issuer identifier: https, or http to a
 	// loopback address when Fetch.InsecureAllowHTTPLoopback is set. Required.
+	// With OAuth2 set it is never fetched: it names the provider (GitHub:
+	// "https://github.com") in [UpstreamSubject], so changing it changes
+	// every user's subject.
 	Issuer string
+	// OAuth2, when set, makes the provider a plain OAuth 2.0 one at these
+	// endpoints, without discovery or ID token: the user comes from its
+	// user-info endpoint. Nil means OpenID Connect, found by discovery from
+	// Issuer.
+	OAuth2 *OAuth2Provider
 	// ClientID and ClientSecret are this server's credentials at the
 	// provider (client_secret_basic, or client_secret_post when the
 	// provider supports only that). ClientID is required; with neither
@@ -68,16 +79,22 @@ type UpstreamConfig struct {
 	// ("kid", may be empty). Register its public key at the provider.
 	ClientKey   crypto.Signer
 	ClientKeyID string
-	// Scopes requested from the provider. "openid" is always sent. Empty
-	// means "openid email profile".
+	// Scopes requested from the provider. For OpenID Connect "openid" is
+	// always sent, and empty means "openid email profile"; with OAuth2,
+	// exactly these are sent (GitHub: "read:user user:email"), and empty
+	// means no scope parameter.
 	Scopes []string
-	// GroupsClaim is the ID token claim holding the user's groups (an
-	// array of strings, or one string). Empty means
-	// [DefaultUpstreamGroupsClaim].
+	// GroupsClaim is the ID token claim (with OAuth2, the user-info member)
+	// holding the user's groups (an array of strings, or one string). Empty
+	// means [DefaultUpstreamGroupsClaim].
 	GroupsClaim string
 	// Allow says who may log in. With an upstream configured, an empty
 	// allow-list is a configuration error unless Allow.AllowAnyUser is set.
 	Allow AllowList
+	// GrantPolicy, when set, says which of the requested MCP scopes each
+	// admitted user may obtain (see [GrantPolicy]). Nil means every scope
+	// the client may request, as without an upstream.
+	GrantPolicy *GrantPolicy
 	// Fetch configures the calls to the provider (discovery, JWK Set, token
 	// endpoint): the SSRF-guarded fetcher, https to public addresses unless
 	// InsecureAllowHTTPLoopback. Its MaxSets is ignored.
@@ -169,6 +186,13 @@ type upstream struct {
 	now     func() time.Time
 	// assertions signs private_key_jwt assertions; nil with a secret.
 	assertions *jwtassert.ClientAssertionSigner
+	// For a plain OAuth 2.0 provider (cfg.OAuth2): its fixed metadata, the
+	// token endpoint's client asking for JSON, and the user-info fetcher
+	// (64 KiB cap, no redirects). Nil for OpenID Connect.
+	oauthMeta       *providerMetadata
+	acceptJSON      *http.Client
+	userInfoFetcher *safehttp.Fetcher
+	policy          *compiledGrantPolicy // nil without a GrantPolicy
 
 	timeout time.Duration
 
@@ -231,15 +255,10 @@ func (s *Server) initUpstream() error {
 	if err != nil || iss.RawQuery != "" || iss.Fragment != "" || f.CheckURL(c.Issuer) != nil {
 		return configErr("Upstream.Issuer", "must be an https URL without query or fragment (http only to loopback with Fetch.InsecureAllowHTTPLoopback)")
 	}
-	scopes := []string{"openid"}
-	requested := c.Scopes
-	if len(requested) == 0 {
-		requested = []string{"email", "profile"}
-	}
-	for _, sc := range requested {
-		if !slices.Contains(scopes, sc) {
-			scopes = append(scopes, sc)
-		}
+	scopes := upstreamScopes(c)
+	policy, err := compileGrantPolicy(c.GrantPolicy, s.cfg.Scopes)
+	if err != nil {
+		return err
 	}
 	var assertions *jwtassert.ClientAssertionSigner
 	if c.ClientKey != nil {
@@ -251,12 +270,35 @@ func (s *Server) initUpstream() error {
 			return configErr("Upstream.ClientKey", err.Error())
 		}
 	}
-	s.upstream = &upstream{assertions: assertions,
+	s.upstream = &upstream{assertions: assertions, policy: policy,
 		cfg: *c, scopes: scopes, fetcher: f, now: s.clock.Now, timeout: opts.Timeout,
 	}
 	s.upstream.cfg.GroupsClaim = cmp.Or(c.GroupsClaim, DefaultUpstreamGroupsClaim)
+	if c.OAuth2 != nil {
+		if err := s.upstream.initOAuth2(opts); err != nil {
+			return err
+		}
+	}
 	s.closers = append(s.closers, s.upstream)
 	return nil
+}
+
+// upstreamScopes are the scopes requested from the provider.
+func upstreamScopes(c *UpstreamConfig) []string {
+	var scopes []string
+	requested := c.Scopes
+	if c.OAuth2 == nil {
+		scopes = []string{"openid"}
+		if len(requested) == 0 {
+			requested = []string{"email", "profile"}
+		}
+	}
+	for _, sc := range requested {
+		if !slices.Contains(scopes, sc) {
+			scopes = append(scopes, sc)
+		}
+	}
+	return scopes
 }
 
 // UpstreamCallbackURL is the redirect URI to register at the upstream
@@ -268,6 +310,9 @@ func (s *Server) UpstreamCallbackURL() string {
 // metadata returns the provider metadata, fetching it when missing or
 // older than upstreamMetadataTTL. A failed fetch is not cached.
 func (u *upstream) metadata(ctx context.Context) (*providerMetadata, error) {
+	if u.oauthMeta != nil {
+		return u.oauthMeta, nil
+	}
 	u.mu.Lock()
 	m, at := u.meta, u.metaAt
 	u.mu.Unlock()

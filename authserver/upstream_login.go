@@ -80,7 +80,7 @@ func (s *Server) startUpstream(w http.ResponseWriter, r *http.Request, req *auth
 		return
 	}
 	target := s.upstream.oauth2Config(m, s.UpstreamCallbackURL()).AuthCodeURL(state,
-		oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("nonce", nonce))
+		s.upstream.authCodeOptions(verifier, nonce)...)
 	redirect(w, r, target)
 }
 
@@ -133,6 +133,10 @@ func (s *Server) handleUpstreamCallback(w http.ResponseWriter, r *http.Request) 
 		s.redirectError(w, r, l.req, oauthErr(oauthmeta.CodeAccessDenied, "this user may not use this server"))
 		return
 	}
+	if oe := s.applyGrantPolicy(r.Context(), l.req, id); oe != nil {
+		s.redirectError(w, r, l.req, oe)
+		return
+	}
 	l.req.subject = UpstreamSubject(id.Issuer, id.Subject)
 	if l.req.upstreamTokens, err = s.keepUpstreamTokens(r.Context(), tok); err != nil {
 		s.log.ErrorContext(r.Context(), "keeping the upstream tokens failed", "err", err)
@@ -179,7 +183,7 @@ func (s *Server) finishUpstream(ctx context.Context, q url.Values, l *upstreamLo
 	}
 	opts := []oauth2.AuthCodeOption{oauth2.VerifierOption(l.Verifier)}
 	if a := s.upstream.assertions; a != nil {
-		jwt, err := a.Sign(m.Issuer)
+		jwt, err := a.Sign(s.upstream.assertionAudience(m))
 		if err != nil {
 			s.log.ErrorContext(ctx, "signing the upstream client assertion failed", "err", err)
 			return nil, nil, oauthErr(oauthmeta.CodeServerError, "internal error")
@@ -187,7 +191,7 @@ func (s *Server) finishUpstream(ctx context.Context, q url.Values, l *upstreamLo
 		opts = append(opts, oauth2.SetAuthURLParam("client_assertion_type", jwtassert.ClientAssertionType),
 			oauth2.SetAuthURLParam("client_assertion", jwt))
 	}
-	hc := s.upstream.fetcher.Client()
+	hc := s.upstream.tokenClient()
 	tok, err := s.upstream.oauth2Config(m, s.UpstreamCallbackURL()).Exchange(
 		context.WithValue(ctx, oauth2.HTTPClient, hc), q.Get("code"), opts...)
 	if err != nil {
@@ -205,14 +209,13 @@ func (s *Server) finishUpstream(ctx context.Context, q url.Values, l *upstreamLo
 		}
 		return nil, nil, oauthErr(oauthmeta.CodeTemporarilyUnavailable, "the identity provider is unavailable")
 	}
-	raw, _ := tok.Extra("id_token").(string)
-	if raw == "" {
-		s.log.WarnContext(ctx, "upstream token response without an ID token")
-		return nil, nil, refused
+	id, err := s.upstream.identity(ctx, tok, l.Nonce)
+	if errors.Is(err, errUpstreamUnavailable) {
+		s.log.WarnContext(ctx, "upstream user-info endpoint unavailable", "err", err)
+		return nil, nil, oauthErr(oauthmeta.CodeTemporarilyUnavailable, "the identity provider is unavailable")
 	}
-	id, err := s.upstream.verifyIDToken(ctx, raw, l.Nonce)
 	if err != nil {
-		s.log.WarnContext(ctx, "upstream ID token refused", "err", err)
+		s.log.WarnContext(ctx, "upstream identity refused", "err", err)
 		return nil, nil, refused
 	}
 	return id, tok, nil

@@ -59,7 +59,7 @@ func (u *upstream) refresh(ctx context.Context, refreshToken string) (*vaultedTo
 	basic := false
 	switch {
 	case u.assertions != nil:
-		jwt, err := u.assertions.Sign(m.Issuer)
+		jwt, err := u.assertions.Sign(u.assertionAudience(m))
 		if err != nil {
 			return nil, fmt.Errorf("upstream client assertion: %w", err)
 		}

@@ -12,24 +12,33 @@ import (
 )
 
 // upstreamFlags are the authserver flags of the login at an upstream
-// OpenID Connect provider.
+// identity provider: an OpenID Connect issuer, or a preset (github,
+// google, entra).
 type upstreamFlags struct {
 	issuer, clientID, clientSecret, scopes, groupsClaim string
-	clientKeyFile, clientKeyID                          string
+	clientKeyFile, clientKeyID, tenant                  string
+	authURL, tokenURL, userInfoURL, emailsURL           string
+	grantPolicy                                         string
 	allowDomains, allowUsers, allowGroups               listFlag
 	allowAnyUser, allowUnverifiedEmail                  bool
 }
 
 func (u *upstreamFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&u.issuer, "upstream", "", "log users in at this OpenID Connect provider `ISSUER_URL` (discovery from ISSUER_URL/.well-known/openid-configuration); register the callback URL printed at start there")
+	fs.StringVar(&u.issuer, "upstream", "", "log users in at `github|google|entra|ISSUER_URL`: GitHub (plain OAuth 2.0), Google, Microsoft Entra ID (with --upstream-tenant) or any OpenID Connect issuer (discovery from ISSUER_URL/.well-known/openid-configuration); register the callback URL printed at start there")
+	fs.StringVar(&u.tenant, "upstream-tenant", "", "with --upstream entra: the directory (tenant) `ID` or domain")
+	fs.StringVar(&u.authURL, "upstream-authorization-url", "", "with --upstream github: use this authorization endpoint `URL` instead of GitHub's (GitHub Enterprise Server, tests)")
+	fs.StringVar(&u.tokenURL, "upstream-token-url", "", "with --upstream github: use this token endpoint `URL` instead of GitHub's")
+	fs.StringVar(&u.userInfoURL, "upstream-userinfo-url", "", "with --upstream github: use this user-info `URL` instead of https://api.github.com/user")
+	fs.StringVar(&u.emailsURL, "upstream-emails-url", "", "with --upstream github: use this `URL` instead of https://api.github.com/user/emails (same origin as the user-info URL)")
+	fs.StringVar(&u.grantPolicy, "grant-policy", "", "with --upstream: which MCP scopes each user, group or email domain may obtain, from this JSON `FILE` (see README, \"Production login with your identity provider\")")
 	fs.StringVar(&u.clientID, "upstream-client-id", "", "this server's client_id at the --upstream provider")
 	fs.StringVar(&u.clientSecret, "upstream-client-secret", "", "this server's client secret at the --upstream provider, as `env:VAR` (never on the command line); omit for a public client")
 	fs.StringVar(&u.clientKeyFile, "upstream-client-key", "", "authenticate at the --upstream provider with private_key_jwt, signing with the PEM private key in `FILE` (instead of --upstream-client-secret)")
 	fs.StringVar(&u.clientKeyID, "upstream-client-key-id", "", "the \"kid\" of --upstream-client-key as registered at the provider")
-	fs.StringVar(&u.scopes, "upstream-scopes", "", "scopes requested upstream, separated by spaces or commas; openid is always sent (default \"openid email profile\")")
+	fs.StringVar(&u.scopes, "upstream-scopes", "", "scopes requested upstream, separated by spaces or commas; for OpenID Connect openid is always sent (default \"openid email profile\"; github: \"read:user user:email\")")
 	fs.StringVar(&u.groupsClaim, "upstream-groups-claim", authserver.DefaultUpstreamGroupsClaim, "ID token claim holding the user's groups, for --allow-group")
 	fs.Var(&u.allowDomains, "allow-email-domain", "admit upstream users with a verified email at this `DOMAIN` (repeatable)")
-	fs.Var(&u.allowUsers, "allow-user", "admit this upstream user, by verified `EMAIL` or by sub (an entry with @ is only an email; repeatable)")
+	fs.Var(&u.allowUsers, "allow-user", "admit this upstream user, by verified `EMAIL` or by sub (with --upstream github: the numeric user id, not the login; an entry with @ is only an email; repeatable)")
 	fs.Var(&u.allowGroups, "allow-group", "admit members of this upstream `GROUP` (repeatable)")
 	fs.BoolVar(&u.allowAnyUser, "allow-any-user", false, "admit every user the --upstream provider authenticates")
 	fs.BoolVar(&u.allowUnverifiedEmail, "insecure-allow-unverified-email", false, "let --allow-email-domain and --allow-user match emails the provider does not mark verified")
@@ -39,17 +48,36 @@ func (u *upstreamFlags) register(fs *flag.FlagSet) {
 // given. insecureHTTP permits a plain-http provider on a loopback address.
 func (u *upstreamFlags) config(insecureHTTP bool, getenv func(string) string) (*authserver.UpstreamConfig, error) {
 	if u.issuer == "" {
-		if u.clientID != "" || u.clientSecret != "" || u.clientKeyFile != "" || len(u.allowDomains)+len(u.allowUsers)+len(u.allowGroups) > 0 || u.allowAnyUser {
-			return nil, errors.New("the --upstream-* and --allow-* flags need --upstream")
+		if u.clientID != "" || u.clientSecret != "" || u.clientKeyFile != "" || u.tenant != "" || u.grantPolicy != "" ||
+			u.authURL+u.tokenURL+u.userInfoURL+u.emailsURL != "" ||
+			len(u.allowDomains)+len(u.allowUsers)+len(u.allowGroups) > 0 || u.allowAnyUser {
+			return nil, errors.New("the --upstream-*, --grant-policy and --allow-* flags need --upstream")
 		}
 		return nil, nil
 	}
-	c := &authserver.UpstreamConfig{
-		Issuer: u.issuer, ClientID: u.clientID, Scopes: fields(u.scopes), GroupsClaim: u.groupsClaim,
-		Allow: authserver.AllowList{
-			EmailDomains: u.allowDomains, Users: u.allowUsers, Groups: u.allowGroups,
-			AllowAnyUser: u.allowAnyUser, InsecureAllowUnverifiedEmail: u.allowUnverifiedEmail,
-		},
+	c, err := authserver.UpstreamPreset(u.issuer, u.tenant)
+	if err != nil {
+		return nil, fmt.Errorf("--upstream: %w", err)
+	}
+	if err := u.overrideEndpoints(c); err != nil {
+		return nil, err
+	}
+	c.ClientID, c.GroupsClaim = u.clientID, u.groupsClaim
+	if s := fields(u.scopes); len(s) > 0 {
+		c.Scopes = s
+	}
+	c.Allow = authserver.AllowList{
+		EmailDomains: u.allowDomains, Users: u.allowUsers, Groups: u.allowGroups,
+		AllowAnyUser: u.allowAnyUser, InsecureAllowUnverifiedEmail: u.allowUnverifiedEmail,
+	}
+	if u.grantPolicy != "" {
+		data, err := os.ReadFile(u.grantPolicy)
+		if err != nil {
+			return nil, fmt.Errorf("--grant-policy: %w", err)
+		}
+		if c.GrantPolicy, err = authserver.ParseGrantPolicy(data); err != nil {
+			return nil, fmt.Errorf("--grant-policy %s: %w", u.grantPolicy, err)
+		}
 	}
 	c.Fetch.InsecureAllowHTTPLoopback = insecureHTTP
 	if u.clientSecret != "" {
@@ -76,4 +104,24 @@ func (u *upstreamFlags) config(insecureHTTP bool, getenv func(string) string) (*
 		return nil, fmt.Errorf("--upstream: say who may log in with --allow-email-domain, --allow-user, --allow-group or --allow-any-user")
 	}
 	return c, nil
+}
+
+// overrideEndpoints replaces the github preset's endpoints with those
+// given on the command line; they exist for no other upstream.
+func (u *upstreamFlags) overrideEndpoints(c *authserver.UpstreamConfig) error {
+	if u.authURL+u.tokenURL+u.userInfoURL+u.emailsURL == "" {
+		return nil
+	}
+	if c.OAuth2 == nil {
+		return errors.New("--upstream-authorization-url, --upstream-token-url, --upstream-userinfo-url and --upstream-emails-url are for --upstream github only (an OpenID Connect provider's come from discovery)")
+	}
+	for dst, v := range map[*string]string{
+		&c.OAuth2.AuthorizationEndpoint: u.authURL, &c.OAuth2.TokenEndpoint: u.tokenURL,
+		&c.OAuth2.UserInfoEndpoint: u.userInfoURL, &c.OAuth2.EmailsEndpoint: u.emailsURL,
+	} {
+		if v != "" {
+			*dst = v
+		}
+	}
+	return nil
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -50,5 +52,95 @@ func TestUpstreamFlags(t *testing.T) {
 	cfg, err := f.config(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9000}, nil)
 	if err != nil || cfg.Upstream == nil || !cfg.Upstream.Fetch.InsecureAllowHTTPLoopback {
 		t.Fatalf("config: %v %+v", err, cfg.Upstream)
+	}
+}
+
+// TestUpstreamPresetFlags: --upstream github|google|entra fills the
+// provider's URLs (no network), and the github endpoints can be pointed
+// elsewhere.
+func TestUpstreamPresetFlags(t *testing.T) {
+	common := []string{"--upstream-client-id", "c", "--allow-any-user"}
+	tests := []struct {
+		name       string
+		args       []string
+		wantIssuer string
+		wantUser   string // the user-info endpoint; "" means OpenID Connect
+		wantErr    string
+	}{
+		{"github", []string{"--upstream", "github"}, "https://github.com", "https://api.github.com/user", ""},
+		{"github overridden", []string{"--upstream", "github", "--upstream-userinfo-url", "http://127.0.0.1:9/api/user",
+			"--upstream-authorization-url", "http://127.0.0.1:9/a", "--upstream-token-url", "http://127.0.0.1:9/t",
+			"--upstream-emails-url", "http://127.0.0.1:9/api/user/emails"}, "https://github.com", "http://127.0.0.1:9/api/user", ""},
+		{"google", []string{"--upstream", "google"}, "https://accounts.google.com", "", ""},
+		{"entra", []string{"--upstream", "entra", "--upstream-tenant", "contoso.onmicrosoft.com"},
+			"https://login.microsoftonline.com/contoso.onmicrosoft.com/v2.0", "", ""},
+		{"entra without tenant", []string{"--upstream", "entra"}, "", "", "needs a tenant"},
+		{"tenant for google", []string{"--upstream", "google", "--upstream-tenant", "x"}, "", "", "only for the entra preset"},
+		{"override for OIDC", []string{"--upstream", "google", "--upstream-token-url", "https://x.example/t"}, "", "", "for --upstream github only"},
+		{"unknown preset", []string{"--upstream", "gitlab"}, "", "", "neither github"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := parseAuthserverFlags(append(tc.args, common...), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := f.upstream.config(true, nil)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var user string
+			if c.OAuth2 != nil {
+				user = c.OAuth2.UserInfoEndpoint
+			}
+			if c.Issuer != tc.wantIssuer || user != tc.wantUser || c.ClientID != "c" {
+				t.Errorf("config issuer %q, user-info %q, client %q", c.Issuer, user, c.ClientID)
+			}
+			if tc.name == "github overridden" && (c.OAuth2.TokenEndpoint != "http://127.0.0.1:9/t" ||
+				c.OAuth2.EmailsEndpoint != "http://127.0.0.1:9/api/user/emails" || c.OAuth2.AuthorizationEndpoint != "http://127.0.0.1:9/a") {
+				t.Errorf("overrides not applied: %+v", c.OAuth2)
+			}
+		})
+	}
+}
+
+func TestGrantPolicyFlag(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"default":["mcp:read"],"grups":{}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"example file", []string{"--upstream", "github", "--upstream-client-id", "c", "--allow-any-user", "--grant-policy", "../../authserver/testdata/grant-policy.json"}, ""},
+		{"unknown member", []string{"--upstream", "github", "--upstream-client-id", "c", "--allow-any-user", "--grant-policy", bad}, "unknown name at /grups"},
+		{"missing file", []string{"--upstream", "github", "--upstream-client-id", "c", "--allow-any-user", "--grant-policy", bad + ".nope"}, "--grant-policy"},
+		{"without upstream", []string{"--grant-policy", bad}, "need --upstream"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := parseAuthserverFlags(tc.args, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := f.upstream.config(false, nil)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || c.GrantPolicy == nil || len(c.GrantPolicy.Groups["mcp-admins"]) != 2 {
+				t.Fatalf("config: %v %+v", err, c)
+			}
+		})
 	}
 }

@@ -11,5 +11,9 @@
 // error, invalid UTF-8 is an error, and unknown names are ignored (RFC 8414
 // §3.2 and RFC 9728 §3.2 tell clients to ignore unrecognised parameters).
 //
+// [DecodeObjectStrict] also refuses unknown names, for files the operator
+// writes (a misspelt rule must not be ignored); [DecodeArray] decodes a
+// top-level array (GitHub's /user/emails) by the same rules.
+//
 // jsonx does not encode; encoding uses the standard library.
 package jsonx

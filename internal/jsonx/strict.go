@@ -12,6 +12,9 @@ import (
 // ErrNotObject is returned when a document is not a single JSON object.
 var ErrNotObject = errors.New("jsonx: document is not a JSON object")
 
+// ErrNotArray is returned when a document is not a single JSON array.
+var ErrNotArray = errors.New("jsonx: document is not a JSON array")
+
 // ErrSyntax wraps every decoding failure, so callers can tell "the peer sent
 // garbage" from their own errors with errors.Is.
 var ErrSyntax = errors.New("jsonx: malformed JSON document")
@@ -30,6 +33,35 @@ func DecodeObject(data []byte, v any) error {
 	return nil
 }
 
+// DecodeObjectStrict is [DecodeObject] for documents this module's own
+// operators write (policy files): an unknown name anywhere in the document
+// is an error too, so a misspelt rule cannot silently go unenforced.
+func DecodeObjectStrict(data []byte, v any) error {
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return ErrNotObject
+	}
+	if err := jsonv2.Unmarshal(data, v, jsonv2.RejectUnknownMembers(true)); err != nil {
+		return fmt.Errorf("%w: %s", ErrSyntax, describe(err))
+	}
+	return nil
+}
+
+// DecodeArray decodes data, which must hold exactly one JSON array, into v
+// (a pointer to a slice), with the rules of [DecodeObject]: names of the
+// objects inside match case-sensitively, duplicate names are rejected and
+// unknown names are ignored. The returned error never contains the input.
+func DecodeArray(data []byte, v any) error {
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '[' {
+		return ErrNotArray
+	}
+	if err := jsonv2.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%w: %s", ErrSyntax, describe(err))
+	}
+	return nil
+}
+
 // describe reduces a decoder error to its kind and location without quoting
 // any part of the input, which may be a secret or attacker-chosen text.
 func describe(err error) string {
@@ -37,6 +69,9 @@ func describe(err error) string {
 		return "duplicate object name"
 	}
 	var se *jsonv2.SemanticError
+	if errors.As(err, &se) && errors.Is(se.Err, jsonv2.ErrUnknownName) {
+		return "unknown name at " + truncate(string(se.JSONPointer), 64)
+	}
 	if errors.As(err, &se) {
 		if se.JSONPointer != "" {
 			return "unexpected value at " + truncate(string(se.JSONPointer), 64)

@@ -85,3 +85,78 @@ func FuzzDecodeObject(f *testing.F) {
 		_ = DecodeObject(data, &d)
 	})
 }
+
+func TestDecodeObjectStrict(t *testing.T) {
+	t.Parallel()
+	type rule struct {
+		Scopes []string `json:"scopes"`
+	}
+	type policy struct {
+		Default []string        `json:"default"`
+		Users   map[string]rule `json:"users"`
+	}
+	tests := []struct {
+		name    string
+		in      string
+		wantErr error
+		wantMsg string
+	}{
+		{name: "ok", in: `{"default":["a"],"users":{"u":{"scopes":["b"]}}}`},
+		{name: "unknown top-level name", in: `{"defualt":["a"]}`, wantErr: ErrSyntax, wantMsg: "unknown name at /defualt"},
+		{name: "unknown nested name", in: `{"users":{"u":{"scope":["b"]}}}`, wantErr: ErrSyntax, wantMsg: "unknown name"},
+		{name: "duplicate name", in: `{"users":{"u":{"scopes":[]},"u":{"scopes":["x"]}}}`, wantErr: ErrSyntax, wantMsg: "duplicate object name"},
+		{name: "case differs is unknown", in: `{"Default":["a"]}`, wantErr: ErrSyntax},
+		{name: "array", in: `[]`, wantErr: ErrNotObject},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var p policy
+			err := DecodeObjectStrict([]byte(tt.in), &p)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			if tt.wantMsg != "" && !strings.Contains(err.Error(), tt.wantMsg) {
+				t.Fatalf("err = %v, want it to say %q", err, tt.wantMsg)
+			}
+		})
+	}
+}
+
+func TestDecodeArray(t *testing.T) {
+	t.Parallel()
+	type entry struct {
+		Email    string `json:"email"`
+		Verified bool   `json:"verified"`
+	}
+	tests := []struct {
+		name    string
+		in      string
+		want    int
+		wantErr error
+	}{
+		{name: "ok", in: `[{"email":"a@x","verified":true,"visibility":null},{"email":"b@x"}]`, want: 2},
+		{name: "empty", in: ` []`, want: 0},
+		{name: "object", in: `{"email":"a@x"}`, wantErr: ErrNotArray},
+		{name: "null", in: `null`, wantErr: ErrNotArray},
+		{name: "duplicate name in element", in: `[{"email":"a@x","email":"b@x"}]`, wantErr: ErrSyntax},
+		{name: "case differs is another name", in: `[{"EMAIL":"a@x"}]`, want: 1},
+		{name: "trailing garbage", in: `[] []`, wantErr: ErrSyntax},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var got []entry
+			err := DecodeArray([]byte(tt.in), &got)
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tt.wantErr)
+			}
+			if tt.wantErr == nil && len(got) != tt.want {
+				t.Fatalf("got %d entries, want %d", len(got), tt.want)
+			}
+			if tt.name == "case differs is another name" && got[0].Email != "" {
+				t.Fatalf("EMAIL matched email: %+v", got)
+			}
+		})
+	}
+}

@@ -125,6 +125,19 @@ type Response struct {
 // "application/json"), and returns the body of a 200 response. Any other
 // status is a [*StatusError]; the body is then discarded.
 func (f *Fetcher) Get(ctx context.Context, rawURL, accept string) (*Response, error) {
+	return f.GetWithHeader(ctx, rawURL, accept, nil)
+}
+
+// GetWithHeader is [Fetcher.Get] with extra request headers, for example an
+// Authorization header with an access token for rawURL's origin. A header
+// carrying a credential (Authorization, DPoP, Cookie) is refused with
+// [ErrRedirect] by a Fetcher that follows redirects: the credential must
+// reach rawURL's origin and nothing else, so such a Fetcher needs
+// MaxRedirects zero, where any redirect is an error.
+func (f *Fetcher) GetWithHeader(ctx context.Context, rawURL, accept string, header http.Header) (*Response, error) {
+	if f.opts.MaxRedirects > 0 && hasAny(header, credentialHeaders[:]) {
+		return nil, fmt.Errorf("%w: credentials are sent only by a fetcher that follows no redirects", ErrRedirect)
+	}
 	u, err := f.checkURL(rawURL)
 	if err != nil {
 		return nil, err
@@ -132,6 +145,11 @@ func (f *Fetcher) Get(ctx context.Context, rawURL, accept string) (*Response, er
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidURL, err)
+	}
+	for k, vs := range header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
 	}
 	if accept == "" {
 		accept = "application/json"

@@ -335,3 +335,46 @@ func TestCheckAddrAllowsPublic(t *testing.T) {
 		}
 	}
 }
+
+// TestGetWithHeaderCredentialStaysAtOrigin: the Authorization header
+// reaches the URL fetched; a redirect is refused and not followed, so the
+// credential reaches no other origin; a fetcher that follows redirects
+// refuses to send credentials at all.
+func TestGetWithHeaderCredentialStaysAtOrigin(t *testing.T) {
+	t.Parallel()
+	var otherHits int
+	var mu sync.Mutex
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		otherHits++
+		mu.Unlock()
+	}))
+	defer other.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/redirect" {
+			http.Redirect(w, r, other.URL+"/steal", http.StatusFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"auth":%q}`, r.Header.Get("Authorization"))
+	}))
+	defer srv.Close()
+	h := http.Header{"Authorization": {"Bearer tok"}}
+	f := New(Options{InsecureAllowHTTPLoopback: true})
+	resp, err := f.GetWithHeader(context.Background(), srv.URL+"/user", "", h)
+	if err != nil || string(resp.Body) != `{"auth":"Bearer tok"}` {
+		t.Fatalf("GetWithHeader: %v %v", err, resp)
+	}
+	if _, err := f.GetWithHeader(context.Background(), srv.URL+"/redirect", "", h); !errors.Is(err, ErrRedirect) {
+		t.Fatalf("redirect: err = %v, want ErrRedirect", err)
+	}
+	following := New(Options{InsecureAllowHTTPLoopback: true, MaxRedirects: 2})
+	if _, err := following.GetWithHeader(context.Background(), srv.URL+"/redirect", "", h); !errors.Is(err, ErrRedirect) {
+		t.Fatalf("following fetcher: err = %v, want ErrRedirect", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if otherHits != 0 {
+		t.Fatalf("the other origin was reached %d times", otherHits)
+	}
+}

@@ -1,0 +1,239 @@
+package authserver
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mcpauth/mcpauth/internal/jsonx"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// GrantPolicy says which MCP scopes each upstream user may obtain. After
+// the upstream login and the allow-list, the user's allowed scopes are the
+// union of Default and of every entry that matches them; the authorization
+// then carries the requested scopes that are allowed (requested ∩
+// allowed), and the token response's "scope" says which those are (RFC
+// 6749 §3.3). The MCP client gets access_denied, with "state" and "iss",
+// instead of a code when
+//
+//   - the user is allowed no scope at all,
+//   - the request named scopes and none of them is allowed, or
+//   - a requested scope listed in Required is not allowed.
+//
+// Required is for the scopes a client asks for on a step-up (MCP's 403
+// insufficient_scope): a refused step-up then ends with access_denied,
+// instead of a narrowed token that draws the same 403 again.
+//
+// The policy is applied when the user logs in, so a new authorization
+// (a step-up included) always meets the current policy. A refresh can only
+// narrow a grant (RFC 6749 §6), and it also drops the scopes that no entry
+// of the current policy allows anyone; a change that narrows what one user
+// or group may have (while others keep the scope) applies from that user's
+// next login, so grants issued before it last at most
+// [Config.RefreshTokenTTL].
+//
+// The JSON form, read by [ParseGrantPolicy] (mcpauth authserver
+// --grant-policy FILE), is
+//
+//	{"default": ["mcp:read"],
+//	 "users": {"alice@example.com": ["mcp:write"], "583231": ["mcp:admin"]},
+//	 "groups": {"mcp-admins": ["mcp:admin", "mcp:write"]},
+//	 "email_domains": {"example.com": ["mcp:write"]},
+//	 "required": ["mcp:admin"]}
+//
+// Users entries match like [AllowList.Users]: an entry with "@" is an email
+// (case-insensitive, verified unless AllowList.InsecureAllowUnverifiedEmail),
+// any other is the provider's user identifier ("sub", or the IDField of a
+// plain OAuth 2.0 provider: at GitHub the numeric id, never the login).
+// Groups match the groups claim exactly, and email domains match the
+// domain of a verified email exactly, case-insensitively.
+type GrantPolicy struct {
+	// Default is allowed to every admitted user.
+	Default []string `json:"default,omitempty"`
+	// Users maps a user (email or identifier) to scopes.
+	Users map[string][]string `json:"users,omitempty"`
+	// Groups maps a group to scopes its members may obtain.
+	Groups map[string][]string `json:"groups,omitempty"`
+	// EmailDomains maps an email domain to scopes.
+	EmailDomains map[string][]string `json:"email_domains,omitempty"`
+	// Required lists scopes that are never narrowed away: a request for one
+	// of them that the user may not have is refused with access_denied.
+	Required []string `json:"required,omitempty"`
+}
+
+// ParseGrantPolicy decodes a grant policy from its JSON form strictly: one
+// object, names matched case-sensitively, duplicate names, unknown names
+// and two entries for one email or domain (in different case) refused, so
+// a misspelt rule never goes unenforced. Errors match [ErrConfig].
+func ParseGrantPolicy(data []byte) (*GrantPolicy, error) {
+	var p GrantPolicy
+	if err := jsonx.DecodeObjectStrict(data, &p); err != nil {
+		return nil, configErr("GrantPolicy", err.Error())
+	}
+	if _, err := compileGrantPolicy(&p, nil); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// compiledGrantPolicy is a validated policy with emails and domains
+// lower-cased.
+type compiledGrantPolicy struct {
+	def, required  []string
+	ids, emails    map[string][]string
+	groups, domain map[string][]string
+	ceiling        []string // every scope any entry allows
+}
+
+// compileGrantPolicy validates p; with supported non-nil, every scope it
+// names must be one of them. A nil p compiles to nil.
+func compileGrantPolicy(p *GrantPolicy, supported []string) (*compiledGrantPolicy, error) {
+	if p == nil {
+		return nil, nil
+	}
+	c := &compiledGrantPolicy{
+		ids: map[string][]string{}, emails: map[string][]string{},
+		groups: map[string][]string{}, domain: map[string][]string{},
+	}
+	check := func(where string, scopes []string) ([]string, error) {
+		for _, sc := range scopes {
+			if got, err := oauthmeta.ParseScope(sc); err != nil || len(got) != 1 || got[0] != sc {
+				return nil, configErr("GrantPolicy", fmt.Sprintf("%s: %.40q is not a scope", where, sc))
+			}
+			if supported != nil && !slices.Contains(supported, sc) {
+				return nil, configErr("GrantPolicy", fmt.Sprintf("%s: scope %.40q is not in Scopes", where, sc))
+			}
+			if !slices.Contains(c.ceiling, sc) {
+				c.ceiling = append(c.ceiling, sc)
+			}
+		}
+		return slices.Clone(scopes), nil
+	}
+	var err error
+	if c.def, err = check("default", p.Default); err != nil {
+		return nil, err
+	}
+	for _, m := range []struct {
+		what string
+		in   map[string][]string
+		fold func(string) (map[string][]string, bool) // the map for a name, and whether it ignores case
+	}{
+		{"users", p.Users, func(k string) (map[string][]string, bool) {
+			if strings.Contains(k, "@") {
+				return c.emails, true
+			}
+			return c.ids, false
+		}},
+		{"groups", p.Groups, func(string) (map[string][]string, bool) { return c.groups, false }},
+		{"email_domains", p.EmailDomains, func(string) (map[string][]string, bool) { return c.domain, true }},
+	} {
+		for k, scopes := range m.in {
+			if k == "" || strings.TrimSpace(k) != k {
+				return nil, configErr("GrantPolicy", fmt.Sprintf("%s: empty name or one with surrounding spaces", m.what))
+			}
+			dst, fold := m.fold(k)
+			key := k
+			if fold {
+				key = strings.ToLower(k)
+			}
+			if _, dup := dst[key]; dup {
+				return nil, configErr("GrantPolicy", fmt.Sprintf("%s: %.60q appears twice", m.what, k))
+			}
+			if dst[key], err = check(m.what+" "+k, scopes); err != nil {
+				return nil, err
+			}
+		}
+	}
+	ceiling := c.ceiling
+	if c.required, err = check("required", p.Required); err != nil {
+		return nil, err
+	}
+	c.ceiling = ceiling // Required alone allows nothing
+	return c, nil
+}
+
+// allowed returns the scopes id may obtain. Email entries need a verified
+// email unless unverifiedOK.
+func (c *compiledGrantPolicy) allowed(id *UpstreamIdentity, unverifiedOK bool) []string {
+	out := slices.Clone(c.def)
+	add := func(scopes []string) {
+		for _, sc := range scopes {
+			if !slices.Contains(out, sc) {
+				out = append(out, sc)
+			}
+		}
+	}
+	if !strings.Contains(id.Subject, "@") {
+		add(c.ids[id.Subject])
+	}
+	for _, g := range id.Groups {
+		add(c.groups[g])
+	}
+	if id.Email != "" && (id.EmailVerified || unverifiedOK) {
+		email := strings.ToLower(id.Email)
+		add(c.emails[email])
+		if at := strings.LastIndexByte(email, '@'); at > 0 {
+			add(c.domain[email[at+1:]])
+		}
+	}
+	return out
+}
+
+// apply returns the scopes of requested that id may obtain, or the
+// access_denied error the client gets.
+func (c *compiledGrantPolicy) apply(id *UpstreamIdentity, unverifiedOK bool, requested []string) ([]string, *oauthmeta.Error) {
+	allowed := c.allowed(id, unverifiedOK)
+	if len(allowed) == 0 {
+		return nil, oauthErr(oauthmeta.CodeAccessDenied, "this user may obtain no scope")
+	}
+	var out []string
+	for _, sc := range requested {
+		switch {
+		case slices.Contains(allowed, sc):
+			out = append(out, sc)
+		case slices.Contains(c.required, sc):
+			return nil, oauthErr(oauthmeta.CodeAccessDenied, "this user may not obtain the scope "+sc)
+		}
+	}
+	if len(requested) > 0 && len(out) == 0 {
+		return nil, oauthErr(oauthmeta.CodeAccessDenied, "this user may obtain none of the requested scopes")
+	}
+	return out, nil
+}
+
+// applyGrantPolicy narrows req's scopes to what the upstream user id may
+// obtain; the error is for the MCP client's redirect.
+func (s *Server) applyGrantPolicy(ctx context.Context, req *authRequest, id *UpstreamIdentity) *oauthmeta.Error {
+	p := s.upstream.policy
+	if p == nil {
+		return nil
+	}
+	scopes, oe := p.apply(id, s.upstream.cfg.Allow.InsecureAllowUnverifiedEmail, req.scopes)
+	if oe != nil {
+		s.log.InfoContext(ctx, "grant policy refused the request", "client_id", req.client.ID, "reason", oe.Description)
+		return oe
+	}
+	if len(scopes) < len(req.scopes) {
+		s.log.InfoContext(ctx, "grant policy narrowed the scopes", "client_id", req.client.ID,
+			"requested", oauthmeta.FormatScope(req.scopes), "granted", oauthmeta.FormatScope(scopes))
+	}
+	req.scopes = scopes
+	return nil
+}
+
+// grantPolicyCeiling drops from a refreshed token's scopes those no entry
+// of the current grant policy allows anyone. A grant that keeps none of
+// its scopes cannot be refreshed: the client must authorize again.
+func (s *Server) grantPolicyCeiling(scopes []string) ([]string, *oauthmeta.Error) {
+	if s.upstream == nil || s.upstream.policy == nil || len(scopes) == 0 {
+		return scopes, nil
+	}
+	ceiling := s.upstream.policy.ceiling
+	out := slices.DeleteFunc(slices.Clone(scopes), func(sc string) bool { return !slices.Contains(ceiling, sc) })
+	if len(out) == 0 {
+		return nil, oauthErr(oauthmeta.CodeInvalidGrant, "the grant policy no longer allows this grant's scopes")
+	}
+	return out, nil
+}

@@ -1,0 +1,345 @@
+package authserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"golang.org/x/oauth2"
+
+	"github.com/mcpauth/mcpauth/internal/jsonx"
+	"github.com/mcpauth/mcpauth/internal/safehttp"
+)
+
+// Defaults and limits of a plain OAuth 2.0 upstream ([OAuth2Provider]).
+const (
+	// DefaultUserInfoIDField is the user-info member read as the user's
+	// identifier when [OAuth2Provider.IDField] is empty.
+	DefaultUserInfoIDField = "id"
+	// maxUserInfoBytes caps the user-info and emails answers.
+	maxUserInfoBytes = 64 << 10
+	// maxEmails bounds the entries read from the emails endpoint.
+	maxEmails = 100
+)
+
+// Token endpoint authentication methods of a plain OAuth 2.0 upstream with
+// a client secret ([OAuth2Provider.TokenEndpointAuthMethod]).
+const (
+	AuthMethodClientSecretBasic = "client_secret_basic"
+	AuthMethodClientSecretPost  = "client_secret_post"
+)
+
+// OAuth2Provider describes an upstream that speaks plain OAuth 2.0 instead
+// of OpenID Connect, as GitHub does: no discovery, no ID token. The login
+// is the same authorization code flow with PKCE S256 and a single-use,
+// browser-bound "state"; the user is then read from UserInfoEndpoint with
+// the access token the token endpoint returned, and is identified by
+// ([UpstreamConfig.Issuer], the IDField member as a string).
+//
+// The access token is sent only to the origin of UserInfoEndpoint (and
+// EmailsEndpoint, which must share it), as "Authorization: Bearer", and
+// never across a redirect: a redirect from either endpoint fails the login.
+// Both answers are read up to 64 KiB, within [UpstreamConfig.Timeout], and
+// decoded by the module's strict JSON rules.
+type OAuth2Provider struct {
+	// AuthorizationEndpoint and TokenEndpoint are the provider's OAuth 2.0
+	// endpoints. Required. The token endpoint is asked for JSON (Accept:
+	// application/json), as GitHub requires.
+	AuthorizationEndpoint, TokenEndpoint string
+	// TokenEndpointAuthMethod is how a ClientSecret is sent:
+	// [AuthMethodClientSecretBasic] (empty means this) or
+	// [AuthMethodClientSecretPost]. With ClientKey it is private_key_jwt,
+	// whose assertion has the token endpoint as "aud" (RFC 7523 §3).
+	TokenEndpointAuthMethod string
+	// UserInfoEndpoint answers a JSON object describing the user the access
+	// token belongs to (GitHub: https://api.github.com/user). Required.
+	UserInfoEndpoint string
+	// EmailsEndpoint, when set, answers a JSON array of
+	// {"email", "primary", "verified"} objects (GitHub:
+	// https://api.github.com/user/emails): the primary entry is then the
+	// user's email, verified when its "verified" is true. It must have the
+	// origin of UserInfoEndpoint. A 403 or 404 from it (the user did not
+	// grant the scope) leaves the user without a verified email. Empty means
+	// the email is the user-info's EmailField member, which is never
+	// verified unless EmailVerifiedField says so: allow-list and grant
+	// policy rules by email then match it only with
+	// [AllowList.InsecureAllowUnverifiedEmail].
+	EmailsEndpoint string
+	// IDField is the user-info member holding the user's stable identifier,
+	// a string or an integer (GitHub's numeric "id", not the "login" a user
+	// can change and another user can then take). Empty means
+	// [DefaultUserInfoIDField].
+	IDField string
+	// NameField and EmailField are the user-info members holding a display
+	// name and an email. Empty means "name" and "email".
+	NameField, EmailField string
+	// EmailVerifiedField is a user-info member that is true when the
+	// provider verified EmailField. Empty means there is none.
+	EmailVerifiedField string
+}
+
+// errUpstreamUnavailable marks a failure of the provider (unreachable,
+// slow, 5xx) rather than a refusal: the MCP client then gets
+// temporarily_unavailable instead of access_denied.
+var errUpstreamUnavailable = errors.New("upstream provider unavailable")
+
+// errUserInfo is wrapped by every refusal of a user-info answer.
+var errUserInfo = errors.New("upstream user-info refused")
+
+// checkOAuth2 validates a plain OAuth 2.0 provider and fills its defaults.
+func checkOAuth2(p *OAuth2Provider, f *safehttp.Fetcher) error {
+	if p.IDField == "" {
+		p.IDField = DefaultUserInfoIDField
+	}
+	if p.NameField == "" {
+		p.NameField = "name"
+	}
+	if p.EmailField == "" {
+		p.EmailField = "email"
+	}
+	switch p.TokenEndpointAuthMethod {
+	case "", AuthMethodClientSecretBasic, AuthMethodClientSecretPost:
+	default:
+		return configErr("Upstream.OAuth2.TokenEndpointAuthMethod", "must be client_secret_basic or client_secret_post")
+	}
+	for name, v := range map[string]string{
+		"AuthorizationEndpoint": p.AuthorizationEndpoint, "TokenEndpoint": p.TokenEndpoint,
+		"UserInfoEndpoint": p.UserInfoEndpoint, "EmailsEndpoint": p.EmailsEndpoint,
+	} {
+		if v == "" && name == "EmailsEndpoint" {
+			continue
+		}
+		if v == "" || f.CheckURL(v) != nil {
+			return configErr("Upstream.OAuth2."+name, "must be an https URL (http only to loopback with Fetch.InsecureAllowHTTPLoopback)")
+		}
+	}
+	if p.EmailsEndpoint != "" {
+		a, _ := url.Parse(p.UserInfoEndpoint)
+		b, _ := url.Parse(p.EmailsEndpoint)
+		if !safehttp.SameOrigin(a, b) {
+			return configErr("Upstream.OAuth2.EmailsEndpoint", "must have the origin of UserInfoEndpoint: the access token goes to that origin only")
+		}
+	}
+	return nil
+}
+
+// initOAuth2 validates the plain OAuth 2.0 provider and sets up what its
+// logins use: the fixed metadata, the token endpoint's client asking for
+// JSON, and the user-info fetcher (opts with a 64 KiB cap; no redirects).
+func (u *upstream) initOAuth2(opts safehttp.Options) error {
+	p := *u.cfg.OAuth2
+	if err := checkOAuth2(&p, u.fetcher); err != nil {
+		return err
+	}
+	u.cfg.OAuth2 = &p
+	u.oauthMeta = oauth2Metadata(u.cfg.Issuer, &p)
+	hc := *u.fetcher.Client()
+	hc.Transport = acceptJSONTransport{base: hc.Transport}
+	u.acceptJSON = &hc
+	opts.MaxBytes, opts.MaxRedirects = maxUserInfoBytes, 0
+	u.userInfoFetcher = safehttp.New(opts)
+	return nil
+}
+
+// oauth2Metadata is the provider metadata of a plain OAuth 2.0 provider,
+// from its configuration: what discovery would give for OpenID Connect.
+func oauth2Metadata(issuer string, p *OAuth2Provider) *providerMetadata {
+	m := &providerMetadata{
+		Issuer: issuer, AuthorizationEndpoint: p.AuthorizationEndpoint, TokenEndpoint: p.TokenEndpoint,
+	}
+	if p.TokenEndpointAuthMethod != "" {
+		m.TokenEndpointAuthMethods = []string{p.TokenEndpointAuthMethod}
+	}
+	return m
+}
+
+// authCodeOptions are the parameters added to the upstream authorization
+// request: the PKCE challenge, and for OpenID Connect the nonce.
+func (u *upstream) authCodeOptions(verifier, nonce string) []oauth2.AuthCodeOption {
+	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier)}
+	if u.cfg.OAuth2 == nil {
+		opts = append(opts, oauth2.SetAuthURLParam("nonce", nonce))
+	}
+	return opts
+}
+
+// assertionAudience is the "aud" of a private_key_jwt assertion: the
+// OpenID provider's issuer, or a plain OAuth 2.0 provider's token endpoint
+// (it has no issuer identifier of its own).
+func (u *upstream) assertionAudience(m *providerMetadata) string {
+	if u.cfg.OAuth2 != nil {
+		return m.TokenEndpoint
+	}
+	return m.Issuer
+}
+
+// tokenClient is the HTTP client of the token endpoint call.
+func (u *upstream) tokenClient() *http.Client {
+	if u.acceptJSON != nil {
+		return u.acceptJSON
+	}
+	return u.fetcher.Client()
+}
+
+// acceptJSONTransport asks for JSON: GitHub's token endpoint answers a
+// form-encoded body otherwise. The caller's request is not modified.
+type acceptJSONTransport struct{ base http.RoundTripper }
+
+func (t acceptJSONTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Accept", "application/json")
+	return t.base.RoundTrip(r)
+}
+
+// identity turns the token response into the user: the verified ID token
+// of an OpenID provider, or the user-info answer of a plain OAuth 2.0 one.
+func (u *upstream) identity(ctx context.Context, tok *oauth2.Token, nonce string) (*UpstreamIdentity, error) {
+	if u.cfg.OAuth2 == nil {
+		raw, _ := tok.Extra("id_token").(string)
+		if raw == "" {
+			return nil, fmt.Errorf("%w: the token response has none", errIDToken)
+		}
+		return u.verifyIDToken(ctx, raw, nonce)
+	}
+	if tt := tok.TokenType; tt != "" && !strings.EqualFold(tt, "bearer") {
+		return nil, fmt.Errorf("%w: token_type %.20q is not Bearer", errUserInfo, tt)
+	}
+	return u.userInfo(ctx, tok.AccessToken)
+}
+
+// userInfo reads the user from the user-info endpoint and, when
+// configured, their primary email from the emails endpoint.
+func (u *upstream) userInfo(ctx context.Context, accessToken string) (*UpstreamIdentity, error) {
+	p := u.cfg.OAuth2
+	auth := http.Header{"Authorization": {"Bearer " + accessToken}}
+	resp, err := u.userInfoFetcher.GetWithHeader(ctx, p.UserInfoEndpoint, "application/json", auth)
+	if err != nil {
+		return nil, classifyFetch("user-info", err)
+	}
+	id, err := u.parseUserInfo(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if p.EmailsEndpoint != "" {
+		if err := u.primaryEmail(ctx, auth, id); err != nil {
+			return nil, err
+		}
+	}
+	return id, nil
+}
+
+// parseUserInfo reads the user from a user-info answer, a JSON object.
+func (u *upstream) parseUserInfo(body []byte) (*UpstreamIdentity, error) {
+	p := u.cfg.OAuth2
+	var members map[string]jsontext.Value
+	if err := jsonx.DecodeObject(body, &members); err != nil {
+		return nil, fmt.Errorf("%w: %w", errUserInfo, err)
+	}
+	id := &UpstreamIdentity{Issuer: u.cfg.Issuer}
+	var err error
+	if id.Subject, err = userID(members[p.IDField]); err != nil {
+		return nil, fmt.Errorf("%w: member %.40q: %w", errUserInfo, p.IDField, err)
+	}
+	id.Name = stringMember(members[p.NameField])
+	id.Email = stringMember(members[p.EmailField])
+	if p.EmailVerifiedField != "" {
+		v := members[p.EmailVerifiedField]
+		id.EmailVerified = string(v) == "true" || stringMember(v) == "true"
+	}
+	var groups any
+	if v, ok := members[u.cfg.GroupsClaim]; ok && jsonv2.Unmarshal(v, &groups) == nil {
+		id.Groups = stringList(groups)
+	}
+	return id, nil
+}
+
+// emailEntry is one entry of the emails endpoint's answer.
+type emailEntry struct {
+	Email    string `json:"email"`
+	Primary  bool   `json:"primary"`
+	Verified bool   `json:"verified"`
+}
+
+// primaryEmail sets id's email to the primary entry of the emails
+// endpoint, verified as that entry says.
+func (u *upstream) primaryEmail(ctx context.Context, auth http.Header, id *UpstreamIdentity) error {
+	id.Email, id.EmailVerified = "", false
+	resp, err := u.userInfoFetcher.GetWithHeader(ctx, u.cfg.OAuth2.EmailsEndpoint, "application/json", auth)
+	var se *safehttp.StatusError
+	if errors.As(err, &se) && (se.StatusCode == http.StatusForbidden || se.StatusCode == http.StatusNotFound) {
+		return nil // no access to the emails: no verified email
+	}
+	if err != nil {
+		return classifyFetch("emails", err)
+	}
+	var entries []emailEntry
+	if err := jsonx.DecodeArray(resp.Body, &entries); err != nil {
+		return fmt.Errorf("%w: emails: %w", errUserInfo, err)
+	}
+	if len(entries) > maxEmails {
+		return fmt.Errorf("%w: emails: more than %d entries", errUserInfo, maxEmails)
+	}
+	for _, e := range entries {
+		if e.Primary {
+			id.Email, id.EmailVerified = e.Email, e.Verified
+			return nil
+		}
+	}
+	return nil
+}
+
+// classifyFetch sorts a failed fetch: the provider being down, slow or
+// failing (5xx) is errUpstreamUnavailable, anything else a refusal.
+func classifyFetch(what string, err error) error {
+	var se *safehttp.StatusError
+	switch {
+	case errors.As(err, &se) && se.StatusCode >= http.StatusInternalServerError,
+		errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return fmt.Errorf("%w: %s: %w", errUpstreamUnavailable, what, err)
+	case errors.As(err, &se), errors.Is(err, safehttp.ErrTooLarge), errors.Is(err, safehttp.ErrContentType),
+		errors.Is(err, safehttp.ErrRedirect):
+		return fmt.Errorf("%w: %s: %w", errUserInfo, what, err)
+	}
+	return fmt.Errorf("%w: %s: %w", errUpstreamUnavailable, what, err)
+}
+
+// userID reads an identifier member: a non-empty string, or an integer
+// written in decimal (GitHub's ids), kept as its literal text.
+func userID(v jsontext.Value) (string, error) {
+	var s string
+	switch v.Kind() {
+	case '"':
+		if err := jsonv2.Unmarshal(v, &s); err != nil {
+			return "", err
+		}
+	case '0':
+		s = string(v)
+		for i, c := range s {
+			if (c < '0' || c > '9') && !(i == 0 && c == '-' && len(s) > 1) {
+				return "", errors.New("not an integer")
+			}
+		}
+	case 0:
+		return "", errors.New("missing")
+	default:
+		return "", errors.New("neither a string nor an integer")
+	}
+	if s == "" || len(s) > maxSubjectLen {
+		return "", errors.New("empty or too long")
+	}
+	return s, nil
+}
+
+// stringMember reads a string member; anything else is "".
+func stringMember(v jsontext.Value) string {
+	var s string
+	if v.Kind() != '"' || jsonv2.Unmarshal(v, &s) != nil {
+		return ""
+	}
+	return s
+}

@@ -1,0 +1,82 @@
+package authserver
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// Upstream preset names for [UpstreamPreset].
+const (
+	PresetGitHub = "github"
+	PresetGoogle = "google"
+	PresetEntra  = "entra"
+)
+
+// entraTenant is a directory (tenant) ID or a verified domain name.
+var entraTenant = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$`)
+
+// UpstreamPreset returns an [UpstreamConfig] with the provider-specific
+// fields filled, and nothing else: the caller adds ClientID, a secret or
+// key, and the allow-list. A preset does no I/O; any field it fills may be
+// overridden afterwards (a test points the GitHub endpoints at a fake).
+//
+//   - "github": plain OAuth 2.0 ([OAuth2Provider]) at
+//     https://github.com/login/oauth/authorize and
+//     https://github.com/login/oauth/access_token (client_secret_post, JSON
+//     asked for), the user from https://api.github.com/user (identifier
+//     "id", name "login") and the primary email from
+//     https://api.github.com/user/emails, scopes "read:user user:email",
+//     Issuer "https://github.com". GitHub has no groups claim.
+//   - "google": OpenID Connect, issuer https://accounts.google.com.
+//   - "entra": OpenID Connect, issuer
+//     https://login.microsoftonline.com/TENANT/v2.0 with tenant (a
+//     directory ID or domain; required, and not "common", "organizations"
+//     or "consumers", whose metadata names no single issuer). Entra ID
+//     tokens carry no email_verified: admit by groups or users instead.
+//   - anything else must be the https URL of an OpenID Connect issuer,
+//     used as is.
+//
+// tenant must be empty for every preset but "entra". Errors match
+// [ErrConfig].
+func UpstreamPreset(name, tenant string) (*UpstreamConfig, error) {
+	if tenant != "" && name != PresetEntra {
+		return nil, configErr("Upstream", "a tenant is only for the entra preset")
+	}
+	switch name {
+	case PresetGitHub:
+		return &UpstreamConfig{
+			Issuer: "https://github.com",
+			Scopes: []string{"read:user", "user:email"},
+			OAuth2: &OAuth2Provider{
+				AuthorizationEndpoint:   "https://github.com/login/oauth/authorize",
+				TokenEndpoint:           "https://github.com/login/oauth/access_token",
+				TokenEndpointAuthMethod: AuthMethodClientSecretPost,
+				UserInfoEndpoint:        "https://api.github.com/user",
+				EmailsEndpoint:          "https://api.github.com/user/emails",
+				IDField:                 "id",
+				NameField:               "login",
+				EmailField:              "email",
+			},
+		}, nil
+	case PresetGoogle:
+		return &UpstreamConfig{Issuer: "https://accounts.google.com"}, nil
+	case PresetEntra:
+		switch strings.ToLower(tenant) {
+		case "":
+			return nil, configErr("Upstream", "the entra preset needs a tenant (directory ID or domain)")
+		case "common", "organizations", "consumers":
+			return nil, configErr("Upstream", "the entra preset needs one tenant: "+tenant+" has no single issuer")
+		}
+		if !entraTenant.MatchString(tenant) {
+			return nil, configErr("Upstream", "the entra tenant must be a directory ID or a domain name")
+		}
+		return &UpstreamConfig{Issuer: "https://login.microsoftonline.com/" + tenant + "/v2.0"}, nil
+	}
+	u, err := url.Parse(name)
+	if err != nil || u.Scheme != "https" && u.Scheme != "http" || u.Host == "" {
+		return nil, configErr("Upstream", fmt.Sprintf("%.60q is neither github, google, entra nor an issuer URL", name))
+	}
+	return &UpstreamConfig{Issuer: name}, nil
+}
