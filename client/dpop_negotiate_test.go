@@ -143,6 +143,12 @@ func TestDPoPStoredKey(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
+			// A client of its own: a key once parsed is kept by its
+			// thumbprint, which would answer for the other cases.
+			c, err := New(Config{Authorizer: &FollowRedirects{}, DPoP: &DPoPConfig{}})
+			if err != nil {
+				t.Fatal(err)
+			}
 			if got := c.tokenUsable(tt.tok); got != tt.usable {
 				t.Fatalf("usable = %v, want %v", got, tt.usable)
 			}
