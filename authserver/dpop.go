@@ -21,8 +21,8 @@ import (
 // requests without a proof get Bearer tokens.
 type DPoPConfig struct {
 	// Algorithms are the accepted proof algorithms, published as
-	// dpop_signing_alg_values_supported. Nil means ES256, ES384, ES512,
-	// RS256, PS256 and EdDSA, the DPoP verifier's default.
+	// dpop_signing_alg_values_supported. Nil means [dpop.DefaultAlgorithms]
+	// (every asymmetric algorithm go-jose verifies).
 	Algorithms []string
 	// Required refuses token requests without a proof
 	// (invalid_dpop_proof): every token is DPoP-bound. False means proofs

@@ -41,7 +41,7 @@ func ExampleConfig_extensions() {
 	// Output:
 	// [authorization_code refresh_token client_credentials urn:ietf:params:oauth:grant-type:jwt-bearer]
 	// [none client_secret_basic client_secret_post private_key_jwt]
-	// [ES256 ES384 ES512 RS256 PS256 EdDSA]
+	// [ES256 ES384 ES512 RS256 RS384 RS512 PS256 PS384 PS512 EdDSA]
 }
 
 // The identity provider role of Enterprise-Managed Authorization: ID

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -308,6 +309,26 @@ func FuzzUpstreamUserInfo(f *testing.F) {
 			}
 		default:
 			t.Fatalf("id %T accepted", v)
+		}
+	})
+}
+
+// FuzzParseGrantPolicy feeds arbitrary grant-policy files to the parser:
+// nothing may panic, and a policy it accepts grants only scopes it names.
+func FuzzParseGrantPolicy(f *testing.F) {
+	if b, err := os.ReadFile("testdata/grant-policy.json"); err == nil {
+		f.Add(b)
+	}
+	f.Add([]byte(`{"default":["mcp:read"],"users":{"a@example.com":["mcp:write"]}}`))
+	f.Add([]byte(`{"default":["x"],"default":["y"]}`))
+	f.Add([]byte(`{"groups":{"Admins":["mcp:admin"],"admins":["mcp:admin"]}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := ParseGrantPolicy(data)
+		if err != nil {
+			return
+		}
+		if p == nil {
+			t.Fatal("nil policy without an error")
 		}
 	})
 }

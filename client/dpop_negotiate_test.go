@@ -29,7 +29,7 @@ func TestDPoPAlgorithmChoice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := []string{"ES256", "ES384", "ES512", "RS256", "PS256", "EdDSA"}
+	all := []string{"ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA"}
 	tests := []struct {
 		name     string
 		cfg      *DPoPConfig // nil: no DPoP

@@ -183,7 +183,7 @@ func ExampleChallenge() {
 	c := dpop.Challenge(verifier.Algorithms(), err,
 		oauthmeta.Param{Name: oauthmeta.ParamResourceMetadata, Value: "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"})
 	fmt.Println(c.String())
-	// Output: DPoP error="invalid_dpop_proof", error_description="missing DPoP proof", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", algs="ES256 ES384 ES512 RS256 PS256 EdDSA"
+	// Output: DPoP error="invalid_dpop_proof", error_description="missing DPoP proof", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", algs="ES256 ES384 ES512 RS256 RS384 RS512 PS256 PS384 PS512 EdDSA"
 }
 
 func ExampleProofFromHeader() {

@@ -104,7 +104,7 @@ func TestVerifyRejects(t *testing.T) {
 			return oauthtest.SignRaw(e.t, []byte("0123456789abcdef0123456789abcdef"), e.header(map[string]any{"alg": "HS256"}), e.claims(nil))
 		}, wantErr: dpop.ErrAlgNotAllowed},
 		{name: "alg missing", proof: func(e *env) string { return e.proof(map[string]any{"alg": oauthtest.Absent{}}, nil) }, wantErr: dpop.ErrAlgNotAllowed},
-		{name: "RS384 not in the default allowlist", proof: func(e *env) string {
+		{name: "RS384 outside a configured allowlist", cfg: allowRSA, proof: func(e *env) string {
 			return oauthtest.SignRaw(e.t, rsaKey, e.header(map[string]any{"alg": "RS384", "jwk": oauthtest.JWKMap(e.t, &rsaKey.PublicKey)}), e.claims(nil))
 		}, wantErr: dpop.ErrAlgNotAllowed},
 		{name: "jwk missing", proof: func(e *env) string { return e.proof(map[string]any{"jwk": oauthtest.Absent{}}, nil) }, wantErr: dpop.ErrMissingJWK},
@@ -291,7 +291,7 @@ func TestVerifyAccepts(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t, func(c *dpop.VerifierConfig) {
-				c.Algorithms = []string{"ES256", "ES384", "ES512", "RS256", "PS256", "EdDSA"}
+				c.Algorithms = []string{"ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA"}
 			})
 			var key any = e.key
 			if tt.key != nil {

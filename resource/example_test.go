@@ -264,8 +264,8 @@ func ExampleDPoPConfig() {
 	m := v.Metadata()
 	fmt.Println(m.DPoPBoundAccessTokensRequired, m.DPoPSigningAlgValuesSupported)
 	// Output:
-	// 401 DPoP resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", algs="ES256 ES384 ES512 RS256 PS256 EdDSA"
-	// true [ES256 ES384 ES512 RS256 PS256 EdDSA]
+	// 401 DPoP resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp", algs="ES256 ES384 ES512 RS256 RS384 RS512 PS256 PS384 PS512 EdDSA"
+	// true [ES256 ES384 ES512 RS256 RS384 RS512 PS256 PS384 PS512 EdDSA]
 }
 
 // ParseStaticKeys reads an authorization server's JWK Set distributed out of

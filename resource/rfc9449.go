@@ -64,8 +64,8 @@ type DPoPConfig struct {
 	// the challenges ("algs") and the metadata
 	// ("dpop_signing_alg_values_supported"). ES256, ES384, ES512, RS256,
 	// RS384, RS512, PS256, PS384, PS512 and EdDSA are accepted. Nil means
-	// ES256, ES384, ES512, RS256, PS256 and EdDSA, the default of the DPoP
-	// verifier the authorization server also uses.
+	// all of them, [dpop.DefaultAlgorithms], the default the authorization
+	// server and the client also use.
 	Algorithms []string
 	// IATWindow is how old a proof may be. Zero means 5 minutes.
 	IATWindow time.Duration

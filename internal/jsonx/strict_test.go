@@ -1,6 +1,7 @@
 package jsonx
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -159,4 +160,46 @@ func TestDecodeArray(t *testing.T) {
 			}
 		})
 	}
+}
+
+func FuzzDecodeObjectStrict(f *testing.F) {
+	f.Add([]byte(`{"default":["a"],"users":{"u":{"scopes":["b"]}}}`))
+	f.Add([]byte(`{"users":{"u":{"scopes":[]},"u":{"scopes":["x"]}}}`))
+	f.Add([]byte(`{"Default":["a"]}`))
+	type rule struct {
+		Scopes []string `json:"scopes"`
+	}
+	type policy struct {
+		Default []string        `json:"default"`
+		Users   map[string]rule `json:"users"`
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var p policy
+		if err := DecodeObjectStrict(data, &p); err != nil {
+			return
+		}
+		// What the strict decoder accepts, the lenient one accepts too,
+		// with the same result.
+		var q policy
+		if err := DecodeObject(data, &q); err != nil {
+			t.Fatalf("strict accepted what DecodeObject refuses: %v", err)
+		}
+	})
+}
+
+func FuzzDecodeArray(f *testing.F) {
+	f.Add([]byte(`[{"email":"a@example.com","primary":true,"verified":true}]`))
+	f.Add([]byte(`[{"email":"a","email":"b"}]`))
+	f.Add([]byte(`{}`))
+	type entry struct {
+		Email    string `json:"email"`
+		Primary  bool   `json:"primary"`
+		Verified bool   `json:"verified"`
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var v []entry
+		if err := DecodeArray(data, &v); err == nil && len(bytes.TrimLeft(data, " \t\r\n")) > 0 && bytes.TrimLeft(data, " \t\r\n")[0] != '[' {
+			t.Fatalf("DecodeArray accepted a document that is not an array: %q", data)
+		}
+	})
 }
