@@ -42,7 +42,8 @@ func newHandler(resourceURL, issuer string) (http.Handler, *resource.Verifier, e
 		return nil, nil, err
 	}
 	mux := http.NewServeMux()
-	v.Mount(mux, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return notesServer(&notes{}) },
+	n := &notes{}
+	v.Mount(mux, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return notesServer(n) },
 		&mcp.StreamableHTTPOptions{Stateless: true}))
 	return mux, v, nil
 }

@@ -63,6 +63,13 @@ func TestSDKServer(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("add_note: %v %+v", err, res)
 	}
+	res, err = session.CallTool(ctx, &mcp.CallToolParams{Name: "read_notes", Arguments: map[string]any{}})
+	if err != nil || res.IsError || len(res.Content) != 1 {
+		t.Fatalf("read_notes: %v %+v", err, res)
+	}
+	if tc, ok := res.Content[0].(*mcp.TextContent); !ok || tc.Text != "hi" {
+		t.Errorf("read_notes after add_note = %+v, want the note \"hi\" (the notes are shared by every request)", res.Content[0])
+	}
 	if n := authorizations.Load(); n != 2 {
 		t.Errorf("%d authorizations, want 2 (login, then step-up for notes:write)", n)
 	}
