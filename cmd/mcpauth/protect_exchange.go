@@ -171,14 +171,15 @@ func (p *upstreamTokenPass) wrap(v *resource.Verifier, proxy *httputil.ReversePr
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t, err := p.ex.Exchange(r.Context(), p.audience)
 		if err != nil {
-			status := v.DenyExchange(w, r, err)
 			sub := ""
 			if info := resource.TokenInfoFromContext(r.Context()); info != nil {
 				sub = info.Subject
 			}
-			// err names the token endpoint and the authorization
-			// server's error, never a token.
-			p.logger.Warn("upstream token exchange failed", "status", status, "sub", sub, "audience", p.audience, "error", err)
+			// Logged before the answer, so that the log is complete when
+			// the client sees it; err names the token endpoint and the
+			// authorization server's error, never a token.
+			p.logger.Warn("upstream token exchange failed", "status", resource.ExchangeStatus(err), "sub", sub, "audience", p.audience, "error", err)
+			v.DenyExchange(w, r, err)
 			return
 		}
 		proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), upstreamTokenKey{}, t)))
