@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -93,7 +92,9 @@ func (p *passUpstreamFlags) config(issuers []string, insecureHTTP bool, getenv f
 	}
 	cfg := resource.ExchangeConfig{
 		TokenEndpoint: p.tokenURL, ClientID: p.clientID, ClientSecret: secret,
-		HTTPClient:                &http.Client{Timeout: resource.DefaultExchangeTimeout, Transport: exchangeTransport()},
+		// The proxy's transport (no environment proxy, bounded connects);
+		// the client's timeout bounds each exchange.
+		HTTPClient:                &http.Client{Timeout: resource.DefaultExchangeTimeout, Transport: upstreamTransport()},
 		InsecureAllowHTTPLoopback: insecureHTTP,
 	}
 	if p.cacheTTL > 0 {
@@ -104,20 +105,6 @@ func (p *passUpstreamFlags) config(issuers []string, insecureHTTP bool, getenv f
 		return nil, fmt.Errorf("--pass-upstream-token: %w", err)
 	}
 	return &upstreamTokenPass{header: header, audience: p.audience, ex: ex, logger: logger}, nil
-}
-
-// exchangeTransport is the token exchange's client transport: no
-// environment proxy, bounded connects.
-func exchangeTransport() *http.Transport {
-	return &http.Transport{
-		Proxy:                 nil,
-		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConnsPerHost:   8,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   5 * time.Second,
-		ResponseHeaderTimeout: resource.DefaultExchangeTimeout,
-		ForceAttemptHTTP2:     true,
-	}
 }
 
 // checkPassHeader returns the canonical form of the --pass-upstream-token
