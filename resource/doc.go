@@ -106,7 +106,11 @@
 // endpoint at the origin of the token's issuer, never on a redirect; the
 // answer is read up to 64 KiB; results may be cached per (token,
 // audience) in a bounded LRU until shortly before they expire. Refusals
-// wrap ErrExchange and the server's *oauthmeta.Error.
+// wrap ErrExchange and the server's *oauthmeta.Error (and
+// ErrExchangeUnavailable when the server could not be reached);
+// ExchangeStatus maps them to an HTTP status (401 invalid_grant, 503
+// unavailable, 502 otherwise) and Verifier.DenyExchange writes that
+// answer, with the invalid_token challenge on a 401.
 //
 // It deliberately does not: issue tokens, implement mutual-TLS binding
 // (such tokens are refused), check DPoP proofs outside the middleware

@@ -40,8 +40,17 @@ const (
 // ErrExchange is wrapped by every failed [Exchanger.Exchange]. A refusal
 // by the authorization server also wraps its *[oauthmeta.Error] (for
 // example invalid_grant once the user's grant is revoked: the user must
-// log in again).
+// log in again); a server that could not be reached in time, or that
+// answered 503 or temporarily_unavailable, also [ErrExchangeUnavailable].
+// [ExchangeStatus] and [Verifier.DenyExchange] turn the error into an
+// HTTP answer.
 var ErrExchange = errors.New("resource: token exchange failed")
+
+// ErrExchangeUnavailable is wrapped, beside [ErrExchange], by an exchange
+// that failed because the authorization server could not be reached or
+// did not answer in time, or answered 503 or temporarily_unavailable: a
+// later attempt may succeed.
+var ErrExchangeUnavailable = errors.New("resource: token exchange unavailable")
 
 // ExchangeConfig configures [NewExchanger]: this resource server as a
 // confidential client of the authorization server, allowed the RFC 8693
@@ -192,7 +201,7 @@ func (e *Exchanger) exchange(ctx context.Context, token, audience string) (*Exch
 	resp, err := e.client.Do(req)
 	if err != nil {
 		// A *url.Error names the endpoint, never the form.
-		return nil, fmt.Errorf("%w: %w", ErrExchange, err)
+		return nil, fmt.Errorf("%w: %w: %w", ErrExchange, ErrExchangeUnavailable, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxExchangeResponse+1))
@@ -200,7 +209,15 @@ func (e *Exchanger) exchange(ctx context.Context, token, audience string) (*Exch
 		return nil, fmt.Errorf("%w: unreadable or oversized response", ErrExchange)
 	}
 	if resp.StatusCode != http.StatusOK {
-		if oe, perr := oauthmeta.ParseError(body); perr == nil {
+		oe, perr := oauthmeta.ParseError(body)
+		unavailable := resp.StatusCode == http.StatusServiceUnavailable ||
+			(perr == nil && oe.Code == oauthmeta.CodeTemporarilyUnavailable)
+		switch {
+		case unavailable && perr == nil:
+			return nil, fmt.Errorf("%w: %w: %w", ErrExchange, ErrExchangeUnavailable, oe)
+		case unavailable:
+			return nil, fmt.Errorf("%w: %w: status %d", ErrExchange, ErrExchangeUnavailable, resp.StatusCode)
+		case perr == nil:
 			return nil, fmt.Errorf("%w: %w", ErrExchange, oe)
 		}
 		return nil, fmt.Errorf("%w: status %d", ErrExchange, resp.StatusCode)

@@ -36,9 +36,19 @@ user who opened the session: another user's token with one gets 404. Give every 
 that serves one resource the same --session-key (and the same --resource) so they accept each
 other's sessions; without it each process makes a random key, and sessions end with the process.
 
+With --pass-upstream-token HEADER the protected server also gets the user's access token at the
+upstream identity provider (the analogue of oauth2-proxy's --pass-access-token): after verifying
+the MCP token, protect exchanges it (RFC 8693) at --exchange-token-url as --exchange-client-id for
+--upstream-audience and sends the result in HEADER, replacing any inbound value; the MCP token is
+never forwarded. The authorization server refusing the token (revoked grant, no upstream token)
+gives the client 401 invalid_token, so it logs in again; an unreachable one 503; anything else 502.
+
 example:
   mcpauth protect --upstream http://127.0.0.1:3000/mcp --issuer http://127.0.0.1:9000 \
-      --insecure-http --scopes "mcp:tools" --require mcp:tools`
+      --insecure-http --scopes "mcp:tools" --require mcp:tools
+  RS_SECRET=… mcpauth protect --upstream http://127.0.0.1:3000/mcp --issuer http://127.0.0.1:9000 \
+      --insecure-http --pass-upstream-token X-Upstream-Token --exchange-token-url http://127.0.0.1:9000/token \
+      --exchange-client-id mcp-server --exchange-client-secret env:RS_SECRET --upstream-audience github`
 
 type protectFlags struct {
 	addr, upstream, resource, scopes, require, policy string
@@ -49,6 +59,7 @@ type protectFlags struct {
 	grace                                             time.Duration
 	log                                               logFlags
 	perf                                              perfFlags
+	pass                                              passUpstreamFlags
 	// DPoP, its proof algorithms, its replay store shared by replicas, and
 	// server nonces.
 	dpop, dpopAlgs, redisURL, dpopNonceKey string
@@ -77,6 +88,7 @@ func parseProtectFlags(args []string, stderr io.Writer) (*protectFlags, error) {
 	fs.StringVar(&f.dpopAlgs, "dpop-algs", "", "with --dpop: the accepted proof algorithms, advertised in the challenge and the metadata (spaces or commas; default ES256 ES384 ES512 RS256 RS384 RS512 PS256 PS384 PS512 EdDSA)")
 	fs.StringVar(&f.redisURL, "redis-url", "", "record DPoP proofs on Redis at this `redis://` URL, shared by every replica of this resource (env:VAR reads $VAR); unreachable Redis refuses proofs")
 	fs.DurationVar(&f.grace, "shutdown-timeout", 10*time.Second, "how long requests in flight (streams too) may finish on shutdown")
+	f.pass.register(fs)
 	f.log.register(fs, "info")
 	f.perf.register(fs)
 	if _, err := parseArgs(fs, args, 0, 0); err != nil {
@@ -155,8 +167,10 @@ func (f *protectFlags) resourceConfig(addr net.Addr, upstream *url.URL, logger *
 }
 
 // protectHandler assembles the proxy: metadata and the protected endpoint on
-// a mux, the middleware in front of the reverse proxy, and the metrics.
-func protectHandler(cfg resource.Config, upstream *url.URL, m *proxyMetrics, logger *slog.Logger, now func() time.Time) (http.Handler, *resource.Verifier, error) {
+// a mux, the middleware in front of the reverse proxy (and, with pass, of
+// the token exchange that gives the proxy the upstream token), and the
+// metrics.
+func protectHandler(cfg resource.Config, upstream *url.URL, pass *upstreamTokenPass, m *proxyMetrics, logger *slog.Logger, now func() time.Time) (http.Handler, *resource.Verifier, error) {
 	var transport http.RoundTripper = upstreamTransport()
 	if m != nil {
 		cfg.Audit = m.audit
@@ -166,8 +180,13 @@ func protectHandler(cfg resource.Config, upstream *url.URL, m *proxyMetrics, log
 	if err != nil {
 		return nil, nil, err
 	}
+	proxy := newProxy(upstream, transport, logger)
+	var next http.Handler = proxy
+	if pass != nil {
+		next = pass.wrap(v, proxy)
+	}
 	mux := http.NewServeMux()
-	v.Mount(mux, newProxy(upstream, transport, logger))
+	v.Mount(mux, next)
 	var h http.Handler = mux
 	if m != nil {
 		h = m.instrument(mux, now)
@@ -181,6 +200,10 @@ func runProtect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	logger, err := f.log.logger(stderr)
+	if err != nil {
+		return err
+	}
+	pass, err := f.pass.config(f.issuers, f.insecureHTTP, os.Getenv, logger)
 	if err != nil {
 		return err
 	}
@@ -221,14 +244,14 @@ func runProtect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		defer pln.Close()
 		servers, listeners = append(servers, psrv), append(listeners, pln)
 	}
-	h, v, err := protectHandler(cfg, upstream, m, logger, time.Now)
+	h, v, err := protectHandler(cfg, upstream, pass, m, logger, time.Now)
 	if err != nil {
 		return err
 	}
 	defer v.Close()
 	servers, listeners = append(servers, streamingServer(h, logger)), append(listeners, ln)
 	logger.Info("protecting", "resource", v.Resource(), "upstream", upstream.Redacted(), "issuers", strings.Join(f.issuers, " "),
-		"metadata", v.MetadataURL(), "require", f.require, "policy", f.policy)
+		"metadata", v.MetadataURL(), "require", f.require, "policy", f.policy, "pass_upstream_token", f.pass.header)
 	ready := fmt.Sprintf("listening on http://%s (resource %s, upstream %s", ln.Addr(), v.Resource(), upstream.Redacted())
 	if m != nil {
 		ready += fmt.Sprintf(", metrics http://%s/metrics", listeners[0].Addr())

@@ -44,7 +44,7 @@ func TestProtectAccessLog(t *testing.T) {
 				InsecureAllowHTTPLoopback: true,
 				Now:                       oauthtest.Epoch,
 				Logger:                    p.decisionLogger(logger),
-			}, upURL, nil, logger, oauthtest.Epoch)
+			}, upURL, nil, nil, logger, oauthtest.Epoch)
 			if err != nil {
 				t.Fatal(err)
 			}

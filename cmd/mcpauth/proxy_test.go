@@ -54,7 +54,7 @@ func newProxyFixture(t *testing.T, upstream http.HandlerFunc, policy *resource.P
 		Policy:                    policy,
 		InsecureAllowHTTPLoopback: true,
 		Now:                       now,
-	}, upURL, f.metrics, slog.New(slog.DiscardHandler), now)
+	}, upURL, nil, f.metrics, slog.New(slog.DiscardHandler), now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -130,7 +130,13 @@ func (u *userAgent) send(method, target string, form url.Values, origin string) 
 // returns where it sends the browser: the provider.
 func (u *userAgent) consent(issuer string, q url.Values) string {
 	u.t.Helper()
-	resp, body := u.send(http.MethodGet, issuer+"/authorize?"+q.Encode(), nil, "")
+	return u.consentAt(issuer, issuer+"/authorize?"+q.Encode())
+}
+
+// consentAt is consent for the authorization URL a client built.
+func (u *userAgent) consentAt(issuer, authURL string) string {
+	u.t.Helper()
+	resp, body := u.send(http.MethodGet, authURL, nil, "")
 	if resp.StatusCode != http.StatusOK {
 		u.t.Fatalf("authorize: %d %s", resp.StatusCode, body)
 	}
