@@ -338,7 +338,7 @@ func TestE2ESIGTERMDuringStream(t *testing.T) {
 	s.up.once.Do(func() { close(s.up.release) })
 	r := <-res
 	if r.code != 0 || !strings.Contains(r.out, "slow done") {
-		t.Fatalf("the streaming call did not finish cleanly: %d %s %s", r.code, r.out, r.err)
+		t.Fatalf("the streaming call did not finish cleanly: %d %s %s\nprotect's log:\n%s", r.code, r.out, r.err, s.protect.stderr.String())
 	}
 	<-s.protect.done
 	if code := s.protect.cmd.ProcessState.ExitCode(); code != 0 {

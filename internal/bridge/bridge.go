@@ -27,6 +27,7 @@ const (
 	maxGETFailures = 5                // consecutive GET stream failures before giving up until the next initialize
 	maxResumes     = 3                // resumptions of one broken POST stream
 	maxResumeDelay = 10 * time.Second // longest wait before a resumption the server may ask for
+	minStallWait   = time.Second      // shortest time without progress after which a host counts as no longer reading stdout
 )
 
 // Config configures a [Bridge].
@@ -171,9 +172,9 @@ type hostLine struct {
 // ctx ends (a signal); then requests in flight get GracePeriod to finish
 // before they are cancelled (each gets a CodeShutdown error), the session
 // is deleted, and Run returns nil. A read of stdin may still be pending
-// when Run returns; it ends with stdin. So may, after a second grace
-// period, a write to a host that stopped reading stdout; it ends with
-// stdout.
+// when Run returns; it ends with stdin. So may a write to a host that
+// stopped reading stdout, once writes have made no progress for another
+// grace period (at least a second); it ends with stdout.
 func (b *Bridge) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 	b.out = newHostWriter(stdout)
 	base, cancelAll := context.WithCancel(context.WithoutCancel(ctx))
@@ -230,8 +231,9 @@ loop:
 }
 
 // dispatch sends one host message on its own goroutine and returns once
-// the request has been written (or has failed), so that messages reach
-// the server in the order the host wrote them.
+// the request has been written (or has failed), so that messages are sent
+// in the order the host wrote them. Each travels on a connection of its
+// own, so a server may still see them in another order.
 func (b *Bridge) dispatch(base, signal context.Context, line []byte) {
 	m, err := parseMessage(line)
 	if err != nil {
@@ -352,13 +354,13 @@ func (b *Bridge) shutdown(cancelBG context.CancelFunc) {
 		}
 		b.mu.Unlock()
 		b.log.Info("cancelled requests still in flight after the grace period", "count", n, "grace", b.cfg.GracePeriod)
-		// A cancelled call ends at once unless it is blocked writing to a
-		// host that no longer reads stdout (a write to a pipe does not
-		// heed ctx): Run does not wait for it beyond a second grace period.
-		timer.Reset(b.cfg.GracePeriod)
-		select {
-		case <-done:
-		case <-timer.C:
+		// A cancelled call ends soon (its answer is written) unless it is
+		// blocked writing to a host that no longer reads stdout (a write
+		// to a pipe does not heed ctx): Run gives up on those once no
+		// write has made progress for a whole grace period (at least
+		// minStallWait, so that a host that is merely slow to be
+		// scheduled still gets its answers).
+		if !b.awaitCalls(done, timer) {
 			b.log.Warn("exiting while answers are still blocked on a host that stopped reading stdout")
 			b.deleteSession()
 			return
@@ -366,4 +368,23 @@ func (b *Bridge) shutdown(cancelBG context.CancelFunc) {
 	}
 	b.bgWG.Wait()
 	b.deleteSession()
+}
+
+// awaitCalls waits for the cancelled calls to end (done) and reports
+// whether they did; it returns false once writes to the host have been
+// stalled for a grace period (at least minStallWait).
+func (b *Bridge) awaitCalls(done <-chan struct{}, timer *time.Timer) bool {
+	wait := max(b.cfg.GracePeriod, minStallWait)
+	for {
+		before := b.out.finished.Load()
+		timer.Reset(wait)
+		select {
+		case <-done:
+			return true
+		case <-timer.C:
+			if b.out.stalled(before) {
+				return false
+			}
+		}
+	}
 }

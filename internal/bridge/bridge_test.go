@@ -73,7 +73,19 @@ func TestRelay(t *testing.T) {
 	if len(seen) != 3 {
 		t.Fatalf("%d requests, want 3 (and no DELETE without a session)", len(seen))
 	}
-	last := seen[2]
+	// The three requests travel on their own connections, so the server
+	// may see them in any order: find each by its Mcp-Method.
+	byMethod := map[string]http.Header{}
+	for _, h := range seen {
+		byMethod[h.Get("Mcp-Method")] = h
+	}
+	if _, ok := byMethod["notifications/initialized"]; !ok {
+		t.Errorf("no request with Mcp-Method notifications/initialized: %v", seen)
+	}
+	last, ok := byMethod["tools/call"]
+	if !ok {
+		t.Fatalf("no request with Mcp-Method tools/call: %v", seen)
+	}
 	checks := map[string]string{
 		"Mcp-Method":           "tools/call",
 		"Mcp-Name":             "=?base64?w6ljaG8=?=",
@@ -87,9 +99,6 @@ func TestRelay(t *testing.T) {
 		if got := last.Get(k); got != want {
 			t.Errorf("%s: %q, want %q", k, got, want)
 		}
-	}
-	if got := seen[0].Get("Mcp-Method"); got != "notifications/initialized" {
-		t.Errorf("notification Mcp-Method %q", got)
 	}
 }
 
@@ -314,6 +323,53 @@ func TestShutdownHostNotReading(t *testing.T) {
 	}
 }
 
+// TestShutdownSlowHost: a host that reads stdout late, but reads it, still
+// gets the CodeShutdown answer of a request cancelled after a very short
+// grace period: only a host that makes no progress for a second is
+// given up on.
+func TestShutdownSlowHost(t *testing.T) {
+	t.Parallel()
+	started, cancelled := make(chan struct{}), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		readBody(r)
+		sse(w)
+		close(started)
+		<-r.Context().Done()
+		close(cancelled)
+	}))
+	defer srv.Close()
+	b, err := New(Config{URL: srv.URL, Transport: http.DefaultTransport.(*http.Transport).Clone(), GracePeriod: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdinR, stdinW := io.Pipe()
+	stdoutR, stdoutW := io.Pipe()
+	ran := make(chan error, 1)
+	go func() {
+		err := b.Run(context.Background(), stdinR, stdoutW)
+		stdoutW.Close()
+		ran <- err
+	}()
+	if _, err := io.WriteString(stdinW, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	stdinW.Close()
+	<-cancelled
+	time.Sleep(50 * time.Millisecond) // the host is busy: fifty grace periods pass before it reads
+	out, err := io.ReadAll(stdoutR)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(out, &m); err != nil || errorCode(m) != CodeShutdown {
+		t.Fatalf("stdout %q, want one CodeShutdown answer", out)
+	}
+	if err := <-ran; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+}
+
 // TestShutdown: stdin closed with a request in flight: it gets the grace
 // period, then a CodeShutdown error; the session is deleted; Run returns
 // nil. A request that finishes within the grace period is answered.
@@ -411,7 +467,7 @@ func TestSignal(t *testing.T) {
 // the cancelled request's stream; the request gets no answer.
 func TestCancelledNotification(t *testing.T) {
 	t.Parallel()
-	closed := make(chan struct{})
+	started, closed := make(chan struct{}), make(chan struct{})
 	var notified atomic.Bool
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body := readBody(r)
@@ -425,14 +481,20 @@ func TestCancelledNotification(t *testing.T) {
 			return
 		}
 		sse(w)
+		close(started)
 		<-r.Context().Done()
 		close(closed)
 	}))
 	defer srv.Close()
 	h := startBridge(t, context.Background(), Config{URL: srv.URL})
 	h.send(`{"jsonrpc":"2.0","id":"long","method":"tools/call","params":{"name":"x"}}`)
+	<-started // the request is in flight (its stream is open)
 	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"long"}}`)
-	<-closed
+	select {
+	case <-closed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the cancelled request's stream was not closed")
+	}
 	h.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
 	if m := h.recv(); m["id"] != 2.0 {
 		t.Fatalf("the cancelled request was answered: %v", m)

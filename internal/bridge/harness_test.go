@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -25,6 +27,15 @@ func startBridge(t *testing.T, ctx context.Context, cfg Config) *host {
 	t.Helper()
 	if cfg.Transport == nil {
 		cfg.Transport = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	if cfg.Logger == nil {
+		logs := &syncLog{}
+		cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("the bridge's log:\n%s", logs)
+			}
+		})
 	}
 	b, err := New(cfg)
 	if err != nil {
@@ -59,6 +70,24 @@ func startBridge(t *testing.T, ctx context.Context, cfg Config) *host {
 		}
 	})
 	return h
+}
+
+// syncLog collects a bridge's log, to show it when a test fails.
+type syncLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // checkJSONRPCLine fails the test unless line is one JSON-RPC 2.0 message.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 )
 
 // hostReader reads the host's newline-delimited messages.
@@ -37,6 +38,9 @@ type hostWriter struct {
 	w      io.Writer
 	err    error
 	broken chan struct{} // closed at the first write error
+
+	pending  atomic.Int64  // writes begun and not yet returned
+	finished atomic.Uint64 // writes returned
 }
 
 func newHostWriter(w io.Writer) *hostWriter {
@@ -48,6 +52,8 @@ func newHostWriter(w io.Writer) *hostWriter {
 func (h *hostWriter) write(msg []byte) error {
 	line := make([]byte, 0, len(msg)+1)
 	line = append(append(line, msg...), '\n')
+	h.pending.Add(1)
+	defer func() { h.pending.Add(-1); h.finished.Add(1) }()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.err != nil {
@@ -58,4 +64,10 @@ func (h *hostWriter) write(msg []byte) error {
 		close(h.broken)
 	}
 	return h.err
+}
+
+// stalled reports whether writes are waiting on the host and none has
+// returned since finished read before (a host that stopped reading stdout).
+func (h *hostWriter) stalled(before uint64) bool {
+	return h.pending.Load() > 0 && h.finished.Load() == before
 }
