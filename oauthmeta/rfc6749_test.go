@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcpauth/mcpauth/internal/golden"
+	"github.com/mcpauth/mcpauth/internal/jsonx"
 )
 
 func TestParseError(t *testing.T) {
@@ -121,4 +122,44 @@ func TestIntrospectionAndRegistration(t *testing.T) {
 		t.Fatalf("missing client_id: err = %v", err)
 	}
 	golden.JSON(t, "client_information.json", ci)
+}
+
+// TestAudienceDecoders: the go-json-experiment decoder (internal/jsonx,
+// UnmarshalJSONFrom) and encoding/json (UnmarshalJSON) agree on "aud".
+func TestAudienceDecoders(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want Audience
+		ok   bool
+	}{
+		{in: `null`, want: nil, ok: true},
+		{in: `"https://h/mcp"`, want: Audience{"https://h/mcp"}, ok: true},
+		{in: `[]`, want: Audience{}, ok: true},
+		{in: `["a","b"]`, want: Audience{"a", "b"}, ok: true},
+		{in: `5`},
+		{in: `true`},
+		{in: `{"a":"b"}`},
+		{in: `["a",5]`},
+		{in: `[{"a":1}]`},
+		{in: "\"\xff\""},
+		{in: `["a"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			t.Parallel()
+			var v2 struct {
+				Aud Audience `json:"aud"`
+			}
+			err := jsonx.DecodeObject([]byte(`{"aud":`+tt.in+`}`), &v2)
+			if (err == nil) != tt.ok || (tt.ok && !reflect.DeepEqual(v2.Aud, tt.want)) {
+				t.Fatalf("jsonx: got %#v, %v; want %#v, ok %v", v2.Aud, err, tt.want, tt.ok)
+			}
+			var v1 Audience
+			err = v1.UnmarshalJSON([]byte(tt.in))
+			if (err == nil) != tt.ok || (tt.ok && !reflect.DeepEqual(v1, tt.want)) {
+				t.Fatalf("UnmarshalJSON: got %#v, %v; want %#v, ok %v", v1, err, tt.want, tt.ok)
+			}
+		})
+	}
 }

@@ -2,10 +2,12 @@ package oauthmeta
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/mcpauth/mcpauth/internal/jsonx"
 )
@@ -88,10 +90,48 @@ func (a *Audience) UnmarshalJSON(data []byte) error {
 		}
 	}
 	if err != nil {
-		return errField(ErrMalformed, "aud", "not a string or array of strings")
+		return errAudience
 	}
 	return nil
 }
+
+// UnmarshalJSONFrom is [Audience.UnmarshalJSON] for the go-json-experiment
+// decoder (internal/jsonx): the value is read from the decoder in place,
+// with the same rules.
+func (a *Audience) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	switch dec.PeekKind() {
+	case 'n':
+		if _, err := dec.ReadToken(); err != nil {
+			return err
+		}
+		*a = nil
+		return nil
+	case '"':
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		*a = Audience{tok.String()}
+		return nil
+	case '[':
+		var list []string
+		if err := jsonv2.UnmarshalDecode(dec, &list); err != nil {
+			var se *jsonv2.SemanticError
+			if !errors.As(err, &se) {
+				return err
+			}
+			return errAudience
+		}
+		*a = list
+		return nil
+	}
+	if err := dec.SkipValue(); err != nil {
+		return err
+	}
+	return errAudience
+}
+
+var errAudience = errField(ErrMalformed, "aud", "not a string or array of strings")
 
 // Contains reports whether s is one of the audience values, compared exactly.
 func (a Audience) Contains(s string) bool {

@@ -146,8 +146,10 @@ func (c *tokenCache) putHashed(av *authValue, h uint64, exp, now time.Time) {
 	defer s.mu.Unlock()
 	if old := s.m[h]; old != nil {
 		s.bytes -= old.size
+		old.inMap = false
 	}
 	s.m[h] = e
+	e.inMap = true
 	s.queue = append(s.queue, e)
 	s.bytes += e.size
 	s.evict(now)
@@ -159,7 +161,7 @@ func (c *tokenCache) grow(av *authValue, n int64, now time.Time) {
 	s := c.shard(av.key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.m[av.key] != av {
+	if !av.inMap {
 		return
 	}
 	av.size += n
@@ -172,7 +174,7 @@ func (c *tokenCache) grow(av *authValue, n int64, now time.Time) {
 func (s *cacheShard) evict(now time.Time) {
 	for s.head < len(s.queue) {
 		e := s.queue[s.head]
-		live := s.m[e.key] == e
+		live := e.inMap // s.m[e.key] == e, without a map probe
 		if live && now.Before(e.until) && len(s.m) <= s.maxEntries && s.bytes <= s.maxBytes {
 			break
 		}
@@ -180,6 +182,7 @@ func (s *cacheShard) evict(now time.Time) {
 		s.head++
 		if live {
 			delete(s.m, e.key)
+			e.inMap = false
 			s.bytes -= e.size
 		}
 	}

@@ -34,6 +34,7 @@ type requestAuth struct {
 	sdk  atomic.Pointer[sdkInfo]
 
 	w    sessionWriter
+	req  http.Request // the wrapped handler's copy of the request
 	body replayBody
 	sid  [1]string // storage of the handler's Mcp-Session-Id value
 }
@@ -121,7 +122,10 @@ func copyStrings(s, buf []string) []string {
 func (v *Verifier) forward(w http.ResponseWriter, r *http.Request, av *authValue, body []byte, sid string) (*sessionWriter, *http.Request) {
 	ra := &requestAuth{Context: r.Context(), v: v, av: av}
 	ra.w = sessionWriter{ResponseWriter: w, ra: ra}
-	out := r.WithContext(ra)
+	// The copy lives in ra, so that the request and its state are one
+	// allocation (WithContext's own copy is inlined and does not escape).
+	ra.req = *r.WithContext(ra)
+	out := &ra.req
 	out.Header = ra.header(r.Header, v.dpop != nil, sid)
 	if body != nil {
 		ra.body.Reset(body)

@@ -72,16 +72,17 @@ func parseAuthorization(h string, maxToken int, withDPoP bool) (credential, erro
 	if len(tok) > maxToken {
 		return credential{scheme: scheme}, errTokenTooLarge
 	}
-	if !isB64Token(tok) {
-		return credential{scheme: scheme}, errMalformedCredentials
-	}
-	// A b64token has the JWS compact shape exactly when it splits in three
-	// and has none of the b64token characters base64url lacks: four
-	// vectorised byte searches instead of a second per-byte scan.
+	// A token of base64url characters and dots is a b64token; it has the
+	// JWS compact shape exactly when it splits in three. Any other token
+	// is opaque, if it is a b64token at all: one scan for a JWS.
 	shape := shapeOpaque
-	if _, _, _, ok := jwtverify.Split(tok); ok && strings.IndexByte(tok, '~') < 0 && strings.IndexByte(tok, '+') < 0 &&
-		strings.IndexByte(tok, '/') < 0 && strings.IndexByte(tok, '=') < 0 {
-		shape = shapeJWS
+	switch {
+	case tok != "" && jwtverify.AllIn(tok, compactLo, compactHi):
+		if _, _, _, ok := jwtverify.Split(tok); ok {
+			shape = shapeJWS
+		}
+	case !isB64Token(tok):
+		return credential{scheme: scheme}, errMalformedCredentials
 	}
 	return credential{scheme: scheme, token: tok, shape: shape}, nil
 }
@@ -90,6 +91,11 @@ func parseAuthorization(h string, maxToken int, withDPoP bool) (credential, erro
 // ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/", as the bitmasks of
 // jwtverify.AllIn.
 const b64TokenLo, b64TokenHi = 1<<'+' | 1<<'-' | 1<<'.' | 1<<'/' | 0x3ff<<'0', 0x3ffffff<<('A'-64) | 1<<('_'-64) | 0x3ffffff<<('a'-64) | 1<<('~'-64)
+
+// compactLo, compactHi are the base64url alphabet (RFC 4648 §5) and ".":
+// the characters of a JWS in compact serialization, all of them b64token
+// characters.
+const compactLo, compactHi = 1<<'-' | 1<<'.' | 0x3ff<<'0', 0x3ffffff<<('A'-64) | 1<<('_'-64) | 0x3ffffff<<('a'-64)
 
 // isB64Token reports whether s matches RFC 6750 §2.1
 // b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=".

@@ -58,7 +58,6 @@ type authValue struct {
 	token string
 	data  TokenInfo // storage info points to, when allocated together
 	bound bool      // the token has a "cnf" claim (RFC 7800)
-	aud1  [1]string // storage of a single-string "aud" (info.Audience)
 	// storage of up to scopeInline scopes (info.Scopes); never appended
 	// to in place: info.Scopes has no spare capacity.
 	scopes [scopeInline]string
@@ -74,6 +73,7 @@ type authValue struct {
 	key   uint64
 	until time.Time
 	size  int64
+	inMap bool // the shard's map holds this value (under the shard's lock)
 }
 
 // newAuthValue allocates a result whose info lives in the same object.
