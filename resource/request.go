@@ -13,8 +13,8 @@ import (
 )
 
 // requestAuth is what the middleware gives one authorized request, in one
-// allocation: the context of the request the wrapped handler receives
-// (it is that context's innermost layer), the ResponseWriter that binds
+// allocation: the request the wrapped handler receives and its context
+// (of which it is the innermost layer), the ResponseWriter that binds
 // session IDs, and the storage of the replayed body.
 //
 // The verification av is shared with the verified-token cache and never
