@@ -56,21 +56,12 @@ type tokenCache struct {
 type cacheShard struct {
 	mu         sync.RWMutex
 	m          map[uint64]*authValue
-	queue      []queued // insertion order, for eviction
+	queue      []*authValue // insertion order, for eviction
 	head       int
-	stale      int // queued values no longer in m (replaced)
 	bytes      int64
 	maxEntries int
 	maxBytes   int64
-	_          [32]byte // keep shards on separate cache lines
-}
-
-// queued is a value in a shard's eviction queue, with its expiry, so that
-// a fresh head of a shard with no replaced values is kept without reading
-// the value itself.
-type queued struct {
-	av    *authValue
-	until time.Time
+	_          [40]byte // keep shards on separate cache lines
 }
 
 func newTokenCache(cfg CacheConfig) (*tokenCache, error) {
@@ -156,11 +147,10 @@ func (c *tokenCache) putHashed(av *authValue, h uint64, exp, now time.Time) {
 	if old := s.m[h]; old != nil {
 		s.bytes -= old.size
 		old.inMap = false
-		s.stale++
 	}
 	s.m[h] = e
 	e.inMap = true
-	s.queue = append(s.queue, queued{e, until})
+	s.queue = append(s.queue, e)
 	s.bytes += e.size
 	s.evict(now)
 }
@@ -183,24 +173,17 @@ func (c *tokenCache) grow(av *authValue, n int64, now time.Time) {
 // its bounds or the head is stale (replaced) or expired.
 func (s *cacheShard) evict(now time.Time) {
 	for s.head < len(s.queue) {
-		q := s.queue[s.head]
-		keep := now.Before(q.until) && len(s.m) <= s.maxEntries && s.bytes <= s.maxBytes
-		if keep && s.stale == 0 {
-			break // every queued value is in m
-		}
-		e := q.av
+		e := s.queue[s.head]
 		live := e.inMap // s.m[e.key] == e, without a map probe
-		if keep && live {
+		if live && now.Before(e.until) && len(s.m) <= s.maxEntries && s.bytes <= s.maxBytes {
 			break
 		}
-		s.queue[s.head] = queued{}
+		s.queue[s.head] = nil
 		s.head++
 		if live {
 			delete(s.m, e.key)
 			e.inMap = false
 			s.bytes -= e.size
-		} else {
-			s.stale--
 		}
 	}
 	if s.head > 64 && s.head > len(s.queue)/2 {

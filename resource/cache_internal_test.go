@@ -172,33 +172,3 @@ func TestTokenCacheDecodedClaims(t *testing.T) {
 		t.Errorf("cloneJSON shared storage: %v", m)
 	}
 }
-
-// TestTokenCacheStaleCount: a shard's count of replaced values in its
-// queue stays exact through replacements, evictions and compactions, and
-// every other queued value is the map's.
-func TestTokenCacheStaleCount(t *testing.T) {
-	t.Parallel()
-	t0 := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
-	c, _ := newTokenCache(CacheConfig{MaxEntries: 64, MaxBytes: 1 << 30})
-	for i := 0; i < 3000; i++ {
-		c.put(testValue("token-"+strconv.Itoa(i%97), 10), t0.Add(time.Hour), t0)
-	}
-	for i := range c.shards {
-		s := &c.shards[i]
-		stale := 0
-		for _, q := range s.queue[s.head:] {
-			switch {
-			case !q.av.inMap:
-				stale++
-			case s.m[q.av.key] != q.av:
-				t.Fatalf("shard %d: queued value marked in the map is not", i)
-			}
-		}
-		if stale != s.stale {
-			t.Errorf("shard %d: stale = %d, counted %d", i, s.stale, stale)
-		}
-		if live := len(s.queue) - s.head - stale; live != len(s.m) {
-			t.Errorf("shard %d: %d live queued values, map %d", i, live, len(s.m))
-		}
-	}
-}
