@@ -71,33 +71,17 @@ func (a Audience) MarshalJSON() ([]byte, error) {
 	return json.Marshal([]string(a))
 }
 
-// UnmarshalJSON accepts a string or an array of strings, nothing else.
+// UnmarshalJSON accepts a string or an array of strings, nothing else
+// (the rules of [Audience.UnmarshalJSONFrom], for encoding/json).
 func (a *Audience) UnmarshalJSON(data []byte) error {
-	if string(data) == "null" {
-		*a = nil
-		return nil
-	}
-	var err error
-	if len(data) > 0 && data[0] == '"' {
-		var s string
-		if err = jsonv2.Unmarshal(data, &s); err == nil {
-			*a = Audience{s}
-		}
-	} else {
-		var list []string
-		if err = jsonv2.Unmarshal(data, &list); err == nil {
-			*a = list
-		}
-	}
-	if err != nil {
+	if err := jsonv2.Unmarshal(data, a); err != nil {
 		return errAudience
 	}
 	return nil
 }
 
-// UnmarshalJSONFrom is [Audience.UnmarshalJSON] for the go-json-experiment
-// decoder (internal/jsonx): the value is read from the decoder in place,
-// with the same rules.
+// UnmarshalJSONFrom accepts a string or an array of strings, nothing else,
+// read in place from a go-json-experiment decoder (internal/jsonx).
 func (a *Audience) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	switch dec.PeekKind() {
 	case 'n':
