@@ -185,6 +185,7 @@ func protectHandler(cfg resource.Config, upstream *url.URL, pass *upstreamTokenP
 	if pass != nil {
 		next = pass.wrap(v, proxy)
 	}
+	next = fullDuplex(next)
 	mux := http.NewServeMux()
 	v.Mount(mux, next)
 	var h http.Handler = mux

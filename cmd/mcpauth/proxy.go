@@ -106,6 +106,22 @@ func newProxy(upstream *url.URL, transport http.RoundTripper, logger *slog.Logge
 	}
 }
 
+// fullDuplex lets next read the request body after it has begun the
+// response. Without it, net/http's HTTP/1 server drains and closes the
+// request body when the response header is written (golang.org/issue/15527),
+// while the proxy's transport may still be reading it: having copied the
+// declared length, it reads once more to check that the body ended there.
+// When the upstream answered first, that read failed, the transport closed
+// the upstream connection, and the answer on its way was cut
+// (golang.org/issue/40747). A writer that cannot enable full duplex
+// (HTTP/2 always is) keeps net/http's default.
+func fullDuplex(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = http.NewResponseController(w).EnableFullDuplex()
+		next.ServeHTTP(w, r)
+	})
+}
+
 func printableASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < 0x20 || s[i] > 0x7e {

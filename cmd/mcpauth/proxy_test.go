@@ -205,6 +205,64 @@ func TestProxyStreamsEvents(t *testing.T) {
 	}
 }
 
+// TestProxyReadsBodyAfterAnswering: the proxy keeps reading the request
+// body after the upstream's answer has begun. Here the upstream answers
+// before it reads the body, and the client sends the body only once it has
+// the answer's first event: a server that closes the request body when it
+// writes the response header (net/http's HTTP/1 default) cuts the body
+// off, the same close that, with an upstream that answers just after the
+// last byte, tore down the upstream connection in the middle of its
+// answer.
+func TestProxyReadsBodyAfterAnswering(t *testing.T) {
+	t.Parallel()
+	f := newProxyFixture(t, func(w http.ResponseWriter, r *http.Request) {
+		if err := http.NewResponseController(w).EnableFullDuplex(); err != nil {
+			t.Error(err)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "data: ready\n\n")
+		w.(http.Flusher).Flush()
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return
+		}
+		_, _ = io.WriteString(w, "data: got "+string(body)+"\n\n")
+	}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // guards a hang only
+	defer cancel()
+	const message = `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	context.AfterFunc(ctx, func() { pw.CloseWithError(ctx.Err()) }) // the client waits for its body's writer
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, f.resource, pr)
+	req.ContentLength = int64(len(message))
+	req.Header.Set("Authorization", "Bearer "+f.token(t, "mcp:tools"))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("no answer before the body was sent: %v", err)
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	for _, want := range []string{"data: ready", "data: got " + message} {
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				t.Fatalf("stream ended before %q: %v", want, err)
+			}
+			if strings.TrimSpace(line) == want {
+				break
+			}
+		}
+		if want == "data: ready" {
+			go func() {
+				_, _ = io.WriteString(pw, message)
+				pw.Close()
+			}()
+		}
+	}
+}
+
 // TestProxyMetadataAndChallenges: RS-01, RS-02, RS-03, RS-04 through the
 // proxy; unauthenticated requests never reach the upstream.
 func TestProxyMetadataAndChallenges(t *testing.T) {
