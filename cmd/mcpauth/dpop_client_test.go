@@ -35,12 +35,34 @@ func demoUpstream(t *testing.T) string {
 // generated key is kept with it in the 0600 store; `call --dpop` uses
 // both without a new authorization; `token --dpop` prints the token and
 // says it is bound (as a bearer token it is refused); and `call` without
-// --dpop fails with the DPoP error instead of using a Bearer token.
+// --dpop fails with the DPoP error instead of using a Bearer token. Each
+// runs without nonces and with nonces required at both servers
+// (`authserver --dpop-nonce`, `protect --dpop-nonce`: RFC 9449 §8 and §9),
+// where every proof must carry the nonce the server last gave.
 func TestClientCommandsDPoP(t *testing.T) {
 	t.Parallel()
-	issuer := startAuthserver(t, "--insecure-http", "--consent", "auto", "--scopes", "mcp:tools")
-	rs := startSubcommand(t, "protect", "--addr", "127.0.0.1:0", "--upstream", demoUpstream(t), "--issuer", issuer,
-		"--insecure-http", "--scopes", "mcp:tools", "--require", "mcp:tools", "--dpop", "required", "--log-level", "warn")
+	for _, tc := range []struct {
+		name   string
+		nonces bool
+	}{
+		{"without nonces", false},
+		{"with nonces at both servers", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			testClientCommandsDPoP(t, tc.nonces)
+		})
+	}
+}
+
+func testClientCommandsDPoP(t *testing.T, nonces bool) {
+	var nonceFlag []string
+	if nonces {
+		nonceFlag = []string{"--dpop-nonce"}
+	}
+	issuer := startAuthserver(t, append([]string{"--insecure-http", "--consent", "auto", "--scopes", "mcp:tools"}, nonceFlag...)...)
+	rs := startSubcommand(t, append([]string{"protect", "--addr", "127.0.0.1:0", "--upstream", demoUpstream(t), "--issuer", issuer,
+		"--insecure-http", "--scopes", "mcp:tools", "--require", "mcp:tools", "--dpop", "required", "--log-level", "warn"}, nonceFlag...)...)
 	u := rs + "/mcp"
 	store := filepath.Join(t.TempDir(), "tokens.json")
 	cmd := func(name string, rest ...string) []string {
