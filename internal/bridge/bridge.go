@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpauth/mcpauth/internal/clock"
 )
 
 // Defaults of [Config].
@@ -68,11 +70,12 @@ type Config struct {
 // Bridge relays one host's stdio to one MCP server. Create it with [New]
 // and call Run once.
 type Bridge struct {
-	cfg Config
-	hc  *http.Client
-	log *slog.Logger
-	out *hostWriter
-	sem chan struct{}
+	cfg   Config
+	clock clock.Func // cfg.Now
+	hc    *http.Client
+	log   *slog.Logger
+	out   *hostWriter
+	sem   chan struct{}
 
 	stopping atomic.Bool // Run is shutting down: cancellations are CodeShutdown
 
@@ -123,15 +126,13 @@ func New(cfg Config) (*Bridge, error) {
 	if cfg.GracePeriod <= 0 {
 		cfg.GracePeriod = DefaultGracePeriod
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Bridge{
-		cfg: cfg,
+		cfg:   cfg,
+		clock: cfg.Now,
 		hc: &http.Client{Transport: cfg.Transport, CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		}},
@@ -257,7 +258,7 @@ func (b *Bridge) dispatch(base, signal context.Context, line []byte) {
 			return
 		}
 	}
-	ctx, cancel := context.WithCancel(context.WithValue(base, receivedKey{}, b.cfg.Now()))
+	ctx, cancel := context.WithCancel(context.WithValue(base, receivedKey{}, b.clock.Now()))
 	written := make(chan struct{})
 	var once sync.Once
 	ctx = withWroteRequest(ctx, func() { once.Do(func() { close(written) }) })
