@@ -168,6 +168,9 @@ func (s *Server) checkResource(res string) *oauthmeta.Error {
 	if checkResourceSyntax(res) != nil || policy.CheckURL(res) != nil {
 		return oauthErr(oauthmeta.CodeInvalidTarget, "resource must be an absolute https URI without fragment")
 	}
+	if s.downstream.lookup(res) != nil {
+		return oauthErr(oauthmeta.CodeInvalidTarget, "resource is reachable by token exchange only")
+	}
 	if len(s.cfg.Resources) == 0 {
 		return nil
 	}
