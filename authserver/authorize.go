@@ -161,7 +161,8 @@ func checkResourceSyntax(res string) error {
 }
 
 // checkResource validates one resource indicator (requirement AS-08):
-// syntax, https (http only to loopback with InsecureAllowHTTPLoopback), and the
+// syntax, https (http only to loopback with InsecureAllowHTTPLoopback), not a
+// downstream API (whose tokens come from the token exchange only), and the
 // configured allowlist.
 func (s *Server) checkResource(res string) *oauthmeta.Error {
 	policy := oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: s.cfg.InsecureAllowHTTPLoopback}
