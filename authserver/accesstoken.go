@@ -30,6 +30,15 @@ type accessClaims struct {
 	JTI      string             `json:"jti"`
 	// Cnf binds a DPoP token to its key (RFC 9449 §6.1, "jkt").
 	Cnf *oauthmeta.Confirmation `json:"cnf,omitempty"`
+	// Act names the resource server that obtained the token by the
+	// token exchange, acting for Subject (RFC 8693 §4.1).
+	Act *actorClaim `json:"act,omitempty"`
+}
+
+// actorClaim is the RFC 8693 §4.1 "act" claim: the acting party.
+type actorClaim struct {
+	// Subject is the actor's client_id.
+	Subject string `json:"sub"`
 }
 
 // jtiSeparator splits a jti into the grant ID and a random suffix, so that
@@ -42,10 +51,6 @@ const jtiSeparator = "."
 // scope, iat, exp, jti, and cnf.jkt when jkt names the DPoP key the token is
 // bound to (RFC 9449 §6.1).
 func (s *Server) issueAccessToken(ctx context.Context, g *Grant, scopes, resources []string, now time.Time, jkt string) (string, error) {
-	key, err := s.keys.signingKey(ctx, now)
-	if err != nil {
-		return "", err
-	}
 	aud := oauthmeta.Audience(resources)
 	if len(aud) == 0 {
 		aud = oauthmeta.Audience{s.defaultResource}
@@ -62,6 +67,16 @@ func (s *Server) issueAccessToken(ctx context.Context, g *Grant, scopes, resourc
 	}
 	if jkt != "" {
 		claims.Cnf = &oauthmeta.Confirmation{JKT: jkt}
+	}
+	return s.signAccessToken(ctx, &claims, now)
+}
+
+// signAccessToken signs claims as an RFC 9068 JWT access token: header typ
+// "at+jwt" and the kid of the current signing key.
+func (s *Server) signAccessToken(ctx context.Context, claims *accessClaims, now time.Time) (string, error) {
+	key, err := s.keys.signingKey(ctx, now)
+	if err != nil {
+		return "", err
 	}
 	payload, err := json.Marshal(claims)
 	if err != nil {

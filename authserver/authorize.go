@@ -161,12 +161,16 @@ func checkResourceSyntax(res string) error {
 }
 
 // checkResource validates one resource indicator (requirement AS-08):
-// syntax, https (http only to loopback with InsecureAllowHTTPLoopback), and the
+// syntax, https (http only to loopback with InsecureAllowHTTPLoopback), not a
+// downstream API (whose tokens come from the token exchange only), and the
 // configured allowlist.
 func (s *Server) checkResource(res string) *oauthmeta.Error {
 	policy := oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: s.cfg.InsecureAllowHTTPLoopback}
 	if checkResourceSyntax(res) != nil || policy.CheckURL(res) != nil {
 		return oauthErr(oauthmeta.CodeInvalidTarget, "resource must be an absolute https URI without fragment")
+	}
+	if s.downstream.lookup(res) != nil {
+		return oauthErr(oauthmeta.CodeInvalidTarget, "resource is reachable by token exchange only")
 	}
 	if len(s.cfg.Resources) == 0 {
 		return nil

@@ -128,6 +128,11 @@ type Config struct {
 	// servers act at the provider's APIs as the user. Nil means the
 	// provider's tokens are discarded after the login.
 	TokenVault *TokenVaultConfig
+	// DownstreamAPIs are the APIs for which resource servers may obtain
+	// tokens of their own, acting for the user, by the RFC 8693 token
+	// exchange of the access tokens they receive (see [DownstreamAPI]).
+	// Empty means none: such an exchange gets invalid_target.
+	DownstreamAPIs []DownstreamAPI
 
 	// AccessTokenTTL is the access token lifetime. Zero means
 	// [DefaultAccessTokenTTL].

@@ -100,6 +100,16 @@
 //     pre-registered confidential client is
 //     ([TokenVaultConfig.ResourceServers]), for an MCP access token whose
 //     "aud" is that resource, when "audience" names the provider.
+//   - Tokens for downstream APIs without passthrough
+//     ([Config.DownstreamAPIs], [DownstreamAPI]): the same token exchange,
+//     with "resource" or "audience" naming a configured API, issues a new
+//     RFC 9068 JWT for that API alone ("aud" the API, "sub" the user,
+//     "client_id" and RFC 8693 §4.1 "act" the resource server) with the
+//     requested scopes that the API accepts and the subject token holds,
+//     living the API's TokenTTL (default [DefaultDownstreamTokenTTL]) and
+//     never beyond the subject token; the API's resource cannot be asked
+//     for at the authorization endpoint. It is a Bearer token, and needs
+//     no Upstream.
 //   - Login at a plain OAuth 2.0 provider such as GitHub
 //     ([UpstreamConfig.OAuth2], [OAuth2Provider]): the same code flow and
 //     state, the user read from its user-info endpoint (and the primary

@@ -6,6 +6,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"fmt"
+	"time"
 
 	"github.com/mcpauth/mcpauth/authserver"
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -99,4 +100,32 @@ func ExampleUpstreamPreset() {
 	// Output:
 	// https://api.github.com/user
 	// https://auth.example.com/upstream/callback
+}
+
+// A downstream API for which the MCP server (the confidential client
+// "mcp-server", whose resource is https://mcp.example.com/mcp) may obtain
+// short-lived tokens of its own, acting for the user, by the token
+// exchange of the MCP access tokens it receives.
+func ExampleDownstreamAPI() {
+	as, err := authserver.New(authserver.Config{
+		Issuer: "https://auth.example.com",
+		Scopes: []string{"mcp:tools", "calendar:read"},
+		Clients: []authserver.Client{{
+			ID: "mcp-server", Secret: "from-a-secret-store",
+			GrantTypes: []string{oauthmeta.GrantTypeTokenExchange},
+		}},
+		DownstreamAPIs: []authserver.DownstreamAPI{{
+			Resource: "https://calendar.example.com/api",
+			Scopes:   []string{"calendar:read"},
+			Clients:  map[string]string{"mcp-server": "https://mcp.example.com/mcp"},
+			TokenTTL: 2 * time.Minute,
+		}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer as.Close()
+	fmt.Println(as.Metadata().GrantTypesSupported)
+	// Output:
+	// [authorization_code refresh_token client_credentials urn:ietf:params:oauth:grant-type:token-exchange]
 }

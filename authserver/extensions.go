@@ -155,7 +155,7 @@ func (s *Server) grantTypes() []string {
 	if s.grants != nil {
 		gts = append(gts, oauthmeta.GrantTypeJWTBearer)
 	}
-	if s.idp != nil || s.vault.exchanges() {
+	if s.idp != nil || s.exchangesAccessTokens() {
 		gts = append(gts, oauthmeta.GrantTypeTokenExchange)
 	}
 	return gts

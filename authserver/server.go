@@ -49,6 +49,7 @@ type Server struct {
 	idp        *identityProvider
 	upstream   *upstream // nil without Config.Upstream
 	vault      *vault    // nil without Config.TokenVault
+	downstream downstreamAPIs
 
 	// static are the pre-registered clients, from the configuration: every
 	// replica has them, so their lookups need no store read.
@@ -105,6 +106,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if err := s.initVault(); err != nil {
+		return nil, err
+	}
+	if err := s.initDownstream(); err != nil {
 		return nil, err
 	}
 	s.defaultResource = cmp.Or(st.DefaultResource, st.Issuer)

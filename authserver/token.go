@@ -107,7 +107,7 @@ func (s *Server) grant(ctx context.Context, gt string, client *Client, form url.
 		return s.jwtBearer(ctx, client, form, jkt)
 	default:
 		if s.idp == nil || form.Get("subject_token_type") == tokenTypeAccessToken {
-			return s.exchangeUpstreamToken(ctx, client, form)
+			return s.exchangeAccessToken(ctx, client, form)
 		}
 		return s.exchangeForIDJAG(ctx, client, form)
 	}

@@ -102,10 +102,15 @@
 // token exchange, authenticated with the resource server's own client
 // credentials, and returns the user's token there (with mcpauth's
 // authorization server, the upstream identity provider's token it keeps:
-// authserver.TokenVaultConfig). The MCP token goes only to a token
+// authserver.TokenVaultConfig). Its ExchangeResource(ctx, resource,
+// scopes...) takes the same path with "resource" set to a downstream API's
+// URI (and "scope"), for a token the authorization server issues for that
+// API alone, acting for the user (authserver.DownstreamAPI); the API
+// verifies it with a Verifier whose Resource is its URI, and refuses the
+// MCP token, whose audience is not its own. The MCP token goes only to a token
 // endpoint at the origin of the token's issuer, never on a redirect; the
 // answer is read up to 64 KiB; results may be cached per (token,
-// audience) in a bounded LRU until shortly before they expire. Refusals
+// target, scope) in a bounded LRU until shortly before they expire. Refusals
 // wrap ErrExchange and the server's *oauthmeta.Error (and
 // ErrExchangeUnavailable when the server could not be reached);
 // ExchangeStatus maps them to an HTTP status (401 invalid_grant, 503

@@ -82,8 +82,10 @@ type ExchangeConfig struct {
 	Now func() time.Time
 }
 
-// ExchangedToken is the user's access token at another service (the
-// upstream identity provider's API), as the exchange returned it.
+// ExchangedToken is a token for another service, as the exchange returned
+// it: the user's access token at the upstream identity provider's API
+// ([Exchanger.Exchange]), or a token the authorization server issued for
+// a downstream API ([Exchanger.ExchangeResource]).
 type ExchangedToken struct {
 	// AccessToken is the token to send to that service, never elsewhere.
 	AccessToken string
@@ -91,12 +93,18 @@ type ExchangedToken struct {
 	TokenType string
 	// Expiry is when it expires; zero when the server did not say.
 	Expiry time.Time
+	// Scopes are the scopes the server said the token carries ("scope");
+	// nil when it did not say.
+	Scopes []string
 }
 
 // Exchanger trades the access token of the request being served for the
 // same user's token at another service (RFC 8693 token exchange), so that
 // a tool handler acts there as the user without ever seeing the MCP
-// access token. It is safe for concurrent use.
+// access token, which is never passed through: [Exchanger.Exchange] for
+// the upstream provider's token, [Exchanger.ExchangeResource] for a token
+// for a downstream API. Both take one path to the token endpoint. It is
+// safe for concurrent use.
 type Exchanger struct {
 	cfg      ExchangeConfig
 	endpoint *url.URL
@@ -145,6 +153,39 @@ func NewExchanger(cfg ExchangeConfig) (*Exchanger, error) {
 // initialize request, whose token may have expired since: exchange from a
 // stateless server, or expect invalid_grant once it has.
 func (e *Exchanger) Exchange(ctx context.Context, audience string) (*ExchangedToken, error) {
+	return e.do(ctx, exchangeTarget{param: "audience", value: audience})
+}
+
+// ExchangeResource returns a token of this resource server's own for the
+// API whose resource URI (RFC 8707) is resource, acting for the user of
+// the request whose context is ctx: the authorization server issues it
+// (authserver.DownstreamAPI) in exchange for the request's verified access
+// token, which the API never sees. scopes, when given, are requested
+// ("scope"; each must be one the user granted the MCP client and the API
+// accepts, else invalid_scope); none means every such scope. Errors are
+// those of [Exchanger.Exchange]; an unknown resource, or one this server
+// may not ask for, is invalid_target.
+func (e *Exchanger) ExchangeResource(ctx context.Context, resource string, scopes ...string) (*ExchangedToken, error) {
+	if _, err := oauthmeta.CanonicalResource(resource); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrExchange, err)
+	}
+	for _, sc := range scopes {
+		if !oauthmeta.ValidScopeToken(sc) {
+			return nil, fmt.Errorf("%w: invalid scope token", ErrExchange)
+		}
+	}
+	return e.do(ctx, exchangeTarget{param: "resource", value: resource, scope: oauthmeta.FormatScope(scopes)})
+}
+
+// exchangeTarget is what an exchange asks for: the target, as "audience"
+// or "resource", and the requested scope ("" for none).
+type exchangeTarget struct {
+	param, value, scope string
+}
+
+// do runs the exchange for t with the request's verified token, through
+// the cache when there is one.
+func (e *Exchanger) do(ctx context.Context, t exchangeTarget) (*ExchangedToken, error) {
 	ra, ok := ctx.Value(ctxKey{}).(*requestAuth)
 	if !ok || ra.av.token == "" {
 		return nil, fmt.Errorf("%w: %w: no verified request in the context", ErrExchange, ErrNoToken)
@@ -153,26 +194,26 @@ func (e *Exchanger) Exchange(ctx context.Context, audience string) (*ExchangedTo
 	if err != nil || !safehttp.SameOrigin(iss, e.endpoint) {
 		return nil, fmt.Errorf("%w: the token endpoint is not at the origin of the token's issuer", ErrExchange)
 	}
-	key := sha256.Sum256([]byte(ra.av.token + "\x00" + audience))
+	key := sha256.Sum256([]byte(ra.av.token + "\x00" + t.param + "\x00" + t.value + "\x00" + t.scope))
 	if e.cache != nil {
-		if t, ok := e.cache.Get(key); ok {
-			return t, nil
+		if tok, ok := e.cache.Get(key); ok {
+			return tok, nil
 		}
 	}
-	t, err := e.exchange(ctx, ra.av.token, audience)
+	tok, err := e.exchange(ctx, ra.av.token, t)
 	if err != nil {
 		return nil, err
 	}
 	if e.cache != nil {
 		until := e.now().Add(cmp.Or(e.cfg.CacheTTL, DefaultExchangeCacheTTL))
-		if !t.Expiry.IsZero() && t.Expiry.Add(-exchangeCacheMargin).Before(until) {
-			until = t.Expiry.Add(-exchangeCacheMargin)
+		if !tok.Expiry.IsZero() && tok.Expiry.Add(-exchangeCacheMargin).Before(until) {
+			until = tok.Expiry.Add(-exchangeCacheMargin)
 		}
 		if until.After(e.now()) {
-			e.cache.Add(key, t, until)
+			e.cache.Add(key, tok, until)
 		}
 	}
-	return t, nil
+	return tok, nil
 }
 
 // exchangeResponse is the RFC 8693 §2.2.1 response read here.
@@ -185,11 +226,14 @@ type exchangeResponse struct {
 	RefreshToken    string          `json:"refresh_token"`
 }
 
-func (e *Exchanger) exchange(ctx context.Context, token, audience string) (*ExchangedToken, error) {
+func (e *Exchanger) exchange(ctx context.Context, token string, target exchangeTarget) (*ExchangedToken, error) {
 	form := url.Values{
 		"grant_type": {grantTypeTokenExchange}, "subject_token": {token},
 		"subject_token_type": {tokenTypeAccessToken}, "requested_token_type": {tokenTypeAccessToken},
-		"audience": {audience},
+		target.param: {target.value},
+	}
+	if target.scope != "" {
+		form.Set("scope", target.scope)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.cfg.TokenEndpoint, strings.NewReader(form.Encode()))
 	if err != nil {
@@ -228,6 +272,9 @@ func (e *Exchanger) exchange(ctx context.Context, token, audience string) (*Exch
 		return nil, fmt.Errorf("%w: malformed token exchange response", ErrExchange)
 	}
 	t := &ExchangedToken{AccessToken: r.AccessToken, TokenType: r.TokenType}
+	if t.Scopes, err = oauthmeta.ParseScope(r.Scope); err != nil {
+		return nil, fmt.Errorf("%w: malformed token exchange response", ErrExchange)
+	}
 	var secs int64
 	if len(r.ExpiresIn) > 0 && json.Unmarshal(r.ExpiresIn, &secs) == nil && secs > 0 && secs < 10*365*24*3600 {
 		t.Expiry = e.now().Add(time.Duration(secs) * time.Second)

@@ -47,6 +47,7 @@ type authserverFlags struct {
 	log                                 logFlags
 	upstream                            upstreamFlags
 	vault                               vaultFlags
+	downstream                          downstreamFlags
 	// Shared storage for several replicas.
 	databaseURL, keyEncryptionKey, redisURL, dpopNonceKey string
 	oldKeyEncryptionKeys                                  listFlag
@@ -80,6 +81,7 @@ func parseAuthserverFlags(args []string, stderr io.Writer) (*authserverFlags, er
 	f.log.register(fs, "info")
 	f.upstream.register(fs)
 	f.vault.register(fs)
+	f.downstream.register(fs)
 	fs.BoolVar(&f.dpopNonce, "dpop-nonce", false, "require server-provided DPoP nonces at the token endpoint (RFC 9449 §8)")
 	fs.StringVar(&f.dpopNonceKey, "dpop-nonce-key", "", "with --dpop-nonce: base64 of at least 32 random bytes authenticating the nonces, the same on every replica (env:VAR reads $VAR; default: random per process)")
 	fs.BoolVar(&f.noDPoP, "no-dpop", false, "turn DPoP off (every token is a Bearer token)")
@@ -201,6 +203,9 @@ func (f *authserverFlags) config(addr net.Addr, logger *slog.Logger) (authserver
 	if cfg.TokenVault, err = f.vault.config(cfg.Upstream, os.Getenv); err != nil {
 		return cfg, err
 	}
+	if cfg.DownstreamAPIs, err = f.downstream.config(); err != nil {
+		return cfg, err
+	}
 	for _, list := range []struct {
 		specs listFlag
 		kind  authserver.GrantKind
@@ -289,6 +294,10 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if cfg.Upstream != nil {
 		logger.Info("users log in upstream", "upstream", cfg.Upstream.Issuer, "callback", as.UpstreamCallbackURL())
 		fmt.Fprintf(stdout, "upstream login at %s; register this redirect URI there: %s\n", cfg.Upstream.Issuer, as.UpstreamCallbackURL())
+	}
+	for _, api := range cfg.DownstreamAPIs {
+		logger.Info("tokens for a downstream API by token exchange", "resource", api.Resource,
+			"scopes", strings.Join(api.Scopes, " "), "clients", len(api.Clients))
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -1,0 +1,137 @@
+package resource_test
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/mcpauth/mcpauth/oauthmeta"
+	"github.com/mcpauth/mcpauth/resource"
+)
+
+const calendarAPI = "https://calendar.example.com/api"
+
+// downstreamAS is a token endpoint on loopback that issues a token for
+// calendarAPI for the fixture's subject token, and records the forms.
+func downstreamAS(t *testing.T) (*fakeExchangeAS, func() []url.Values) {
+	as := &fakeExchangeAS{}
+	var mu sync.Mutex
+	var forms []url.Values
+	as.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		as.calls.Add(1)
+		_ = r.ParseForm()
+		mu.Lock()
+		forms = append(forms, r.PostForm)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if user, pass, _ := r.BasicAuth(); user != "rs" || pass != "rs-secret" || r.PostForm.Get("subject_token") != as.subject.Load() {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"error":"invalid_grant"}`)
+			return
+		}
+		if r.PostForm.Get("resource") != calendarAPI || r.PostForm.Has("audience") {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"error":"invalid_target"}`)
+			return
+		}
+		scope := r.PostForm.Get("scope")
+		if scope == "cal:write" {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"error":"invalid_scope"}`)
+			return
+		}
+		_, _ = io.WriteString(w, `{"access_token":"cal-token","issued_token_type":"urn:ietf:params:oauth:token-type:access_token",`+
+			`"token_type":"Bearer","expires_in":300,"scope":"`+cmp.Or(scope, "cal:read cal:write")+`"}`)
+	}))
+	t.Cleanup(as.srv.Close)
+	return as, func() []url.Values { mu.Lock(); defer mu.Unlock(); return slices.Clone(forms) }
+}
+
+// exchangeResourceThrough serves one MCP request carrying token through
+// the fixture's middleware to a handler that asks for a calendar token.
+func exchangeResourceThrough(f *fixture, ex *resource.Exchanger, token, res string, scopes ...string) (*resource.ExchangedToken, error) {
+	var got *resource.ExchangedToken
+	var err error
+	h := f.v.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, err = ex.ExchangeResource(r.Context(), res, scopes...)
+	}))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, mcpPost(token, ""))
+	if rec.Code != http.StatusOK {
+		f.t.Fatalf("middleware: %d", rec.Code)
+	}
+	return got, err
+}
+
+func TestExchangerExchangeResource(t *testing.T) {
+	as, forms := downstreamAS(t)
+	f, ex, tok := exchangeFixture(t, as, resource.ExchangeConfig{CacheSize: 8})
+
+	got, err := exchangeResourceThrough(f, ex, tok, calendarAPI)
+	if err != nil || got.AccessToken != "cal-token" || got.TokenType != "Bearer" ||
+		!slices.Equal(got.Scopes, []string{"cal:read", "cal:write"}) || !got.Expiry.Equal(f.clock.Now().Add(300e9)) {
+		t.Fatalf("ExchangeResource = %+v, %v", got, err)
+	}
+	got, err = exchangeResourceThrough(f, ex, tok, calendarAPI, "cal:read")
+	if err != nil || !slices.Equal(got.Scopes, []string{"cal:read"}) {
+		t.Fatalf("with a scope: %+v, %v", got, err)
+	}
+	// Each (resource, scope) is cached on its own.
+	if _, err := exchangeResourceThrough(f, ex, tok, calendarAPI, "cal:read"); err != nil || as.calls.Load() != 2 {
+		t.Fatalf("cached: %v, %d calls", err, as.calls.Load())
+	}
+	fs := forms()
+	want := url.Values{
+		"grant_type": {"urn:ietf:params:oauth:grant-type:token-exchange"}, "subject_token": {tok},
+		"subject_token_type":   {"urn:ietf:params:oauth:token-type:access_token"},
+		"requested_token_type": {"urn:ietf:params:oauth:token-type:access_token"},
+		"resource":             {calendarAPI}, "scope": {"cal:read"},
+	}
+	if len(fs) != 2 || fs[0].Has("scope") || !equalForms(fs[1], want) {
+		t.Errorf("forms sent: %v", fs)
+	}
+
+	_, err = exchangeResourceThrough(f, ex, tok, calendarAPI, "cal:write")
+	if !errors.Is(err, resource.ErrExchange) || !errors.Is(err, &oauthmeta.Error{Code: oauthmeta.CodeInvalidScope}) ||
+		resource.ExchangeStatus(err) != http.StatusBadGateway {
+		t.Errorf("refused scope: %v", err)
+	}
+	for _, tc := range []struct {
+		name, res string
+		scopes    []string
+	}{
+		{"relative resource", "/api", nil},
+		{"resource with fragment", calendarAPI + "#x", nil},
+		{"invalid scope token", calendarAPI, []string{"a b"}},
+		{"empty scope token", calendarAPI, []string{""}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := as.calls.Load()
+			if _, err := exchangeResourceThrough(f, ex, tok, tc.res, tc.scopes...); !errors.Is(err, resource.ErrExchange) || as.calls.Load() != n {
+				t.Errorf("ExchangeResource = %v after %d calls", err, as.calls.Load()-n)
+			}
+		})
+	}
+	if _, err := ex.ExchangeResource(context.Background(), calendarAPI); !errors.Is(err, resource.ErrNoToken) {
+		t.Errorf("without a verified request: %v", err)
+	}
+}
+
+func equalForms(a, b url.Values) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if !slices.Equal(v, b[k]) {
+			return false
+		}
+	}
+	return true
+}
