@@ -147,7 +147,10 @@ func (v *vault) refreshHolding(ctx context.Context, g *Grant, held *UpstreamToke
 		// The lease ended before the write (a store slower than the
 		// lease's margin) and another write came first: its tokens win.
 		v.log.WarnContext(ctx, "upstream tokens changed while this replica held the refresh lease")
-		if _, again, lerr := v.load(ctx, g); lerr == nil && v.fresh(again) {
+		switch _, again, lerr := v.load(ctx, g); {
+		case lerr != nil:
+			return nil, lerr // errVaultEmpty: the grant was revoked meanwhile
+		case v.fresh(again):
 			return again, nil
 		}
 		return nil, errVaultBusy
