@@ -55,38 +55,42 @@ func (v *vault) refresh(ctx context.Context, g *Grant) (*vaultedToken, error) {
 		}
 		if !leased(rec, v.now()) {
 			held, err := v.takeLease(ctx, rec)
-			if err != nil {
+			switch {
+			case err == nil:
+				return v.refreshHolding(ctx, g, held, t)
+			case !errors.Is(err, ErrAlreadyUsed):
 				return nil, err
 			}
-			if held != nil {
-				return v.refreshHolding(ctx, g, held, t)
-			}
+			// Another write came first: another replica's lease, or
+			// its new tokens.
 		}
-		if t, err = v.awaitLease(ctx, g); t != nil || err != nil {
+		t, err = v.awaitLease(ctx, g)
+		if !errors.Is(err, errLeaseEnded) {
 			return t, err
 		}
 	}
 	return nil, errVaultBusy
 }
 
-// takeLease writes rec under the next version with a new lease; nil if
-// another write (another replica's lease, or its new tokens) came first.
+// errLeaseEnded: the lease waited on ended without new tokens (its holder
+// gave up, or stopped and the lease expired); the waiter may take it.
+var errLeaseEnded = errors.New("authserver: the upstream refresh lease ended without new tokens")
+
+// takeLease writes rec under the next version with a new lease and
+// returns it; [ErrAlreadyUsed] if another write came first.
 func (v *vault) takeLease(ctx context.Context, rec *UpstreamTokens) (*UpstreamTokens, error) {
 	held := cloneUpstreamTokens(rec)
 	held.LeaseOwner, held.LeaseUntil = randomToken(16), v.now().Add(v.leaseTTL())
 	held.Version++
-	switch err := v.store.SaveUpstreamTokens(ctx, held); {
-	case errors.Is(err, ErrAlreadyUsed):
-		return nil, nil
-	case err != nil:
+	if err := v.store.SaveUpstreamTokens(ctx, held); err != nil {
 		return nil, err
 	}
 	return held, nil
 }
 
 // awaitLease re-reads g's record every leasePoll, for about one lease at
-// most, until it holds fresh tokens (returned) or no valid lease (nil,
-// nil: the holder gave up or its lease ended; take it).
+// most, until it holds fresh tokens (returned) or no valid lease
+// (errLeaseEnded). A lease still held after that is errVaultBusy.
 func (v *vault) awaitLease(ctx context.Context, g *Grant) (*vaultedToken, error) {
 	timer := time.NewTimer(leasePoll)
 	defer timer.Stop()
@@ -103,7 +107,7 @@ func (v *vault) awaitLease(ctx context.Context, g *Grant) (*vaultedToken, error)
 		case v.fresh(t):
 			return t, nil
 		case !leased(rec, v.now()):
-			return nil, nil
+			return nil, errLeaseEnded
 		}
 		timer.Reset(leasePoll)
 	}

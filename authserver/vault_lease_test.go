@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -194,5 +195,80 @@ func TestTokenVaultFamilyDeath(t *testing.T) {
 				t.Fatalf("exchange after the family died: %d %s", res.status, res.body)
 			}
 		})
+	}
+}
+
+// TestTokenVaultLeaseReleased: when the provider is unavailable the
+// holder releases the lease (no replica has to wait for it to expire) and
+// the exchange answers temporarily_unavailable; the next request
+// refreshes.
+func TestTokenVaultLeaseReleased(t *testing.T) {
+	h, p, vt := vaultHarness(t, time.Minute, nil)
+	tok := vaultLogin(t, h, rsResource)
+	g := grantOf(t, h, tok.AccessToken)
+	h.clock.Advance(2 * time.Minute)
+	tok = h.refreshTokens(t, tok.RefreshToken)
+	p.set(func(p *fakeProvider) { p.tokenMode = "down" })
+	wantError(t, upstreamExchange(h, tok.AccessToken, nil), http.StatusServiceUnavailable, oauthmeta.CodeTemporarilyUnavailable)
+	rec, err := h.as.store.UpstreamTokens.UpstreamTokens(context.Background(), g.UpstreamTokens)
+	if err != nil || rec.LeaseOwner != "" || !rec.LeaseUntil.IsZero() {
+		t.Fatalf("lease kept after a failed refresh: %+v, %v", rec, err)
+	}
+	p.set(func(p *fakeProvider) { p.tokenMode = "" })
+	res := upstreamExchange(h, tok.AccessToken, nil)
+	issued, refreshes := vt.state()
+	if res.tok == nil || res.tok.AccessToken != issued[len(issued)-2] || refreshes != 1 {
+		t.Fatalf("after the provider is back: %d %s (%d refreshes)", res.status, res.body, refreshes)
+	}
+}
+
+// readHook calls onRead before each read of an upstream token record.
+type readHook struct {
+	UpstreamTokenStore
+	onRead func()
+}
+
+func (r readHook) UpstreamTokens(ctx context.Context, id string) (*UpstreamTokens, error) {
+	r.onRead()
+	return r.UpstreamTokenStore.UpstreamTokens(ctx, id)
+}
+
+// TestTokenVaultLeaseExpiresWhileWaiting: a replica waiting on a lease
+// left by a stopped replica takes it once it expires by the server's
+// clock, and refreshes once.
+func TestTokenVaultLeaseExpiresWhileWaiting(t *testing.T) {
+	st := NewMemoryStore().Storage()
+	var armed atomic.Bool
+	var reads atomic.Int64
+	var h *harness
+	st.UpstreamTokens = readHook{UpstreamTokenStore: st.UpstreamTokens, onRead: func() {
+		// The first read finds the lease held; the third is a wait's
+		// second poll: the lease has expired by then.
+		if armed.Load() && reads.Add(1) == 3 {
+			h.clock.Advance(time.Minute)
+		}
+	}}
+	h, _, vt := vaultHarness(t, time.Minute, func(c *Config) { c.Storage = st })
+	tok := vaultLogin(t, h, rsResource)
+	h.clock.Advance(2 * time.Minute)
+	tok = h.refreshTokens(t, tok.RefreshToken)
+	g := grantOf(t, h, tok.AccessToken)
+	ctx := context.Background()
+	rec, err := st.UpstreamTokens.UpstreamTokens(ctx, g.UpstreamTokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.LeaseOwner, rec.LeaseUntil, rec.Version = "stopped-replica", h.clock.Now().Add(time.Minute), rec.Version+1
+	if err := st.UpstreamTokens.SaveUpstreamTokens(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	armed.Store(true)
+	res := upstreamExchange(h, tok.AccessToken, nil)
+	issued, refreshes := vt.state()
+	if res.tok == nil || res.tok.AccessToken != issued[len(issued)-2] || refreshes != 1 {
+		t.Fatalf("after waiting out the lease: %d %s (%d refreshes)", res.status, res.body, refreshes)
+	}
+	if n := reads.Load(); n < 4 {
+		t.Fatalf("%d reads of the record: the exchange did not wait for the lease", n)
 	}
 }
