@@ -93,8 +93,11 @@
 //     the grant the login's code produced, expire with it, are deleted
 //     when it is revoked (revocation, refresh token reuse, code replay) and
 //     are refreshed upstream when expired, one refresh per grant at a time
-//     (x/sync/singleflight in a process; across replicas a versioned
-//     compare-and-swap write, the loser using the winner's tokens). The
+//     (x/sync/singleflight in a process; across replicas a refresh lease
+//     stored with the record, [UpstreamTokens.LeaseOwner] and
+//     [UpstreamTokens.LeaseUntil], taken by its versioned write and lasting
+//     twice [UpstreamConfig.Timeout]: the others wait for the holder's
+//     tokens, bounded, then answer temporarily_unavailable). The
 //     RFC 8693 token exchange (subject_token_type access_token) hands the
 //     user's upstream access token to the resource server whose identity a
 //     pre-registered confidential client is

@@ -24,7 +24,7 @@ import (
 const replicaHeader = "X-Test-Replica"
 
 // replicas is a harness whose issuer is a round-robin front end over n
-// servers sharing one PostgreSQL database and one clock.
+// servers sharing one store and one clock.
 type replicas struct {
 	*harness
 	servers []*Server
@@ -32,16 +32,25 @@ type replicas struct {
 	next    atomic.Uint64
 }
 
+// newReplicas starts n servers on one PostgreSQL database, each through
+// its own connection pool.
 func newReplicas(t *testing.T, n int, pg *testdb.Postgres, mutate func(*Config)) *replicas {
 	t.Helper()
 	dbURL := pg.NewDatabase(t)
+	return newReplicasWith(t, n, func() Storage { return openTestPostgres(t, pg, dbURL).Storage() }, mutate)
+}
+
+// newReplicasWith starts n servers, each on the Storage that storage
+// returns when called for it.
+func newReplicasWith(t *testing.T, n int, storage func() Storage, mutate func(*Config)) *replicas {
+	t.Helper()
 	r := &replicas{harness: &harness{t: t, clock: newClock(), logs: &logBuffer{}}, hits: make([]atomic.Int64, n)}
 	h := r.harness
 	h.srv = httptest.NewUnstartedServer(nil)
 	h.issuer = "http://" + h.srv.Listener.Addr().String()
 	for range n {
 		cfg := h.config()
-		cfg.Storage = openTestPostgres(t, pg, dbURL).Storage()
+		cfg.Storage = storage()
 		if mutate != nil {
 			mutate(&cfg)
 		}

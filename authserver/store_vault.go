@@ -14,10 +14,11 @@ import (
 // handing them over: a store never sees a token in clear.
 type UpstreamTokenStore interface {
 	UpstreamTokens(ctx context.Context, id string) (*UpstreamTokens, error)
-	// SaveUpstreamTokens stores t if the stored record under t.ID has
-	// Version t.Version-1 (when t.Version is 1: if there is none).
-	// Otherwise it changes nothing and returns [ErrAlreadyUsed], so of two
-	// replicas refreshing the same tokens only one write wins.
+	// SaveUpstreamTokens stores t, every field (the refresh lease too),
+	// if the stored record under t.ID has Version t.Version-1 (when
+	// t.Version is 1: if there is none). Otherwise it changes nothing and
+	// returns [ErrAlreadyUsed], so of two replicas taking the refresh
+	// lease, or storing refreshed tokens, only one write wins.
 	SaveUpstreamTokens(ctx context.Context, t *UpstreamTokens) error
 	// DeleteUpstreamTokens removes the record; a missing one is no error.
 	DeleteUpstreamTokens(ctx context.Context, id string) error
@@ -38,6 +39,13 @@ type UpstreamTokens struct {
 	// ExpiresAt is when the record may be dropped: the end of the login
 	// step until the code is redeemed, then the grant's expiry.
 	ExpiresAt time.Time `json:"expires_at"`
+	// LeaseOwner names the upstream refresh that holds the record's
+	// refresh lease (random, one per refresh); empty when none does.
+	LeaseOwner string `json:"lease_owner,omitempty"`
+	// LeaseUntil is when that lease ends, by the server's clock: until
+	// then no other replica refreshes the tokens upstream. Zero when no
+	// lease is held.
+	LeaseUntil time.Time `json:"lease_until,omitzero"`
 }
 
 func cloneUpstreamTokens(t *UpstreamTokens) *UpstreamTokens {
@@ -127,14 +135,19 @@ func (p *PostgresStore) UpstreamTokens(ctx context.Context, id string) (*Upstrea
 	ctx, cancel := p.ctx(ctx)
 	defer cancel()
 	t := UpstreamTokens{ID: id}
-	var grant *string
-	err := p.pool.QueryRow(ctx, `SELECT grant_id, sealed, version, expires_at FROM upstream_tokens WHERE id = $1`, id).
-		Scan(&grant, &t.Sealed, &t.Version, &t.ExpiresAt)
+	var grant, owner *string
+	var until *time.Time
+	err := p.pool.QueryRow(ctx, `SELECT grant_id, sealed, version, expires_at, lease_owner, lease_until
+		FROM upstream_tokens WHERE id = $1`, id).
+		Scan(&grant, &t.Sealed, &t.Version, &t.ExpiresAt, &owner, &until)
 	if err != nil {
 		return nil, pgErr(err)
 	}
 	if grant != nil {
 		t.GrantID = *grant
+	}
+	if owner != nil && until != nil {
+		t.LeaseOwner, t.LeaseUntil = *owner, *until
 	}
 	return &t, nil
 }
@@ -143,19 +156,23 @@ func (p *PostgresStore) UpstreamTokens(ctx context.Context, id string) (*Upstrea
 // statement: an insert when t.Version is 1, else an UPDATE matching the
 // previous version, so of concurrent writers on any replicas one wins.
 func (p *PostgresStore) SaveUpstreamTokens(ctx context.Context, t *UpstreamTokens) error {
-	var grant *string
+	var grant, owner *string
+	var until *time.Time
 	if t.GrantID != "" {
 		grant = &t.GrantID
 	}
+	if t.LeaseOwner != "" {
+		owner, until = &t.LeaseOwner, &t.LeaseUntil
+	}
 	var sql string
 	if t.Version == 1 {
-		sql = `INSERT INTO upstream_tokens (id, grant_id, sealed, version, expires_at) VALUES ($1, $2, $3, $4, $5)
-			ON CONFLICT (id) DO NOTHING`
+		sql = `INSERT INTO upstream_tokens (id, grant_id, sealed, version, expires_at, lease_owner, lease_until)
+			VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`
 	} else {
-		sql = `UPDATE upstream_tokens SET grant_id = $2, sealed = $3, version = $4, expires_at = $5
-			WHERE id = $1 AND version = $4 - 1`
+		sql = `UPDATE upstream_tokens SET grant_id = $2, sealed = $3, version = $4, expires_at = $5,
+			lease_owner = $6, lease_until = $7 WHERE id = $1 AND version = $4 - 1`
 	}
-	tag, err := p.exec(ctx, sql, t.ID, grant, t.Sealed, t.Version, t.ExpiresAt)
+	tag, err := p.exec(ctx, sql, t.ID, grant, t.Sealed, t.Version, t.ExpiresAt, owner, until)
 	if err != nil {
 		return err
 	}

@@ -90,6 +90,8 @@ func (s *Server) exchangeUpstreamToken(ctx context.Context, client *Client, form
 	switch {
 	case errors.Is(err, errVaultEmpty), errors.Is(err, errUpstreamEnded):
 		return nil, oauthErr(oauthmeta.CodeInvalidGrant, "no upstream token for this grant; the user must log in again")
+	case errors.Is(err, errVaultBusy):
+		return nil, oauthErr(oauthmeta.CodeTemporarilyUnavailable, "the upstream token is being refreshed; try again")
 	case err != nil:
 		var oe *oauthmeta.Error
 		if errors.As(err, &oe) {

@@ -100,8 +100,9 @@ type UpstreamConfig struct {
 	// InsecureAllowHTTPLoopback. Its MaxSets is ignored.
 	Fetch KeyFetchConfig
 	// Timeout bounds each call to the provider, connect to last byte; the
-	// user gets an error page when it passes. Zero means
-	// [DefaultUpstreamTimeout].
+	// user gets an error page when it passes. It also bounds an upstream
+	// token refresh of the [Config.TokenVault], whose refresh lease lasts
+	// twice Timeout. Zero means [DefaultUpstreamTimeout].
 	Timeout time.Duration
 }
 

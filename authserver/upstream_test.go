@@ -252,17 +252,22 @@ func upstreamHarness(t *testing.T, mutate func(*Config)) (*harness, *fakeProvide
 	var p *fakeProvider
 	h := newHarness(t, "", func(c *Config) {
 		p = newFakeProvider(t, c.Now)
-		c.Consent = ConsentPrompt
-		c.Upstream = &UpstreamConfig{
-			Issuer: p.issuer, ClientID: upstreamClientID, ClientSecret: upstreamClientSecret,
-			Allow: AllowList{EmailDomains: []string{"example.com"}},
-			Fetch: KeyFetchConfig{InsecureAllowHTTPLoopback: true},
-		}
+		withUpstream(c, p)
 		if mutate != nil {
 			mutate(c)
 		}
 	})
 	return h, p
+}
+
+// withUpstream makes c log users in at p, with the consent page.
+func withUpstream(c *Config, p *fakeProvider) {
+	c.Consent = ConsentPrompt
+	c.Upstream = &UpstreamConfig{
+		Issuer: p.issuer, ClientID: upstreamClientID, ClientSecret: upstreamClientSecret,
+		Allow: AllowList{EmailDomains: []string{"example.com"}},
+		Fetch: KeyFetchConfig{InsecureAllowHTTPLoopback: true},
+	}
 }
 
 // do sends a GET in b's browser.

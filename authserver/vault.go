@@ -58,7 +58,7 @@ type vault struct {
 	now       func() time.Time
 	log       *slog.Logger
 	// refreshes runs one upstream refresh per record at a time in this
-	// process; across replicas the store's versioned write picks one.
+	// process; across replicas the record's lease does (vault_lease.go).
 	refreshes singleflight.Group
 }
 
@@ -241,50 +241,6 @@ func (v *vault) load(ctx context.Context, g *Grant) (*UpstreamTokens, *vaultedTo
 
 func (v *vault) fresh(t *vaultedToken) bool {
 	return t.Expiry.IsZero() || v.now().Add(upstreamRefreshMargin).Before(t.Expiry)
-}
-
-// refresh renews g's tokens at the provider and stores them under the
-// next version. Another replica may have refreshed meanwhile: the record
-// is read again first, and a lost write returns the winner's tokens.
-func (v *vault) refresh(ctx context.Context, g *Grant) (*vaultedToken, error) {
-	rec, t, err := v.load(ctx, g)
-	if err != nil {
-		return nil, err
-	}
-	if v.fresh(t) {
-		return t, nil
-	}
-	next, err := v.up.refresh(ctx, t.RefreshToken)
-	if err != nil {
-		var re *upstreamTokenError
-		if errors.As(err, &re) && re.refused() {
-			// A replica that refreshed first may have rotated the
-			// refresh token this one presented.
-			if _, again, lerr := v.load(ctx, g); lerr == nil && v.fresh(again) {
-				return again, nil
-			}
-			v.log.InfoContext(ctx, "upstream refresh refused; dropping the upstream tokens", "error", truncateLog(re.Code))
-			v.drop(ctx, rec.ID)
-			return nil, errUpstreamEnded
-		}
-		return nil, err
-	}
-	if next.RefreshToken == "" {
-		next.RefreshToken = t.RefreshToken // RFC 6749 §6: the old one stays valid
-	}
-	rec.Version++
-	if err := v.sealInto(rec, next); err != nil {
-		return nil, err
-	}
-	if err := v.store.SaveUpstreamTokens(ctx, rec); errors.Is(err, ErrAlreadyUsed) {
-		if _, again, lerr := v.load(ctx, g); lerr == nil {
-			return again, nil
-		}
-		return nil, errVaultEmpty
-	} else if err != nil {
-		return nil, err
-	}
-	return next, nil
 }
 
 // revokeGrant revokes a grant and deletes its upstream tokens: every

@@ -25,13 +25,17 @@ import (
 // fakeUpstreamTokens makes the fake provider issue expiring access tokens
 // with rotating refresh tokens, and count refreshes.
 type fakeUpstreamTokens struct {
-	mu        sync.Mutex
-	ttl       int64 // expires_in, seconds
-	n         int
-	live      map[string]bool // refresh tokens not yet used
-	refreshes int
-	refuse    bool     // every refresh gets invalid_grant
-	issued    []string // every token issued, for leak checks
+	mu          sync.Mutex
+	ttl         int64 // expires_in, seconds
+	n           int
+	live        map[string]bool // refresh tokens not yet used
+	refreshes   int
+	refusals    int           // refreshes answered invalid_grant
+	inFlight    int           // refresh requests being answered
+	maxInFlight int           // the most refresh requests answered at once
+	hold        time.Duration // how long a refresh request is held before its answer
+	refuse      bool          // every refresh gets invalid_grant
+	issued      []string      // every token issued, for leak checks
 }
 
 func newFakeUpstreamTokens(ttl time.Duration) *fakeUpstreamTokens {
@@ -53,14 +57,35 @@ func (f *fakeUpstreamTokens) issueLocked(body map[string]any) {
 	body["access_token"], body["refresh_token"], body["expires_in"], body["token_type"] = at, rt, f.ttl, "bearer"
 }
 
-// refresh answers grant_type=refresh_token: a refresh token works once.
+// refresh answers grant_type=refresh_token: a refresh token works once,
+// as at a provider that rotates refresh tokens strictly. The request is
+// held for f.hold first, so that overlapping refreshes overlap here.
 func (f *fakeUpstreamTokens) refresh(w http.ResponseWriter, r *http.Request, authed bool) {
+	f.mu.Lock()
+	f.inFlight++
+	f.maxInFlight = max(f.maxInFlight, f.inFlight)
+	hold := f.hold
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.inFlight--
+		f.mu.Unlock()
+	}()
+	if hold > 0 {
+		t := time.NewTimer(hold)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.refreshes++
 	rt := r.PostForm.Get("refresh_token")
 	w.Header().Set("Content-Type", "application/json")
 	if !authed || f.refuse || !f.live[rt] {
+		f.refusals++
 		w.WriteHeader(http.StatusBadRequest)
 		_, _ = w.Write([]byte(`{"error":"invalid_grant"}`))
 		return
@@ -92,18 +117,23 @@ var testVaultKey = bytes.Repeat([]byte{9}, 32)
 func vaultHarness(t *testing.T, ttl time.Duration, mutate func(*Config)) (*harness, *fakeProvider, *fakeUpstreamTokens) {
 	vt := newFakeUpstreamTokens(ttl)
 	h, p := upstreamHarness(t, func(c *Config) {
-		c.Clients = append(c.Clients,
-			Client{ID: rsID, Secret: rsSecret, GrantTypes: []string{oauthmeta.GrantTypeTokenExchange}},
-			Client{ID: notRSID, Secret: "other-secret", GrantTypes: []string{oauthmeta.GrantTypeTokenExchange}})
-		c.TokenVault = &TokenVaultConfig{
-			Keys: [][]byte{testVaultKey}, Audience: vaultAud, ResourceServers: map[string]string{rsID: rsResource},
-		}
+		withVault(c)
 		if mutate != nil {
 			mutate(c)
 		}
 	})
 	p.set(func(p *fakeProvider) { p.vaultTokens = vt })
 	return h, p, vt
+}
+
+// withVault adds the token vault and the resource server clients to c.
+func withVault(c *Config) {
+	c.Clients = append(c.Clients,
+		Client{ID: rsID, Secret: rsSecret, GrantTypes: []string{oauthmeta.GrantTypeTokenExchange}},
+		Client{ID: notRSID, Secret: "other-secret", GrantTypes: []string{oauthmeta.GrantTypeTokenExchange}})
+	c.TokenVault = &TokenVaultConfig{
+		Keys: [][]byte{testVaultKey}, Audience: vaultAud, ResourceServers: map[string]string{rsID: rsResource},
+	}
 }
 
 // vaultLogin logs the user in through the provider for resource and
@@ -124,6 +154,13 @@ func vaultLogin(t *testing.T, h *harness, resource string) *oauthmeta.TokenRespo
 // upstreamExchange asks for the upstream token as the resource server.
 func upstreamExchange(h *harness, subject string, edit func(url.Values)) tokenResult {
 	h.t.Helper()
+	return upstreamExchangeHeader(h, subject, edit, nil)
+}
+
+// upstreamExchangeHeader is upstreamExchange with extra request headers
+// (to pin a replica).
+func upstreamExchangeHeader(h *harness, subject string, edit func(url.Values), extra http.Header) tokenResult {
+	h.t.Helper()
 	form := url.Values{
 		"grant_type": {oauthmeta.GrantTypeTokenExchange}, "subject_token": {subject},
 		"subject_token_type": {tokenTypeAccessToken}, "audience": {vaultAud},
@@ -137,7 +174,7 @@ func upstreamExchange(h *harness, subject string, edit func(url.Values)) tokenRe
 			form.Del("pass")
 		}
 	}
-	return h.token(form, user, pass)
+	return h.tokenHeader(form, user, pass, extra)
 }
 
 func TestTokenVaultExchange(t *testing.T) {
@@ -462,7 +499,8 @@ func TestTokenVaultSealedEveryStore(t *testing.T) {
 			}
 			g := grantOf(t, h, tok.AccessToken)
 			rec, err := st.UpstreamTokens.UpstreamTokens(context.Background(), g.UpstreamTokens)
-			if err != nil || rec.GrantID != g.ID || rec.Version != 3 || !rec.ExpiresAt.Equal(g.ExpiresAt) {
+			// Versions: kept, bound, leased, refreshed.
+			if err != nil || rec.GrantID != g.ID || rec.Version != 4 || rec.LeaseOwner != "" || !rec.ExpiresAt.Equal(g.ExpiresAt) {
 				t.Fatalf("record %+v, %v", rec, err)
 			}
 			dump := raw()
@@ -536,7 +574,7 @@ func TestTokenVaultKeys(t *testing.T) {
 }
 
 // TestUpstreamTokenStoreVersions: every backend writes a record only over
-// the version before it.
+// the version before it, and keeps its refresh lease.
 func TestUpstreamTokenStoreVersions(t *testing.T) {
 	ctx := context.Background()
 	for name, open := range storeKinds(t) {
@@ -570,6 +608,22 @@ func TestUpstreamTokenStoreVersions(t *testing.T) {
 			got, err := st.UpstreamTokens(ctx, "x")
 			if ok != 1 || err != nil || got.Version != 2 || got.GrantID != "g" || !bytes.Equal(got.Sealed, []byte{3}) {
 				t.Fatalf("%d writers won; stored %+v, %v", ok, got, err)
+			}
+			// The refresh lease is stored with the record and cleared with it.
+			leased := cloneUpstreamTokens(got)
+			leased.LeaseOwner, leased.LeaseUntil, leased.Version = "owner-1", now.Add(time.Minute), 3
+			if err := st.SaveUpstreamTokens(ctx, leased); err != nil {
+				t.Fatal(err)
+			}
+			if got, err = st.UpstreamTokens(ctx, "x"); err != nil || got.LeaseOwner != "owner-1" || !got.LeaseUntil.Equal(now.Add(time.Minute)) {
+				t.Fatalf("leased record read back as %+v, %v", got, err)
+			}
+			leased.LeaseOwner, leased.LeaseUntil, leased.Version = "", time.Time{}, 4
+			if err := st.SaveUpstreamTokens(ctx, leased); err != nil {
+				t.Fatal(err)
+			}
+			if got, err = st.UpstreamTokens(ctx, "x"); err != nil || got.LeaseOwner != "" || !got.LeaseUntil.IsZero() {
+				t.Fatalf("released record read back as %+v, %v", got, err)
 			}
 			if sw, isSweeper := any(st).(Sweeper); isSweeper {
 				if err := sw.Sweep(ctx, now.Add(2*time.Hour)); err != nil {
