@@ -113,9 +113,11 @@
 // target, scope) in a bounded LRU until shortly before they expire. Refusals
 // wrap ErrExchange and the server's *oauthmeta.Error (and
 // ErrExchangeUnavailable when the server could not be reached);
-// ExchangeStatus maps them to an HTTP status (401 invalid_grant, 503
-// unavailable, 502 otherwise) and Verifier.DenyExchange writes that
-// answer, with the invalid_token challenge on a 401.
+// ExchangeStatus maps them to an HTTP status (401 invalid_grant, 403 for
+// downstream API scopes the token lacks, 503 unavailable, 502 otherwise)
+// and Verifier.DenyExchange writes that answer, with the invalid_token
+// challenge on a 401 and the insufficient_scope challenge, for a step-up,
+// on a 403.
 //
 // It deliberately does not: issue tokens, implement mutual-TLS binding
 // (such tokens are refused), check DPoP proofs outside the middleware

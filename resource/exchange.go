@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -164,7 +165,11 @@ func (e *Exchanger) Exchange(ctx context.Context, audience string) (*ExchangedTo
 // ("scope"; each must be one the user granted the MCP client and the API
 // accepts, else invalid_scope); none means every such scope. Errors are
 // those of [Exchanger.Exchange]; an unknown resource, or one this server
-// may not ask for, is invalid_target.
+// may not ask for, is invalid_target. An invalid_scope refusal of scopes
+// the request's token does not carry also wraps a [*ScopeError] whose
+// Required is the token's scopes and those, so that
+// [Verifier.DenyExchange] answers 403 insufficient_scope and the MCP
+// client can step up (the user then consents to the API's scopes).
 func (e *Exchanger) ExchangeResource(ctx context.Context, resource string, scopes ...string) (*ExchangedToken, error) {
 	if _, err := oauthmeta.CanonicalResource(resource); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrExchange, err)
@@ -174,7 +179,34 @@ func (e *Exchanger) ExchangeResource(ctx context.Context, resource string, scope
 			return nil, fmt.Errorf("%w: invalid scope token", ErrExchange)
 		}
 	}
-	return e.do(ctx, exchangeTarget{param: "resource", value: resource, scope: oauthmeta.FormatScope(scopes)})
+	tok, err := e.do(ctx, exchangeTarget{param: "resource", value: resource, scope: oauthmeta.FormatScope(scopes)})
+	if err != nil && errors.Is(err, &oauthmeta.Error{Code: oauthmeta.CodeInvalidScope}) {
+		if se := stepUpFor(ctx, scopes); se != nil {
+			return nil, fmt.Errorf("%w: %w", se, err)
+		}
+	}
+	return tok, err
+}
+
+// stepUpFor is the step-up that a refusal of the requested scopes calls
+// for, when the request's token lacks some of them; nil when it carries
+// them all (the user may not have them: a new authorization would not
+// help) or there is no verified request.
+func stepUpFor(ctx context.Context, requested []string) *ScopeError {
+	info := TokenInfoFromContext(ctx)
+	if info == nil {
+		return nil
+	}
+	var missing []string
+	for _, sc := range requested {
+		if !slices.Contains(info.Scopes, sc) && !slices.Contains(missing, sc) {
+			missing = append(missing, sc)
+		}
+	}
+	if missing == nil {
+		return nil
+	}
+	return &ScopeError{Required: append(slices.Clone(info.Scopes), missing...), Missing: missing}
 }
 
 // exchangeTarget is what an exchange asks for: the target, as "audience"

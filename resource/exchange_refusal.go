@@ -25,6 +25,9 @@ var (
 //   - 401 when the authorization server refused the request's token
 //     (invalid_grant: revoked, expired, issued for another resource, or
 //     a grant without upstream tokens), or the request was not verified;
+//   - 403 when [Exchanger.ExchangeResource] asked for scopes the
+//     request's token lacks (a [*ScopeError]): the answer is an
+//     insufficient_scope challenge naming them, for a step-up;
 //   - 503 when it could not be reached or answer in time, or said
 //     temporarily_unavailable ([ErrExchangeUnavailable]);
 //   - 502 for every other failure (a refusal of this server's client
@@ -36,6 +39,8 @@ func ExchangeStatus(err error) int {
 	switch {
 	case err == nil:
 		return http.StatusOK
+	case errors.Is(err, ErrInsufficientScope):
+		return http.StatusForbidden
 	case errors.Is(err, &oauthmeta.Error{Code: oauthmeta.CodeInvalidGrant}), errors.Is(err, ErrNoToken):
 		return http.StatusUnauthorized
 	case errors.Is(err, ErrExchangeUnavailable):
@@ -65,6 +70,8 @@ func (v *Verifier) DenyExchange(w http.ResponseWriter, r *http.Request, err erro
 		return v.writeError(w, r, errExchangeGrant, scheme).status
 	case http.StatusServiceUnavailable:
 		return v.writeError(w, r, errExchangeUnavailable, scheme).status
+	case http.StatusForbidden:
+		return v.writeError(w, r, err, scheme).status // the challenge names the ScopeError's scopes
 	}
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")

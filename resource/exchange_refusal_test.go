@@ -25,8 +25,9 @@ func TestDenyExchange(t *testing.T) {
 		answer      func(http.ResponseWriter)
 		down        bool // the token endpoint is not listening
 		status      int
-		challenge   string // in WWW-Authenticate
-		unavailable bool   // the error wraps ErrExchangeUnavailable
+		challenge   string   // in WWW-Authenticate
+		unavailable bool     // the error wraps ErrExchangeUnavailable
+		scopes      []string // non-nil: ExchangeResource for a downstream API with these scopes
 	}{
 		{name: "invalid_grant", answer: oauthAnswer(http.StatusBadRequest, `{"error":"invalid_grant","error_description":"revoked"}`),
 			status: http.StatusUnauthorized, challenge: `Bearer error="invalid_token"`},
@@ -41,6 +42,17 @@ func TestDenyExchange(t *testing.T) {
 			status: http.StatusBadGateway},
 		{name: "500", answer: oauthAnswer(http.StatusInternalServerError, `oops`), status: http.StatusBadGateway},
 		{name: "malformed", answer: oauthAnswer(http.StatusOK, `{"access_token":"x"}`), status: http.StatusBadGateway},
+		// The token carries "mcp:tools files:read": a refused scope it
+		// lacks calls for a step-up to all of them and the API's.
+		{name: "invalid_scope for a scope the token lacks", answer: oauthAnswer(http.StatusBadRequest, `{"error":"invalid_scope"}`),
+			scopes: []string{"files:read", "calendar:write"}, status: http.StatusForbidden,
+			challenge: `scope="mcp:tools files:read calendar:write"`},
+		// A refusal of scopes the token carries: a new authorization would
+		// not help.
+		{name: "invalid_scope for scopes the token has", answer: oauthAnswer(http.StatusBadRequest, `{"error":"invalid_scope"}`),
+			scopes: []string{"files:read"}, status: http.StatusBadGateway},
+		{name: "invalid_target for a downstream API", answer: oauthAnswer(http.StatusBadRequest, `{"error":"invalid_target"}`),
+			scopes: []string{"calendar:write"}, status: http.StatusBadGateway},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			as := newFakeExchangeAS(t)
@@ -54,7 +66,12 @@ func TestDenyExchange(t *testing.T) {
 			var exErr error
 			var denied int
 			h := f.v.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if _, exErr = ex.Exchange(r.Context(), "github"); exErr != nil {
+				if tc.scopes != nil {
+					_, exErr = ex.ExchangeResource(r.Context(), "https://api.example/v1", tc.scopes...)
+				} else {
+					_, exErr = ex.Exchange(r.Context(), "github")
+				}
+				if exErr != nil {
 					denied = f.v.DenyExchange(w, r, exErr)
 				}
 			}))

@@ -99,8 +99,10 @@ func TestExchangerExchangeResource(t *testing.T) {
 	}
 
 	_, err = exchangeResourceThrough(f, ex, tok, calendarAPI, "cal:write")
+	// A scope the token lacks: the refusal calls for a step-up.
+	var se *resource.ScopeError
 	if !errors.Is(err, resource.ErrExchange) || !errors.Is(err, &oauthmeta.Error{Code: oauthmeta.CodeInvalidScope}) ||
-		resource.ExchangeStatus(err) != http.StatusBadGateway {
+		resource.ExchangeStatus(err) != http.StatusForbidden || !errors.As(err, &se) || !slices.Equal(se.Missing, []string{"cal:write"}) {
 		t.Errorf("refused scope: %v", err)
 	}
 	for _, tc := range []struct {
