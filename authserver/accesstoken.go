@@ -46,6 +46,12 @@ func (s *Server) issueAccessToken(ctx context.Context, g *Grant, scopes, resourc
 	if err != nil {
 		return "", err
 	}
+	return s.signAccessToken(key, g, scopes, resources, now, jkt)
+}
+
+// signAccessToken is issueAccessToken with the signing key already at
+// hand.
+func (s *Server) signAccessToken(key *liveKey, g *Grant, scopes, resources []string, now time.Time, jkt string) (string, error) {
 	aud := oauthmeta.Audience(resources)
 	if len(aud) == 0 {
 		aud = oauthmeta.Audience{s.defaultResource}
