@@ -51,6 +51,16 @@ const jtiSeparator = "."
 // scope, iat, exp, jti, and cnf.jkt when jkt names the DPoP key the token is
 // bound to (RFC 9449 §6.1).
 func (s *Server) issueAccessToken(ctx context.Context, g *Grant, scopes, resources []string, now time.Time, jkt string) (string, error) {
+	key, err := s.keys.signingKey(ctx, now)
+	if err != nil {
+		return "", err
+	}
+	return s.issueAccessTokenWith(key, g, scopes, resources, now, jkt)
+}
+
+// issueAccessTokenWith is issueAccessToken with the signing key already at
+// hand.
+func (s *Server) issueAccessTokenWith(key *liveKey, g *Grant, scopes, resources []string, now time.Time, jkt string) (string, error) {
 	aud := oauthmeta.Audience(resources)
 	if len(aud) == 0 {
 		aud = oauthmeta.Audience{s.defaultResource}
@@ -68,7 +78,7 @@ func (s *Server) issueAccessToken(ctx context.Context, g *Grant, scopes, resourc
 	if jkt != "" {
 		claims.Cnf = &oauthmeta.Confirmation{JKT: jkt}
 	}
-	return s.signAccessToken(ctx, &claims, now)
+	return signClaims(key, &claims)
 }
 
 // signAccessToken signs claims as an RFC 9068 JWT access token: header typ
@@ -78,6 +88,12 @@ func (s *Server) signAccessToken(ctx context.Context, claims *accessClaims, now 
 	if err != nil {
 		return "", err
 	}
+	return signClaims(key, claims)
+}
+
+// signClaims signs claims with key, whose signer sets typ "at+jwt" and the
+// kid.
+func signClaims(key *liveKey, claims *accessClaims) (string, error) {
 	payload, err := json.Marshal(claims)
 	if err != nil {
 		return "", err

@@ -135,7 +135,9 @@
 // ([MemoryStore], the default), one bbolt file ([BoltStore], used when
 // [Config.DataDir] is set) and PostgreSQL ([PostgresStore]), which several
 // replicas share: codes redeem and refresh tokens rotate once across all of
-// them, a login may visit a different replica at each step, signing keys
+// them (a store that also implements [RefreshTokenUser] does a refresh in
+// one step: one statement on PostgreSQL), a login may visit a different
+// replica at each step, signing keys
 // are stored sealed and re-read every [Config.KeyReloadInterval], and a
 // database outage answers temporarily_unavailable. Its schema migrations
 // are embedded and applied by [OpenPostgresStore]. Replicas also share one

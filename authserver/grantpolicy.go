@@ -223,11 +223,15 @@ func (s *Server) applyGrantPolicy(ctx context.Context, req *authRequest, id *Ups
 	return nil
 }
 
+// hasGrantPolicy reports whether a grant policy may narrow or refuse
+// grants (see grantPolicyCeiling).
+func (s *Server) hasGrantPolicy() bool { return s.upstream != nil && s.upstream.policy != nil }
+
 // grantPolicyCeiling drops from a refreshed token's scopes those no entry
 // of the current grant policy allows anyone. A grant that keeps none of
 // its scopes cannot be refreshed: the client must authorize again.
 func (s *Server) grantPolicyCeiling(scopes []string) ([]string, *oauthmeta.Error) {
-	if s.upstream == nil || s.upstream.policy == nil || len(scopes) == 0 {
+	if !s.hasGrantPolicy() || len(scopes) == 0 {
 		return scopes, nil
 	}
 	ceiling := s.upstream.policy.ceiling

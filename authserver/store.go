@@ -65,6 +65,48 @@ type RefreshTokenStore interface {
 	RotateRefreshToken(ctx context.Context, key string, next *RefreshToken) error
 }
 
+// RefreshTokenUser is implemented by a store that keeps both the refresh
+// tokens and the grants. When [Storage.RefreshTokens] and [Storage.Grants]
+// are that one store, the server refreshes through it in one step (one
+// statement on PostgreSQL) instead of reading the token, then its grant,
+// then rotating.
+type RefreshTokenUser interface {
+	// UseRefreshToken atomically rotates the refresh token under u.Key
+	// into its successor u.NextKey if [RefreshUse.check] accepts the token
+	// and its grant and the token was never rotated, and returns the
+	// grant. The successor has the grant, client and expiry of the token
+	// it replaces and was issued at u.Now. Otherwise it changes nothing
+	// and returns [ErrNotFound], whatever the reason: the caller reads the
+	// records to answer precisely (and to treat a rotated token as reuse).
+	UseRefreshToken(ctx context.Context, u RefreshUse) (*Grant, error)
+}
+
+// RefreshUse is one presentation of a refresh token, for
+// [RefreshTokenUser].
+type RefreshUse struct {
+	// Key is the base64url SHA-256 of the presented token; NextKey that
+	// of its successor.
+	Key, NextKey string
+	// ClientID is the authenticated client of the request.
+	ClientID string
+	// JKT is the thumbprint of the request's DPoP key; empty without a
+	// proof.
+	JKT string
+	// Now is the time of the request.
+	Now time.Time
+}
+
+// admits reports whether a [RefreshTokenUser] rotates t, whose grant is g
+// (nil when missing).
+func (u RefreshUse) admits(t *RefreshToken, g *Grant) bool {
+	return !t.Rotated && u.check(t, g) == nil
+}
+
+// successor is the token that replaces t for u.
+func (u RefreshUse) successor(t *RefreshToken) *RefreshToken {
+	return &RefreshToken{Key: u.NextKey, GrantID: t.GrantID, ClientID: t.ClientID, IssuedAt: u.Now, ExpiresAt: t.ExpiresAt}
+}
+
 // ConsentStore remembers what a user approved for a client, used only with
 // [Config.RememberConsent].
 type ConsentStore interface {

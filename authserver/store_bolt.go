@@ -197,6 +197,38 @@ func (b *BoltStore) RotateRefreshToken(_ context.Context, key string, next *Refr
 	})
 }
 
+// UseRefreshToken implements [RefreshTokenUser] in one write
+// transaction.
+func (b *BoltStore) UseRefreshToken(_ context.Context, u RefreshUse) (*Grant, error) {
+	var out *Grant
+	err := b.db.Update(func(tx *bolt.Tx) error {
+		var t RefreshToken
+		if err := getIn(tx, "refresh", u.Key, &t); err != nil {
+			return err
+		}
+		var g Grant
+		switch err := getIn(tx, "grants", t.GrantID, &g); {
+		case errors.Is(err, ErrNotFound):
+			return ErrNotFound
+		case err != nil:
+			return err
+		}
+		if !u.admits(&t, &g) {
+			return ErrNotFound
+		}
+		t.Rotated = true
+		if err := putIn(tx, "refresh", u.Key, &t); err != nil {
+			return err
+		}
+		out = &g
+		return putIn(tx, "refresh", u.NextKey, u.successor(&t))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func consentKey(subject, clientID string) string { return subject + "\x00" + clientID }
 
 // Consent implements [ConsentStore].

@@ -181,6 +181,23 @@ func (m *MemoryStore) RotateRefreshToken(_ context.Context, key string, next *Re
 	return nil
 }
 
+// UseRefreshToken implements [RefreshTokenUser].
+func (m *MemoryStore) UseRefreshToken(_ context.Context, u RefreshUse) (*Grant, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.refresh[u.Key]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	g := m.grants[t.GrantID]
+	if !u.admits(t, g) {
+		return nil, ErrNotFound
+	}
+	t.Rotated = true
+	m.refresh[u.NextKey] = u.successor(t)
+	return cloneGrant(g), nil
+}
+
 // Consent implements [ConsentStore].
 func (m *MemoryStore) Consent(_ context.Context, subject, clientID string) (*Consent, error) {
 	m.mu.Lock()

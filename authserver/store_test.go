@@ -2,6 +2,7 @@ package authserver
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"path/filepath"
@@ -140,6 +141,7 @@ func TestStoreContract(t *testing.T) {
 					t.Fatalf("Grant = %+v, %v", got, err)
 				}
 			})
+			t.Run("use refresh token", func(t *testing.T) { testUseRefreshToken(t, st, now) })
 			t.Run("consents and revocations", func(t *testing.T) {
 				if _, err := st.Consents.Consent(ctx, "u", "c"); !errors.Is(err, ErrNotFound) {
 					t.Fatalf("Consent(missing) = %v", err)
@@ -252,6 +254,117 @@ func TestStoreContract(t *testing.T) {
 	}
 }
 
+// testUseRefreshToken checks [RefreshTokenUser] against its definition,
+// RefreshUse.admits: it rotates exactly the tokens admits accepts, into
+// the successor with the token's grant, client and expiry, returns the
+// grant, and otherwise changes nothing; of concurrent uses one wins.
+func testUseRefreshToken(t *testing.T, st Storage, now time.Time) {
+	ctx := context.Background()
+	user, ok := st.RefreshTokens.(RefreshTokenUser)
+	if !ok {
+		t.Fatalf("%T does not implement RefreshTokenUser", st.RefreshTokens)
+	}
+	hour := now.Add(time.Hour)
+	for i, tc := range []struct {
+		name    string
+		grant   *Grant // nil: none saved
+		token   RefreshToken
+		use     RefreshUse
+		revoked bool
+	}{
+		{name: "unbound", grant: &Grant{ExpiresAt: hour}, token: RefreshToken{ExpiresAt: hour}, use: RefreshUse{}},
+		{name: "unbound, with a proof", grant: &Grant{ExpiresAt: hour}, token: RefreshToken{ExpiresAt: hour}, use: RefreshUse{JKT: "k"}},
+		{name: "bound, its key", grant: &Grant{DPoPJKT: "k", ExpiresAt: hour}, token: RefreshToken{ExpiresAt: hour}, use: RefreshUse{JKT: "k"}},
+		{name: "bound, no proof", grant: &Grant{DPoPJKT: "k", ExpiresAt: hour}, token: RefreshToken{ExpiresAt: hour}, use: RefreshUse{}},
+		{name: "bound, another key", grant: &Grant{DPoPJKT: "k", ExpiresAt: hour}, token: RefreshToken{ExpiresAt: hour}, use: RefreshUse{JKT: "x"}},
+		{name: "another client", grant: &Grant{ExpiresAt: hour}, token: RefreshToken{ExpiresAt: hour}, use: RefreshUse{ClientID: "other"}},
+		{name: "token expired", grant: &Grant{ExpiresAt: hour}, token: RefreshToken{ExpiresAt: now}, use: RefreshUse{}},
+		{name: "grant expired", grant: &Grant{ExpiresAt: now}, token: RefreshToken{ExpiresAt: hour}, use: RefreshUse{}},
+		{name: "grant revoked", grant: &Grant{ExpiresAt: hour}, token: RefreshToken{ExpiresAt: hour}, use: RefreshUse{}, revoked: true},
+		{name: "no grant", token: RefreshToken{ExpiresAt: hour}, use: RefreshUse{}},
+		{name: "rotated", grant: &Grant{ExpiresAt: hour}, token: RefreshToken{ExpiresAt: hour, Rotated: true}, use: RefreshUse{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id := "use-" + strconv.Itoa(i)
+			tok := tc.token
+			tok.Key, tok.GrantID, tok.ClientID, tok.IssuedAt = id+"-r0", id, "c", now.Add(-time.Minute)
+			var g *Grant
+			if tc.grant != nil {
+				g = tc.grant
+				g.ID, g.ClientID, g.Subject, g.Scopes, g.Resources, g.CreatedAt = id, "c", "u", []string{"a", "b"}, []string{"https://r.example/"}, now
+				if err := st.Grants.SaveGrant(ctx, g); err != nil {
+					t.Fatal(err)
+				}
+				if tc.revoked {
+					if err := st.Grants.RevokeGrant(ctx, id); err != nil {
+						t.Fatal(err)
+					}
+					g.Revoked = true
+				}
+			}
+			if err := st.RefreshTokens.SaveRefreshToken(ctx, &tok); err != nil {
+				t.Fatal(err)
+			}
+			u := tc.use
+			u.Key, u.NextKey, u.ClientID, u.Now = tok.Key, id+"-r1", cmp.Or(u.ClientID, "c"), now
+			want := u.admits(&tok, g)
+			got, err := user.UseRefreshToken(ctx, u)
+			if !want {
+				if !errors.Is(err, ErrNotFound) {
+					t.Fatalf("UseRefreshToken = %+v, %v, want ErrNotFound", got, err)
+				}
+				if old, err := st.RefreshTokens.RefreshToken(ctx, tok.Key); err != nil || old.Rotated != tok.Rotated {
+					t.Fatalf("refused token changed: %+v, %v", old, err)
+				}
+				if _, err := st.RefreshTokens.RefreshToken(ctx, u.NextKey); !errors.Is(err, ErrNotFound) {
+					t.Fatalf("refused use saved a successor: %v", err)
+				}
+				return
+			}
+			if err != nil || got.ID != id || got.Subject != "u" || got.ClientID != "c" || got.DPoPJKT != g.DPoPJKT || got.Revoked ||
+				strings.Join(got.Scopes, " ") != "a b" || len(got.Resources) != 1 || !got.ExpiresAt.Equal(g.ExpiresAt) {
+				t.Fatalf("UseRefreshToken = %+v, %v", got, err)
+			}
+			if old, err := st.RefreshTokens.RefreshToken(ctx, tok.Key); err != nil || !old.Rotated {
+				t.Fatalf("used token: %+v, %v", old, err)
+			}
+			next, err := st.RefreshTokens.RefreshToken(ctx, u.NextKey)
+			if err != nil || next.Key != u.NextKey || next.GrantID != id || next.ClientID != "c" || next.Rotated ||
+				!next.IssuedAt.Equal(now) || !next.ExpiresAt.Equal(tok.ExpiresAt) {
+				t.Fatalf("successor = %+v, %v", next, err)
+			}
+			if _, err := user.UseRefreshToken(ctx, u); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("second use = %v, want ErrNotFound", err)
+			}
+		})
+	}
+	t.Run("concurrent", func(t *testing.T) {
+		if err := st.Grants.SaveGrant(ctx, &Grant{ID: "use-c", ClientID: "c", ExpiresAt: hour}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.RefreshTokens.SaveRefreshToken(ctx, &RefreshToken{Key: "use-c-r0", GrantID: "use-c", ClientID: "c", ExpiresAt: hour}); err != nil {
+			t.Fatal(err)
+		}
+		var wins atomic.Int32
+		var wg sync.WaitGroup
+		for i := range 20 {
+			wg.Go(func() {
+				_, err := user.UseRefreshToken(ctx, RefreshUse{Key: "use-c-r0", NextKey: "use-c-r1-" + strconv.Itoa(i), ClientID: "c", Now: now})
+				switch {
+				case err == nil:
+					wins.Add(1)
+				case !errors.Is(err, ErrNotFound):
+					t.Errorf("UseRefreshToken = %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		if wins.Load() != 1 {
+			t.Fatalf("%d concurrent uses succeeded, want 1", wins.Load())
+		}
+	})
+}
+
 // TestPostgresStoreSealsKeys: the database never holds a signing key's
 // private part in the clear, and a store with another key-encryption key
 // refuses to use it rather than skip it.
@@ -353,6 +466,10 @@ func TestPostgresStoreDown(t *testing.T) {
 		"Code":       func() error { _, err := st.Code(ctx, "k"); return err },
 		"RedeemCode": func() error { _, err := st.RedeemCode(ctx, "k", "g"); return err },
 		"Rotate":     func() error { return st.RotateRefreshToken(ctx, "r", &RefreshToken{Key: "r2"}) },
+		"Use": func() error {
+			_, err := st.UseRefreshToken(ctx, RefreshUse{Key: "r", NextKey: "r2", ClientID: "c", Now: now})
+			return err
+		},
 		"Revoked":    func() error { _, err := st.AccessTokenRevoked(ctx, "j"); return err },
 		"SaveClient": func() error { return st.SaveClient(ctx, &Client{ID: "c"}) },
 		"TakePending": func() error {

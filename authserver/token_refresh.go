@@ -22,34 +22,26 @@ func (s *Server) refresh(ctx context.Context, client *Client, form url.Values, j
 	if raw == "" {
 		return nil, oauthErr(oauthmeta.CodeInvalidRequest, "refresh_token is required")
 	}
-	bad := oauthErr(oauthmeta.CodeInvalidGrant, "refresh token is invalid, expired or revoked")
-	rec, err := s.store.RefreshTokens.RefreshToken(ctx, tokenKey(raw))
+	u := RefreshUse{Key: tokenKey(raw), ClientID: client.ID, JKT: jkt, Now: s.clock.Now()}
+	if resp, err := s.refreshInOneStep(ctx, u, form); resp != nil || err != nil {
+		return resp, err
+	}
+	rec, err := s.store.RefreshTokens.RefreshToken(ctx, u.Key)
 	if errors.Is(err, ErrNotFound) {
-		return nil, bad
+		return nil, errRefreshInvalid()
 	}
 	if err != nil {
 		return nil, err
-	}
-	if rec.ClientID != client.ID {
-		return nil, oauthErr(oauthmeta.CodeInvalidGrant, "refresh token was issued to another client")
 	}
 	grant, err := s.store.Grants.Grant(ctx, rec.GrantID)
-	if errors.Is(err, ErrNotFound) {
-		return nil, bad
-	}
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrNotFound):
+		grant = nil
+	case err != nil:
 		return nil, err
 	}
-	now := s.clock.Now()
-	if grant.Revoked || !now.Before(rec.ExpiresAt) || !now.Before(grant.ExpiresAt) {
-		return nil, bad
-	}
-	switch {
-	case grant.DPoPJKT == "":
-	case jkt == "":
-		return nil, errRefreshNoProof()
-	case grant.DPoPJKT != jkt: // also checked before the proof's jti is recorded (checkDPoP)
-		return nil, errRefreshOtherKey()
+	if err := u.check(rec, grant); err != nil {
+		return nil, err
 	}
 	if rec.Rotated {
 		return nil, s.refreshReused(ctx, grant.ID)
@@ -65,13 +57,13 @@ func (s *Server) refresh(ctx context.Context, client *Client, form url.Values, j
 	if oe != nil {
 		return nil, oe
 	}
-	access, err := s.issueAccessToken(ctx, grant, scopes, resources, now, jkt)
+	access, err := s.issueAccessToken(ctx, grant, scopes, resources, u.Now, jkt)
 	if err != nil {
 		return nil, err
 	}
 	next := randomToken(32)
 	err = s.store.RefreshTokens.RotateRefreshToken(ctx, rec.Key, &RefreshToken{
-		Key: tokenKey(next), GrantID: grant.ID, ClientID: client.ID, IssuedAt: now, ExpiresAt: grant.ExpiresAt,
+		Key: tokenKey(next), GrantID: grant.ID, ClientID: client.ID, IssuedAt: u.Now, ExpiresAt: grant.ExpiresAt,
 	})
 	if errors.Is(err, ErrAlreadyUsed) {
 		return nil, s.refreshReused(ctx, grant.ID)
@@ -80,6 +72,65 @@ func (s *Server) refresh(ctx context.Context, client *Client, form url.Values, j
 		return nil, err
 	}
 	return s.tokenResponse(access, next, scopes, jkt), nil
+}
+
+// refreshInOneStep is the common refresh in one store call
+// ([RefreshTokenUser]): the request keeps the grant's scopes and
+// resources and no grant policy may narrow them, so nothing the grant
+// holds can fail the request once the store accepted the token. The
+// signing key is fetched first, so nothing that may fail comes after the
+// rotation. It returns nil, nil when it does not apply or the store refused
+// the token; the caller then reads the records and answers why.
+func (s *Server) refreshInOneStep(ctx context.Context, u RefreshUse, form url.Values) (*oauthmeta.TokenResponse, error) {
+	user, ok := s.store.RefreshTokens.(RefreshTokenUser)
+	if !ok || any(s.store.Grants) != any(s.store.RefreshTokens) || form.Has("scope") || form.Has("resource") ||
+		s.hasGrantPolicy() {
+		return nil, nil
+	}
+	key, err := s.keys.signingKey(ctx, u.Now)
+	if err != nil {
+		return nil, err
+	}
+	next := randomToken(32)
+	u.NextKey = tokenKey(next)
+	grant, err := user.UseRefreshToken(ctx, u)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	access, err := s.issueAccessTokenWith(key, grant, grant.Scopes, grant.Resources, u.Now, u.JKT)
+	if err != nil {
+		return nil, err
+	}
+	return s.tokenResponse(access, next, grant.Scopes, u.JKT), nil
+}
+
+// check applies a refresh request's checks, in order, to the presented
+// token and its grant (nil when missing); reuse of a rotated token is the
+// caller's. It is the one statement of the rules that every
+// [RefreshTokenUser] enforces.
+func (u RefreshUse) check(t *RefreshToken, g *Grant) error {
+	switch {
+	case t.ClientID != u.ClientID:
+		return oauthErr(oauthmeta.CodeInvalidGrant, "refresh token was issued to another client")
+	case g == nil || g.Revoked || !u.Now.Before(t.ExpiresAt) || !u.Now.Before(g.ExpiresAt):
+		return errRefreshInvalid()
+	case g.DPoPJKT == "":
+		return nil
+	case u.JKT == "":
+		return errRefreshNoProof()
+	case g.DPoPJKT != u.JKT: // also checked before the proof's jti is recorded (checkDPoP)
+		return errRefreshOtherKey()
+	}
+	return nil
+}
+
+// errRefreshInvalid refuses a refresh token that is unknown, expired or
+// revoked, without saying which.
+func errRefreshInvalid() *oauthmeta.Error {
+	return oauthErr(oauthmeta.CodeInvalidGrant, "refresh token is invalid, expired or revoked")
 }
 
 // refreshReused revokes the family of a refresh token used twice (OAuth 2.1

@@ -184,6 +184,23 @@ func TestRefreshRotation(t *testing.T) {
 			t.Fatal("AS-12: access token of a revoked family is still active")
 		}
 	})
+	t.Run("AS-12 refresh tokens and grants in separate stores", func(t *testing.T) {
+		// Without one RefreshTokenUser holding both, the server reads the
+		// token and its grant and rotates in three calls: same answers.
+		t.Parallel()
+		m := NewMemoryStore()
+		h := newHarness(t, "", func(c *Config) {
+			c.Storage = m.Storage()
+			c.Storage.RefreshTokens = struct{ RefreshTokenStore }{m}
+		})
+		rt1 := h.tokens(nil).RefreshToken
+		r2 := refresh(h, rt1, nil)
+		if r2.status != http.StatusOK || r2.tok.RefreshToken == "" || r2.tok.RefreshToken == rt1 {
+			t.Fatalf("rotation: %d %s", r2.status, r2.body)
+		}
+		wantError(t, refresh(h, rt1, nil), 400, oauthmeta.CodeInvalidGrant)
+		wantError(t, refresh(h, r2.tok.RefreshToken, nil), 400, oauthmeta.CodeInvalidGrant)
+	})
 	t.Run("AS-12 scope may narrow, never widen", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t, "", nil)

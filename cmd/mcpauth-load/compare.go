@@ -582,6 +582,6 @@ func registerCompare(fs *flag.FlagSet, o *options) {
 	fs.DurationVar(&o.round, "round", 250*time.Millisecond, "-compare: length of one candidate's run per workload and round")
 	fs.StringVar(&o.protectBefore, "protect-before", "", "-compare: also measure mcpauth protect built from this git revision (git archive, built in a temporary directory)")
 	fs.StringVar(&o.protectFlags, "protect-flags", "", "-compare: more flags for the protect candidates built from the working tree (-protect), e.g. \"--access-log\"")
-	fs.StringVar(&o.profileDir, "profile", "", "-compare: after the rounds, write CPU and allocation profiles of protect under each workload into this directory")
+	fs.StringVar(&o.profileDir, "profile", "", "-compare: after the rounds, write CPU and allocation profiles of protect under each workload into this directory; -refresh: a CPU profile of the load process during each set-up's last round (cpu-refresh-SETUP.pprof)")
 	fs.DurationVar(&o.profileTime, "profile-time", 10*time.Second, "-compare: length of each profile")
 }

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -241,10 +242,29 @@ func runRefreshLoad(ctx context.Context, o options, stdout, stderr io.Writer) in
 			tokens[i] = append(tokens[i], rt)
 		}
 	}
+	if o.profileDir != "" {
+		if err := os.MkdirAll(o.profileDir, 0o755); err != nil {
+			fmt.Fprintln(stderr, "mcpauth-load:", err)
+			return 1
+		}
+	}
 	results := make([][]refreshResult, len(modes))
 	for round := range o.rounds {
 		for i, t := range targets {
+			var stop func() error
+			if o.profileDir != "" && round == o.rounds-1 {
+				if stop, err = startCPUProfile(filepath.Join(o.profileDir, "cpu-refresh-"+t.name+".pprof")); err != nil {
+					fmt.Fprintln(stderr, "mcpauth-load:", err)
+					return 1
+				}
+			}
 			r := t.runRefresh(ctx, hc, tokens[i], o.dur)
+			if stop != nil {
+				if err := stop(); err != nil {
+					fmt.Fprintln(stderr, "mcpauth-load:", err)
+					return 1
+				}
+			}
 			results[i] = append(results[i], r)
 			fmt.Fprintf(stderr, "round %d %-10s %8.0f grants/s, %d wrong\n", round+1, t.name, float64(r.grants)/r.elapsed.Seconds(), r.wrong)
 		}
@@ -279,6 +299,23 @@ func runRefreshLoad(ctx context.Context, o options, stdout, stderr io.Writer) in
 		}
 	}
 	return code
+}
+
+// startCPUProfile profiles this process into path until the returned
+// function is called.
+func startCPUProfile(path string) (func() error, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
 
 func percentile(sorted []time.Duration, p float64) time.Duration {
