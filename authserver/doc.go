@@ -136,7 +136,9 @@
 // [Config.DataDir] is set) and PostgreSQL ([PostgresStore]), which several
 // replicas share: codes redeem and refresh tokens rotate once across all of
 // them (a store that also implements [RefreshTokenUser] does a refresh in
-// one step: one statement on PostgreSQL), a login may visit a different
+// one step: one statement on PostgreSQL, shared by the refreshes that
+// arrive at one replica while the previous statement runs), a login may
+// visit a different
 // replica at each step, signing keys
 // are stored sealed and re-read every [Config.KeyReloadInterval], and a
 // database outage answers temporarily_unavailable. Its schema migrations

@@ -68,6 +68,8 @@ type PostgresStore struct {
 	maxClients int
 	maxPending int
 	timeout    time.Duration
+	// refreshes batches concurrent [PostgresStore.UseRefreshToken] calls.
+	refreshes *batcher[RefreshUse, *Grant]
 }
 
 // OpenPostgresStore connects to the database at url (a postgres:// URL or
@@ -107,6 +109,7 @@ func OpenPostgresStore(ctx context.Context, url string, cfg PostgresConfig) (*Po
 		maxPending: cmp.Or(cfg.MaxPending, MaxPendingAuthorizations),
 		timeout:    cmp.Or(cfg.QueryTimeout, DefaultPostgresQueryTimeout),
 	}
+	p.refreshes = newBatcher(refreshBatchMax, refreshQueueMax, p.useRefreshTokens)
 	if err := migrate(ctx, pool); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("authserver: postgres schema: %w", err)
@@ -397,49 +400,6 @@ func (p *PostgresStore) RotateRefreshToken(ctx context.Context, key string, next
 	default:
 		return ErrNotFound
 	}
-}
-
-// UseRefreshToken implements [RefreshTokenUser] in one statement, so one
-// round trip and one transaction without BEGIN or COMMIT: an UPDATE that
-// matches the token only if [RefreshUse.check] would accept it and its
-// grant, returning the grant, and the INSERT of the successor from the row
-// it matched. The WHERE clause is that check in SQL, over the same
-// values: the expiry columns are written with the records' expiries
-// (microseconds, rounded the same way on both sides of each comparison),
-// and client_id and dpop_jkt are the records' JSON fields. Of concurrent
-// uses on any replicas exactly one matches: the others wait for its row
-// lock and then find the row rotated.
-func (p *PostgresStore) UseRefreshToken(ctx context.Context, u RefreshUse) (*Grant, error) {
-	iat, err := json.Marshal(u.Now)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := p.ctx(ctx)
-	defer cancel()
-	var data []byte
-	err = p.pool.QueryRow(ctx, `WITH old AS (
-			UPDATE refresh_tokens r SET rotated = true
-			FROM grants g
-			WHERE r.key = $1 AND NOT r.rotated AND r.expires_at > $3 AND r.data->>'client_id' = $4
-				AND g.id = r.grant_id AND NOT g.revoked AND g.expires_at > $3
-				AND coalesce(g.data->>'dpop_jkt', '') IN ('', $5)
-			RETURNING r.grant_id, r.data, r.expires_at, g.data AS grant_data
-		), successor AS (
-			INSERT INTO refresh_tokens (key, grant_id, data, rotated, expires_at)
-			SELECT $2, grant_id, (data - 'rotated') || jsonb_build_object('key', $2::text, 'iat', $6::jsonb), false, expires_at
-			FROM old
-		)
-		SELECT grant_data FROM old`,
-		u.Key, u.NextKey, u.Now, u.ClientID, u.JKT, iat).Scan(&data)
-	if err != nil {
-		return nil, pgErr(err)
-	}
-	var g Grant
-	if err := json.Unmarshal(data, &g); err != nil {
-		return nil, fmt.Errorf("authserver: corrupt grant record: %w", err)
-	}
-	g.Revoked = false // the statement matched only a grant not revoked
-	return &g, nil
 }
 
 // Consent implements [ConsentStore].

@@ -1,0 +1,235 @@
+package authserver
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpauth/mcpauth/internal/testdb"
+	"github.com/mcpauth/mcpauth/oauthmeta"
+)
+
+// gateRefreshes makes st's refresh batches wait for the test: each batch
+// sends its uses on started, then runs its statement when release gets a
+// value.
+func gateRefreshes(st *PostgresStore) (started chan []RefreshUse, release chan struct{}) {
+	started, release = make(chan []RefreshUse, 10), make(chan struct{})
+	st.refreshes = newBatcher(refreshBatchMax, refreshQueueMax, func(ctx context.Context, uses []RefreshUse) ([]*Grant, error) {
+		started <- slices.Clone(uses)
+		<-release
+		return st.useRefreshTokens(ctx, uses)
+	})
+	return started, release
+}
+
+// saveRefreshFamily saves a grant id for client c, bound to jkt if not
+// empty, and its refresh token id+"-r0".
+func saveRefreshFamily(t *testing.T, st *PostgresStore, id, jkt string, now time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	hour := now.Add(time.Hour)
+	if err := st.SaveGrant(ctx, &Grant{ID: id, ClientID: "c", Subject: "u", DPoPJKT: jkt, ExpiresAt: hour}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SaveRefreshToken(ctx, &RefreshToken{Key: id + "-r0", GrantID: id, ClientID: "c", ExpiresAt: hour}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPostgresRefreshBatch: uses queued while a statement is in flight go
+// in one statement, and each gets its own answer: the tokens the rules
+// accept rotate, the others (another client, another DPoP key, a second
+// use of a token of the same batch) are ErrNotFound and change nothing.
+func TestPostgresRefreshBatch(t *testing.T) {
+	t.Parallel()
+	pg := testdb.StartPostgres(t)
+	st := openTestPostgres(t, pg, "")
+	started, release := gateRefreshes(st)
+	now := time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
+	for i := range 8 {
+		jkt := ""
+		if i%2 == 1 {
+			jkt = "k" + strconv.Itoa(i)
+		}
+		saveRefreshFamily(t, st, "b"+strconv.Itoa(i), jkt, now)
+	}
+	use := func(i int, client, jkt, next string) RefreshUse {
+		return RefreshUse{Key: "b" + strconv.Itoa(i) + "-r0", NextKey: next, ClientID: client, JKT: jkt, Now: now}
+	}
+	queued := []struct {
+		use  RefreshUse
+		wins bool
+	}{
+		{use(1, "c", "k1", "b1-r1"), true},
+		{use(2, "c", "", "b2-r1"), true},
+		{use(2, "c", "", "b2-r1-again"), false}, // the same token again in one batch
+		{use(3, "c", "x", "b3-r1"), false},      // another DPoP key
+		{use(4, "other", "", "b4-r1"), false},   // another client
+		{use(5, "c", "k5", "b5-r1"), true},
+		{use(6, "c", "k", "b6-r1"), true}, // a proof for an unbound grant
+		{use(7, "c", "", "b7-r1"), false}, // no proof for a bound grant
+	}
+	ctx := context.Background()
+	type result struct {
+		g   *Grant
+		err error
+	}
+	results := make([]result, len(queued))
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if _, err := st.UseRefreshToken(ctx, use(0, "c", "", "b0-r1")); err != nil {
+			t.Errorf("first use: %v", err)
+		}
+	})
+	<-started
+	for i, q := range queued {
+		wg.Go(func() {
+			g, err := st.UseRefreshToken(ctx, q.use)
+			results[i] = result{g, err}
+		})
+		waitQueued(st.refreshes, i+1)
+	}
+	release <- struct{}{}
+	batch := <-started
+	if len(batch) != len(queued) {
+		t.Fatalf("second batch holds %d uses, want %d", len(batch), len(queued))
+	}
+	release <- struct{}{}
+	wg.Wait()
+	for i, q := range queued {
+		r := results[i]
+		if !q.wins {
+			if !errors.Is(r.err, ErrNotFound) {
+				t.Errorf("use %d (%s): %+v, %v, want ErrNotFound", i, q.use.NextKey, r.g, r.err)
+			}
+			if _, err := st.RefreshToken(ctx, q.use.NextKey); !errors.Is(err, ErrNotFound) {
+				t.Errorf("use %d (%s) saved a successor: %v", i, q.use.NextKey, err)
+			}
+			continue
+		}
+		if r.err != nil || r.g.ID != q.use.Key[:2] || r.g.Subject != "u" {
+			t.Errorf("use %d (%s): %+v, %v", i, q.use.NextKey, r.g, r.err)
+		}
+		next, err := st.RefreshToken(ctx, q.use.NextKey)
+		if err != nil || next.GrantID != q.use.Key[:2] || next.ClientID != "c" || next.Rotated || !next.IssuedAt.Equal(now) {
+			t.Errorf("use %d: successor %+v, %v", i, next, err)
+		}
+	}
+	for _, k := range []string{"b3-r0", "b4-r0", "b7-r0"} {
+		if old, err := st.RefreshToken(ctx, k); err != nil || old.Rotated {
+			t.Errorf("refused %s: %+v, %v", k, old, err)
+		}
+	}
+}
+
+// TestPostgresRefreshBatchCancel: a use whose context ends while it waits
+// for the next statement returns the context's error and rotates nothing;
+// the uses queued with it still go.
+func TestPostgresRefreshBatchCancel(t *testing.T) {
+	t.Parallel()
+	pg := testdb.StartPostgres(t)
+	st := openTestPostgres(t, pg, "")
+	started, release := gateRefreshes(st)
+	now := time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
+	for _, id := range []string{"x0", "x1", "x2"} {
+		saveRefreshFamily(t, st, id, "", now)
+	}
+	use := func(id string) RefreshUse {
+		return RefreshUse{Key: id + "-r0", NextKey: id + "-r1", ClientID: "c", Now: now}
+	}
+	bg := context.Background()
+	var wg sync.WaitGroup
+	var errs [3]error
+	wg.Go(func() { _, errs[0] = st.UseRefreshToken(bg, use("x0")) })
+	<-started
+	ctx, cancel := context.WithCancel(bg)
+	cancelled := make(chan error)
+	go func() {
+		_, err := st.UseRefreshToken(ctx, use("x1"))
+		cancelled <- err
+	}()
+	waitQueued(st.refreshes, 1)
+	wg.Go(func() { _, errs[2] = st.UseRefreshToken(bg, use("x2")) })
+	waitQueued(st.refreshes, 2)
+	cancel()
+	if err := <-cancelled; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled use = %v, want context.Canceled", err)
+	}
+	release <- struct{}{}
+	if got := <-started; len(got) != 1 || got[0].Key != "x2-r0" {
+		t.Fatalf("next batch %+v, want x2 alone", got)
+	}
+	release <- struct{}{}
+	wg.Wait()
+	if errs[0] != nil || errs[2] != nil {
+		t.Fatalf("uses queued with the cancelled one: %v, %v", errs[0], errs[2])
+	}
+	if old, err := st.RefreshToken(bg, "x1-r0"); err != nil || old.Rotated {
+		t.Fatalf("cancelled use rotated its token: %+v, %v", old, err)
+	}
+}
+
+// TestPostgresRefreshConcurrent: on one replica, many concurrent refreshes
+// of distinct tokens all rotate, each into its own successor; many
+// concurrent refreshes of one token make one winner, and the others, seen
+// as reuse, revoke the family (the winner's token is refused after).
+func TestPostgresRefreshConcurrent(t *testing.T) {
+	t.Parallel()
+	pg := testdb.StartPostgres(t)
+	r := newReplicas(t, 1, pg, nil)
+	const n = 48
+	{ // distinct tokens
+		rts := make([]string, n)
+		for i := range rts {
+			rts[i] = r.tokens(nil).RefreshToken
+		}
+		results := make([]tokenResult, n)
+		var wg sync.WaitGroup
+		for i, rt := range rts {
+			wg.Go(func() { results[i] = r.tokenAt(0, refreshForm(rt)) })
+		}
+		wg.Wait()
+		seen := map[string]bool{}
+		for i, res := range results {
+			if res.status != http.StatusOK || res.tok.RefreshToken == "" || seen[res.tok.RefreshToken] {
+				t.Fatalf("refresh %d: %d %s", i, res.status, res.body)
+			}
+			seen[res.tok.RefreshToken] = true
+		}
+		for i, res := range results[:4] {
+			if again := r.tokenAt(0, refreshForm(res.tok.RefreshToken)); again.status != http.StatusOK {
+				t.Fatalf("successor %d: %d %s", i, again.status, again.body)
+			}
+		}
+	}
+	{ // one token
+		rt := r.tokens(nil).RefreshToken
+		results := make([]tokenResult, n)
+		var wg sync.WaitGroup
+		for i := range results {
+			wg.Go(func() { results[i] = r.tokenAt(0, refreshForm(rt)) })
+		}
+		wg.Wait()
+		var winner string
+		for _, res := range results {
+			switch res.status {
+			case http.StatusOK:
+				if winner != "" {
+					t.Fatal("two uses of one refresh token succeeded")
+				}
+				winner = res.tok.RefreshToken
+			default:
+				wantError(t, res, http.StatusBadRequest, oauthmeta.CodeInvalidGrant)
+			}
+		}
+		if winner == "" {
+			t.Fatal("no use of the refresh token succeeded")
+		}
+		wantError(t, r.tokenAt(0, refreshForm(winner)), http.StatusBadRequest, oauthmeta.CodeInvalidGrant)
+	}
+}
