@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpauth/mcpauth/client/internal/fakeas"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/pkce"
@@ -65,24 +64,24 @@ func TestCL12IssuerParameter(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name          string
-		as            fakeas.Options
+		as            oauthtest.ASOptions
 		wantErr       error
 		wantNotDenied bool // the response's error must not surface
 	}{
-		{"CL-12 advertised and correct: proceed", fakeas.Options{ISS: fakeas.ISSCorrect}, nil, false},
-		{"CL-12 bad input: advertised but missing", fakeas.Options{ISS: fakeas.ISSOmit}, ErrIssuerMissing, false},
-		{"CL-12 bad input: wrong issuer", fakeas.Options{ISS: fakeas.ISSWrong}, ErrIssuerParameterMismatch, false},
-		{"CL-12 bad input: trailing-slash variant", fakeas.Options{ISS: fakeas.ISSNormalized}, ErrIssuerParameterMismatch, false},
-		{"CL-12 not advertised and absent: proceed", fakeas.Options{NoISSAdvertised: true, ISS: fakeas.ISSOmit}, nil, false},
-		{"CL-12 bad input: unadvertised but wrong", fakeas.Options{NoISSAdvertised: true, ISS: fakeas.ISSWrong}, ErrIssuerParameterMismatch, false},
-		{"CL-12 not advertised but correct: proceed", fakeas.Options{NoISSAdvertised: true, ISS: fakeas.ISSCorrect}, nil, false},
-		{"CL-12 wrong issuer with an error response: error text unused", fakeas.Options{ISS: fakeas.ISSWrong, AuthorizeError: "access_denied"}, ErrIssuerParameterMismatch, true},
-		{"correct issuer with an error response", fakeas.Options{AuthorizeError: "access_denied"}, ErrAuthorizationResponse, false},
+		{"CL-12 advertised and correct: proceed", oauthtest.ASOptions{ISS: oauthtest.ISSCorrect}, nil, false},
+		{"CL-12 bad input: advertised but missing", oauthtest.ASOptions{ISS: oauthtest.ISSOmit}, ErrIssuerMissing, false},
+		{"CL-12 bad input: wrong issuer", oauthtest.ASOptions{ISS: oauthtest.ISSWrong}, ErrIssuerParameterMismatch, false},
+		{"CL-12 bad input: trailing-slash variant", oauthtest.ASOptions{ISS: oauthtest.ISSNormalized}, ErrIssuerParameterMismatch, false},
+		{"CL-12 not advertised and absent: proceed", oauthtest.ASOptions{NoISSAdvertised: true, ISS: oauthtest.ISSOmit}, nil, false},
+		{"CL-12 bad input: unadvertised but wrong", oauthtest.ASOptions{NoISSAdvertised: true, ISS: oauthtest.ISSWrong}, ErrIssuerParameterMismatch, false},
+		{"CL-12 not advertised but correct: proceed", oauthtest.ASOptions{NoISSAdvertised: true, ISS: oauthtest.ISSCorrect}, nil, false},
+		{"CL-12 wrong issuer with an error response: error text unused", oauthtest.ASOptions{ISS: oauthtest.ISSWrong, AuthorizeError: "access_denied"}, ErrIssuerParameterMismatch, true},
+		{"correct issuer with an error response", oauthtest.ASOptions{AuthorizeError: "access_denied"}, ErrAuthorizationResponse, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, tt.as, fakeas.ResourceOptions{}, nil)
+			e := newEnv(t, tt.as, oauthtest.ResourceOptions{}, nil)
 			err := e.c.Login(context.Background(), e.rs.MCPURL())
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
@@ -155,7 +154,7 @@ func TestCL10State(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var e *env
-			e = newEnv(t, fakeas.Options{}, fakeas.ResourceOptions{}, func(c *Config) {
+			e = newEnv(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{}, func(c *Config) {
 				c.Authorizer = &hookAuthorizer{after: func(u *url.URL) *url.URL {
 					e.clock.Advance(tt.advance)
 					if tt.mutate != nil {
@@ -177,7 +176,7 @@ func TestCL10State(t *testing.T) {
 		t.Parallel()
 		var first *url.URL
 		var e *env
-		e = newEnv(t, fakeas.Options{}, fakeas.ResourceOptions{}, func(c *Config) {
+		e = newEnv(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{}, func(c *Config) {
 			c.Authorizer = &hookAuthorizer{after: func(u *url.URL) *url.URL {
 				if first == nil {
 					first = u
@@ -211,7 +210,7 @@ func TestCL11RecordBeforeRedirect(t *testing.T) {
 	t.Parallel()
 	var e *env
 	checked := false
-	e = newEnv(t, fakeas.Options{ScopesSupported: []string{"read", "offline_access"}}, fakeas.ResourceOptions{ChallengeScope: []string{"read"}}, func(c *Config) {
+	e = newEnv(t, oauthtest.ASOptions{ScopesSupported: []string{"read", "offline_access"}}, oauthtest.ResourceOptions{ChallengeScope: []string{"read"}}, func(c *Config) {
 		c.Authorizer = &hookAuthorizer{before: func(req *AuthorizationRequest, authURL string) {
 			checked = true
 			rec, ok := e.c.pending.Get(req.State())
@@ -256,9 +255,9 @@ func TestCL13RecordedTokenEndpoint(t *testing.T) {
 	ctx := context.Background()
 	t.Run("CL-13 discovery replaced mid-flight", func(t *testing.T) {
 		t.Parallel()
-		as2 := fakeas.New(t, fakeas.Options{})
+		as2 := oauthtest.NewAS(t, oauthtest.ASOptions{})
 		var e *env
-		e = newEnv(t, fakeas.Options{}, fakeas.ResourceOptions{}, func(c *Config) {
+		e = newEnv(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{}, func(c *Config) {
 			c.Authorizer = &hookAuthorizer{before: func(*AuthorizationRequest, string) {
 				d, _ := e.store.Discovery(ctx, e.rs.MCPURL())
 				d.Issuer = as2.Issuer()
@@ -275,9 +274,9 @@ func TestCL13RecordedTokenEndpoint(t *testing.T) {
 	})
 	t.Run("CL-13 response for AS1 carrying AS2's issuer", func(t *testing.T) {
 		t.Parallel()
-		as2 := fakeas.New(t, fakeas.Options{})
+		as2 := oauthtest.NewAS(t, oauthtest.ASOptions{})
 		var e *env
-		e = newEnv(t, fakeas.Options{}, fakeas.ResourceOptions{}, func(c *Config) {
+		e = newEnv(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{}, func(c *Config) {
 			c.Authorizer = &hookAuthorizer{after: func(u *url.URL) *url.URL {
 				return withQuery(u, func(q url.Values) { q.Set("iss", as2.Issuer()) })
 			}}
@@ -298,7 +297,7 @@ func TestCL09CL24TokenRequest(t *testing.T) {
 	if got := pkce.Challenge("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"); got != "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM" {
 		t.Fatalf("CL-09 RFC 7636 Appendix B vector: %s", got)
 	}
-	e := newEnv(t, fakeas.Options{}, fakeas.ResourceOptions{}, nil)
+	e := newEnv(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{}, nil)
 	ctx := context.Background()
 	for range 2 {
 		if err := e.c.Login(ctx, e.rs.MCPURL()); err != nil {
@@ -355,8 +354,8 @@ func TestCL14CL20Scopes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, fakeas.Options{ScopesSupported: tt.asScopes},
-				fakeas.ResourceOptions{ChallengeScope: tt.challenge, ScopesSupported: tt.supported},
+			e := newEnv(t, oauthtest.ASOptions{ScopesSupported: tt.asScopes},
+				oauthtest.ResourceOptions{ChallengeScope: tt.challenge, ScopesSupported: tt.supported},
 				func(c *Config) { c.DisableOfflineAccess = tt.disable })
 			if err := e.login(context.Background()); err != nil {
 				t.Fatal(err)
@@ -393,7 +392,7 @@ func TestCL21RedirectURI(t *testing.T) {
 			t.Errorf("CL-21 checkRedirectURI(%q) = %v, want ok=%v", tt.uri, err, tt.ok)
 		}
 	}
-	e := newEnv(t, fakeas.Options{}, fakeas.ResourceOptions{}, func(c *Config) {
+	e := newEnv(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{}, func(c *Config) {
 		c.Authorizer = &FollowRedirects{RedirectURI: "http://app.example.com/callback"}
 	})
 	if err := e.c.Login(context.Background(), e.rs.MCPURL()); !errors.Is(err, ErrUnsafeURL) {
@@ -434,7 +433,7 @@ func TestAuthorizerErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, fakeas.Options{}, fakeas.ResourceOptions{}, func(c *Config) { c.Authorizer = tt.a })
+			e := newEnv(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{}, func(c *Config) { c.Authorizer = tt.a })
 			err := e.c.Login(context.Background(), e.rs.MCPURL())
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
@@ -478,7 +477,7 @@ func TestPasteAuthorizer(t *testing.T) {
 	t.Parallel()
 	out := &syncBuffer{}
 	pr, pw := io.Pipe()
-	e := newEnv(t, fakeas.Options{}, fakeas.ResourceOptions{}, func(c *Config) { c.Authorizer = &Paste{Out: out, In: pr} })
+	e := newEnv(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{}, func(c *Config) { c.Authorizer = &Paste{Out: out, In: pr} })
 	go func() {
 		// Play the user: wait for the URL, open it, paste the final address.
 		var authURL string
@@ -507,7 +506,7 @@ func TestPasteAuthorizer(t *testing.T) {
 		t.Fatalf("no token after pasting: %v", err)
 	}
 	bad := &Paste{Out: io.Discard, In: strings.NewReader("https://elsewhere.example.com/?code=x\n")}
-	e2 := newEnv(t, fakeas.Options{}, fakeas.ResourceOptions{}, func(c *Config) { c.Authorizer = bad })
+	e2 := newEnv(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{}, func(c *Config) { c.Authorizer = bad })
 	if err := e2.c.Login(ctx, e2.rs.MCPURL()); !errors.Is(err, ErrAuthorizer) || e2.as.Hits("/token") != 0 {
 		t.Fatalf("a paste from another address: err = %v", err)
 	}

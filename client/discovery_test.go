@@ -11,7 +11,6 @@ import (
 
 	"golang.org/x/oauth2"
 
-	"github.com/mcpauth/mcpauth/client/internal/fakeas"
 	"github.com/mcpauth/mcpauth/client/tokenstore"
 	"github.com/mcpauth/mcpauth/internal/nethook"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
@@ -68,28 +67,28 @@ func TestCL02CL06DiscoveryOrder(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name      string
-		as        fakeas.Options
-		rs        fakeas.ResourceOptions
+		as        oauthtest.ASOptions
+		rs        oauthtest.ResourceOptions
 		wantRS    []string // discovery paths at the resource, in order
 		wantAS    []string // metadata paths at the AS, in order
 		wantOrigR bool     // resource indicator is the origin
 	}{
-		{"CL-02 header pointer first, root never probed", fakeas.Options{}, fakeas.ResourceOptions{},
+		{"CL-02 header pointer first, root never probed", oauthtest.ASOptions{}, oauthtest.ResourceOptions{},
 			[]string{"/.well-known/oauth-protected-resource/mcp"}, []string{"/.well-known/oauth-authorization-server"}, false},
-		{"CL-02 path-inserted without pointer", fakeas.Options{}, fakeas.ResourceOptions{NoPointer: true},
+		{"CL-02 path-inserted without pointer", oauthtest.ASOptions{}, oauthtest.ResourceOptions{NoPointer: true},
 			[]string{"/.well-known/oauth-protected-resource/mcp"}, []string{"/.well-known/oauth-authorization-server"}, false},
-		{"CL-02 root only, no pointer", fakeas.Options{}, fakeas.ResourceOptions{PRMAt: "root", NoPointer: true},
+		{"CL-02 root only, no pointer", oauthtest.ASOptions{}, oauthtest.ResourceOptions{PRMAt: "root", NoPointer: true},
 			[]string{"/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"},
 			[]string{"/.well-known/oauth-authorization-server"}, true},
-		{"CL-02 custom URL from the pointer only", fakeas.Options{}, fakeas.ResourceOptions{PRMAt: "custom"},
+		{"CL-02 custom URL from the pointer only", oauthtest.ASOptions{}, oauthtest.ResourceOptions{PRMAt: "custom"},
 			[]string{"/custom/prm.json"}, []string{"/.well-known/oauth-authorization-server"}, false},
-		{"CL-06 OpenID configuration after RFC 8414", fakeas.Options{MetadataAt: "openid"}, fakeas.ResourceOptions{},
+		{"CL-06 OpenID configuration after RFC 8414", oauthtest.ASOptions{MetadataAt: "openid"}, oauthtest.ResourceOptions{},
 			[]string{"/.well-known/oauth-protected-resource/mcp"},
 			[]string{"/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"}, false},
-		{"CL-06 issuer with path, RFC 8414 inserted, root trap untouched", fakeas.Options{PathPrefix: "/tenant1"}, fakeas.ResourceOptions{},
+		{"CL-06 issuer with path, RFC 8414 inserted, root trap untouched", oauthtest.ASOptions{PathPrefix: "/tenant1"}, oauthtest.ResourceOptions{},
 			[]string{"/.well-known/oauth-protected-resource/mcp"},
 			[]string{"/.well-known/oauth-authorization-server/tenant1"}, false},
-		{"CL-06 issuer with path, OpenID appended last", fakeas.Options{PathPrefix: "/tenant1", MetadataAt: "openid-appended"}, fakeas.ResourceOptions{},
+		{"CL-06 issuer with path, OpenID appended last", oauthtest.ASOptions{PathPrefix: "/tenant1", MetadataAt: "openid-appended"}, oauthtest.ResourceOptions{},
 			[]string{"/.well-known/oauth-protected-resource/mcp"},
 			[]string{"/.well-known/oauth-authorization-server/tenant1", "/.well-known/openid-configuration/tenant1", "/tenant1/.well-known/openid-configuration"}, false},
 	}
@@ -138,26 +137,26 @@ func TestCL03ResourceValidation(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
-		rs      fakeas.ResourceOptions
+		rs      oauthtest.ResourceOptions
 		prefix  bool
 		wantErr error
 	}{
-		{"CL-03 bad input: resource of another server", fakeas.ResourceOptions{PRMResource: "https://evil.example.com/mcp"}, false, ErrResourceMismatch},
-		{"CL-03 trailing slash variant", fakeas.ResourceOptions{PRMResource: "SELF/"}, false, ErrResourceMismatch},
-		{"CL-03 root document through the pointer is refused", fakeas.ResourceOptions{PRMAt: "root"}, false, ErrResourceMismatch},
-		{"CL-03 root document through the pointer, prefix opt-in", fakeas.ResourceOptions{PRMAt: "root"}, true, nil},
-		{"CL-03 another origin is refused even with prefix opt-in", fakeas.ResourceOptions{PRMResource: "https://evil.example.com"}, true, ErrResourceMismatch},
-		{"CL-03 root document found by probing", fakeas.ResourceOptions{PRMAt: "root", NoPointer: true}, false, nil},
+		{"CL-03 bad input: resource of another server", oauthtest.ResourceOptions{PRMResource: "https://evil.example.com/mcp"}, false, ErrResourceMismatch},
+		{"CL-03 trailing slash variant", oauthtest.ResourceOptions{PRMResource: "SELF/"}, false, ErrResourceMismatch},
+		{"CL-03 root document through the pointer is refused", oauthtest.ResourceOptions{PRMAt: "root"}, false, ErrResourceMismatch},
+		{"CL-03 root document through the pointer, prefix opt-in", oauthtest.ResourceOptions{PRMAt: "root"}, true, nil},
+		{"CL-03 another origin is refused even with prefix opt-in", oauthtest.ResourceOptions{PRMResource: "https://evil.example.com"}, true, ErrResourceMismatch},
+		{"CL-03 root document found by probing", oauthtest.ResourceOptions{PRMAt: "root", NoPointer: true}, false, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, fakeas.Options{}, fakeas.ResourceOptions{}, func(c *Config) { c.InsecureAllowResourcePrefix = tt.prefix })
+			e := newEnv(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{}, func(c *Config) { c.InsecureAllowResourcePrefix = tt.prefix })
 			rs := tt.rs
 			if rs.PRMResource == "SELF/" {
 				rs.PRMResource = e.rs.MCPURL() + "/"
 			}
-			e.rs.Update(func(o *fakeas.ResourceOptions) { *o = rs })
+			e.rs.Update(func(o *oauthtest.ResourceOptions) { *o = rs })
 			err := e.login(context.Background())
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
@@ -205,31 +204,31 @@ func TestAuthServerMetadataBadInput(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name     string
-		as       fakeas.Options
+		as       oauthtest.ASOptions
 		wantErrs []error
 	}{
-		{"CL-07 bad input: metadata names another issuer", fakeas.Options{MetadataIssuer: "https://attacker.example.com"},
+		{"CL-07 bad input: metadata names another issuer", oauthtest.ASOptions{MetadataIssuer: "https://attacker.example.com"},
 			[]error{ErrNoAuthServer, ErrIssuerMismatch, oauthmeta.ErrIssuerMismatch}},
-		{"CL-07 trailing-slash issuer", fakeas.Options{MetadataIssuer: "SELF/"}, []error{ErrIssuerMismatch}},
-		{"CL-08 bad input: no code_challenge_methods_supported", fakeas.Options{OmitCodeChallenge: true}, []error{ErrNoAuthServer, ErrPKCEUnsupported}},
-		{"CL-08 bad input: only plain", fakeas.Options{CodeChallengeMethods: []string{"plain"}}, []error{ErrPKCEUnsupported}},
-		{"CL-08 empty list", fakeas.Options{CodeChallengeMethods: []string{}}, []error{ErrPKCEUnsupported}},
-		{"CL-22 bad input: javascript: authorization endpoint", fakeas.Options{AuthorizationEndpoint: "javascript:alert(1)"},
+		{"CL-07 trailing-slash issuer", oauthtest.ASOptions{MetadataIssuer: "SELF/"}, []error{ErrIssuerMismatch}},
+		{"CL-08 bad input: no code_challenge_methods_supported", oauthtest.ASOptions{OmitCodeChallenge: true}, []error{ErrNoAuthServer, ErrPKCEUnsupported}},
+		{"CL-08 bad input: only plain", oauthtest.ASOptions{CodeChallengeMethods: []string{"plain"}}, []error{ErrPKCEUnsupported}},
+		{"CL-08 empty list", oauthtest.ASOptions{CodeChallengeMethods: []string{}}, []error{ErrPKCEUnsupported}},
+		{"CL-22 bad input: javascript: authorization endpoint", oauthtest.ASOptions{AuthorizationEndpoint: "javascript:alert(1)"},
 			[]error{ErrInvalidMetadata, oauthmeta.ErrUnsafeURL}},
-		{"CL-22 data: authorization endpoint", fakeas.Options{AuthorizationEndpoint: "data:text/html,<script>alert(1)</script>"}, []error{oauthmeta.ErrUnsafeURL}},
-		{"CL-22 plain http to a public host", fakeas.Options{AuthorizationEndpoint: "http://as.example.com/authorize"}, []error{oauthmeta.ErrUnsafeURL}},
-		{"CL-06 no metadata anywhere", fakeas.Options{MetadataAt: "none"}, []error{ErrNoAuthServer, ErrNoAuthServerMetadata}},
+		{"CL-22 data: authorization endpoint", oauthtest.ASOptions{AuthorizationEndpoint: "data:text/html,<script>alert(1)</script>"}, []error{oauthmeta.ErrUnsafeURL}},
+		{"CL-22 plain http to a public host", oauthtest.ASOptions{AuthorizationEndpoint: "http://as.example.com/authorize"}, []error{oauthmeta.ErrUnsafeURL}},
+		{"CL-06 no metadata anywhere", oauthtest.ASOptions{MetadataAt: "none"}, []error{ErrNoAuthServer, ErrNoAuthServerMetadata}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			authz := &countingAuthorizer{inner: &FollowRedirects{}}
-			e := newEnv(t, fakeas.Options{}, fakeas.ResourceOptions{}, func(c *Config) { c.Authorizer = authz })
+			e := newEnv(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{}, func(c *Config) { c.Authorizer = authz })
 			opts := tt.as
 			if opts.MetadataIssuer == "SELF/" {
 				opts.MetadataIssuer = e.as.Issuer() + "/"
 			}
-			e.as.Update(func(o *fakeas.Options) { *o = opts })
+			e.as.Update(func(o *oauthtest.ASOptions) { *o = opts })
 			err := e.login(context.Background())
 			for _, want := range tt.wantErrs {
 				if !errors.Is(err, want) {
@@ -334,7 +333,7 @@ func TestMetadataCache(t *testing.T) {
 	}
 	t.Run("second connection costs no discovery requests", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, fakeas.Options{}, fakeas.ResourceOptions{}, nil)
+		e := newEnv(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{}, nil)
 		cs, err := e.session(ctx, "2026-07-28")
 		if err != nil {
 			t.Fatal(err)
@@ -358,7 +357,7 @@ func TestMetadataCache(t *testing.T) {
 	})
 	t.Run("expired token: new authorization on cached metadata", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, fakeas.Options{ExpiresIn: 60}, fakeas.ResourceOptions{}, nil)
+		e := newEnv(t, oauthtest.ASOptions{ExpiresIn: 60}, oauthtest.ResourceOptions{}, nil)
 		if err := e.login(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -378,7 +377,7 @@ func TestMetadataCache(t *testing.T) {
 	})
 	t.Run("refused token: discovery bypasses the cache", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, fakeas.Options{}, fakeas.ResourceOptions{}, nil)
+		e := newEnv(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{}, nil)
 		if err := e.login(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -408,7 +407,7 @@ func TestMetadataCache(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, fakeas.Options{MetadataCacheControl: tc.cacheControl}, fakeas.ResourceOptions{}, nil)
+			e := newEnv(t, oauthtest.ASOptions{MetadataCacheControl: tc.cacheControl}, oauthtest.ResourceOptions{}, nil)
 			resource := e.rs.MCPURL()
 			if _, err := e.c.discover(ctx, resource, "", false); err != nil {
 				t.Fatal(err)
@@ -442,7 +441,7 @@ func TestLegacy20250326(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			as, rs := fakeas.NewCombined(t, fakeas.Options{MetadataAt: tt.metadata}, fakeas.ResourceOptions{PRMAt: "none"})
+			as, rs := oauthtest.NewCombined(t, oauthtest.ASOptions{MetadataAt: tt.metadata}, oauthtest.ResourceOptions{PRMAt: "none"})
 			c, err := New(Config{Authorizer: &FollowRedirects{}, InsecureAllowHTTPLoopback: true, InsecureLegacy20250326: tt.legacy})
 			if err != nil {
 				t.Fatal(err)
@@ -470,7 +469,7 @@ func TestLegacy20250326(t *testing.T) {
 	}
 	t.Run("metadata present but unusable never falls back", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, fakeas.Options{MetadataAt: "none"}, fakeas.ResourceOptions{}, func(c *Config) { c.InsecureLegacy20250326 = true })
+		e := newEnv(t, oauthtest.ASOptions{MetadataAt: "none"}, oauthtest.ResourceOptions{}, func(c *Config) { c.InsecureLegacy20250326 = true })
 		if err := e.login(ctx); !errors.Is(err, ErrNoAuthServerMetadata) {
 			t.Fatalf("err = %v, want ErrNoAuthServerMetadata: defaults are for servers without resource metadata only", err)
 		}
@@ -484,9 +483,9 @@ func TestCL05SelectAuthServer(t *testing.T) {
 	ctx := context.Background()
 	t.Run("CL-05 first reachable and valid by default", func(t *testing.T) {
 		t.Parallel()
-		broken := fakeas.New(t, fakeas.Options{MetadataAt: "none"})
-		good := fakeas.New(t, fakeas.Options{})
-		rs := fakeas.NewResource(t, fakeas.ResourceOptions{}, broken, good)
+		broken := oauthtest.NewAS(t, oauthtest.ASOptions{MetadataAt: "none"})
+		good := oauthtest.NewAS(t, oauthtest.ASOptions{})
+		rs := oauthtest.NewResource(t, oauthtest.ResourceOptions{}, broken, good)
 		store := tokenstore.NewMemory()
 		c, _ := New(Config{Authorizer: &FollowRedirects{}, InsecureAllowHTTPLoopback: true, Store: store})
 		h, _ := c.OAuthHandler(rs.MCPURL())
@@ -504,8 +503,8 @@ func TestCL05SelectAuthServer(t *testing.T) {
 	})
 	t.Run("CL-05 policy reorders and the state stays per issuer", func(t *testing.T) {
 		t.Parallel()
-		as1, as2 := fakeas.New(t, fakeas.Options{}), fakeas.New(t, fakeas.Options{})
-		rs := fakeas.NewResource(t, fakeas.ResourceOptions{}, as1, as2)
+		as1, as2 := oauthtest.NewAS(t, oauthtest.ASOptions{}), oauthtest.NewAS(t, oauthtest.ASOptions{})
+		rs := oauthtest.NewResource(t, oauthtest.ResourceOptions{}, as1, as2)
 		var seen []string
 		store := tokenstore.NewMemory()
 		c, _ := New(Config{Authorizer: &FollowRedirects{}, InsecureAllowHTTPLoopback: true, Store: store,
@@ -535,7 +534,7 @@ func TestCL05SelectAuthServer(t *testing.T) {
 	})
 	t.Run("policy that filters everything", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, fakeas.Options{}, fakeas.ResourceOptions{}, func(c *Config) {
+		e := newEnv(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{}, func(c *Config) {
 			c.SelectAuthServer = func(context.Context, string, []string) ([]string, error) {
 				return []string{"https://not-listed.example"}, nil
 			}

@@ -13,15 +13,15 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/mcpauth/mcpauth/client"
-	"github.com/mcpauth/mcpauth/client/internal/fakeas"
 	"github.com/mcpauth/mcpauth/client/tokenstore"
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 )
 
 // protectedServer starts, on 127.0.0.1, an MCP server protected by an
 // auto-approving authorization server, and returns the MCP endpoint URL.
-func protectedServer(c *fakeas.Cleanup) string {
-	as := fakeas.New(c, fakeas.Options{ScopesSupported: []string{"files:read", "offline_access"}, IssueRefreshTokens: true})
-	return fakeas.NewResource(c, fakeas.ResourceOptions{ChallengeScope: []string{"files:read"}}, as).MCPURL()
+func protectedServer(c *oauthtest.Cleanup) string {
+	as := oauthtest.NewAS(c, oauthtest.ASOptions{ScopesSupported: []string{"files:read", "offline_access"}, IssueRefreshTokens: true})
+	return oauthtest.NewResource(c, oauthtest.ResourceOptions{ChallengeScope: []string{"files:read"}}, as).MCPURL()
 }
 
 func must[T any](v T, err error) T {
@@ -35,7 +35,7 @@ func must[T any](v T, err error) T {
 // discovery, registration, authorization and the token, all inside the
 // transport.
 func ExampleClient_OAuthHandler() {
-	servers := &fakeas.Cleanup{}
+	servers := &oauthtest.Cleanup{}
 	defer servers.Close()
 	serverURL := protectedServer(servers) // e.g. "https://mcp.example.com/mcp"
 	ctx := context.Background()
@@ -55,7 +55,7 @@ func ExampleClient_OAuthHandler() {
 
 // The same client as an http.RoundTripper, for any HTTP code.
 func ExampleClient_Transport() {
-	servers := &fakeas.Cleanup{}
+	servers := &oauthtest.Cleanup{}
 	defer servers.Close()
 	serverURL := protectedServer(servers)
 
@@ -75,7 +75,7 @@ func ExampleClient_Transport() {
 // x/oauth2 code gets its tokens from the Client: oauth2.NewClient sends
 // them as Bearer tokens; the first Token call authorizes.
 func ExampleClient_TokenSource() {
-	servers := &fakeas.Cleanup{}
+	servers := &oauthtest.Cleanup{}
 	defer servers.Close()
 	serverURL := protectedServer(servers)
 	ctx := context.Background()
@@ -115,7 +115,7 @@ func ExampleNew() {
 
 // Login before the first request, for example from a "login" command.
 func ExampleClient_Login() {
-	servers := &fakeas.Cleanup{}
+	servers := &oauthtest.Cleanup{}
 	defer servers.Close()
 	serverURL := protectedServer(servers)
 

@@ -15,7 +15,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpauth/mcpauth/client/internal/fakeas"
 	"github.com/mcpauth/mcpauth/client/tokenstore"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 )
@@ -42,8 +41,8 @@ func (b *syncBuffer) String() string {
 // wired together on 127.0.0.1.
 type env struct {
 	t     *testing.T
-	as    *fakeas.Server
-	rs    *fakeas.Resource
+	as    *oauthtest.AS
+	rs    *oauthtest.Resource
 	c     *Client
 	clock *oauthtest.Clock
 	store *tokenstore.Memory
@@ -52,11 +51,11 @@ type env struct {
 
 // newEnv starts the servers and a client with FollowRedirects, loopback
 // allowed, a fixed clock and a debug logger; mutate adjusts the config.
-func newEnv(t *testing.T, asOpts fakeas.Options, rsOpts fakeas.ResourceOptions, mutate func(*Config)) *env {
+func newEnv(t *testing.T, asOpts oauthtest.ASOptions, rsOpts oauthtest.ResourceOptions, mutate func(*Config)) *env {
 	t.Helper()
 	e := &env{t: t, clock: oauthtest.NewClock(oauthtest.Epoch()), store: tokenstore.NewMemory(), logs: &syncBuffer{}}
-	e.as = fakeas.New(t, asOpts)
-	e.rs = fakeas.NewResource(t, rsOpts, e.as)
+	e.as = oauthtest.NewAS(t, asOpts)
+	e.rs = oauthtest.NewResource(t, rsOpts, e.as)
 	cfg := Config{
 		Authorizer:                &FollowRedirects{},
 		Store:                     e.store,

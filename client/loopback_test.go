@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpauth/mcpauth/client/internal/fakeas"
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 )
 
 // browser plays the system browser for Loopback tests: it visits the
@@ -63,7 +63,7 @@ func (b *browser) open(ctx context.Context, authURL string) error {
 func TestCL21Loopback(t *testing.T) {
 	t.Parallel()
 	b := &browser{t: t, done: make(chan struct{})}
-	e := newEnv(t, fakeas.Options{}, fakeas.ResourceOptions{}, func(c *Config) { c.Authorizer = &Loopback{Open: b.open} })
+	e := newEnv(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{}, func(c *Config) { c.Authorizer = &Loopback{Open: b.open} })
 	if err := e.c.Login(context.Background(), e.rs.MCPURL()); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestCL21LoopbackOnlyLoopbackAddress(t *testing.T) {
 		}()
 		return nil
 	}}
-	e := newEnv(t, fakeas.Options{}, fakeas.ResourceOptions{}, func(c *Config) { c.Authorizer = l })
+	e := newEnv(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{}, func(c *Config) { c.Authorizer = l })
 	err := e.c.Login(context.Background(), e.rs.MCPURL())
 	if !errors.Is(err, ErrTimeout) || !errors.Is(err, ErrAuthorizer) {
 		t.Fatalf("err = %v, want ErrTimeout", err)
@@ -136,12 +136,12 @@ func TestLoopbackCancel(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &Loopback{Open: func(context.Context, string) error { cancel(); return nil }}
-	e := newEnv(t, fakeas.Options{}, fakeas.ResourceOptions{}, func(c *Config) { c.Authorizer = l })
+	e := newEnv(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{}, func(c *Config) { c.Authorizer = l })
 	if err := e.c.Login(ctx, e.rs.MCPURL()); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 	bad := &Loopback{Path: "no-slash", Open: func(context.Context, string) error { return nil }}
-	e2 := newEnv(t, fakeas.Options{}, fakeas.ResourceOptions{}, func(c *Config) { c.Authorizer = bad })
+	e2 := newEnv(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{}, func(c *Config) { c.Authorizer = bad })
 	if err := e2.c.Login(context.Background(), e2.rs.MCPURL()); !errors.Is(err, ErrConfig) {
 		t.Fatalf("err = %v, want ErrConfig", err)
 	}
@@ -209,7 +209,7 @@ func TestLoopbackPrefersRegisteredPort(t *testing.T) {
 		}()
 		return nil
 	}
-	e := newEnv(t, fakeas.Options{}, fakeas.ResourceOptions{}, func(c *Config) { c.Authorizer = &Loopback{Open: visit} })
+	e := newEnv(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{}, func(c *Config) { c.Authorizer = &Loopback{Open: visit} })
 	redirectPort := func(i int) string {
 		az := e.as.Authorizations()
 		if len(az) <= i {

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpauth/mcpauth/client/internal/fakeas"
 	"github.com/mcpauth/mcpauth/client/tokenstore"
 	"github.com/mcpauth/mcpauth/clientmeta"
 	"github.com/mcpauth/mcpauth/internal/golden"
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -24,27 +24,27 @@ func TestCL16RegistrationOrder(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name         string
-		as           fakeas.Options
+		as           oauthtest.ASOptions
 		cfg          func(c *Config, issuer string)
 		wantErr      error
 		wantClientID string // "dcr" for a dynamically registered one
 		wantRegister int
 	}{
 		{"CL-16 pre-registered credentials win over CIMD and DCR",
-			fakeas.Options{CIMD: true, AuthMethods: []string{"client_secret_basic"},
-				PreRegistered: []fakeas.Client{{ID: "pre", Secret: "pre-secret", Method: "client_secret_basic"}}},
+			oauthtest.ASOptions{CIMD: true, AuthMethods: []string{"client_secret_basic"},
+				PreRegistered: []oauthtest.RegisteredClient{{ID: "pre", Secret: "pre-secret", Method: "client_secret_basic"}}},
 			func(c *Config, issuer string) {
 				c.ClientIDMetadataURL = testCIMD
 				c.PreRegistered = []PreRegisteredClient{{Issuer: issuer, ClientID: "pre", ClientSecret: "pre-secret"}}
 			}, nil, "pre", 0},
-		{"CL-16 CIMD when advertised, even with a registration endpoint", fakeas.Options{CIMD: true},
+		{"CL-16 CIMD when advertised, even with a registration endpoint", oauthtest.ASOptions{CIMD: true},
 			func(c *Config, _ string) { c.ClientIDMetadataURL = testCIMD }, nil, testCIMD, 0},
-		{"CL-16 DCR when CIMD is not advertised", fakeas.Options{},
+		{"CL-16 DCR when CIMD is not advertised", oauthtest.ASOptions{},
 			func(c *Config, _ string) { c.ClientIDMetadataURL = testCIMD }, nil, "dcr", 1},
-		{"CL-16 DCR without a CIMD URL", fakeas.Options{CIMD: true}, nil, nil, "dcr", 1},
-		{"CL-16 no way to register is a clear error", fakeas.Options{NoRegistration: true}, nil, ErrNoRegistration, "", 0},
-		{"CL-16 DCR disabled", fakeas.Options{}, func(c *Config, _ string) { c.DisableDynamicRegistration = true }, ErrNoRegistration, "", 0},
-		{"CL-18 pre-registered for another issuer is never offered", fakeas.Options{NoRegistration: true},
+		{"CL-16 DCR without a CIMD URL", oauthtest.ASOptions{CIMD: true}, nil, nil, "dcr", 1},
+		{"CL-16 no way to register is a clear error", oauthtest.ASOptions{NoRegistration: true}, nil, ErrNoRegistration, "", 0},
+		{"CL-16 DCR disabled", oauthtest.ASOptions{}, func(c *Config, _ string) { c.DisableDynamicRegistration = true }, ErrNoRegistration, "", 0},
+		{"CL-18 pre-registered for another issuer is never offered", oauthtest.ASOptions{NoRegistration: true},
 			func(c *Config, _ string) {
 				c.PreRegistered = []PreRegisteredClient{{Issuer: "https://old-as.example.com", ClientID: "old", ClientSecret: "old-secret"}}
 			}, ErrIssuerChanged, "", 0},
@@ -52,8 +52,8 @@ func TestCL16RegistrationOrder(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			as := fakeas.New(t, tt.as)
-			rs := fakeas.NewResource(t, fakeas.ResourceOptions{}, as)
+			as := oauthtest.NewAS(t, tt.as)
+			rs := oauthtest.NewResource(t, oauthtest.ResourceOptions{}, as)
 			cfg := Config{Authorizer: &FollowRedirects{}, InsecureAllowHTTPLoopback: true}
 			if tt.cfg != nil {
 				tt.cfg(&cfg, as.Issuer())
@@ -113,7 +113,7 @@ func TestCL17DynamicRegistration(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, fakeas.Options{AuthMethods: tt.authMethods}, fakeas.ResourceOptions{}, func(c *Config) {
+			e := newEnv(t, oauthtest.ASOptions{AuthMethods: tt.authMethods}, oauthtest.ResourceOptions{}, func(c *Config) {
 				c.ApplicationType = tt.appType
 				c.ClientName = "Test Host"
 			})
@@ -156,7 +156,7 @@ func TestRegistrationReuse(t *testing.T) {
 	ctx := context.Background()
 	t.Run("second login reuses the registration", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, fakeas.Options{}, fakeas.ResourceOptions{}, nil)
+		e := newEnv(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{}, nil)
 		if err := e.c.Login(ctx, e.rs.MCPURL()); err != nil {
 			t.Fatal(err)
 		}
@@ -175,8 +175,8 @@ func TestRegistrationReuse(t *testing.T) {
 	})
 	t.Run("a second process reuses the stored registration and token", func(t *testing.T) {
 		t.Parallel()
-		as := fakeas.New(t, fakeas.Options{})
-		rs := fakeas.NewResource(t, fakeas.ResourceOptions{}, as)
+		as := oauthtest.NewAS(t, oauthtest.ASOptions{})
+		rs := oauthtest.NewResource(t, oauthtest.ResourceOptions{}, as)
 		path := filepath.Join(t.TempDir(), "store.json")
 		for i := range 2 {
 			store, _ := tokenstore.NewFile(path)
@@ -205,7 +205,7 @@ func TestRegistrationReuse(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, fakeas.Options{}, fakeas.ResourceOptions{}, nil)
+			e := newEnv(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{}, nil)
 			d, err := e.c.discover(ctx, e.rs.MCPURL(), "", false)
 			if err != nil {
 				t.Fatal(err)
@@ -244,9 +244,9 @@ func mustHandler(t *testing.T, c *Client, url string) *OAuthHandler {
 func TestCL18AuthServerMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	as1 := fakeas.New(t, fakeas.Options{AuthMethods: []string{"client_secret_basic"}})
-	as2 := fakeas.New(t, fakeas.Options{AuthMethods: []string{"client_secret_post"}})
-	rs := fakeas.NewResource(t, fakeas.ResourceOptions{}, as1)
+	as1 := oauthtest.NewAS(t, oauthtest.ASOptions{AuthMethods: []string{"client_secret_basic"}})
+	as2 := oauthtest.NewAS(t, oauthtest.ASOptions{AuthMethods: []string{"client_secret_post"}})
+	rs := oauthtest.NewResource(t, oauthtest.ResourceOptions{}, as1)
 	store := tokenstore.NewMemory()
 	c, _ := New(Config{Authorizer: &FollowRedirects{}, InsecureAllowHTTPLoopback: true, Store: store})
 	cs, err := sdkConnect(ctx, mcpTransport(rs.MCPURL(), mustHandler(t, c, rs.MCPURL())), "2026-07-28")
@@ -294,10 +294,10 @@ func TestCL18AuthServerMigration(t *testing.T) {
 func TestCL18PreRegisteredIssuerChanged(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	as1 := fakeas.New(t, fakeas.Options{NoRegistration: true, AuthMethods: []string{"client_secret_basic"},
-		PreRegistered: []fakeas.Client{{ID: "pre", Secret: "pre-secret", Method: "client_secret_basic"}}})
-	as2 := fakeas.New(t, fakeas.Options{})
-	rs := fakeas.NewResource(t, fakeas.ResourceOptions{}, as1)
+	as1 := oauthtest.NewAS(t, oauthtest.ASOptions{NoRegistration: true, AuthMethods: []string{"client_secret_basic"},
+		PreRegistered: []oauthtest.RegisteredClient{{ID: "pre", Secret: "pre-secret", Method: "client_secret_basic"}}})
+	as2 := oauthtest.NewAS(t, oauthtest.ASOptions{})
+	rs := oauthtest.NewResource(t, oauthtest.ResourceOptions{}, as1)
 	c, _ := New(Config{Authorizer: &FollowRedirects{}, InsecureAllowHTTPLoopback: true,
 		PreRegistered: []PreRegisteredClient{{Issuer: as1.Issuer(), ClientID: "pre", ClientSecret: "pre-secret"}}})
 	h := mustHandler(t, c, rs.MCPURL())
@@ -383,8 +383,8 @@ func TestCIMD12ConfigValidation(t *testing.T) {
 // never sends a client secret, whatever the server lists.
 func TestCL25NoSecretWithURLClientID(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, fakeas.Options{CIMD: true, AuthMethods: []string{"client_secret_basic", "client_secret_post"}},
-		fakeas.ResourceOptions{}, func(c *Config) { c.ClientIDMetadataURL = testCIMD })
+	e := newEnv(t, oauthtest.ASOptions{CIMD: true, AuthMethods: []string{"client_secret_basic", "client_secret_post"}},
+		oauthtest.ResourceOptions{}, func(c *Config) { c.ClientIDMetadataURL = testCIMD })
 	if err := e.c.Login(context.Background(), e.rs.MCPURL()); err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpauth/mcpauth/client/internal/fakeas"
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 )
 
 // TestSDKAdapter: the official Go SDK's streamable transport, authorized
@@ -19,7 +19,7 @@ func TestSDKAdapter(t *testing.T) {
 		t.Run(pv, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			e := newEnv(t, fakeas.Options{}, fakeas.ResourceOptions{ChallengeScope: []string{"mcp:basic"}}, nil)
+			e := newEnv(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{ChallengeScope: []string{"mcp:basic"}}, nil)
 			for range 2 {
 				cs, err := e.session(ctx, pv)
 				if err != nil {
@@ -49,7 +49,7 @@ func TestSDKAdapter(t *testing.T) {
 func TestSDKAdapterTokenSource(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, fakeas.Options{}, fakeas.ResourceOptions{}, nil)
+	e := newEnv(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{}, nil)
 	h := mustHandler(t, e.c, e.rs.MCPURL())
 	ts, err := h.TokenSource(ctx)
 	if err != nil || ts != nil {
@@ -74,7 +74,7 @@ func TestSDKAdapterTokenSource(t *testing.T) {
 func TestCL15SDKAttemptBudget(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, fakeas.Options{DenyScopes: []string{"admin"}}, fakeas.ResourceOptions{}, nil)
+	e := newEnv(t, oauthtest.ASOptions{DenyScopes: []string{"admin"}}, oauthtest.ResourceOptions{}, nil)
 	h := mustHandler(t, e.c, e.rs.MCPURL())
 	forbidden := func() *http.Response {
 		return &http.Response{StatusCode: http.StatusForbidden, Body: http.NoBody, Header: http.Header{
@@ -120,7 +120,7 @@ func TestSDKAdapterScopeRetryLimit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	for _, deny := range []bool{false, true} {
-		e := newEnv(t, fakeas.Options{DenyScopes: map[bool][]string{true: {"admin"}}[deny]}, fakeas.ResourceOptions{AlwaysForbid: true}, nil)
+		e := newEnv(t, oauthtest.ASOptions{DenyScopes: map[bool][]string{true: {"admin"}}[deny]}, oauthtest.ResourceOptions{AlwaysForbid: true}, nil)
 		for range 5 {
 			if cs, err := e.session(ctx, "2026-07-28"); err == nil {
 				cs.Close()

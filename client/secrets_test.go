@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpauth/mcpauth/client/internal/fakeas"
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -20,12 +20,12 @@ func TestNoSecretsInErrorsOrLogs(t *testing.T) {
 	preClient := func(issuer string) []PreRegisteredClient {
 		return []PreRegisteredClient{{Issuer: issuer, ClientID: "pre", ClientSecret: "pre-registered-SECRET-value"}}
 	}
-	asPre := fakeas.Options{NoRegistration: true, AuthMethods: []string{"client_secret_post"}, IssueRefreshTokens: true, ExpiresIn: 60,
-		PreRegistered: []fakeas.Client{{ID: "pre", Secret: "pre-registered-SECRET-value", Method: "client_secret_post"}}}
+	asPre := oauthtest.ASOptions{NoRegistration: true, AuthMethods: []string{"client_secret_post"}, IssueRefreshTokens: true, ExpiresIn: 60,
+		PreRegistered: []oauthtest.RegisteredClient{{ID: "pre", Secret: "pre-registered-SECRET-value", Method: "client_secret_post"}}}
 
 	t.Run("success with refresh, debug logging", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, asPre, fakeas.ResourceOptions{}, nil)
+		e := newEnv(t, asPre, oauthtest.ResourceOptions{}, nil)
 		e.c.cfg.PreRegistered = preClient(e.as.Issuer())
 		cs, err := e.session(ctx, "2026-07-28")
 		if err != nil {
@@ -46,7 +46,7 @@ func TestNoSecretsInErrorsOrLogs(t *testing.T) {
 		t.Parallel()
 		opts := asPre
 		opts.EchoSecrets = true
-		e := newEnv(t, opts, fakeas.ResourceOptions{}, nil)
+		e := newEnv(t, opts, oauthtest.ResourceOptions{}, nil)
 		e.c.cfg.PreRegistered = preClient(e.as.Issuer())
 		err := e.c.Login(ctx, e.rs.MCPURL())
 		if !errors.Is(err, &oauthmeta.Error{Code: oauthmeta.CodeInvalidGrant}) {
@@ -56,12 +56,12 @@ func TestNoSecretsInErrorsOrLogs(t *testing.T) {
 	})
 	t.Run("refresh refused, server echoes the refresh token", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, asPre, fakeas.ResourceOptions{}, nil)
+		e := newEnv(t, asPre, oauthtest.ResourceOptions{}, nil)
 		e.c.cfg.PreRegistered = preClient(e.as.Issuer())
 		if err := e.c.Login(ctx, e.rs.MCPURL()); err != nil {
 			t.Fatal(err)
 		}
-		e.as.Update(func(o *fakeas.Options) { o.EchoSecrets = true })
+		e.as.Update(func(o *oauthtest.ASOptions) { o.EchoSecrets = true })
 		e.clock.Advance(time.Hour)
 		st, _ := e.c.tokenState(ctx, e.rs.MCPURL())
 		_, err := e.c.refresh(ctx, st, false)
@@ -73,13 +73,13 @@ func TestNoSecretsInErrorsOrLogs(t *testing.T) {
 	t.Run("failures across the flow", func(t *testing.T) {
 		t.Parallel()
 		var errs []error
-		for _, opts := range []fakeas.Options{
-			{ISS: fakeas.ISSWrong, AuthorizeError: "access_denied"},
+		for _, opts := range []oauthtest.ASOptions{
+			{ISS: oauthtest.ISSWrong, AuthorizeError: "access_denied"},
 			{TokenType: "DPoP"},
 			{PadTokenResponse: 2 << 20},
 			{AuthorizeError: "invalid_scope"},
 		} {
-			e := newEnv(t, opts, fakeas.ResourceOptions{}, nil)
+			e := newEnv(t, opts, oauthtest.ResourceOptions{}, nil)
 			err := e.c.Login(ctx, e.rs.MCPURL())
 			if err == nil {
 				t.Fatalf("%+v: no error", opts)

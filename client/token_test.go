@@ -15,8 +15,8 @@ import (
 
 	"golang.org/x/oauth2"
 
-	"github.com/mcpauth/mcpauth/client/internal/fakeas"
 	"github.com/mcpauth/mcpauth/client/tokenstore"
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -140,17 +140,17 @@ func TestTokenResponseBadInput(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
-		as      fakeas.Options
+		as      oauthtest.ASOptions
 		wantErr error
 	}{
-		{"bad input: token response without token_type", fakeas.Options{TokenType: "-"}, ErrTokenResponse},
-		{"bad input: token_type other than Bearer", fakeas.Options{TokenType: "DPoP"}, ErrTokenType},
-		{"bad input: token response over 1 MiB", fakeas.Options{PadTokenResponse: 1 << 20}, ErrResponseTooLarge},
+		{"bad input: token response without token_type", oauthtest.ASOptions{TokenType: "-"}, ErrTokenResponse},
+		{"bad input: token_type other than Bearer", oauthtest.ASOptions{TokenType: "DPoP"}, ErrTokenType},
+		{"bad input: token response over 1 MiB", oauthtest.ASOptions{PadTokenResponse: 1 << 20}, ErrResponseTooLarge},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, tt.as, fakeas.ResourceOptions{}, nil)
+			e := newEnv(t, tt.as, oauthtest.ResourceOptions{}, nil)
 			ctx := context.Background()
 			err := e.c.Login(ctx, e.rs.MCPURL())
 			if !errors.Is(err, tt.wantErr) || !errors.Is(err, ErrTokenResponse) {
@@ -170,27 +170,27 @@ func TestTokenEndpointAuthMethods(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name       string
-		as         fakeas.Options
+		as         oauthtest.ASOptions
 		pre        *PreRegisteredClient
 		wantMethod string
 	}{
-		{"none", fakeas.Options{AuthMethods: []string{"none"}}, nil, "none"},
-		{"client_secret_basic", fakeas.Options{AuthMethods: []string{"client_secret_basic"}}, nil, "client_secret_basic"},
-		{"client_secret_post", fakeas.Options{AuthMethods: []string{"client_secret_post"}}, nil, "client_secret_post"},
-		{"pre-registered, method from metadata", fakeas.Options{NoRegistration: true, AuthMethods: []string{"client_secret_post"},
-			PreRegistered: []fakeas.Client{{ID: "p", Secret: "s:&=é", Method: "client_secret_post"}}},
+		{"none", oauthtest.ASOptions{AuthMethods: []string{"none"}}, nil, "none"},
+		{"client_secret_basic", oauthtest.ASOptions{AuthMethods: []string{"client_secret_basic"}}, nil, "client_secret_basic"},
+		{"client_secret_post", oauthtest.ASOptions{AuthMethods: []string{"client_secret_post"}}, nil, "client_secret_post"},
+		{"pre-registered, method from metadata", oauthtest.ASOptions{NoRegistration: true, AuthMethods: []string{"client_secret_post"},
+			PreRegistered: []oauthtest.RegisteredClient{{ID: "p", Secret: "s:&=é", Method: "client_secret_post"}}},
 			&PreRegisteredClient{ClientID: "p", ClientSecret: "s:&=é"}, "client_secret_post"},
-		{"pre-registered basic with characters to escape", fakeas.Options{NoRegistration: true, AuthMethods: []string{"client_secret_basic"},
-			PreRegistered: []fakeas.Client{{ID: "p:1", Secret: "s:&=é+", Method: "client_secret_basic"}}},
+		{"pre-registered basic with characters to escape", oauthtest.ASOptions{NoRegistration: true, AuthMethods: []string{"client_secret_basic"},
+			PreRegistered: []oauthtest.RegisteredClient{{ID: "p:1", Secret: "s:&=é+", Method: "client_secret_basic"}}},
 			&PreRegisteredClient{ClientID: "p:1", ClientSecret: "s:&=é+"}, "client_secret_basic"},
-		{"pre-registered public client", fakeas.Options{NoRegistration: true, AuthMethods: []string{"none", "client_secret_basic"},
-			PreRegistered: []fakeas.Client{{ID: "pub", Method: "none"}}}, &PreRegisteredClient{ClientID: "pub"}, "none"},
+		{"pre-registered public client", oauthtest.ASOptions{NoRegistration: true, AuthMethods: []string{"none", "client_secret_basic"},
+			PreRegistered: []oauthtest.RegisteredClient{{ID: "pub", Method: "none"}}}, &PreRegisteredClient{ClientID: "pub"}, "none"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			as := fakeas.New(t, tt.as)
-			rs := fakeas.NewResource(t, fakeas.ResourceOptions{}, as)
+			as := oauthtest.NewAS(t, tt.as)
+			rs := oauthtest.NewResource(t, oauthtest.ResourceOptions{}, as)
 			cfg := Config{Authorizer: &FollowRedirects{}, InsecureAllowHTTPLoopback: true}
 			if tt.pre != nil {
 				p := *tt.pre
@@ -250,7 +250,7 @@ func TestCL04RefreshResource(t *testing.T) {
 	for _, omit := range []bool{false, true} {
 		t.Run(map[bool]string{false: "CL-04 resource on refresh", true: "OmitResourceOnRefresh"}[omit], func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, fakeas.Options{IssueRefreshTokens: true, RotateRefreshTokens: true, ExpiresIn: 60}, fakeas.ResourceOptions{}, nil)
+			e := newEnv(t, oauthtest.ASOptions{IssueRefreshTokens: true, RotateRefreshTokens: true, ExpiresIn: 60}, oauthtest.ResourceOptions{}, nil)
 			// The issuer is known once the server runs; set before first use.
 			e.c.cfg.AuthServers = map[string]AuthServerOptions{e.as.Issuer(): {OmitResourceOnRefresh: omit}}
 			ctx := context.Background()
@@ -297,7 +297,7 @@ func TestRefreshDeduplicated(t *testing.T) {
 	ctx := context.Background()
 	t.Run("goroutines", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, fakeas.Options{IssueRefreshTokens: true, RotateRefreshTokens: true, ExpiresIn: 60}, fakeas.ResourceOptions{}, nil)
+		e := newEnv(t, oauthtest.ASOptions{IssueRefreshTokens: true, RotateRefreshTokens: true, ExpiresIn: 60}, oauthtest.ResourceOptions{}, nil)
 		if err := e.c.Login(ctx, e.rs.MCPURL()); err != nil {
 			t.Fatal(err)
 		}
@@ -315,8 +315,8 @@ func TestRefreshDeduplicated(t *testing.T) {
 	})
 	t.Run("processes sharing a file store", func(t *testing.T) {
 		t.Parallel()
-		as := fakeas.New(t, fakeas.Options{IssueRefreshTokens: true, RotateRefreshTokens: true, ExpiresIn: 60})
-		rs := fakeas.NewResource(t, fakeas.ResourceOptions{}, as)
+		as := oauthtest.NewAS(t, oauthtest.ASOptions{IssueRefreshTokens: true, RotateRefreshTokens: true, ExpiresIn: 60})
+		rs := oauthtest.NewResource(t, oauthtest.ResourceOptions{}, as)
 		path := filepath.Join(t.TempDir(), "tokens.json")
 		now := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)
 		var mu sync.Mutex
@@ -381,7 +381,7 @@ func runConcurrently(t *testing.T, n int, fn func() error) {
 func TestRefreshOn401(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	asOpts := fakeas.Options{IssueRefreshTokens: true}
+	asOpts := oauthtest.ASOptions{IssueRefreshTokens: true}
 	refresh := func(e *env) int {
 		n := 0
 		for _, tr := range e.as.TokenRequests() {
@@ -393,7 +393,7 @@ func TestRefreshOn401(t *testing.T) {
 	}
 	t.Run("refresh before login", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, asOpts, fakeas.ResourceOptions{}, nil)
+		e := newEnv(t, asOpts, oauthtest.ResourceOptions{}, nil)
 		cs, err := e.session(ctx, "2026-07-28")
 		if err != nil {
 			t.Fatal(err)
@@ -409,7 +409,7 @@ func TestRefreshOn401(t *testing.T) {
 	})
 	t.Run("refreshed token refused too", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, asOpts, fakeas.ResourceOptions{}, nil)
+		e := newEnv(t, asOpts, oauthtest.ResourceOptions{}, nil)
 		if err := e.login(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -431,7 +431,7 @@ func TestRefreshOn401(t *testing.T) {
 	})
 	t.Run("401 asking for wider scopes skips refresh", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, asOpts, fakeas.ResourceOptions{ChallengeScope: []string{"read"}}, nil)
+		e := newEnv(t, asOpts, oauthtest.ResourceOptions{ChallengeScope: []string{"read"}}, nil)
 		if err := e.login(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -450,7 +450,7 @@ func TestRefreshOn401(t *testing.T) {
 	})
 	t.Run("invalid_grant deletes the token", func(t *testing.T) {
 		t.Parallel()
-		e := newEnv(t, fakeas.Options{IssueRefreshTokens: true, RotateRefreshTokens: true, ExpiresIn: 60}, fakeas.ResourceOptions{}, nil)
+		e := newEnv(t, oauthtest.ASOptions{IssueRefreshTokens: true, RotateRefreshTokens: true, ExpiresIn: 60}, oauthtest.ResourceOptions{}, nil)
 		if err := e.c.Login(ctx, e.rs.MCPURL()); err != nil {
 			t.Fatal(err)
 		}
@@ -498,7 +498,7 @@ func TestNewTokenScopes(t *testing.T) {
 func TestClientSecretBasicSendsClientID(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, fakeas.Options{AuthMethods: []string{"client_secret_basic"}, IssueRefreshTokens: true}, fakeas.ResourceOptions{}, nil)
+	e := newEnv(t, oauthtest.ASOptions{AuthMethods: []string{"client_secret_basic"}, IssueRefreshTokens: true}, oauthtest.ResourceOptions{}, nil)
 	if err := e.login(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -534,7 +534,7 @@ func TestClientSecretBasicSendsClientID(t *testing.T) {
 func TestTokenSource(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t, fakeas.Options{IssueRefreshTokens: true, ExpiresIn: 60}, fakeas.ResourceOptions{}, nil)
+	e := newEnv(t, oauthtest.ASOptions{IssueRefreshTokens: true, ExpiresIn: 60}, oauthtest.ResourceOptions{}, nil)
 	ts := e.c.TokenSource(ctx, e.rs.MCPURL())
 	first, err := ts.Token()
 	if err != nil {

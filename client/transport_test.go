@@ -12,8 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpauth/mcpauth/client/internal/fakeas"
 	"github.com/mcpauth/mcpauth/client/tokenstore"
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 )
 
 // TestCL19BearerHeader: tokens travel in the Authorization header only,
@@ -21,11 +21,11 @@ import (
 func TestCL19BearerHeader(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	as := fakeas.New(t, fakeas.Options{})
-	rs1 := fakeas.NewResource(t, fakeas.ResourceOptions{}, as)
-	rs2 := fakeas.NewResource(t, fakeas.ResourceOptions{}, as)
+	as := oauthtest.NewAS(t, oauthtest.ASOptions{})
+	rs1 := oauthtest.NewResource(t, oauthtest.ResourceOptions{}, as)
+	rs2 := oauthtest.NewResource(t, oauthtest.ResourceOptions{}, as)
 	c, _ := New(Config{Authorizer: &FollowRedirects{}, InsecureAllowHTTPLoopback: true})
-	for _, rs := range []*fakeas.Resource{rs1, rs2} {
+	for _, rs := range []*oauthtest.Resource{rs1, rs2} {
 		tr, err := c.Transport(rs.MCPURL(), nil)
 		if err != nil {
 			t.Fatal(err)
@@ -113,8 +113,8 @@ func TestCL15StepUp(t *testing.T) {
 	for _, via := range []string{"transport", "sdk adapter"} {
 		t.Run("CL-15 "+via, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t, fakeas.Options{IssueRefreshTokens: true},
-				fakeas.ResourceOptions{ChallengeScope: []string{"mcp:basic"}, ScopesSupported: []string{"mcp:profile"},
+			e := newEnv(t, oauthtest.ASOptions{IssueRefreshTokens: true},
+				oauthtest.ResourceOptions{ChallengeScope: []string{"mcp:basic"}, ScopesSupported: []string{"mcp:profile"},
 					ToolScopes: map[string][]string{"write": {"mcp:write"}}}, nil)
 			connect := e.transportSession
 			if via == "sdk adapter" {
@@ -155,7 +155,7 @@ func TestCL15StepUp(t *testing.T) {
 func TestCL15StepUpLimit(t *testing.T) {
 	t.Parallel()
 	// The server never grants the scope the resource demands.
-	e := newEnv(t, fakeas.Options{DenyScopes: []string{"admin"}}, fakeas.ResourceOptions{AlwaysForbid: true, ChallengeScope: []string{"read"}}, nil)
+	e := newEnv(t, oauthtest.ASOptions{DenyScopes: []string{"admin"}}, oauthtest.ResourceOptions{AlwaysForbid: true, ChallengeScope: []string{"read"}}, nil)
 	tr, _ := e.c.Transport(e.rs.MCPURL(), nil)
 	req, _ := http.NewRequest(http.MethodPost, e.rs.MCPURL(), strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`))
 	resp, err := tr.HTTPClient().Do(req)
@@ -179,7 +179,7 @@ func TestCL15StepUpLimit(t *testing.T) {
 // challenged scope, no new authorization is started.
 func TestCL15FutileStepUp(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, fakeas.Options{}, fakeas.ResourceOptions{AlwaysForbid: true, ChallengeScope: []string{"admin"}}, nil)
+	e := newEnv(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{AlwaysForbid: true, ChallengeScope: []string{"admin"}}, nil)
 	tr, _ := e.c.Transport(e.rs.MCPURL(), nil)
 	req, _ := http.NewRequest(http.MethodPost, e.rs.MCPURL(), strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 	resp, err := tr.HTTPClient().Do(req)
@@ -197,7 +197,7 @@ func TestCL15FutileStepUp(t *testing.T) {
 // is passed through.
 func TestTransportRequestHandling(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, fakeas.Options{}, fakeas.ResourceOptions{}, nil)
+	e := newEnv(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{}, nil)
 	tr, _ := e.c.Transport(e.rs.MCPURL(), nil)
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
 	req, _ := http.NewRequest(http.MethodPost, e.rs.MCPURL(), io.NopCloser(strings.NewReader(body)))
@@ -221,7 +221,7 @@ func TestTransportRequestHandling(t *testing.T) {
 	}
 
 	// Authorization failure surfaces as an error, with nothing sent.
-	e.as.Update(func(o *fakeas.Options) { o.OmitCodeChallenge = true })
+	e.as.Update(func(o *oauthtest.ASOptions) { o.OmitCodeChallenge = true })
 	_ = e.c.Logout(context.Background(), e.rs.MCPURL())
 	e.store.PutDiscovery(context.Background(), mustDiscovery(t, e, true))
 	req2, _ := http.NewRequest(http.MethodPost, e.rs.MCPURL(), strings.NewReader(body))

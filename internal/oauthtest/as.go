@@ -1,8 +1,7 @@
-package fakeas
+package oauthtest
 
 import (
-	"crypto/rand"
-	"encoding/base64"
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -45,9 +44,9 @@ const (
 	ISSNormalized                // the issuer with a trailing slash
 )
 
-// Options configure a Server. The zero value is a conformant server that
+// ASOptions configure an [AS]. The zero value is a conformant server that
 // advertises iss, S256 and dynamic registration for public clients.
-type Options struct {
+type ASOptions struct {
 	PathPrefix            string   // issuer path, e.g. "/tenant1"
 	MetadataAt            string   // "", "oauth" (RFC 8414), "openid" (OIDC inserted), "openid-appended", "none"
 	MetadataIssuer        string   // issuer published in metadata; "" = the real one
@@ -57,6 +56,7 @@ type Options struct {
 	NoISSAdvertised       bool     // omit authorization_response_iss_parameter_supported
 	ISS                   ISSMode
 	CIMD                  bool     // advertise client_id_metadata_document_supported
+	DPoPAlgs              []string // dpop_signing_alg_values_supported
 	NoRegistration        bool     // no registration_endpoint
 	AuthMethods           []string // token_endpoint_auth_methods_supported; nil = ["none"]
 	RegisterMethod        string   // force the registered method in DCR responses
@@ -69,12 +69,28 @@ type Options struct {
 	PadTokenResponse      int    // bytes of padding in the token response
 	AuthorizeError        string // answer /authorize with this error code
 	EchoSecrets           bool   // put the credentials received into error descriptions
-	PreRegistered         []Client
+	PreRegistered         []RegisteredClient
 	MetadataCacheControl  string
+	// SubjectTokens are the subject tokens a token exchange (RFC 8693)
+	// accepts, besides the access tokens the server issued.
+	SubjectTokens []string
+	// Exchanges are what a token exchange issues, by its audience or
+	// resource; a target not listed is refused with invalid_target.
+	Exchanges map[string]ExchangeTarget
+	// Faults answer these paths instead of the server (a broken server).
+	Faults map[string]http.HandlerFunc
 }
 
-// Client is a registered client.
-type Client struct {
+// ExchangeTarget is what a token exchange for one audience or resource
+// issues.
+type ExchangeTarget struct {
+	Token     string   // the access token
+	ExpiresIn int64    // 0 = omitted
+	Scopes    []string // granted when the request names none; a request may name only these
+}
+
+// RegisteredClient is a client of an [AS].
+type RegisteredClient struct {
 	ID, Secret, Method string
 	RedirectURIs       []string
 }
@@ -96,120 +112,111 @@ type code struct {
 	challenge, redirectURI string
 }
 
-// Server is the fake authorization server.
-type Server struct {
-	*httptest.Server
+// AS is a small, strict, auto-approving OAuth 2.1 authorization server on
+// 127.0.0.1: just enough of RFC 6749/OAuth 2.1, RFC 7636, RFC 8414,
+// RFC 7591, RFC 9207, RFC 8707 and RFC 8693 to be conformant, plus a
+// switch for each misbehaviour a peer must survive. It records every
+// request, so tests can assert what was sent and how often.
+type AS struct {
+	*httptest.Server // nil for a server made by [NewASAt]
 
-	base string // URL of the listener serving this server
+	base string // origin of the listener serving this server
 
 	mu            sync.Mutex
-	opts          Options
+	opts          ASOptions
 	hits          map[string]int
 	paths         []string
 	authorizes    []url.Values
 	tokens        []TokenRequest
 	registrations []oauthmeta.ClientMetadata
-	clients       map[string]Client
+	clients       map[string]RegisteredClient
 	codes         map[string]code
 	access        map[string]Grant
 	refresh       map[string]Grant
 	secrets       []string
 }
 
-// New starts a server on 127.0.0.1; it is closed when the test ends.
-func New(t Cleaner, opts Options) *Server {
-	s := &Server{opts: opts, hits: map[string]int{}, clients: map[string]Client{},
+// NewAS starts a server on 127.0.0.1; it is closed when the test ends.
+func NewAS(t Cleaner, opts ASOptions) *AS {
+	s := NewASAt("", opts)
+	s.Server = httptest.NewServer(s)
+	s.base = s.Server.URL
+	t.Cleanup(s.Close)
+	return s
+}
+
+// NewASAt returns a server without a listener, whose issuer is at origin:
+// another test server on that origin passes requests to its ServeHTTP.
+func NewASAt(origin string, opts ASOptions) *AS {
+	s := &AS{base: origin, opts: opts, hits: map[string]int{}, clients: map[string]RegisteredClient{},
 		codes: map[string]code{}, access: map[string]Grant{}, refresh: map[string]Grant{}}
 	for _, c := range opts.PreRegistered {
 		s.clients[c.ID] = c
 	}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
-	s.base = s.Server.URL
-	t.Cleanup(s.Close)
 	return s
 }
 
 // NewCombined returns an authorization server and a protected MCP server
 // on one origin, as MCP 2025-03-26 servers were: the resource serves the
 // authorization server's endpoints for every path it does not handle.
-func NewCombined(t Cleaner, asOpts Options, rsOpts ResourceOptions) (*Server, *Resource) {
-	s := &Server{opts: asOpts, hits: map[string]int{}, clients: map[string]Client{},
-		codes: map[string]code{}, access: map[string]Grant{}, refresh: map[string]Grant{}}
-	for _, c := range asOpts.PreRegistered {
-		s.clients[c.ID] = c
-	}
-	r := NewResource(t, rsOpts, s)
-	r.mu.Lock()
-	r.fallback = http.HandlerFunc(s.serve)
-	r.mu.Unlock()
-	s.mu.Lock()
-	s.base = r.URL
-	s.mu.Unlock()
+func NewCombined(t Cleaner, asOpts ASOptions, rsOpts ResourceOptions) (*AS, *Resource) {
+	r := NewResource(t, rsOpts)
+	s := NewASAt(r.URL, asOpts)
+	r.SetAuthServers(s)
+	locked(&r.mu, func() { r.fallback = s })
 	return s, r
 }
 
+// locked runs fn with mu held.
+func locked(mu *sync.Mutex, fn func()) {
+	mu.Lock()
+	defer mu.Unlock()
+	fn()
+}
+
+// cloneLocked returns a copy of *s taken with mu held.
+func cloneLocked[T any](mu *sync.Mutex, s *[]T) []T {
+	mu.Lock()
+	defer mu.Unlock()
+	return slices.Clone(*s)
+}
+
 // Issuer returns the issuer identifier.
-func (s *Server) Issuer() string {
+func (s *AS) Issuer() string { return s.base + s.options().PathPrefix }
+
+func (s *AS) options() ASOptions {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.base + s.opts.PathPrefix
+	return s.opts
 }
 
 // Paths returns the request paths served, in order.
-func (s *Server) Paths() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.paths)
-}
+func (s *AS) Paths() []string { return cloneLocked(&s.mu, &s.paths) }
 
 // Update changes the options of a running server.
-func (s *Server) Update(fn func(*Options)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	fn(&s.opts)
-}
+func (s *AS) Update(fn func(*ASOptions)) { locked(&s.mu, func() { fn(&s.opts) }) }
 
 // Hits returns how often path was requested.
-func (s *Server) Hits(path string) int {
+func (s *AS) Hits(path string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.hits[path]
 }
 
 // TotalHits returns the number of requests served.
-func (s *Server) TotalHits() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, v := range s.hits {
-		n += v
-	}
-	return n
-}
+func (s *AS) TotalHits() int { return len(s.Paths()) }
 
 // Authorizations returns the recorded authorization request queries.
-func (s *Server) Authorizations() []url.Values {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.authorizes)
-}
+func (s *AS) Authorizations() []url.Values { return cloneLocked(&s.mu, &s.authorizes) }
 
 // TokenRequests returns the recorded token requests.
-func (s *Server) TokenRequests() []TokenRequest {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.tokens)
-}
+func (s *AS) TokenRequests() []TokenRequest { return cloneLocked(&s.mu, &s.tokens) }
 
 // Registrations returns the recorded registration requests.
-func (s *Server) Registrations() []oauthmeta.ClientMetadata {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.registrations)
-}
+func (s *AS) Registrations() []oauthmeta.ClientMetadata { return cloneLocked(&s.mu, &s.registrations) }
 
 // Lookup returns the grant of an access token this server issued.
-func (s *Server) Lookup(token string) (Grant, bool) {
+func (s *AS) Lookup(token string) (Grant, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	g, ok := s.access[token]
@@ -219,7 +226,7 @@ func (s *Server) Lookup(token string) (Grant, bool) {
 // Secrets returns every credential the server handed out or received:
 // codes, access and refresh tokens, client secrets, PKCE verifiers. None of
 // them may ever appear in an error message or a log record.
-func (s *Server) Secrets() []string {
+func (s *AS) Secrets() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := slices.Clone(s.secrets)
@@ -237,13 +244,10 @@ func (s *Server) Secrets() []string {
 }
 
 // RevokeAccessTokens invalidates every access token issued so far.
-func (s *Server) RevokeAccessTokens() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	clear(s.access)
-}
+func (s *AS) RevokeAccessTokens() { locked(&s.mu, func() { clear(s.access) }) }
 
-func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP answers a request to the server.
+func (s *AS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.hits[r.URL.Path]++
 	s.paths = append(s.paths, r.URL.Path)
@@ -251,8 +255,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	p := opts.PathPrefix
 	switch {
-	case r.URL.Path == s.metadataPath(opts):
-		s.metadata(w, opts, base)
+	case opts.Faults[r.URL.Path] != nil:
+		opts.Faults[r.URL.Path](w, r)
+	case r.URL.Path == metadataPath(opts):
+		metadata(w, opts, base)
 	case r.URL.Path == p+"/authorize":
 		s.authorize(w, r, opts, base)
 	case r.URL.Path == p+"/token" && r.Method == http.MethodPost:
@@ -264,7 +270,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Server) metadataPath(o Options) string {
+func metadataPath(o ASOptions) string {
 	switch o.MetadataAt {
 	case "openid":
 		return "/.well-known/openid-configuration" + o.PathPrefix
@@ -277,23 +283,18 @@ func (s *Server) metadataPath(o Options) string {
 	}
 }
 
-func (s *Server) metadata(w http.ResponseWriter, o Options, origin string) {
+func metadata(w http.ResponseWriter, o ASOptions, origin string) {
 	base := origin + o.PathPrefix
 	md := map[string]any{
-		"issuer":                   base,
-		"authorization_endpoint":   base + "/authorize",
-		"token_endpoint":           base + "/token",
-		"response_types_supported": []string{"code"},
-		"grant_types_supported":    []string{"authorization_code", "refresh_token"},
-	}
-	if o.MetadataIssuer != "" {
-		md["issuer"] = o.MetadataIssuer
-	}
-	if o.AuthorizationEndpoint != "" {
-		md["authorization_endpoint"] = o.AuthorizationEndpoint
+		"issuer":                                metadataIssuer(o, base),
+		"authorization_endpoint":                cmp.Or(o.AuthorizationEndpoint, base+"/authorize"),
+		"token_endpoint":                        base + "/token",
+		"response_types_supported":              []string{"code"},
+		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
+		"token_endpoint_auth_methods_supported": cmpSlice(o.AuthMethods, []string{"none"}),
 	}
 	if !o.OmitCodeChallenge {
-		md["code_challenge_methods_supported"] = cmp(o.CodeChallengeMethods, []string{"S256"})
+		md["code_challenge_methods_supported"] = cmpSlice(o.CodeChallengeMethods, []string{"S256"})
 	}
 	if !o.NoISSAdvertised {
 		md["authorization_response_iss_parameter_supported"] = true
@@ -301,10 +302,12 @@ func (s *Server) metadata(w http.ResponseWriter, o Options, origin string) {
 	if o.CIMD {
 		md["client_id_metadata_document_supported"] = true
 	}
+	if o.DPoPAlgs != nil {
+		md["dpop_signing_alg_values_supported"] = o.DPoPAlgs
+	}
 	if !o.NoRegistration {
 		md["registration_endpoint"] = base + "/register"
 	}
-	md["token_endpoint_auth_methods_supported"] = cmp(o.AuthMethods, []string{"none"})
 	if o.ScopesSupported != nil {
 		md["scopes_supported"] = o.ScopesSupported
 	}
@@ -314,11 +317,13 @@ func (s *Server) metadata(w http.ResponseWriter, o Options, origin string) {
 	writeJSON(w, http.StatusOK, md)
 }
 
-func (s *Server) authorize(w http.ResponseWriter, r *http.Request, o Options, base string) {
+// metadataIssuer is the issuer the metadata and iss parameters publish;
+// base is the real one.
+func metadataIssuer(o ASOptions, base string) string { return cmp.Or(o.MetadataIssuer, base) }
+
+func (s *AS) authorize(w http.ResponseWriter, r *http.Request, o ASOptions, base string) {
 	q := r.URL.Query()
-	s.mu.Lock()
-	s.authorizes = append(s.authorizes, q)
-	s.mu.Unlock()
+	locked(&s.mu, func() { s.authorizes = append(s.authorizes, q) })
 	redirect, err := url.Parse(q.Get("redirect_uri"))
 	if err != nil || !redirect.IsAbs() {
 		http.Error(w, "bad redirect_uri", http.StatusBadRequest)
@@ -331,13 +336,13 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, o Options, ba
 	}
 	out := redirect.Query()
 	out.Set("state", q.Get("state"))
-	switch o.ISS {
+	switch iss := metadataIssuer(o, base+o.PathPrefix); o.ISS {
 	case ISSCorrect:
-		out.Set("iss", metadataIssuer(o, base))
+		out.Set("iss", iss)
 	case ISSWrong:
 		out.Set("iss", "https://evil.example.com")
 	case ISSNormalized:
-		out.Set("iss", metadataIssuer(o, base)+"/")
+		out.Set("iss", iss+"/")
 	}
 	switch {
 	case o.AuthorizeError != "":
@@ -346,40 +351,31 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, o Options, ba
 	case q.Get("response_type") != "code" || q.Get("code_challenge_method") != "S256" || !pkce.ValidChallenge(q.Get("code_challenge")):
 		out.Set("error", "invalid_request")
 	default:
-		c := randomString()
-		s.mu.Lock()
+		c := pkce.GenerateVerifier()
 		granted := slices.DeleteFunc(strings.Fields(q.Get("scope")), func(s string) bool { return slices.Contains(o.DenyScopes, s) })
-		s.codes[c] = code{Grant: Grant{ClientID: cl.ID, Resource: q.Get("resource"), Scopes: granted},
-			challenge: q.Get("code_challenge"), redirectURI: redirect.String()}
-		s.mu.Unlock()
-		s.mu.Lock()
-		s.secrets = append(s.secrets, c)
-		s.mu.Unlock()
+		locked(&s.mu, func() {
+			s.codes[c] = code{Grant: Grant{ClientID: cl.ID, Resource: q.Get("resource"), Scopes: granted},
+				challenge: q.Get("code_challenge"), redirectURI: redirect.String()}
+			s.secrets = append(s.secrets, c)
+		})
 		out.Set("code", c)
 	}
 	redirect.RawQuery = out.Encode()
 	http.Redirect(w, r, redirect.String(), http.StatusFound)
 }
 
-func metadataIssuer(o Options, base string) string {
-	if o.MetadataIssuer != "" {
-		return o.MetadataIssuer
-	}
-	return base + o.PathPrefix
-}
-
 // client resolves a client_id: registered, pre-registered or a metadata
 // document URL (accepted without fetching when CIMD is advertised).
-func (s *Server) client(id string, o Options) (Client, bool) {
+func (s *AS) client(id string, o ASOptions) (RegisteredClient, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c, ok := s.clients[id]; ok {
 		return c, true
 	}
 	if o.CIMD && strings.HasPrefix(id, "https://") {
-		return Client{ID: id, Method: "none"}, true
+		return RegisteredClient{ID: id, Method: "none"}, true
 	}
-	return Client{}, false
+	return RegisteredClient{}, false
 }
 
 func redirectMatch(registered, requested string) bool {
@@ -403,13 +399,7 @@ func oauthError(w http.ResponseWriter, status int, code string) {
 	writeJSON(w, status, map[string]string{"error": code})
 }
 
-func randomString() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func cmp(a, b []string) []string {
+func cmpSlice(a, b []string) []string {
 	if a != nil {
 		return a
 	}

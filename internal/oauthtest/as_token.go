@@ -1,6 +1,7 @@
-package fakeas
+package oauthtest
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -11,14 +12,18 @@ import (
 	"github.com/mcpauth/mcpauth/pkce"
 )
 
-func (s *Server) token(w http.ResponseWriter, r *http.Request, o Options) {
+// Token exchange (RFC 8693) names.
+const (
+	grantTokenExchange = "urn:ietf:params:oauth:grant-type:token-exchange"
+	tokenTypeAccess    = "urn:ietf:params:oauth:token-type:access_token"
+)
+
+func (s *AS) token(w http.ResponseWriter, r *http.Request, o ASOptions) {
 	if err := r.ParseForm(); err != nil {
 		oauthError(w, http.StatusBadRequest, "invalid_request")
 		return
 	}
-	s.mu.Lock()
-	s.tokens = append(s.tokens, TokenRequest{Form: r.PostForm, Header: r.Header.Clone()})
-	s.mu.Unlock()
+	locked(&s.mu, func() { s.tokens = append(s.tokens, TokenRequest{Form: r.PostForm, Header: r.Header.Clone()}) })
 	cl, ok := s.authenticate(r, o)
 	if !ok {
 		oauthError(w, http.StatusUnauthorized, "invalid_client")
@@ -58,6 +63,9 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request, o Options) {
 			return
 		}
 		g = prev
+	case grantTokenExchange:
+		s.exchange(w, r.PostForm, o)
+		return
 	default:
 		oauthError(w, http.StatusBadRequest, "unsupported_grant_type")
 		return
@@ -65,30 +73,14 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request, o Options) {
 	s.issue(w, r, o, g)
 }
 
-func (s *Server) issue(w http.ResponseWriter, r *http.Request, o Options, g Grant) {
-	at := "at-" + randomString()
-	resp := map[string]any{"access_token": at}
-	switch o.TokenType {
-	case "":
-		resp["token_type"] = "Bearer"
-	case "-":
-	default:
-		resp["token_type"] = o.TokenType
-	}
-	switch {
-	case o.ExpiresIn == 0:
-		resp["expires_in"] = 3600
-	case o.ExpiresIn > 0:
-		resp["expires_in"] = o.ExpiresIn
-	}
-	if len(g.Scopes) > 0 {
-		resp["scope"] = strings.Join(g.Scopes, " ")
-	}
+func (s *AS) issue(w http.ResponseWriter, r *http.Request, o ASOptions, g Grant) {
+	at := "at-" + pkce.GenerateVerifier()
+	resp := tokenResponse(o, at, cmp.Or(o.ExpiresIn, 3600), g.Scopes)
 	s.mu.Lock()
 	s.access[at] = g
 	s.secrets = append(s.secrets, at)
 	if o.IssueRefreshTokens && (r.PostForm.Get("grant_type") == "authorization_code" || o.RotateRefreshTokens) {
-		rt := "rt-" + randomString()
+		rt := "rt-" + pkce.GenerateVerifier()
 		s.refresh[rt] = g
 		s.secrets = append(s.secrets, rt)
 		resp["refresh_token"] = rt
@@ -101,9 +93,54 @@ func (s *Server) issue(w http.ResponseWriter, r *http.Request, o Options, g Gran
 	writeJSON(w, http.StatusOK, resp)
 }
 
+// tokenResponse is a successful token response; expiresIn < 1 is left
+// out.
+func tokenResponse(o ASOptions, token string, expiresIn int64, scopes []string) map[string]any {
+	resp := map[string]any{"access_token": token}
+	switch o.TokenType {
+	case "":
+		resp["token_type"] = "Bearer"
+	case "-":
+	default:
+		resp["token_type"] = o.TokenType
+	}
+	if expiresIn > 0 {
+		resp["expires_in"] = expiresIn
+	}
+	if len(scopes) > 0 {
+		resp["scope"] = strings.Join(scopes, " ")
+	}
+	return resp
+}
+
+// exchange answers a token exchange of an access token (RFC 8693) for one
+// of o.Exchanges, named by either its audience or its resource.
+func (s *AS) exchange(w http.ResponseWriter, f url.Values, o ASOptions) {
+	if _, issued := s.Lookup(f.Get("subject_token")); f.Get("subject_token_type") != tokenTypeAccess ||
+		!issued && !slices.Contains(o.SubjectTokens, f.Get("subject_token")) {
+		oauthError(w, http.StatusBadRequest, "invalid_grant")
+		return
+	}
+	target, ok := o.Exchanges[cmp.Or(f.Get("audience"), f.Get("resource"))]
+	if !ok || f.Has("audience") && f.Has("resource") {
+		oauthError(w, http.StatusBadRequest, "invalid_target")
+		return
+	}
+	scopes := strings.Fields(f.Get("scope"))
+	if slices.ContainsFunc(scopes, func(sc string) bool { return !slices.Contains(target.Scopes, sc) || slices.Contains(o.DenyScopes, sc) }) {
+		oauthError(w, http.StatusBadRequest, "invalid_scope")
+		return
+	}
+	resp := tokenResponse(o, target.Token, target.ExpiresIn, cmpSlice(scopes, target.Scopes))
+	resp["issued_token_type"] = tokenTypeAccess
+	locked(&s.mu, func() { s.secrets = append(s.secrets, target.Token) })
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, resp)
+}
+
 // grantError answers invalid_grant, echoing the credentials received when
 // the options say so (a careless server).
-func (s *Server) grantError(w http.ResponseWriter, r *http.Request, o Options) {
+func (s *AS) grantError(w http.ResponseWriter, r *http.Request, o ASOptions) {
 	resp := map[string]string{"error": "invalid_grant"}
 	if o.EchoSecrets {
 		_, secret, _ := r.BasicAuth()
@@ -116,7 +153,7 @@ func (s *Server) grantError(w http.ResponseWriter, r *http.Request, o Options) {
 
 // authenticate applies the client's registered token endpoint
 // authentication method.
-func (s *Server) authenticate(r *http.Request, o Options) (Client, bool) {
+func (s *AS) authenticate(r *http.Request, o ASOptions) (RegisteredClient, bool) {
 	id, secret, basic := r.BasicAuth()
 	if basic {
 		id, _ = url.QueryUnescape(id)
@@ -126,7 +163,7 @@ func (s *Server) authenticate(r *http.Request, o Options) (Client, bool) {
 	}
 	cl, ok := s.client(id, o)
 	if !ok {
-		return Client{}, false
+		return RegisteredClient{}, false
 	}
 	switch cl.Method {
 	case "client_secret_basic":
@@ -138,27 +175,21 @@ func (s *Server) authenticate(r *http.Request, o Options) (Client, bool) {
 	}
 }
 
-func (s *Server) register(w http.ResponseWriter, r *http.Request, o Options) {
+func (s *AS) register(w http.ResponseWriter, r *http.Request, o ASOptions) {
 	var md oauthmeta.ClientMetadata
 	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10)).Decode(&md); err != nil || len(md.RedirectURIs) == 0 {
 		oauthError(w, http.StatusBadRequest, "invalid_client_metadata")
 		return
 	}
-	method := md.TokenEndpointAuthMethod
-	if o.RegisterMethod != "" {
-		method = o.RegisterMethod
-	}
-	if method == "" {
-		method = "client_secret_basic"
-	}
-	cl := Client{ID: "dcr-" + randomString(), Method: method, RedirectURIs: md.RedirectURIs}
+	method := cmp.Or(o.RegisterMethod, md.TokenEndpointAuthMethod, "client_secret_basic")
+	cl := RegisteredClient{ID: "dcr-" + pkce.GenerateVerifier(), Method: method, RedirectURIs: md.RedirectURIs}
 	if method != "none" {
-		cl.Secret = "secret-" + randomString()
+		cl.Secret = "secret-" + pkce.GenerateVerifier()
 	}
-	s.mu.Lock()
-	s.registrations = append(s.registrations, md)
-	s.clients[cl.ID] = cl
-	s.mu.Unlock()
+	locked(&s.mu, func() {
+		s.registrations = append(s.registrations, md)
+		s.clients[cl.ID] = cl
+	})
 	resp := map[string]any{"client_id": cl.ID, "redirect_uris": md.RedirectURIs, "token_endpoint_auth_method": method,
 		"client_name": md.ClientName, "grant_types": md.GrantTypes}
 	if cl.Secret != "" {
@@ -169,7 +200,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request, o Options) {
 
 // ClientIDs returns the client_ids seen at the authorization and token
 // endpoints, in order.
-func (s *Server) ClientIDs() []string {
+func (s *AS) ClientIDs() []string {
 	var out []string
 	for _, q := range s.Authorizations() {
 		out = append(out, q.Get("client_id"))

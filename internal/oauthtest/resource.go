@@ -1,4 +1,4 @@
-package fakeas
+package oauthtest
 
 import (
 	"bytes"
@@ -26,14 +26,15 @@ type ResourceOptions struct {
 	AlwaysForbid    bool                // 403 insufficient_scope for every authorized request
 }
 
-// Resource is a protected MCP server at <URL>/mcp.
+// Resource is a protected MCP server at <URL>/mcp on 127.0.0.1, with
+// tools "echo" and "write", that accepts the access tokens its [AS]s issued
+// for it and records every request.
 type Resource struct {
 	*httptest.Server
 
 	mu       sync.Mutex
 	opts     ResourceOptions
-	as       []*Server
-	hits     map[string]int
+	as       []*AS
 	bearers  []string
 	paths    []string
 	mcp      http.Handler
@@ -42,14 +43,14 @@ type Resource struct {
 
 // NewResource starts a protected MCP server on 127.0.0.1 that trusts the
 // given authorization servers (the first ones listed in its metadata).
-func NewResource(t Cleaner, opts ResourceOptions, as ...*Server) *Resource {
+func NewResource(t Cleaner, opts ResourceOptions, as ...*AS) *Resource {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "fake", Version: "1"}, nil)
 	for _, name := range []string{"echo", "write"} {
 		mcp.AddTool(srv, &mcp.Tool{Name: name}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
 		})
 	}
-	r := &Resource{opts: opts, as: as, hits: map[string]int{},
+	r := &Resource{opts: opts, as: as,
 		mcp: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 			&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})}
 	r.Server = httptest.NewServer(http.HandlerFunc(r.serve))
@@ -60,51 +61,21 @@ func NewResource(t Cleaner, opts ResourceOptions, as ...*Server) *Resource {
 // MCPURL is the MCP endpoint, the resource identifier.
 func (r *Resource) MCPURL() string { return r.URL + "/mcp" }
 
-// MetadataURL is where the protected resource metadata is served.
-func (r *Resource) MetadataURL() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.URL + metadataPath(r.opts)
-}
-
 // SetAuthServers changes the authorization servers the resource names and
 // trusts (an authorization server migration).
-func (r *Resource) SetAuthServers(as ...*Server) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.as = as
-}
+func (r *Resource) SetAuthServers(as ...*AS) { locked(&r.mu, func() { r.as = as }) }
 
 // Update changes the options.
-func (r *Resource) Update(fn func(*ResourceOptions)) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	fn(&r.opts)
-}
-
-// Hits returns how often path was requested.
-func (r *Resource) Hits(path string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.hits[path]
-}
+func (r *Resource) Update(fn func(*ResourceOptions)) { locked(&r.mu, func() { fn(&r.opts) }) }
 
 // Paths returns the request paths served, in order.
-func (r *Resource) Paths() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.paths)
-}
+func (r *Resource) Paths() []string { return cloneLocked(&r.mu, &r.paths) }
 
 // Bearers returns the bearer tokens received on every path but the
 // metadata's, in order ("" for none).
-func (r *Resource) Bearers() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.bearers)
-}
+func (r *Resource) Bearers() []string { return cloneLocked(&r.mu, &r.bearers) }
 
-func metadataPath(o ResourceOptions) string {
+func prmPath(o ResourceOptions) string {
 	switch o.PRMAt {
 	case "root":
 		return "/.well-known/oauth-protected-resource"
@@ -119,17 +90,14 @@ func metadataPath(o ResourceOptions) string {
 
 func (r *Resource) serve(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
-	r.hits[req.URL.Path]++
 	r.paths = append(r.paths, req.URL.Path)
-	opts, as, prmPath, fallback := r.opts, slices.Clone(r.as), metadataPath(r.opts), r.fallback
-	r.mu.Unlock()
-	if req.URL.Path != prmPath {
-		r.mu.Lock()
+	opts, as, prm, fallback := r.opts, slices.Clone(r.as), prmPath(r.opts), r.fallback
+	if req.URL.Path != prm {
 		r.bearers = append(r.bearers, bearer(req))
-		r.mu.Unlock()
 	}
+	r.mu.Unlock()
 	switch req.URL.Path {
-	case prmPath:
+	case prm:
 		r.metadata(w, opts, as)
 	case "/mcp":
 		r.protected(w, req, opts, as)
@@ -152,7 +120,7 @@ func (r *Resource) resourceID(opts ResourceOptions) string {
 	return r.MCPURL()
 }
 
-func (r *Resource) metadata(w http.ResponseWriter, opts ResourceOptions, as []*Server) {
+func (r *Resource) metadata(w http.ResponseWriter, opts ResourceOptions, as []*AS) {
 	doc := map[string]any{"resource": r.resourceID(opts)}
 	var issuers []string
 	for _, s := range as {
@@ -167,7 +135,7 @@ func (r *Resource) metadata(w http.ResponseWriter, opts ResourceOptions, as []*S
 
 // protected checks the bearer token and the scope the operation needs,
 // then hands the request to the MCP handler.
-func (r *Resource) protected(w http.ResponseWriter, req *http.Request, opts ResourceOptions, as []*Server) {
+func (r *Resource) protected(w http.ResponseWriter, req *http.Request, opts ResourceOptions, as []*AS) {
 	body, _ := io.ReadAll(io.LimitReader(req.Body, 1<<20))
 	req.Body = io.NopCloser(bytes.NewReader(body))
 	var msg struct {
@@ -223,7 +191,7 @@ func (r *Resource) challenge(w http.ResponseWriter, status int, opts ResourceOpt
 	case opts.PointerURL != "":
 		params = append(params, `resource_metadata="`+opts.PointerURL+`"`)
 	case !opts.NoPointer && opts.PRMAt != "none":
-		params = append(params, `resource_metadata="`+r.URL+metadataPath(opts)+`"`)
+		params = append(params, `resource_metadata="`+r.URL+prmPath(opts)+`"`)
 	}
 	h := "Bearer"
 	if len(params) > 0 {
