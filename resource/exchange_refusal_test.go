@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/resource"
 )
@@ -55,13 +56,13 @@ func TestDenyExchange(t *testing.T) {
 			scopes: []string{"calendar:write"}, status: http.StatusBadGateway},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			as := newFakeExchangeAS(t)
+			as := exchangeAS(t, oauthtest.ASOptions{})
 			if tc.answer != nil {
-				as.answer.Store(tc.answer)
+				answerTokens(as, tc.answer)
 			}
 			f, ex, tok := exchangeFixture(t, as, resource.ExchangeConfig{})
 			if tc.down {
-				as.srv.Close()
+				as.Close()
 			}
 			var exErr error
 			var denied int

@@ -1,57 +1,33 @@
 package resource_test
 
 import (
-	"cmp"
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"slices"
-	"sync"
 	"testing"
 
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/resource"
 )
 
 const calendarAPI = "https://calendar.example.com/api"
 
-// downstreamAS is a token endpoint on loopback that issues a token for
-// calendarAPI for the fixture's subject token, and records the forms.
-func downstreamAS(t *testing.T) (*fakeExchangeAS, func() []url.Values) {
-	as := &fakeExchangeAS{}
-	var mu sync.Mutex
-	var forms []url.Values
-	as.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		as.calls.Add(1)
-		_ = r.ParseForm()
-		mu.Lock()
-		forms = append(forms, r.PostForm)
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		if user, pass, _ := r.BasicAuth(); user != "rs" || pass != "rs-secret" || r.PostForm.Get("subject_token") != as.subject.Load() {
-			w.WriteHeader(http.StatusBadRequest)
-			_, _ = io.WriteString(w, `{"error":"invalid_grant"}`)
-			return
+// downstreamAS is an authorization server on loopback that exchanges the
+// fixture's token for a token for calendarAPI (scopes cal:read and
+// cal:write, refusing cal:write when asked for), and the forms it received.
+func downstreamAS(t *testing.T) (*oauthtest.AS, func() []url.Values) {
+	as := exchangeAS(t, oauthtest.ASOptions{DenyScopes: []string{"cal:write"}, Exchanges: map[string]oauthtest.ExchangeTarget{
+		calendarAPI: {Token: "cal-token", ExpiresIn: 300, Scopes: []string{"cal:read", "cal:write"}}}})
+	return as, func() (forms []url.Values) {
+		for _, tr := range as.TokenRequests() {
+			forms = append(forms, tr.Form)
 		}
-		if r.PostForm.Get("resource") != calendarAPI || r.PostForm.Has("audience") {
-			w.WriteHeader(http.StatusBadRequest)
-			_, _ = io.WriteString(w, `{"error":"invalid_target"}`)
-			return
-		}
-		scope := r.PostForm.Get("scope")
-		if scope == "cal:write" {
-			w.WriteHeader(http.StatusBadRequest)
-			_, _ = io.WriteString(w, `{"error":"invalid_scope"}`)
-			return
-		}
-		_, _ = io.WriteString(w, `{"access_token":"cal-token","issued_token_type":"urn:ietf:params:oauth:token-type:access_token",`+
-			`"token_type":"Bearer","expires_in":300,"scope":"`+cmp.Or(scope, "cal:read cal:write")+`"}`)
-	}))
-	t.Cleanup(as.srv.Close)
-	return as, func() []url.Values { mu.Lock(); defer mu.Unlock(); return slices.Clone(forms) }
+		return forms
+	}
 }
 
 // exchangeResourceThrough serves one MCP request carrying token through
@@ -84,8 +60,8 @@ func TestExchangerExchangeResource(t *testing.T) {
 		t.Fatalf("with a scope: %+v, %v", got, err)
 	}
 	// Each (resource, scope) is cached on its own.
-	if _, err := exchangeResourceThrough(f, ex, tok, calendarAPI, "cal:read"); err != nil || as.calls.Load() != 2 {
-		t.Fatalf("cached: %v, %d calls", err, as.calls.Load())
+	if _, err := exchangeResourceThrough(f, ex, tok, calendarAPI, "cal:read"); err != nil || as.Hits("/token") != 2 {
+		t.Fatalf("cached: %v, %d calls", err, as.Hits("/token"))
 	}
 	fs := forms()
 	want := url.Values{
@@ -115,9 +91,9 @@ func TestExchangerExchangeResource(t *testing.T) {
 		{"empty scope token", calendarAPI, []string{""}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			n := as.calls.Load()
-			if _, err := exchangeResourceThrough(f, ex, tok, tc.res, tc.scopes...); !errors.Is(err, resource.ErrExchange) || as.calls.Load() != n {
-				t.Errorf("ExchangeResource = %v after %d calls", err, as.calls.Load()-n)
+			n := as.Hits("/token")
+			if _, err := exchangeResourceThrough(f, ex, tok, tc.res, tc.scopes...); !errors.Is(err, resource.ErrExchange) || as.Hits("/token") != n {
+				t.Errorf("ExchangeResource = %v after %d calls", err, as.Hits("/token")-n)
 			}
 		})
 	}

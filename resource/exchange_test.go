@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
@@ -15,38 +14,22 @@ import (
 	"github.com/mcpauth/mcpauth/resource"
 )
 
-// fakeExchangeAS is a token endpoint on loopback that exchanges one
-// subject token for "gh-token", or answers what answer says.
-type fakeExchangeAS struct {
-	srv     *httptest.Server
-	calls   atomic.Int32
-	subject atomic.Value // string: the accepted subject token
-	answer  atomic.Value // func(w) or nil
+// exchangeAS is an authorization server on loopback whose client "rs"
+// exchanges the fixture's token for "gh-token" (audience "github"), or for
+// what o.Exchanges lists.
+func exchangeAS(t *testing.T, o oauthtest.ASOptions) *oauthtest.AS {
+	o.PreRegistered = []oauthtest.RegisteredClient{{ID: "rs", Secret: "rs-secret", Method: "client_secret_basic"}}
+	if o.Exchanges == nil {
+		o.Exchanges = map[string]oauthtest.ExchangeTarget{"github": {Token: "gh-token", ExpiresIn: 600}}
+	}
+	return oauthtest.NewAS(t, o)
 }
 
-func newFakeExchangeAS(t *testing.T) *fakeExchangeAS {
-	as := &fakeExchangeAS{}
-	as.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		as.calls.Add(1)
-		if a, _ := as.answer.Load().(func(http.ResponseWriter)); a != nil {
-			a(w)
-			return
-		}
-		_ = r.ParseForm()
-		user, pass, _ := r.BasicAuth()
-		w.Header().Set("Content-Type", "application/json")
-		if user != "rs" || pass != "rs-secret" || r.URL.Path != "/token" ||
-			r.PostForm.Get("grant_type") != "urn:ietf:params:oauth:grant-type:token-exchange" ||
-			r.PostForm.Get("subject_token_type") != "urn:ietf:params:oauth:token-type:access_token" ||
-			r.PostForm.Get("subject_token") != as.subject.Load() || r.PostForm.Get("audience") != "github" {
-			w.WriteHeader(http.StatusBadRequest)
-			_, _ = io.WriteString(w, `{"error":"invalid_grant"}`)
-			return
-		}
-		_, _ = io.WriteString(w, `{"access_token":"gh-token","issued_token_type":"urn:ietf:params:oauth:token-type:access_token","token_type":"Bearer","expires_in":600}`)
-	}))
-	t.Cleanup(as.srv.Close)
-	return as
+// answerTokens makes as answer every token request with answer.
+func answerTokens(as *oauthtest.AS, answer func(http.ResponseWriter)) {
+	as.Update(func(o *oauthtest.ASOptions) {
+		o.Faults = map[string]http.HandlerFunc{"/token": func(w http.ResponseWriter, _ *http.Request) { answer(w) }}
+	})
 }
 
 // exchangeThrough serves one MCP request carrying token through the
@@ -65,37 +48,37 @@ func exchangeThrough(f *fixture, ex *resource.Exchanger, token string) (*resourc
 	return got, err
 }
 
-func exchangeFixture(t *testing.T, as *fakeExchangeAS, cfg resource.ExchangeConfig) (*fixture, *resource.Exchanger, string) {
+func exchangeFixture(t *testing.T, as *oauthtest.AS, cfg resource.ExchangeConfig) (*fixture, *resource.Exchanger, string) {
 	f := newFixture(t, func(c *resource.Config) {
-		c.Issuers[0].Issuer = as.srv.URL
+		c.Issuers[0].Issuer = as.URL
 		c.InsecureAllowHTTPLoopback = true
 	})
 	if cfg.TokenEndpoint == "" {
-		cfg.TokenEndpoint = as.srv.URL + "/token"
+		cfg.TokenEndpoint = as.URL + "/token"
 	}
 	cfg.ClientID, cfg.ClientSecret, cfg.InsecureAllowHTTPLoopback, cfg.Now = "rs", "rs-secret", true, f.clock.Now
 	ex, err := resource.NewExchanger(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok := f.token(func(c *oauthtest.AccessToken) { c.Issuer = as.srv.URL })
-	as.subject.Store(tok)
+	tok := f.token(func(c *oauthtest.AccessToken) { c.Issuer = as.URL })
+	as.Update(func(o *oauthtest.ASOptions) { o.SubjectTokens = []string{tok} })
 	return f, ex, tok
 }
 
 func TestExchangerExchange(t *testing.T) {
-	as := newFakeExchangeAS(t)
+	as := exchangeAS(t, oauthtest.ASOptions{})
 	f, ex, tok := exchangeFixture(t, as, resource.ExchangeConfig{CacheSize: 8})
 	got, err := exchangeThrough(f, ex, tok)
 	if err != nil || got.AccessToken != "gh-token" || got.TokenType != "Bearer" || !got.Expiry.Equal(f.clock.Now().Add(600e9)) {
 		t.Fatalf("Exchange = %+v, %v", got, err)
 	}
-	if _, err := exchangeThrough(f, ex, tok); err != nil || as.calls.Load() != 1 {
-		t.Fatalf("cached exchange: %v, %d calls", err, as.calls.Load())
+	if _, err := exchangeThrough(f, ex, tok); err != nil || as.Hits("/token") != 1 {
+		t.Fatalf("cached exchange: %v, %d calls", err, as.Hits("/token"))
 	}
 	f.clock.Advance(2 * 60e9) // past the cache TTL
-	if _, err := exchangeThrough(f, ex, tok); err != nil || as.calls.Load() != 2 {
-		t.Fatalf("after the cache TTL: %v, %d calls", err, as.calls.Load())
+	if _, err := exchangeThrough(f, ex, tok); err != nil || as.Hits("/token") != 2 {
+		t.Fatalf("after the cache TTL: %v, %d calls", err, as.Hits("/token"))
 	}
 	if _, err := ex.Exchange(context.Background(), "github"); !errors.Is(err, resource.ErrExchange) || !errors.Is(err, resource.ErrNoToken) {
 		t.Errorf("without a verified request: %v", err)
@@ -106,9 +89,9 @@ func TestExchangerRefused(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		answer   func(http.ResponseWriter)
-		endpoint func(as, other *fakeExchangeAS) string
+		endpoint func(as, other *oauthtest.AS) string
 		want     error
-		calls    int32
+		calls    int
 	}{
 		{name: "invalid_grant", answer: func(w http.ResponseWriter) {
 			w.Header().Set("Content-Type", "application/json")
@@ -122,19 +105,19 @@ func TestExchangerRefused(t *testing.T) {
 		{name: "no token type", answer: func(w http.ResponseWriter) {
 			_, _ = io.WriteString(w, `{"access_token":"x"}`)
 		}, want: resource.ErrExchange, calls: 1},
-		{name: "another origin than the issuer", endpoint: func(_, other *fakeExchangeAS) string { return other.srv.URL + "/token" },
+		{name: "another origin than the issuer", endpoint: func(_, other *oauthtest.AS) string { return other.URL + "/token" },
 			want: resource.ErrExchange, calls: 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			as, other := newFakeExchangeAS(t), newFakeExchangeAS(t)
+			as, other := exchangeAS(t, oauthtest.ASOptions{}), exchangeAS(t, oauthtest.ASOptions{})
 			if tc.name == "redirect elsewhere" {
 				tc.answer = func(w http.ResponseWriter) {
-					w.Header().Set("Location", other.srv.URL+"/token")
+					w.Header().Set("Location", other.URL+"/token")
 					w.WriteHeader(http.StatusTemporaryRedirect)
 				}
 			}
 			if tc.answer != nil {
-				as.answer.Store(tc.answer)
+				answerTokens(as, tc.answer)
 			}
 			cfg := resource.ExchangeConfig{}
 			if tc.endpoint != nil {
@@ -148,7 +131,7 @@ func TestExchangerRefused(t *testing.T) {
 			if strings.Contains(err.Error(), tok) {
 				t.Error("the error shows the access token")
 			}
-			if n := as.calls.Load() + other.calls.Load(); n != tc.calls {
+			if n := as.Hits("/token") + other.Hits("/token"); n != tc.calls {
 				t.Errorf("%d token endpoint calls, want %d", n, tc.calls)
 			}
 		})

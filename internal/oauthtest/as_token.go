@@ -131,7 +131,10 @@ func (s *AS) exchange(w http.ResponseWriter, f url.Values, o ASOptions) {
 		oauthError(w, http.StatusBadRequest, "invalid_scope")
 		return
 	}
-	resp := tokenResponse(o, target.Token, target.ExpiresIn, cmpSlice(scopes, target.Scopes))
+	if len(scopes) == 0 {
+		scopes = target.Scopes
+	}
+	resp := tokenResponse(o, target.Token, target.ExpiresIn, scopes)
 	resp["issued_token_type"] = tokenTypeAccess
 	locked(&s.mu, func() { s.secrets = append(s.secrets, target.Token) })
 	w.Header().Set("Cache-Control", "no-store")
