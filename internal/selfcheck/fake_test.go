@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -66,8 +67,8 @@ type fakeOpts struct {
 }
 
 // fake is a small MCP server that follows the requirements unless told
-// otherwise: PRM, challenges, Origin, CORS, a scope per tool, and the
-// metadata of an authorization server on the same origin.
+// otherwise: PRM, challenges, Origin, CORS, a scope per tool, and an
+// authorization server (oauthtest.AS) on the same origin.
 type fake struct {
 	*httptest.Server
 	o      fakeOpts
@@ -81,10 +82,20 @@ func newFake(o fakeOpts) *fake {
 	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", f.prm)
 	mux.HandleFunc("/.well-known/oauth-protected-resource", f.rootPRM)
 	mux.HandleFunc("/custom-prm", f.prm)
-	mux.HandleFunc("/.well-known/oauth-authorization-server", f.asMeta(false))
-	mux.HandleFunc("/.well-known/openid-configuration", f.asMeta(true))
 	mux.HandleFunc("/mcp", f.mcp)
-	f.Server = httptest.NewServer(mux)
+	f.Server = httptest.NewUnstartedServer(mux)
+	asOpts := oauthtest.ASOptions{OmitCodeChallenge: o.asNoS256, NoISSAdvertised: o.asNoISS, CIMD: !o.asNoCIMD, DPoPAlgs: o.asDPoPAlgs}
+	switch {
+	case o.asMissing:
+		asOpts.MetadataAt = "none"
+	case o.asOIDCOnly:
+		asOpts.MetadataAt = "openid"
+	}
+	if o.asIssuerMismatch {
+		asOpts.MetadataIssuer = "https://as.example"
+	}
+	mux.Handle("/", oauthtest.NewASAt("http://"+f.Listener.Addr().String(), asOpts))
+	f.Start()
 	return f
 }
 
@@ -133,34 +144,6 @@ func (f *fake) rootPRM(w http.ResponseWriter, _ *http.Request) {
 		res = f.endpoint()
 	}
 	writeJSON(w, http.StatusOK, oauthmeta.ProtectedResourceMetadata{Resource: res, AuthorizationServers: []string{f.URL}})
-}
-
-func (f *fake) asMeta(oidc bool) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if f.o.asMissing || f.o.asOIDCOnly != oidc {
-			http.NotFound(w, r)
-			return
-		}
-		m := oauthmeta.AuthServerMetadata{
-			Issuer:                        f.URL,
-			AuthorizationEndpoint:         f.URL + "/authorize",
-			TokenEndpoint:                 f.URL + "/token",
-			JWKSURI:                       f.URL + "/jwks",
-			ResponseTypesSupported:        []string{"code"},
-			GrantTypesSupported:           []string{"authorization_code", "refresh_token"},
-			CodeChallengeMethodsSupported: []string{"S256"},
-			AuthorizationResponseISSParameterSupported: !f.o.asNoISS,
-			ClientIDMetadataDocumentSupported:          !f.o.asNoCIMD,
-		}
-		m.DPoPSigningAlgValuesSupported = f.o.asDPoPAlgs
-		if f.o.asNoS256 {
-			m.CodeChallengeMethodsSupported = nil
-		}
-		if f.o.asIssuerMismatch {
-			m.Issuer = "https://as.example"
-		}
-		writeJSON(w, http.StatusOK, m)
-	}
 }
 
 // challenge writes a Bearer challenge with the given status and params
