@@ -167,20 +167,6 @@ func NewCombined(t Cleaner, asOpts ASOptions, rsOpts ResourceOptions) (*AS, *Res
 	return s, r
 }
 
-// locked runs fn with mu held.
-func locked(mu *sync.Mutex, fn func()) {
-	mu.Lock()
-	defer mu.Unlock()
-	fn()
-}
-
-// cloneLocked returns a copy of *s taken with mu held.
-func cloneLocked[T any](mu *sync.Mutex, s *[]T) []T {
-	mu.Lock()
-	defer mu.Unlock()
-	return slices.Clone(*s)
-}
-
 // Issuer returns the issuer identifier.
 func (s *AS) Issuer() string { return s.base + s.options().PathPrefix }
 

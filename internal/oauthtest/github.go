@@ -100,33 +100,17 @@ func (g *GitHub) UserURL() string          { return g.srv.URL + "/api/user" }
 func (g *GitHub) EmailsURL() string        { return g.srv.URL + "/api/user/emails" }
 
 // Register sets the OAuth app's one callback URL.
-func (g *GitHub) Register(callback string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.callback = callback
-}
+func (g *GitHub) Register(callback string) { setLocked(&g.mu, &g.callback, callback) }
 
 // SetUser makes u the user the next logins authenticate.
-func (g *GitHub) SetUser(u GitHubUser) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.user = u
-}
+func (g *GitHub) SetUser(u GitHubUser) { setLocked(&g.mu, &g.user, u) }
 
 // SetFaults replaces the faults.
-func (g *GitHub) SetFaults(f GitHubFaults) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.faults = f
-}
+func (g *GitHub) SetFaults(f GitHubFaults) { setLocked(&g.mu, &g.faults, f) }
 
 // BearerPaths returns the paths of the requests, to any endpoint of the
 // fake, that carried a bearer token so far.
-func (g *GitHub) BearerPaths() []string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return append([]string(nil), g.bearerAt...)
-}
+func (g *GitHub) BearerPaths() []string { return cloneLocked(&g.mu, &g.bearerAt) }
 
 func (g *GitHub) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()

@@ -75,56 +75,34 @@ func (s *JWKSServer) TLSConfig() *tls.Config {
 }
 
 // SetKeys replaces the published keys.
-func (s *JWKSServer) SetKeys(keys ...*Key) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.keys = keys
-}
+func (s *JWKSServer) SetKeys(keys ...*Key) { setLocked(&s.mu, &s.keys, keys) }
 
 // AddRawJWK publishes an extra JWK given as raw JSON (for keys the Key type
 // cannot express, such as symmetric or encryption keys).
 func (s *JWKSServer) AddRawJWK(jwk string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.extraJWKS = append(s.extraJWKS, json.RawMessage(jwk))
+	locked(&s.mu, func() { s.extraJWKS = append(s.extraJWKS, json.RawMessage(jwk)) })
 }
 
 // SetRawJWKS makes the JWK Set endpoint answer with body as it is, instead
 // of the keys (nil restores them), for documents the keys cannot express:
 // private or malformed members, duplicate names, oversized sets.
-func (s *JWKSServer) SetRawJWKS(body []byte) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.rawJWKS = body
-}
+func (s *JWKSServer) SetRawJWKS(body []byte) { setLocked(&s.mu, &s.rawJWKS, body) }
 
 // SetStatus makes the JWK Set endpoint answer with status (200 restores it).
-func (s *JWKSServer) SetStatus(status int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.status = status
-}
+func (s *JWKSServer) SetStatus(status int) { setLocked(&s.mu, &s.status, status) }
 
 // SetCacheControl sets the Cache-Control header of JWK Set responses.
-func (s *JWKSServer) SetCacheControl(v string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.cacheControl = v
-}
+func (s *JWKSServer) SetCacheControl(v string) { setLocked(&s.mu, &s.cacheControl, v) }
 
 // Hold makes JWK Set requests wait until the returned function is called,
 // so a test can pile up concurrent requests behind one fetch.
 func (s *JWKSServer) Hold() (release func()) {
 	g := make(chan struct{})
-	s.mu.Lock()
-	s.gate = g
-	s.mu.Unlock()
+	setLocked(&s.mu, &s.gate, g)
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			s.mu.Lock()
-			s.gate = nil
-			s.mu.Unlock()
+			setLocked(&s.mu, &s.gate, nil)
 			close(g)
 		})
 	}
