@@ -173,20 +173,15 @@ func (p *Postgres) NewDatabase(t testing.TB) string {
 
 // Stop shuts the server down (fast shutdown: open transactions are rolled
 // back, committed data stays). It does nothing if the server is stopped.
-func (p *Postgres) Stop() { p.halt(os.Interrupt) }
-
-// Kill ends the server with SIGKILL, as a crash would.
-func (p *Postgres) Kill() { p.halt(os.Kill) }
-
-func (p *Postgres) halt(sig os.Signal) {
+func (p *Postgres) Stop() {
 	p.mu.Lock()
 	proc := p.proc
 	p.proc = nil
 	p.mu.Unlock()
 	if proc != nil {
-		proc.stop(sig, 15*time.Second)
-		// The postmaster's children share its process group; after a
-		// SIGKILL of the postmaster they would otherwise hold the port.
+		proc.stop(os.Interrupt, 15*time.Second)
+		// The postmaster's children share its process group; if the
+		// postmaster had to be killed they would otherwise hold the port.
 		killGroup(proc.cmd.Process.Pid)
 	}
 }
