@@ -27,8 +27,8 @@ import (
 // TestDPoPRefusedBeforeAuthorization: when the resource accepts only
 // DPoP-bound tokens and they cannot be had, the client fails with
 // ErrDPoPUnsupported after discovery and before any registration,
-// authorization or token request: the authorization server fails the
-// test if anything but its metadata is fetched.
+// authorization or token request: the test fails if anything but the
+// authorization server's metadata is fetched.
 func TestDPoPRefusedBeforeAuthorization(t *testing.T) {
 	t.Parallel()
 	p384, err := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
@@ -54,23 +54,7 @@ func TestDPoPRefusedBeforeAuthorization(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			var hits atomic.Int32
-			as := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if !strings.HasPrefix(r.URL.Path, "/.well-known/") {
-					hits.Add(1)
-					t.Errorf("authorization server hit at %s %s", r.Method, r.URL.Path)
-					http.Error(w, "no", http.StatusTeapot)
-					return
-				}
-				iss := "http://" + r.Host
-				w.Header().Set("Content-Type", "application/json")
-				_ = json.NewEncoder(w).Encode(oauthmeta.AuthServerMetadata{
-					Issuer: iss, AuthorizationEndpoint: iss + "/authorize", TokenEndpoint: iss + "/token",
-					RegistrationEndpoint: iss + "/register", ResponseTypesSupported: []string{"code"},
-					CodeChallengeMethodsSupported: []string{"S256"}, DPoPSigningAlgValuesSupported: tt.asAlgs,
-				})
-			}))
-			t.Cleanup(as.Close)
+			as := oauthtest.NewAS(t, oauthtest.ASOptions{DPoPAlgs: tt.asAlgs})
 			var rsURL string
 			rs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.URL.Path == "/.well-known/oauth-protected-resource/mcp" {
@@ -94,8 +78,10 @@ func TestDPoPRefusedBeforeAuthorization(t *testing.T) {
 					t.Fatalf("Login: %v, want ErrDPoPUnsupported", err)
 				}
 			}
-			if n := hits.Load(); n != 0 {
-				t.Fatalf("%d requests to the authorization server besides its metadata", n)
+			for _, p := range as.Paths() {
+				if !strings.HasPrefix(p, "/.well-known/") {
+					t.Fatalf("authorization server hit at %s; only its metadata may be fetched", p)
+				}
 			}
 		})
 	}
