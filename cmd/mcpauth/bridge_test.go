@@ -13,7 +13,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -26,6 +25,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpauth/mcpauth/internal/bridge"
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/resource"
 )
 
@@ -201,9 +201,7 @@ func TestBridgeMaliciousMetadata(t *testing.T) {
 	}
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 
-	var endpoint string
-	var mu sync.Mutex
-	srv := fakeOAuthServer(t, func() string { mu.Lock(); defer mu.Unlock(); return endpoint })
+	as, srv := oauthtest.NewCombined(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{})
 
 	shell := "BASE/authorize?x=$(touch${IFS}" + canary + ")&y=;touch${IFS}" + canary + ";&z=|sh"
 	cases := []struct {
@@ -217,9 +215,9 @@ func TestBridgeMaliciousMetadata(t *testing.T) {
 		{"shell metacharacters", shell, true},
 	}
 	for _, c := range cases {
-		mu.Lock()
-		endpoint = c.endpoint
-		mu.Unlock()
+		as.Update(func(o *oauthtest.ASOptions) {
+			o.AuthorizationEndpoint = strings.ReplaceAll(c.endpoint, "BASE", srv.URL)
+		})
 		_ = os.Remove(record)
 		p := startBridgeCmd(t, "--insecure-http", "--browser", "system", "--store", filepath.Join(t.TempDir(), "t.json"),
 			"--auth-timeout", "2s", srv.URL+"/mcp")
@@ -244,44 +242,13 @@ func TestBridgeMaliciousMetadata(t *testing.T) {
 	}
 }
 
-// fakeOAuthServer is an MCP server that refuses every request with a 401
-// and its own authorization server, whose authorization_endpoint is
-// endpoint() with BASE replaced by its URL.
-func fakeOAuthServer(t *testing.T, endpoint func() string) *httptest.Server {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		base := "http://" + r.Host
-		w.Header().Set("Content-Type", "application/json")
-		switch r.URL.Path {
-		case "/mcp":
-			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+base+`/.well-known/oauth-protected-resource/mcp"`)
-			w.WriteHeader(http.StatusUnauthorized)
-		case "/.well-known/oauth-protected-resource/mcp":
-			fmt.Fprintf(w, `{"resource":%q,"authorization_servers":[%q]}`, base+"/mcp", base)
-		case "/.well-known/oauth-authorization-server":
-			ep := strings.ReplaceAll(endpoint(), "BASE", base)
-			fmt.Fprintf(w, `{"issuer":%q,"authorization_endpoint":%q,"token_endpoint":%q,"registration_endpoint":%q,`+
-				`"response_types_supported":["code"],"code_challenge_methods_supported":["S256"]}`, base, ep, base+"/token", base+"/register")
-		case "/register":
-			var req map[string]any
-			_ = json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&req)
-			req["client_id"] = "client-1"
-			w.WriteHeader(http.StatusCreated)
-			_ = json.NewEncoder(w).Encode(req)
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
-
 // TestBridgeLoginTimeout: two messages arrive, the login they need is
 // never approved: one authorization URL is printed, not two, both messages
 // get an error after --auth-timeout saying what to do, and the next
 // message starts a new login.
 func TestBridgeLoginTimeout(t *testing.T) {
 	t.Parallel()
-	srv := fakeOAuthServer(t, func() string { return "BASE/authorize" })
+	_, srv := oauthtest.NewCombined(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{})
 	p := startBridgeCmd(t, "--insecure-http", "--browser", "print", "--store", filepath.Join(t.TempDir(), "t.json"),
 		"--auth-timeout", "1s", srv.URL+"/mcp")
 	if _, err := io.WriteString(p.in, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`+"\n"+
