@@ -57,6 +57,7 @@ type ASOptions struct {
 	ISS                   ISSMode
 	CIMD                  bool     // advertise client_id_metadata_document_supported
 	DPoPAlgs              []string // dpop_signing_alg_values_supported
+	JWKSURI               string   // jwks_uri
 	NoRegistration        bool     // no registration_endpoint
 	AuthMethods           []string // token_endpoint_auth_methods_supported; nil = ["none"]
 	RegisterMethod        string   // force the registered method in DCR responses
@@ -287,6 +288,9 @@ func metadata(w http.ResponseWriter, o ASOptions, origin string) {
 	}
 	if o.CIMD {
 		md["client_id_metadata_document_supported"] = true
+	}
+	if o.JWKSURI != "" {
+		md["jwks_uri"] = o.JWKSURI
 	}
 	if o.DPoPAlgs != nil {
 		md["dpop_signing_alg_values_supported"] = o.DPoPAlgs

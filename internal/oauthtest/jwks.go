@@ -157,15 +157,7 @@ func (s *JWKSServer) serveJWKS(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"keys": members})
 }
 
-func (s *JWKSServer) serveMetadata(w http.ResponseWriter, r *http.Request) {
+func (s *JWKSServer) serveMetadata(w http.ResponseWriter, _ *http.Request) {
 	s.metadataFetches.Add(1)
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"issuer":                           s.Issuer,
-		"authorization_endpoint":           s.Issuer + "/authorize",
-		"token_endpoint":                   s.Issuer + "/token",
-		"jwks_uri":                         s.JWKSURI,
-		"response_types_supported":         []string{"code"},
-		"code_challenge_methods_supported": []string{"S256"},
-	})
+	metadata(w, ASOptions{JWKSURI: s.JWKSURI, NoRegistration: true}, s.Issuer)
 }
