@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -21,86 +20,6 @@ import (
 	"github.com/mcpauth/mcpauth/internal/seal"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
-
-// fakeUpstreamTokens makes the fake provider issue expiring access tokens
-// with rotating refresh tokens, and count refreshes.
-type fakeUpstreamTokens struct {
-	mu          sync.Mutex
-	ttl         int64 // expires_in, seconds
-	n           int
-	live        map[string]bool // refresh tokens not yet used
-	refreshes   int
-	refusals    int           // refreshes answered invalid_grant
-	inFlight    int           // refresh requests being answered
-	maxInFlight int           // the most refresh requests answered at once
-	hold        time.Duration // how long a refresh request is held before its answer
-	refuse      bool          // every refresh gets invalid_grant
-	issued      []string      // every token issued, for leak checks
-}
-
-func newFakeUpstreamTokens(ttl time.Duration) *fakeUpstreamTokens {
-	return &fakeUpstreamTokens{ttl: int64(ttl / time.Second), live: map[string]bool{}}
-}
-
-// issue adds fresh tokens to a token response.
-func (f *fakeUpstreamTokens) issue(body map[string]any) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.issueLocked(body)
-}
-
-func (f *fakeUpstreamTokens) issueLocked(body map[string]any) {
-	f.n++
-	at, rt := fmt.Sprintf("gh-at-%d-%s", f.n, randomToken(8)), fmt.Sprintf("gh-rt-%d-%s", f.n, randomToken(8))
-	f.live[rt] = true
-	f.issued = append(f.issued, at, rt)
-	body["access_token"], body["refresh_token"], body["expires_in"], body["token_type"] = at, rt, f.ttl, "bearer"
-}
-
-// refresh answers grant_type=refresh_token: a refresh token works once,
-// as at a provider that rotates refresh tokens strictly. The request is
-// held for f.hold first, so that overlapping refreshes overlap here.
-func (f *fakeUpstreamTokens) refresh(w http.ResponseWriter, r *http.Request, authed bool) {
-	f.mu.Lock()
-	f.inFlight++
-	f.maxInFlight = max(f.maxInFlight, f.inFlight)
-	hold := f.hold
-	f.mu.Unlock()
-	defer func() {
-		f.mu.Lock()
-		f.inFlight--
-		f.mu.Unlock()
-	}()
-	if hold > 0 {
-		t := time.NewTimer(hold)
-		select {
-		case <-t.C:
-		case <-r.Context().Done():
-			t.Stop()
-		}
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.refreshes++
-	rt := r.PostForm.Get("refresh_token")
-	w.Header().Set("Content-Type", "application/json")
-	if !authed || f.refuse || !f.live[rt] {
-		f.refusals++
-		w.WriteHeader(http.StatusBadRequest)
-		_, _ = w.Write([]byte(`{"error":"invalid_grant"}`))
-		return
-	}
-	delete(f.live, rt)
-	body := map[string]any{}
-	f.issueLocked(body)
-	_ = json.NewEncoder(w).Encode(body)
-}
-
-func (f *fakeUpstreamTokens) state() (issued []string, refreshes int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.issued...), f.refreshes
-}
 
 const (
 	rsID       = "mcp-rs"
