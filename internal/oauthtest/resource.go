@@ -209,10 +209,5 @@ func bearer(req *http.Request) string {
 }
 
 func subset(a, b []string) bool {
-	for _, s := range a {
-		if !slices.Contains(b, s) {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(a, func(s string) bool { return !slices.Contains(b, s) })
 }

@@ -142,17 +142,9 @@ func HMAC(t testing.TB, secret []byte, h Header, payload []byte) string {
 // (alg is forced to "none") and payload, and an empty signature.
 func Unsigned(t testing.TB, header map[string]any, payload []byte) string {
 	t.Helper()
-	h := map[string]any{}
-	for k, v := range header {
-		h[k] = v
-	}
+	h := Apply(map[string]any{}, header)
 	h["alg"] = "none"
-	hb, err := json.Marshal(h)
-	if err != nil {
-		t.Fatalf("oauthtest: marshal header: %v", err)
-	}
-	enc := base64.RawURLEncoding
-	return enc.EncodeToString(hb) + "." + enc.EncodeToString(payload) + "."
+	return B64JSON(t, h) + "." + base64.RawURLEncoding.EncodeToString(payload) + "."
 }
 
 // MustJSON marshals v or fails the test.
