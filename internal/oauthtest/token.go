@@ -1,6 +1,7 @@
 package oauthtest
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/json"
 	"testing"
@@ -93,47 +94,34 @@ func (k *Key) MintWith(t testing.TB, h Header, tok AccessToken) string {
 // duplicate member names.
 func (k *Key) Sign(t testing.TB, h Header, payload []byte) string {
 	t.Helper()
+	h.KeyID = cmp.Or(h.KeyID, k.ID)
+	return signJWS(t, jose.SigningKey{Algorithm: jose.SignatureAlgorithm(k.Algorithm), Key: k.Signer}, h, payload)
+}
+
+// HMAC signs payload with HS256 under secret, the shape of an algorithm
+// confusion attack when secret is a public key's PEM (RFC 8725 §2.1). An
+// empty h.KeyID leaves "kid" out.
+func HMAC(t testing.TB, secret []byte, h Header, payload []byte) string {
+	t.Helper()
+	h.OmitKeyID = h.OmitKeyID || h.KeyID == ""
+	return signJWS(t, jose.SigningKey{Algorithm: jose.HS256, Key: secret}, h, payload)
+}
+
+func signJWS(t testing.TB, key jose.SigningKey, h Header, payload []byte) string {
+	t.Helper()
 	opts := &jose.SignerOptions{EmbedJWK: h.EmbedJWK}
 	if !h.OmitType {
-		typ := h.Type
-		if typ == "" {
-			typ = "at+jwt"
-		}
-		opts.WithType(jose.ContentType(typ))
+		opts.WithType(jose.ContentType(cmp.Or(h.Type, "at+jwt")))
 	}
 	if !h.OmitKeyID && !h.EmbedJWK {
-		kid := k.ID
-		if h.KeyID != "" {
-			kid = h.KeyID
-		}
-		opts.WithHeader(jose.HeaderKey("kid"), kid)
+		opts.WithHeader(jose.HeaderKey("kid"), h.KeyID)
 	}
 	for name, v := range h.Extra {
 		opts.WithHeader(jose.HeaderKey(name), v)
 	}
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.SignatureAlgorithm(k.Algorithm), Key: k.Signer}, opts)
+	signer, err := jose.NewSigner(key, opts)
 	if err != nil {
 		t.Fatalf("oauthtest: signer: %v", err)
-	}
-	return compact(t, signer, payload)
-}
-
-// HMAC signs payload with HS256 under secret, the shape of an algorithm
-// confusion attack when secret is a public key's PEM (RFC 8725 §2.1).
-func HMAC(t testing.TB, secret []byte, h Header, payload []byte) string {
-	t.Helper()
-	opts := &jose.SignerOptions{}
-	typ := h.Type
-	if typ == "" {
-		typ = "at+jwt"
-	}
-	opts.WithType(jose.ContentType(typ))
-	if h.KeyID != "" {
-		opts.WithHeader(jose.HeaderKey("kid"), h.KeyID)
-	}
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.HS256, Key: secret}, opts)
-	if err != nil {
-		t.Fatalf("oauthtest: hmac signer: %v", err)
 	}
 	return compact(t, signer, payload)
 }
