@@ -12,12 +12,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpauth/mcpauth/oauthmeta"
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 )
 
 // demoUpstream serves the demo MCP server (echo, admin_echo, whoami) on
@@ -119,28 +118,12 @@ func testClientCommandsDPoP(t *testing.T, nonces bool) {
 
 // TestLoginDPoPKeyRefused: a --dpop-key whose algorithm the resource
 // does not accept (`protect --dpop required --dpop-algs ES256`, a P-384
-// key) ends `login` with the DPoP error after discovery: the
-// authorization server fails the test if anything but its metadata is
-// requested.
+// key) ends `login` with the DPoP error after discovery: the test fails
+// if anything but the authorization server's metadata is requested.
 func TestLoginDPoPKeyRefused(t *testing.T) {
 	t.Parallel()
-	var hits atomic.Int32
-	as := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasPrefix(r.URL.Path, "/.well-known/") {
-			hits.Add(1)
-			t.Errorf("authorization server hit at %s %s", r.Method, r.URL.Path)
-			http.Error(w, "no", http.StatusTeapot)
-			return
-		}
-		iss := "http://" + r.Host
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(oauthmeta.AuthServerMetadata{
-			Issuer: iss, AuthorizationEndpoint: iss + "/authorize", TokenEndpoint: iss + "/token", RegistrationEndpoint: iss + "/register",
-			JWKSURI: iss + "/jwks.json", ResponseTypesSupported: []string{"code"}, CodeChallengeMethodsSupported: []string{"S256"},
-			DPoPSigningAlgValuesSupported: []string{"ES256", "ES384"},
-		})
-	}))
-	t.Cleanup(as.Close)
+	as := oauthtest.NewAS(t, oauthtest.ASOptions{DPoPAlgs: []string{"ES256", "ES384"}})
+	as.Update(func(o *oauthtest.ASOptions) { o.JWKSURI = as.URL + "/jwks.json" })
 	rs := startSubcommand(t, "protect", "--addr", "127.0.0.1:0", "--upstream", demoUpstream(t), "--issuer", as.URL,
 		"--insecure-http", "--dpop", "required", "--dpop-algs", "ES256", "--log-level", "warn")
 	key, err := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
@@ -161,7 +144,9 @@ func TestLoginDPoPKeyRefused(t *testing.T) {
 	if code == 0 || !strings.Contains(errOut, "requires DPoP-bound tokens") || !strings.Contains(errOut, "ES384") {
 		t.Fatalf("login: %d %q %s", code, out, errOut)
 	}
-	if n := hits.Load(); n != 0 {
-		t.Fatalf("%d requests to the authorization server besides its metadata", n)
+	for _, p := range as.Paths() {
+		if !strings.HasPrefix(p, "/.well-known/") {
+			t.Fatalf("authorization server hit at %s; only its metadata may be fetched", p)
+		}
 	}
 }
