@@ -126,10 +126,10 @@ func TestDPoPChallengeGolden(t *testing.T) {
 // without a binding is refused.
 func TestDPoPIntrospection(t *testing.T) {
 	t.Parallel()
-	as := newIntrospectionAS(t)
+	as := introspectionAS(t)
 	f := newDPoPFixture(t, resource.DPoPAllowed, func(c *resource.Config) {
-		c.Introspection = &resource.IntrospectionConfig{Endpoint: as.srv.URL + "/introspect", ClientID: "rs-client",
-			ClientSecret: "s3cret", HTTPClient: as.srv.Client()}
+		c.Introspection = &resource.IntrospectionConfig{Endpoint: as.URL + "/introspect", ClientID: "rs-client",
+			ClientSecret: "s3cret", HTTPClient: as.Client()}
 	})
 	exp := f.clock.Now().Add(time.Hour).Unix()
 	answer := func(tokenType string, cnf any) map[string]any {
@@ -139,9 +139,9 @@ func TestDPoPIntrospection(t *testing.T) {
 		}
 		return m
 	}
-	as.set("opaque-bound", answer("DPoP", map[string]any{"jkt": f.prover.JKT()}))
-	as.set("opaque-no-jkt", answer("DPoP", nil))
-	as.set("opaque-other-key", answer("Bearer", map[string]any{"jkt": f.newProver(t).JKT()}))
+	as.SetIntrospection("opaque-bound", answer("DPoP", map[string]any{"jkt": f.prover.JKT()}))
+	as.SetIntrospection("opaque-no-jkt", answer("DPoP", nil))
+	as.SetIntrospection("opaque-other-key", answer("Bearer", map[string]any{"jkt": f.newProver(t).JKT()}))
 	steps := []struct {
 		name    string
 		req     *http.Request
@@ -171,7 +171,7 @@ func TestDPoPIntrospection(t *testing.T) {
 			t.Errorf("%s: TokenInfo %+v", st.name, s.info)
 		}
 	}
-	if n := as.calls.Load(); n != 3 {
+	if n := as.Hits("/introspect"); n != 3 {
 		t.Errorf("introspection calls = %d, want 3 (one per token: the thief's Bearer attempt cached the answer too)", n)
 	}
 }

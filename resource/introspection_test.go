@@ -2,79 +2,30 @@ package resource_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
-	"net/http/httptest"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/resource"
 )
 
-// introspectionAS is a stub RFC 7662 endpoint: it requires client
-// authentication and answers from a table.
-type introspectionAS struct {
-	srv     *httptest.Server
-	calls   atomic.Int64
-	mu      sync.Mutex
-	answers map[string]any // token -> response object
-	status  int
-}
-
-func newIntrospectionAS(t *testing.T) *introspectionAS {
-	as := &introspectionAS{answers: map[string]any{}, status: 200}
-	as.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		as.calls.Add(1)
-		id, secret, ok := r.BasicAuth()
-		if !ok || id != "rs-client" || secret != "s3cret" || r.Method != http.MethodPost {
-			w.WriteHeader(http.StatusUnauthorized)
-			return
-		}
-		if err := r.ParseForm(); err != nil || r.PostForm.Get("token_type_hint") != "access_token" {
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
-		as.mu.Lock()
-		ans, known := as.answers[r.PostForm.Get("token")]
-		status := as.status
-		as.mu.Unlock()
-		if status != 200 {
-			w.WriteHeader(status)
-			return
-		}
-		if !known {
-			ans = map[string]any{"active": false}
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(ans)
-	}))
-	t.Cleanup(as.srv.Close)
-	return as
-}
-
-func (as *introspectionAS) set(token string, ans any) {
-	as.mu.Lock()
-	defer as.mu.Unlock()
-	as.answers[token] = ans
-}
-
-func (as *introspectionAS) setStatus(s int) {
-	as.mu.Lock()
-	defer as.mu.Unlock()
-	as.status = s
+// introspectionAS is an https authorization server on loopback whose
+// client "rs-client" may introspect tokens (RFC 7662).
+func introspectionAS(t *testing.T) *oauthtest.AS {
+	return oauthtest.NewAS(t, oauthtest.ASOptions{TLS: true,
+		PreRegistered: []oauthtest.RegisteredClient{{ID: "rs-client", Secret: "s3cret", Method: "client_secret_basic"}}})
 }
 
 // TestIntrospection covers RS-11 and RS-18 for opaque tokens.
 func TestIntrospection(t *testing.T) {
 	t.Parallel()
-	as := newIntrospectionAS(t)
+	as := introspectionAS(t)
 	f := newFixture(t, func(c *resource.Config) {
 		c.Introspection = &resource.IntrospectionConfig{
-			Endpoint: as.srv.URL + "/introspect", ClientID: "rs-client", ClientSecret: "s3cret",
-			HTTPClient: as.srv.Client(),
+			Endpoint: as.URL + "/introspect", ClientID: "rs-client", ClientSecret: "s3cret",
+			HTTPClient: as.Client(),
 		}
 	})
 	exp := f.clock.Now().Add(time.Hour).Unix()
@@ -111,7 +62,7 @@ func TestIntrospection(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			tok := "opaque-token-" + itoa(int64(i)) + "-0123456789"
-			as.set(tok, tt.answer)
+			as.SetIntrospection(tok, tt.answer)
 			info, err := f.v.Verify(context.Background(), tok)
 			if !errors.Is(err, tt.wantErr) || (err == nil) != (tt.wantErr == nil) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
@@ -139,13 +90,17 @@ func TestIntrospectionFailsClosed(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			as := newIntrospectionAS(t)
-			as.setStatus(tt.status)
+			as := introspectionAS(t)
+			if tt.status != http.StatusOK {
+				as.Update(func(o *oauthtest.ASOptions) {
+					o.Faults = map[string]http.HandlerFunc{"/introspect": func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(tt.status) }}
+				})
+			}
 			f := newFixture(t, func(c *resource.Config) {
-				c.Introspection = &resource.IntrospectionConfig{Endpoint: as.srv.URL, ClientID: "rs-client",
-					ClientSecret: tt.secret, HTTPClient: as.srv.Client()}
+				c.Introspection = &resource.IntrospectionConfig{Endpoint: as.URL + "/introspect", ClientID: "rs-client",
+					ClientSecret: tt.secret, HTTPClient: as.Client()}
 			})
-			as.set("opaque-abcdefghijklmnop", map[string]any{"active": true})
+			as.SetIntrospection("opaque-abcdefghijklmnop", map[string]any{"active": true})
 			_, err := f.v.Verify(context.Background(), "opaque-abcdefghijklmnop")
 			if !errors.Is(err, resource.ErrIntrospection) || !errors.Is(err, resource.ErrUnavailable) {
 				t.Errorf("err = %v", err)
@@ -158,10 +113,10 @@ func TestIntrospectionFailsClosed(t *testing.T) {
 	}
 	t.Run("unreachable endpoint", func(t *testing.T) {
 		t.Parallel()
-		as := newIntrospectionAS(t)
-		url := as.srv.URL
-		client := as.srv.Client()
-		as.srv.Close()
+		as := introspectionAS(t)
+		url := as.URL + "/introspect"
+		client := as.Client()
+		as.Close()
 		f := newFixture(t, func(c *resource.Config) {
 			c.Introspection = &resource.IntrospectionConfig{Endpoint: url, ClientID: "rs-client", ClientSecret: "s3cret", HTTPClient: client}
 		})
@@ -175,16 +130,16 @@ func TestIntrospectionFailsClosed(t *testing.T) {
 // live no longer than the TTL and exp, negative ones briefly.
 func TestIntrospectionCaching(t *testing.T) {
 	t.Parallel()
-	as := newIntrospectionAS(t)
+	as := introspectionAS(t)
 	f := newFixture(t, func(c *resource.Config) {
-		c.Introspection = &resource.IntrospectionConfig{Endpoint: as.srv.URL, ClientID: "rs-client", ClientSecret: "s3cret",
-			HTTPClient: as.srv.Client(), CacheTTL: time.Minute, NegativeTTL: 5 * time.Second}
+		c.Introspection = &resource.IntrospectionConfig{Endpoint: as.URL + "/introspect", ClientID: "rs-client", ClientSecret: "s3cret",
+			HTTPClient: as.Client(), CacheTTL: time.Minute, NegativeTTL: 5 * time.Second}
 	})
 	now := f.clock.Now()
-	as.set("long-lived-token-0123456789", map[string]any{"active": true, "aud": testResource, "exp": now.Add(time.Hour).Unix()})
-	as.set("short-lived-token-0123456789", map[string]any{"active": true, "aud": testResource, "exp": now.Add(10 * time.Second).Unix()})
+	as.SetIntrospection("long-lived-token-0123456789", map[string]any{"active": true, "aud": testResource, "exp": now.Add(time.Hour).Unix()})
+	as.SetIntrospection("short-lived-token-0123456789", map[string]any{"active": true, "aud": testResource, "exp": now.Add(10 * time.Second).Unix()})
 	verify := func(tok string) error { _, err := f.v.Verify(context.Background(), tok); return err }
-	calls := func() int64 { return as.calls.Load() }
+	calls := func() int { return as.Hits("/introspect") }
 
 	for i := 0; i < 3; i++ {
 		if err := verify("long-lived-token-0123456789"); err != nil {

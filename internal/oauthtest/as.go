@@ -47,6 +47,7 @@ const (
 // ASOptions configure an [AS]. The zero value is a conformant server that
 // advertises iss, S256 and dynamic registration for public clients.
 type ASOptions struct {
+	TLS                   bool     // https (its Client trusts it); read by NewAS only
 	PathPrefix            string   // issuer path, e.g. "/tenant1"
 	MetadataAt            string   // "", "oauth" (RFC 8414), "openid" (OIDC inserted), "openid-appended", "none"
 	MetadataIssuer        string   // issuer published in metadata; "" = the real one
@@ -134,12 +135,17 @@ type AS struct {
 	access        map[string]Grant
 	refresh       map[string]Grant
 	secrets       []string
+	introspection map[string]any
 }
 
 // NewAS starts a server on 127.0.0.1; it is closed when the test ends.
 func NewAS(t Cleaner, opts ASOptions) *AS {
 	s := NewASAt("", opts)
-	s.Server = httptest.NewServer(s)
+	start := httptest.NewServer
+	if opts.TLS {
+		start = httptest.NewTLSServer
+	}
+	s.Server = start(s)
 	s.base = s.Server.URL
 	t.Cleanup(s.Close)
 	return s
@@ -149,7 +155,7 @@ func NewAS(t Cleaner, opts ASOptions) *AS {
 // another test server on that origin passes requests to its ServeHTTP.
 func NewASAt(origin string, opts ASOptions) *AS {
 	s := &AS{base: origin, opts: opts, clients: map[string]RegisteredClient{},
-		codes: map[string]code{}, access: map[string]Grant{}, refresh: map[string]Grant{}}
+		codes: map[string]code{}, access: map[string]Grant{}, refresh: map[string]Grant{}, introspection: map[string]any{}}
 	for _, c := range opts.PreRegistered {
 		s.clients[c.ID] = c
 	}
@@ -246,6 +252,8 @@ func (s *AS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.authorize(w, r, opts, base)
 	case r.URL.Path == p+"/token" && r.Method == http.MethodPost:
 		s.token(w, r, opts)
+	case r.URL.Path == p+"/introspect" && r.Method == http.MethodPost:
+		s.introspect(w, r, opts)
 	case r.URL.Path == p+"/register" && r.Method == http.MethodPost && !opts.NoRegistration:
 		s.register(w, r, opts)
 	default:

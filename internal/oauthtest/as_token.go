@@ -141,6 +141,36 @@ func (s *AS) exchange(w http.ResponseWriter, f url.Values, o ASOptions) {
 	writeJSON(w, http.StatusOK, resp)
 }
 
+// SetIntrospection makes the introspection endpoint (RFC 7662) answer
+// answer for token; it answers {"active":false} for other tokens.
+func (s *AS) SetIntrospection(token string, answer any) {
+	locked(&s.mu, func() { s.introspection[token] = answer })
+}
+
+// introspect answers an authenticated client that names the token type,
+// as the resource servers of this module do.
+func (s *AS) introspect(w http.ResponseWriter, r *http.Request, o ASOptions) {
+	if err := r.ParseForm(); err != nil {
+		oauthError(w, http.StatusBadRequest, "invalid_request")
+		return
+	}
+	if _, ok := s.authenticate(r, o); !ok {
+		oauthError(w, http.StatusUnauthorized, "invalid_client")
+		return
+	}
+	if r.PostForm.Get("token_type_hint") != "access_token" {
+		oauthError(w, http.StatusBadRequest, "invalid_request")
+		return
+	}
+	var answer any = map[string]any{"active": false}
+	locked(&s.mu, func() {
+		if a, ok := s.introspection[r.PostForm.Get("token")]; ok {
+			answer = a
+		}
+	})
+	writeJSON(w, http.StatusOK, answer)
+}
+
 // grantError answers invalid_grant, echoing the credentials received when
 // the options say so (a careless server).
 func (s *AS) grantError(w http.ResponseWriter, r *http.Request, o ASOptions) {
