@@ -45,7 +45,9 @@ const (
 )
 
 // ASOptions configure an [AS]. The zero value is a conformant server that
-// advertises iss, S256 and dynamic registration for public clients.
+// advertises iss, S256 and dynamic registration for public clients. Its
+// endpoints are /authorize, /token, /register and /introspect under
+// PathPrefix.
 type ASOptions struct {
 	TLS                   bool     // https (its Client trusts it); read by NewAS only
 	PathPrefix            string   // issuer path, e.g. "/tenant1"
@@ -63,7 +65,7 @@ type ASOptions struct {
 	AuthMethods           []string // token_endpoint_auth_methods_supported; nil = ["none"]
 	RegisterMethod        string   // force the registered method in DCR responses
 	ScopesSupported       []string
-	DenyScopes            []string // never granted, even when requested
+	DenyScopes            []string // never granted: dropped from codes, refused in token exchanges
 	IssueRefreshTokens    bool
 	RotateRefreshTokens   bool
 	ExpiresIn             int64  // 0 = 3600; <0 = omit
@@ -80,6 +82,7 @@ type ASOptions struct {
 	// resource; a target not listed is refused with invalid_target.
 	Exchanges map[string]ExchangeTarget
 	// Faults answer these paths instead of the server (a broken server).
+	// Update replaces maps; it must not change them in place.
 	Faults map[string]http.HandlerFunc
 }
 
