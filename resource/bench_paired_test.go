@@ -1,6 +1,7 @@
 package resource_test
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/sha256"
 	"encoding/base64"
@@ -117,6 +118,80 @@ func BenchmarkPairedFresh(b *testing.B) {
 			},
 			func() { sdk.ServeHTTP(w, brSDK.reset(hdrs[k])) },
 			func() { ours.ServeHTTP(w, brOurs.reset(hdrs[k])) },
+		)
+	}
+	p.report(b, false)
+}
+
+// BenchmarkPairedFreshStages splits the middleware's share over go-jose
+// into stages, each candidate adding one to the one before, all on the same
+// fresh token in every iteration (x-NAME is NAME / VerifyASN1 as in
+// BenchmarkPairedFresh): go-jose's parse and verify; the same with the
+// claims decoded (go-json-experiment, internal/jwtverify); every token
+// check (Verifier.verifyJWT: header, claims, issuer, times, audience,
+// scope, key lookup); the same with the verified-token cache's lookup and
+// insert; the whole middleware (credential parsing, the handler's request
+// copy and header map, session binding).
+func BenchmarkPairedFreshStages(b *testing.B) {
+	e := newBenchEnv(b, nil)
+	pub := e.key.Public().(*ecdsa.PublicKey)
+	toks := e.tokens(b, min(b.N, 4096))
+	type pre struct{ hash, sig []byte }
+	pres := make([]pre, len(toks))
+	for i, tok := range toks {
+		dot := strings.LastIndexByte(tok, '.')
+		h := sha256.Sum256([]byte(tok[:dot]))
+		sig, _ := base64.RawURLEncoding.DecodeString(tok[dot+1:])
+		pres[i] = pre{h[:], asn1Signature(b, sig)}
+	}
+	algs := []jose.SignatureAlgorithm{jose.ES256}
+	joseRun := func(tok string, decode bool) {
+		jws, err := jose.ParseSignedCompact(tok, algs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if decode {
+			if err := resource.DecodeAccessClaims(jws.UnsafePayloadWithoutVerification()); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, err := jws.Verify(pub); err != nil {
+			b.Fatal(err)
+		}
+	}
+	checks, cached := rebind(b, e, e).v, rebind(b, e, e).v
+	ours := rebind(b, e, e).v.Middleware(okHandler)
+	ctx := context.Background()
+	w := &nopWriter{h: http.Header{}}
+	br := newBenchRequest(toks[0], listBody)
+	hdrs := bearer(toks)
+	p := newPairedTimer("VerifyASN1", "go-jose", "claims", "checks", "cache", "mcpauth")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		k := i % len(toks)
+		if i > 0 && k == 0 {
+			cached = rebind(b, e, e).v
+			ours = rebind(b, e, e).v.Middleware(okHandler)
+		}
+		p.iteration(i,
+			func() {
+				if !ecdsa.VerifyASN1(pub, pres[k].hash, pres[k].sig) {
+					b.Fatal("verify")
+				}
+			},
+			func() { joseRun(toks[k], false) },
+			func() { joseRun(toks[k], true) },
+			func() {
+				if err := checks.VerifyUncached(ctx, toks[k]); err != nil {
+					b.Fatal(err)
+				}
+			},
+			func() {
+				if err := cached.VerifyShaped(ctx, toks[k]); err != nil {
+					b.Fatal(err)
+				}
+			},
+			func() { ours.ServeHTTP(w, br.reset(hdrs[k])) },
 		)
 	}
 	p.report(b, false)

@@ -1,5 +1,11 @@
 package resource
 
+import (
+	"context"
+
+	"github.com/mcpauth/mcpauth/internal/jwtverify"
+)
+
 // The specific refusal reasons, for tests that check which one a request
 // got (the package exports only their classes and the [Error] type).
 var (
@@ -47,3 +53,20 @@ var (
 	ErrSessionMultiple       = errSessionMultiple
 	ErrOriginNotAllowed      = errOriginNotAllowed
 )
+
+// Stages of the fresh-token path, for BenchmarkPairedFreshStages: the
+// claims decode alone, the token checks without the cache, and the checks
+// with the cache's lookup and insert.
+func DecodeAccessClaims(payload []byte) error {
+	var c accessClaims
+	return jwtverify.DecodeClaims(payload, &c)
+}
+
+func (v *Verifier) VerifyUncached(ctx context.Context, raw string) error {
+	return v.verifyJWT(ctx, raw, v.clock.Now(), newAuthValue(raw), schemeBearer)
+}
+
+func (v *Verifier) VerifyShaped(ctx context.Context, raw string) error {
+	_, err := v.verify(ctx, raw, schemeBearer, shapeJWS)
+	return err
+}

@@ -77,7 +77,7 @@ func parseAuthorization(h string, maxToken int, withDPoP bool) (credential, erro
 	// is opaque, if it is a b64token at all: one scan for a JWS.
 	shape := shapeOpaque
 	switch {
-	case tok != "" && jwtverify.AllIn(tok, compactLo, compactHi):
+	case tok != "" && compactChars.All(tok):
 		if _, _, _, ok := jwtverify.Split(tok); ok {
 			shape = shapeJWS
 		}
@@ -87,21 +87,22 @@ func parseAuthorization(h string, maxToken int, withDPoP bool) (credential, erro
 	return credential{scheme: scheme, token: tok, shape: shape}, nil
 }
 
-// b64token is the RFC 6750 §2.1 character set before any "=" padding:
-// ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/", as the bitmasks of
-// jwtverify.AllIn.
-const b64TokenLo, b64TokenHi = 1<<'+' | 1<<'-' | 1<<'.' | 1<<'/' | 0x3ff<<'0', 0x3ffffff<<('A'-64) | 1<<('_'-64) | 0x3ffffff<<('a'-64) | 1<<('~'-64)
+// b64TokenChars is the RFC 6750 §2.1 character set before any "="
+// padding: ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/". Read-only.
+var b64TokenChars = jwtverify.NewByteSet(base64URLChars + ".~+/")
 
-// compactLo, compactHi are the base64url alphabet (RFC 4648 §5) and ".":
-// the characters of a JWS in compact serialization, all of them b64token
-// characters.
-const compactLo, compactHi = 1<<'-' | 1<<'.' | 0x3ff<<'0', 0x3ffffff<<('A'-64) | 1<<('_'-64) | 0x3ffffff<<('a'-64)
+// compactChars is the base64url alphabet (RFC 4648 §5) and ".": the
+// characters of a JWS in compact serialization, all of them b64token
+// characters. Read-only.
+var compactChars = jwtverify.NewByteSet(base64URLChars + ".")
+
+const base64URLChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
 // isB64Token reports whether s matches RFC 6750 §2.1
 // b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=".
 func isB64Token(s string) bool {
 	body := strings.TrimRight(s, "=")
-	return body != "" && jwtverify.AllIn(body, b64TokenLo, b64TokenHi)
+	return body != "" && b64TokenChars.All(body)
 }
 
 // queryHasToken reports whether the query string carries an access_token

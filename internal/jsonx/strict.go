@@ -1,7 +1,6 @@
 package jsonx
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 
@@ -23,8 +22,7 @@ var ErrSyntax = errors.New("jsonx: malformed JSON document")
 // Object names are matched case-sensitively, duplicate names are rejected and
 // unknown names are ignored. The returned error never contains the input.
 func DecodeObject(data []byte, v any) error {
-	trimmed := bytes.TrimLeft(data, " \t\r\n")
-	if len(trimmed) == 0 || trimmed[0] != '{' {
+	if firstByte(data) != '{' {
 		return ErrNotObject
 	}
 	if err := jsonv2.Unmarshal(data, v); err != nil {
@@ -37,8 +35,7 @@ func DecodeObject(data []byte, v any) error {
 // operators write (policy files): an unknown name anywhere in the document
 // is an error too, so a misspelt rule cannot silently go unenforced.
 func DecodeObjectStrict(data []byte, v any) error {
-	trimmed := bytes.TrimLeft(data, " \t\r\n")
-	if len(trimmed) == 0 || trimmed[0] != '{' {
+	if firstByte(data) != '{' {
 		return ErrNotObject
 	}
 	if err := jsonv2.Unmarshal(data, v, jsonv2.RejectUnknownMembers(true)); err != nil {
@@ -52,14 +49,27 @@ func DecodeObjectStrict(data []byte, v any) error {
 // objects inside match case-sensitively, duplicate names are rejected and
 // unknown names are ignored. The returned error never contains the input.
 func DecodeArray(data []byte, v any) error {
-	trimmed := bytes.TrimLeft(data, " \t\r\n")
-	if len(trimmed) == 0 || trimmed[0] != '[' {
+	if firstByte(data) != '[' {
 		return ErrNotArray
 	}
 	if err := jsonv2.Unmarshal(data, v); err != nil {
 		return fmt.Errorf("%w: %s", ErrSyntax, describe(err))
 	}
 	return nil
+}
+
+// firstByte returns the first byte of data after JSON whitespace (RFC 8259
+// §2), or 0 when there is none. It runs before every decode (token claims
+// on every fresh request), so it scans without building a cutset.
+func firstByte(data []byte) byte {
+	for _, c := range data {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+		default:
+			return c
+		}
+	}
+	return 0
 }
 
 // describe reduces a decoder error to its kind and location without quoting

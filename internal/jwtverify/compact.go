@@ -30,30 +30,41 @@ func LooksLikeJWS(raw string) bool {
 	return ok && isBase64URL(h) && isBase64URL(p) && isBase64URL(s)
 }
 
-// base64URL is the RFC 4648 §5 alphabet as a 128-bit set (bit c of
-// lo for c < 64, bit c-64 of hi otherwise): "-", 0-9, A-Z, "_", a-z.
-const base64URLLo, base64URLHi = 1<<'-' | 0x3ff<<'0', 0x3ffffff<<('A'-64) | 1<<('_'-64) | 0x3ffffff<<('a'-64)
+// base64URL is the RFC 4648 §5 alphabet: "-", 0-9, A-Z, "_", a-z. It is
+// read-only.
+var base64URL = NewByteSet("-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz")
 
-func isBase64URL(s string) bool { return AllIn(s, base64URLLo, base64URLHi) }
+func isBase64URL(s string) bool { return base64URL.All(s) }
 
-// AllIn reports whether every byte of s is an ASCII character in the set
-// given as two bitmasks: bit c of lo for c < 64, bit c-64 of hi for
-// 64 <= c < 128. It runs without a branch per byte, on four independent
-// accumulators (a token is scanned on every request).
-func AllIn(s string, lo, hi uint64) bool {
-	t := [4]uint64{lo, hi} // indexed by c>>6: bytes >= 128 find 0
-	a, b, c, d := uint64(1), uint64(1), uint64(1), uint64(1)
+// ByteSet is a set of bytes as a lookup table (1 for a member), for the
+// character-class scans a token gets on every request. Build it once with
+// [NewByteSet] and share it read-only.
+type ByteSet [256]uint8
+
+// NewByteSet returns the set of the bytes of members.
+func NewByteSet(members string) *ByteSet {
+	t := new(ByteSet)
+	for i := 0; i < len(members); i++ {
+		t[members[i]] = 1
+	}
+	return t
+}
+
+// All reports whether every byte of s is in t. It reads one table entry
+// per byte, without a branch, on four independent accumulators.
+func (t *ByteSet) All(s string) bool {
+	a, b, c, d := uint8(1), uint8(1), uint8(1), uint8(1)
 	for len(s) >= 8 {
-		a &= t[s[0]>>6] >> (s[0] & 63) & (t[s[4]>>6] >> (s[4] & 63))
-		b &= t[s[1]>>6] >> (s[1] & 63) & (t[s[5]>>6] >> (s[5] & 63))
-		c &= t[s[2]>>6] >> (s[2] & 63) & (t[s[6]>>6] >> (s[6] & 63))
-		d &= t[s[3]>>6] >> (s[3] & 63) & (t[s[7]>>6] >> (s[7] & 63))
+		a &= t[s[0]] & t[s[4]]
+		b &= t[s[1]] & t[s[5]]
+		c &= t[s[2]] & t[s[6]]
+		d &= t[s[3]] & t[s[7]]
 		s = s[8:]
 	}
 	for i := 0; i < len(s); i++ {
-		a &= t[s[i]>>6] >> (s[i] & 63)
+		a &= t[s[i]]
 	}
-	return a&b&c&d&1 == 1
+	return a&b&c&d == 1
 }
 
 // TypeIs matches a "typ" header value against a media type such as

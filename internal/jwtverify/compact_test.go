@@ -22,13 +22,13 @@ func TestLooksLikeJWS(t *testing.T) {
 	}
 }
 
-func TestAllInMatchesAlphabet(t *testing.T) {
+func TestByteSetMatchesAlphabet(t *testing.T) {
 	t.Parallel()
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 	for c := 0; c < 256; c++ {
 		want := strings.IndexByte(alphabet, byte(c)) >= 0
 		// The byte alone and at every position of a 17-byte run (both
-		// loops of AllIn, each accumulator).
+		// loops of ByteSet.All, each accumulator).
 		for pos := -1; pos < 17; pos++ {
 			s := string([]byte{byte(c)})
 			if pos >= 0 {
@@ -85,7 +85,7 @@ func TestUnsafeWithoutVerification(t *testing.T) {
 
 // FuzzCompact feeds peer-controlled token strings to the compact-form
 // helpers: Split must cut exactly at the two dots, LooksLikeJWS must agree
-// with a byte-by-byte reference of the base64url alphabet (AllIn is
+// with a byte-by-byte reference of the base64url alphabet (ByteSet.All is
 // unrolled), and the unverified decoders must fail with ErrNotCompact or
 // succeed only on a well-formed split, never panic.
 func FuzzCompact(f *testing.F) {
