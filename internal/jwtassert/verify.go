@@ -222,14 +222,15 @@ func (k *core) verifySignature(ctx context.Context, p *parsedJWT, keys KeySource
 	if err != nil {
 		return Key{}, k.fail(ErrKeySourceUnavailable, "")
 	}
-	cands := candidates(all, p.hdr.Kid, p.hdr.Alg)
-	if len(cands) == 0 {
-		return Key{}, k.fail(ErrUnknownKey, "")
-	}
-	for _, key := range cands {
+	tried := false
+	for key := range jwkset.Candidates(all, p.hdr.Kid, p.hdr.Alg) {
+		tried = true
 		if _, err := p.obj.Verify(key.Public); err == nil {
 			return key, nil
 		}
+	}
+	if !tried {
+		return Key{}, k.fail(ErrUnknownKey, "")
 	}
 	return Key{}, k.fail(ErrBadSignature, "")
 }
