@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"slices"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
@@ -29,22 +30,25 @@ func defaultVerifyAlgs() []string {
 	return []string{jwkset.ES256, jwkset.RS256, jwkset.PS256, jwkset.EdDSA}
 }
 
-// core holds what both verifiers share: the allowlist, time rules, size
-// bound, replay store and clock. It is read-only after construction.
+// core holds what both verifiers share: the accepted audiences, the
+// allowlist, time rules, size bound, replay store and clock. It is
+// read-only after construction.
 type core struct {
-	algs     []string
-	joseAlgs []jose.SignatureAlgorithm
-	leeway   time.Duration
-	maxLife  time.Duration
-	maxSize  int
-	replay   replay.Store
-	now      clock.Func
-	code     oauthmeta.ErrorCode // invalid_client or invalid_grant
-	b64      *base64.Encoding
+	audiences []string
+	algs      []string
+	joseAlgs  []jose.SignatureAlgorithm
+	leeway    time.Duration
+	maxLife   time.Duration
+	maxSize   int
+	replay    replay.Store
+	now       clock.Func
+	code      oauthmeta.ErrorCode // invalid_client or invalid_grant
+	b64       *base64.Encoding
 }
 
 // coreConfig is the common part of the verifier configs.
 type coreConfig struct {
+	audiences        []string
 	algs             []string
 	leeway, maxLife  time.Duration
 	defLife          time.Duration
@@ -56,6 +60,9 @@ type coreConfig struct {
 }
 
 func newCore(c coreConfig) (*core, error) {
+	if err := checkAudiences(c.audiences); err != nil {
+		return nil, err
+	}
 	algs, err := jwkset.Allowlist(c.algs, defaultVerifyAlgs())
 	if err != nil {
 		return nil, err
@@ -64,7 +71,7 @@ func newCore(c coreConfig) (*core, error) {
 		return nil, errors.New("jwtassert: negative Leeway, MaxLifetime or MaxSize")
 	}
 	k := &core{
-		algs: algs, leeway: c.leeway, maxLife: c.maxLife, maxSize: c.maxSize,
+		audiences: slices.Clone(c.audiences), algs: algs, leeway: c.leeway, maxLife: c.maxLife, maxSize: c.maxSize,
 		replay: c.replay, now: c.now, code: c.code, b64: base64.RawURLEncoding.Strict(),
 	}
 	for _, a := range algs {
@@ -87,6 +94,18 @@ func newCore(c coreConfig) (*core, error) {
 		k.replay = r
 	}
 	return k, nil
+}
+
+func checkAudiences(auds []string) error {
+	if len(auds) == 0 {
+		return errors.New("jwtassert: Audiences is required (this authorization server's issuer identifier)")
+	}
+	for _, a := range auds {
+		if a == "" {
+			return errors.New("jwtassert: empty audience")
+		}
+	}
+	return nil
 }
 
 func (k *core) fail(sentinel error, detail string) error { return fail(sentinel, k.code, detail) }
@@ -115,9 +134,10 @@ type parsedJWT struct {
 	payload []byte
 }
 
-// parse checks size, shape and algorithm, then decodes header and claims.
-// Nothing in the result is authenticated yet.
-func (k *core) parse(jwt string) (*parsedJWT, error) {
+// parse checks size, shape and algorithm, decodes header and claims, and
+// refuses a "typ" that typeOK does not accept. Nothing in the result is
+// authenticated yet.
+func (k *core) parse(jwt string, typeOK func(typ string) bool) (*parsedJWT, error) {
 	if jwt == "" {
 		return nil, k.fail(ErrMalformed, "empty")
 	}
@@ -152,6 +172,9 @@ func (k *core) parse(jwt string) (*parsedJWT, error) {
 	if err := jwtverify.DecodeClaims(p.payload, &p.claims); err != nil {
 		return nil, k.fail(ErrMalformed, "claims")
 	}
+	if !typeOK(p.hdr.Typ) {
+		return nil, k.fail(ErrWrongType, "")
+	}
 	return &p, nil
 }
 
@@ -166,11 +189,11 @@ func containsAlg(algs []string, alg string) bool {
 
 // checkAudience applies RFC 7523 §3 item 3: aud must name an accepted
 // audience, compared exactly.
-func (k *core) checkAudience(aud oauthmeta.Audience, accepted []string) error {
+func (k *core) checkAudience(aud oauthmeta.Audience) error {
 	if len(aud) == 0 {
 		return k.fail(ErrMissingClaim, "aud")
 	}
-	for _, a := range accepted {
+	for _, a := range k.audiences {
 		if aud.Contains(a) {
 			return nil
 		}
