@@ -1,6 +1,7 @@
 package jwtassert
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -77,15 +78,9 @@ func newCore(c coreConfig) (*core, error) {
 	for _, a := range algs {
 		k.joseAlgs = append(k.joseAlgs, jose.SignatureAlgorithm(a))
 	}
-	if k.leeway == 0 {
-		k.leeway = DefaultLeeway
-	}
-	if k.maxLife == 0 {
-		k.maxLife = c.defLife
-	}
-	if k.maxSize == 0 {
-		k.maxSize = DefaultMaxSize
-	}
+	k.leeway = cmp.Or(k.leeway, DefaultLeeway)
+	k.maxLife = cmp.Or(k.maxLife, c.defLife)
+	k.maxSize = cmp.Or(k.maxSize, DefaultMaxSize)
 	if k.replay == nil {
 		r, err := replay.New(replay.Config{MaxEntries: c.maxReplayEntries, Now: c.now})
 		if err != nil {
