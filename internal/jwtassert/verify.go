@@ -72,11 +72,8 @@ func newCore(c coreConfig) (*core, error) {
 		return nil, errors.New("jwtassert: negative Leeway, MaxLifetime or MaxSize")
 	}
 	k := &core{
-		audiences: slices.Clone(c.audiences), algs: algs, leeway: c.leeway, maxLife: c.maxLife, maxSize: c.maxSize,
+		audiences: slices.Clone(c.audiences), algs: algs, joseAlgs: jwkset.JOSE(algs), leeway: c.leeway, maxLife: c.maxLife, maxSize: c.maxSize,
 		replay: c.replay, now: c.now, code: c.code, b64: base64.RawURLEncoding.Strict(),
-	}
-	for _, a := range algs {
-		k.joseAlgs = append(k.joseAlgs, jose.SignatureAlgorithm(a))
 	}
 	k.leeway = cmp.Or(k.leeway, DefaultLeeway)
 	k.maxLife = cmp.Or(k.maxLife, c.defLife)
