@@ -145,7 +145,7 @@ func (k *core) parse(jwt string, typeOK func(typ string) bool) (*parsedJWT, erro
 	if err != nil || jsonx.DecodeObject(hdr, &p.hdr) != nil {
 		return nil, k.fail(ErrMalformed, "header")
 	}
-	if !jwkset.Supported(p.hdr.Alg) || !containsAlg(k.algs, p.hdr.Alg) {
+	if !jwkset.Supported(p.hdr.Alg) || !slices.Contains(k.algs, p.hdr.Alg) {
 		return nil, k.fail(ErrAlgNotAllowed, "")
 	}
 	if p.hdr.Crit != nil {
@@ -168,15 +168,6 @@ func (k *core) parse(jwt string, typeOK func(typ string) bool) (*parsedJWT, erro
 		return nil, k.fail(ErrWrongType, "")
 	}
 	return &p, nil
-}
-
-func containsAlg(algs []string, alg string) bool {
-	for _, a := range algs {
-		if a == alg {
-			return true
-		}
-	}
-	return false
 }
 
 // checkAudience applies RFC 7523 §3 item 3: aud must name an accepted
