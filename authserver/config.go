@@ -1,6 +1,7 @@
 package authserver
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"time"
@@ -224,30 +225,14 @@ type settings struct {
 
 func (c *Config) withDefaults() settings {
 	s := settings{Config: *c}
-	if s.Subject == "" {
-		s.Subject = DefaultSubject
-	}
-	if s.AccessTokenTTL == 0 {
-		s.AccessTokenTTL = DefaultAccessTokenTTL
-	}
-	if s.RefreshTokenTTL == 0 {
-		s.RefreshTokenTTL = DefaultRefreshTokenTTL
-	}
-	if s.CodeTTL == 0 {
-		s.CodeTTL = DefaultCodeTTL
-	}
-	if s.SigningAlgorithm == "" {
-		s.SigningAlgorithm = DefaultSigningAlgorithm
-	}
-	if s.KeyPrePublish == 0 {
-		s.KeyPrePublish = DefaultKeyPrePublish
-	}
-	if s.KeyReloadInterval == 0 {
-		s.KeyReloadInterval = min(DefaultKeyReloadInterval, s.KeyPrePublish/2)
-	}
-	if s.MaxBodyBytes == 0 {
-		s.MaxBodyBytes = DefaultMaxBodyBytes
-	}
+	s.Subject = cmp.Or(s.Subject, DefaultSubject)
+	s.AccessTokenTTL = cmp.Or(s.AccessTokenTTL, DefaultAccessTokenTTL)
+	s.RefreshTokenTTL = cmp.Or(s.RefreshTokenTTL, DefaultRefreshTokenTTL)
+	s.CodeTTL = cmp.Or(s.CodeTTL, DefaultCodeTTL)
+	s.SigningAlgorithm = cmp.Or(s.SigningAlgorithm, DefaultSigningAlgorithm)
+	s.KeyPrePublish = cmp.Or(s.KeyPrePublish, DefaultKeyPrePublish)
+	s.KeyReloadInterval = cmp.Or(s.KeyReloadInterval, min(DefaultKeyReloadInterval, s.KeyPrePublish/2))
+	s.MaxBodyBytes = cmp.Or(s.MaxBodyBytes, DefaultMaxBodyBytes)
 	s.RateLimit = s.RateLimit.withDefaults()
 	return s
 }

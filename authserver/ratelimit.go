@@ -1,6 +1,7 @@
 package authserver
 
 import (
+	"cmp"
 	"hash/maphash"
 	"math"
 	"net"
@@ -71,24 +72,12 @@ type RateLimit struct {
 }
 
 func (r RateLimit) withDefaults() RateLimit {
-	if r.PerIP == 0 {
-		r.PerIP = 10
-	}
-	if r.PerClient == 0 {
-		r.PerClient = 10
-	}
-	if r.Burst == 0 {
-		r.Burst = 20
-	}
-	if r.PerIPBrowser == 0 {
-		r.PerIPBrowser = 2
-	}
-	if r.BrowserBurst == 0 {
-		r.BrowserBurst = 100
-	}
-	if r.MaxTracked == 0 {
-		r.MaxTracked = 10000
-	}
+	r.PerIP = cmp.Or(r.PerIP, 10)
+	r.PerClient = cmp.Or(r.PerClient, 10)
+	r.Burst = cmp.Or(r.Burst, 20)
+	r.PerIPBrowser = cmp.Or(r.PerIPBrowser, 2)
+	r.BrowserBurst = cmp.Or(r.BrowserBurst, 100)
+	r.MaxTracked = cmp.Or(r.MaxTracked, 10000)
 	return r
 }
 

@@ -229,28 +229,12 @@ func narrowResources(granted, requested []string) ([]string, *oauthmeta.Error) {
 	}
 	out := make([]string, 0, len(requested))
 	for _, res := range requested {
-		ok := false
-		for _, g := range granted {
-			if oauthmeta.SameResource(g, res) {
-				ok = true
-				break
-			}
-		}
-		if !ok {
+		if !slices.ContainsFunc(granted, func(g string) bool { return oauthmeta.SameResource(g, res) }) {
 			return nil, oauthErr(oauthmeta.CodeInvalidTarget, "resource was not part of the authorization")
 		}
-		if !containsString(out, res) {
+		if !slices.Contains(out, res) {
 			out = append(out, res)
 		}
 	}
 	return out, nil
-}
-
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/mcpauth/mcpauth/internal/flight"
 	"github.com/mcpauth/mcpauth/internal/jsonx"
 	"github.com/mcpauth/mcpauth/internal/jwkset"
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
@@ -323,16 +324,11 @@ func (u *upstream) metadata(ctx context.Context) (*providerMetadata, error) {
 	// The shared fetch outlives any one caller's cancellation; the
 	// fetcher's timeout bounds it.
 	shared := context.WithoutCancel(ctx)
-	ch := u.discovery.DoChan("", func() (any, error) { return u.discover(shared) })
-	select {
-	case res := <-ch:
-		if res.Err != nil {
-			return nil, res.Err
-		}
-		return res.Val.(*providerMetadata), nil
-	case <-ctx.Done():
-		return nil, fmt.Errorf("upstream discovery: %w", ctx.Err())
+	m, err := flight.Do(ctx, &u.discovery, "", func() (*providerMetadata, error) { return u.discover(shared) })
+	if err != nil && err == ctx.Err() {
+		return nil, fmt.Errorf("upstream discovery: %w", err)
 	}
+	return m, err
 }
 
 // discover fetches and checks the metadata and points the key source at

@@ -66,10 +66,7 @@ func (u *upstream) verifyIDToken(ctx context.Context, raw, nonce string) (*Upstr
 		return nil, fmt.Errorf("%w: provider keys: %w", errIDToken, err)
 	}
 	var payload []byte
-	for _, k := range keys {
-		if !k.Fits(h.Algorithm) {
-			continue
-		}
+	for k := range jwkset.Candidates(keys, h.KeyID, h.Algorithm) {
 		if payload, err = jws.Verify(k.Public); err == nil {
 			break
 		}

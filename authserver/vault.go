@@ -12,6 +12,7 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/mcpauth/mcpauth/internal/flight"
 	"github.com/mcpauth/mcpauth/internal/seal"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -202,16 +203,7 @@ func (v *vault) token(ctx context.Context, g *Grant) (*vaultedToken, error) {
 	// The shared refresh outlives one caller's cancellation; the
 	// upstream timeout bounds it.
 	shared := context.WithoutCancel(ctx)
-	ch := v.refreshes.DoChan(rec.ID, func() (any, error) { return v.refresh(shared, g) })
-	select {
-	case res := <-ch:
-		if res.Err != nil {
-			return nil, res.Err
-		}
-		return res.Val.(*vaultedToken), nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return flight.Do(ctx, &v.refreshes, rec.ID, func() (*vaultedToken, error) { return v.refresh(shared, g) })
 }
 
 // load reads and opens g's record.

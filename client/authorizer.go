@@ -2,6 +2,7 @@ package client
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -57,10 +58,7 @@ type FollowRedirects struct {
 
 // Authorize implements [Authorizer].
 func (f *FollowRedirects) Authorize(ctx context.Context, req *AuthorizationRequest) (*url.URL, error) {
-	redirectURI := f.RedirectURI
-	if redirectURI == "" {
-		redirectURI = DefaultRedirectURI
-	}
+	redirectURI := cmp.Or(f.RedirectURI, DefaultRedirectURI)
 	authURL, err := req.Start(ctx, redirectURI)
 	if err != nil {
 		return nil, err
@@ -105,10 +103,7 @@ func (p *Paste) Authorize(ctx context.Context, req *AuthorizationRequest) (*url.
 	if p.Out == nil || p.In == nil {
 		return nil, fmt.Errorf("%w: Paste needs Out and In", ErrConfig)
 	}
-	redirectURI := p.RedirectURI
-	if redirectURI == "" {
-		redirectURI = DefaultRedirectURI
-	}
+	redirectURI := cmp.Or(p.RedirectURI, DefaultRedirectURI)
 	authURL, err := req.Start(ctx, redirectURI)
 	if err != nil {
 		return nil, err

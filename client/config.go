@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -218,19 +219,10 @@ func (cfg *Config) validate() error {
 	if cfg.MetadataTTL < 0 || cfg.Timeout < 0 || cfg.StepUpWindow < 0 {
 		return fmt.Errorf("%w: negative duration", ErrConfig)
 	}
-	if cfg.MetadataTTL == 0 {
-		cfg.MetadataTTL = DefaultMetadataTTL
-	}
-	cfg.MetadataTTL = min(cfg.MetadataTTL, MaxMetadataTTL)
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.StepUpWindow == 0 {
-		cfg.StepUpWindow = DefaultStepUpWindow
-	}
-	if cfg.ClientName == "" {
-		cfg.ClientName = defaultClientName
-	}
+	cfg.MetadataTTL = min(cmp.Or(cfg.MetadataTTL, DefaultMetadataTTL), MaxMetadataTTL)
+	cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout)
+	cfg.StepUpWindow = cmp.Or(cfg.StepUpWindow, DefaultStepUpWindow)
+	cfg.ClientName = cmp.Or(cfg.ClientName, defaultClientName)
 	return nil
 }
 

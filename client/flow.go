@@ -43,15 +43,11 @@ func (c *Client) respond(ctx context.Context, resource string, status int, h htt
 }
 
 func (c *Client) unauthorized(ctx context.Context, resource string, ch challenge, sent string, a *attempts) error {
-	unlock, err := c.logins.lock(ctx, resource)
+	st, unlock, err := c.lockedState(ctx, resource)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	st, err := c.tokenState(ctx, resource)
-	if err != nil {
-		return err
-	}
 	if st != nil && st.tok != nil {
 		switch {
 		case st.tok.AccessToken != sent && st.tok.Valid(c.clock.Now(), expiryLeeway):
@@ -64,6 +60,20 @@ func (c *Client) unauthorized(ctx context.Context, resource string, ch challenge
 		}
 	}
 	return c.login(ctx, resource, ch, sent != "", nil, a)
+}
+
+// lockedState takes the login lock of resource, so that one authorization
+// at a time runs for it, and reads its token state under the lock. The
+// caller must call unlock.
+func (c *Client) lockedState(ctx context.Context, resource string) (st *tokenState, unlock func(), err error) {
+	if unlock, err = c.logins.lock(ctx, resource); err != nil {
+		return nil, nil, err
+	}
+	if st, err = c.tokenState(ctx, resource); err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	return st, unlock, nil
 }
 
 // refreshAfterRejection tries one refresh for a token the resource
@@ -81,15 +91,11 @@ func (c *Client) refreshAfterRejection(ctx context.Context, st *tokenState, ch o
 }
 
 func (c *Client) stepUp(ctx context.Context, resource string, ch challenge, sent string, a *attempts) error {
-	unlock, err := c.logins.lock(ctx, resource)
+	st, unlock, err := c.lockedState(ctx, resource)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	st, err := c.tokenState(ctx, resource)
-	if err != nil {
-		return err
-	}
 	var prev []string
 	if st != nil && st.tok != nil {
 		need := ch.Scopes()

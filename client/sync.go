@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/mcpauth/mcpauth/client/tokenstore"
+	"github.com/mcpauth/mcpauth/internal/flight"
 )
 
 // keyedMutex serializes interactive logins per MCP server, so concurrent
@@ -61,11 +62,6 @@ func (k *keyedMutex) release(key string, e *keyedEntry) {
 // gives up when its own ctx ends; the call itself continues for the others.
 func (c *Client) refreshOnce(ctx context.Context, key tokenstore.Key, fn func() (*tokenstore.Token, error)) (*tokenstore.Token, error) {
 	k := key.Issuer + "\x00" + key.Resource + "\x00" + key.ClientID
-	select {
-	case res := <-c.refreshes.DoChan(k, func() (any, error) { return fn() }):
-		tok, _ := res.Val.(*tokenstore.Token)
-		return tok.Clone(), res.Err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	tok, err := flight.Do(ctx, &c.refreshes, k, fn)
+	return tok.Clone(), err
 }

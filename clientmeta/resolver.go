@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/mcpauth/mcpauth/internal/clock"
+	"github.com/mcpauth/mcpauth/internal/flight"
 	"github.com/mcpauth/mcpauth/internal/lru"
 	"github.com/mcpauth/mcpauth/internal/nethook"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
@@ -168,16 +169,14 @@ func (r *Resolver) Resolve(ctx context.Context, clientID string) (*Document, err
 	// detached from this caller's cancellation, bounded by the fetcher's
 	// own timeout; each caller still stops waiting when its ctx ends.
 	shared := context.WithoutCancel(ctx)
-	ch := r.flight.DoChan(clientID, func() (any, error) { return r.fetch(shared, clientID) })
-	select {
-	case res := <-ch:
-		if res.Err != nil {
-			return nil, res.Err
-		}
-		return res.Val.(*Document).clone(), nil
-	case <-ctx.Done():
-		return nil, fmt.Errorf("%w: %w", ErrFetch, ctx.Err())
+	doc, err := flight.Do(ctx, &r.flight, clientID, func() (*Document, error) { return r.fetch(shared, clientID) })
+	switch {
+	case err != nil && err == ctx.Err():
+		return nil, fmt.Errorf("%w: %w", ErrFetch, err)
+	case err != nil:
+		return nil, err
 	}
+	return doc.clone(), nil
 }
 
 // Forget drops clientID from the cache, so the next Resolve fetches again.

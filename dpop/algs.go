@@ -29,11 +29,7 @@ func checkAlgorithms(algs []string) ([]string, []jose.SignatureAlgorithm, error)
 	if err != nil {
 		return nil, nil, fmt.Errorf("dpop: %w", err)
 	}
-	out := make([]jose.SignatureAlgorithm, len(names))
-	for i, a := range names {
-		out[i] = jose.SignatureAlgorithm(a)
-	}
-	return names, out, nil
+	return names, jwkset.JOSE(names), nil
 }
 
 // checkKeyAlg reports whether pub is a key alg can be used with, as this

@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"cmp"
 	"crypto/subtle"
 	"fmt"
 	"hash/maphash"
@@ -71,15 +72,9 @@ func newTokenCache(cfg CacheConfig) (*tokenCache, error) {
 	if cfg.Disabled {
 		return nil, nil
 	}
-	if cfg.MaxEntries == 0 {
-		cfg.MaxEntries = DefaultCacheEntries
-	}
-	if cfg.MaxBytes == 0 {
-		cfg.MaxBytes = DefaultCacheBytes
-	}
-	if cfg.MaxAge == 0 {
-		cfg.MaxAge = DefaultCacheMaxAge
-	}
+	cfg.MaxEntries = cmp.Or(cfg.MaxEntries, DefaultCacheEntries)
+	cfg.MaxBytes = cmp.Or(cfg.MaxBytes, DefaultCacheBytes)
+	cfg.MaxAge = cmp.Or(cfg.MaxAge, DefaultCacheMaxAge)
 	c := &tokenCache{seed: maphash.MakeSeed(), maxAge: cfg.MaxAge}
 	for i := range c.shards {
 		s := &c.shards[i]

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpauth/mcpauth/internal/clock"
 	"github.com/mcpauth/mcpauth/internal/jsonx"
 	"github.com/mcpauth/mcpauth/internal/lru"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
@@ -110,7 +111,7 @@ type Exchanger struct {
 	cfg      ExchangeConfig
 	endpoint *url.URL
 	client   *http.Client
-	now      func() time.Time
+	now      clock.Func
 	cache    *lru.Cache[[sha256.Size]byte, *ExchangedToken] // nil without CacheSize
 }
 
@@ -127,9 +128,6 @@ func NewExchanger(cfg ExchangeConfig) (*Exchanger, error) {
 		return nil, fmt.Errorf("%w: negative exchange cache bound", ErrInvalidConfig)
 	}
 	e := &Exchanger{cfg: cfg, now: cfg.Now}
-	if e.now == nil {
-		e.now = time.Now
-	}
 	e.endpoint, _ = url.Parse(cfg.TokenEndpoint)
 	hc := http.Client{Timeout: DefaultExchangeTimeout}
 	if cfg.HTTPClient != nil {
@@ -138,7 +136,7 @@ func NewExchanger(cfg ExchangeConfig) (*Exchanger, error) {
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	e.client = &hc
 	if cfg.CacheSize > 0 {
-		e.cache = lru.New[[sha256.Size]byte, *ExchangedToken](cfg.CacheSize, e.now, nil)
+		e.cache = lru.New[[sha256.Size]byte, *ExchangedToken](cfg.CacheSize, cfg.Now, nil)
 	}
 	return e, nil
 }
@@ -237,11 +235,11 @@ func (e *Exchanger) do(ctx context.Context, t exchangeTarget) (*ExchangedToken, 
 		return nil, err
 	}
 	if e.cache != nil {
-		until := e.now().Add(cmp.Or(e.cfg.CacheTTL, DefaultExchangeCacheTTL))
+		until := e.now.Now().Add(cmp.Or(e.cfg.CacheTTL, DefaultExchangeCacheTTL))
 		if !tok.Expiry.IsZero() && tok.Expiry.Add(-exchangeCacheMargin).Before(until) {
 			until = tok.Expiry.Add(-exchangeCacheMargin)
 		}
-		if until.After(e.now()) {
+		if until.After(e.now.Now()) {
 			e.cache.Add(key, tok, until)
 		}
 	}
@@ -309,7 +307,7 @@ func (e *Exchanger) exchange(ctx context.Context, token string, target exchangeT
 	}
 	var secs int64
 	if len(r.ExpiresIn) > 0 && json.Unmarshal(r.ExpiresIn, &secs) == nil && secs > 0 && secs < 10*365*24*3600 {
-		t.Expiry = e.now().Add(time.Duration(secs) * time.Second)
+		t.Expiry = e.now.Now().Add(time.Duration(secs) * time.Second)
 	}
 	return t, nil
 }

@@ -46,19 +46,8 @@ type Policy struct {
 // case-sensitive names, no duplicates, no unknown members, so a misspelt
 // rule cannot silently go unenforced) and validates it.
 func ParsePolicy(data []byte) (*Policy, error) {
-	var members map[string]oauthmeta.RawJSON
-	if err := jsonx.DecodeObject(data, &members); err != nil {
-		return nil, fmt.Errorf("%w: policy: %w", ErrInvalidConfig, err)
-	}
-	for name := range members {
-		switch name {
-		case "default", "methods", "tools", "resources", "prompts", "implies":
-		default:
-			return nil, fmt.Errorf("%w: policy: unknown member %.40q", ErrInvalidConfig, name)
-		}
-	}
 	var p Policy
-	if err := jsonx.DecodeObject(data, &p); err != nil {
+	if err := jsonx.DecodeObjectStrict(data, &p); err != nil {
 		return nil, fmt.Errorf("%w: policy: %w", ErrInvalidConfig, err)
 	}
 	if _, err := compilePolicy(&p); err != nil {

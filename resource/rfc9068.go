@@ -8,13 +8,10 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 
+	"github.com/mcpauth/mcpauth/internal/jwkset"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
-
-// maxKeyTries bounds how many candidate keys one token may be checked
-// against (a token without "kid" against a large key set).
-const maxKeyTries = 4
 
 // verifyJWT validates an RFC 9068 JWT access token (RS-10): the cheap
 // checks (shape, algorithm, type, issuer, audience, times) first, so that
@@ -116,7 +113,8 @@ func (v *Verifier) checkHeader(h *jose.Header) error {
 }
 
 // verifySignature finds the keys for kid and checks the signature with
-// those whose type fits alg.
+// the candidates among them (jwkset.Candidates: at most four, each fitting
+// alg).
 func verifySignature(ctx context.Context, jws *jose.JSONWebSignature, src KeySource, kid, alg string) error {
 	keys, err := src.Keys(ctx, kid)
 	if err != nil {
@@ -129,19 +127,14 @@ func verifySignature(ctx context.Context, jws *jose.JSONWebSignature, src KeySou
 			return errors.Join(errKeysUnavailable, err)
 		}
 	}
-	tried := 0
-	for _, k := range keys {
-		if !k.Fits(alg) {
-			continue
-		}
-		if tried++; tried > maxKeyTries {
-			break
-		}
+	tried := false
+	for k := range jwkset.Candidates(keys, kid, alg) {
+		tried = true
 		if _, err := jws.Verify(k.Public); err == nil {
 			return nil
 		}
 	}
-	if tried == 0 {
+	if !tried {
 		return ErrUnknownKey
 	}
 	return errSignature

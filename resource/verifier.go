@@ -14,6 +14,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 
 	"github.com/mcpauth/mcpauth/internal/clock"
+	"github.com/mcpauth/mcpauth/internal/jwkset"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -98,9 +99,7 @@ func New(cfg Config) (*Verifier, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, a := range algs {
-		v.joseAlgs = append(v.joseAlgs, jose.SignatureAlgorithm(a))
-	}
+	v.joseAlgs = jwkset.JOSE(algs)
 	if err := v.setIssuers(&cfg, p); err != nil {
 		return nil, err
 	}

@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log"
@@ -35,6 +33,10 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, " ") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
+const authserverDescription = `
+Runs the OAuth 2.1 authorization server: a demo user, or login at an OpenID Connect provider
+(--upstream-*).`
+
 // authserverFlags are the parsed command-line flags.
 type authserverFlags struct {
 	addr, issuer, scopes, consent, dataDir, signingAlg       string
@@ -55,8 +57,7 @@ type authserverFlags struct {
 
 func parseAuthserverFlags(args []string, stderr io.Writer) (*authserverFlags, error) {
 	f := &authserverFlags{}
-	fs := flag.NewFlagSet("mcpauth authserver", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("authserver", "[flags]", authserverDescription, stderr)
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:9000", "listen address (host:port); port 0 picks a free port")
 	fs.StringVar(&f.issuer, "issuer", "", "issuer identifier; default http://<listen address>")
 	fs.StringVar(&f.scopes, "scopes", "mcp:read mcp:write", "supported scopes, separated by spaces or commas")
@@ -83,18 +84,12 @@ func parseAuthserverFlags(args []string, stderr io.Writer) (*authserverFlags, er
 	f.vault.register(fs)
 	f.downstream.register(fs)
 	fs.BoolVar(&f.dpopNonce, "dpop-nonce", false, "require server-provided DPoP nonces at the token endpoint (RFC 9449 §8)")
-	fs.StringVar(&f.dpopNonceKey, "dpop-nonce-key", "", "with --dpop-nonce: base64 of at least 32 random bytes authenticating the nonces, the same on every replica (env:VAR reads $VAR; default: random per process)")
+	registerDPoPNonceKey(fs, &f.dpopNonceKey)
 	fs.BoolVar(&f.noDPoP, "no-dpop", false, "turn DPoP off (every token is a Bearer token)")
 	fs.Var(&f.trustedIssuers, "trusted-issuer", "accept workload identity JWTs from `ISSUER=JWKS_URL` with the JWT-bearer grant (repeatable)")
 	fs.Var(&f.trustedIDJAGIssuers, "trusted-idjag-issuer", "accept ID-JAGs (Enterprise-Managed Authorization) from the IdP `ISSUER=JWKS_URL` (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		// The flag package has printed the problem and the usage.
-		return nil, fmt.Errorf("%w: %v", flag.ErrHelp, err)
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "unexpected arguments: %q\n", fs.Args())
-		fs.Usage()
-		return nil, flag.ErrHelp
+	if _, err := parseArgs(fs, args, 0, 0); err != nil {
+		return nil, err
 	}
 	return f, nil
 }
@@ -188,12 +183,8 @@ func (f *authserverFlags) config(addr net.Addr, logger *slog.Logger) (authserver
 		if !f.dpopNonce || cfg.DPoP == nil {
 			return cfg, errors.New("--dpop-nonce-key needs --dpop-nonce")
 		}
-		v, err := secretValue("--dpop-nonce-key", f.dpopNonceKey, os.Getenv)
-		if err != nil {
+		if cfg.DPoP.NonceKey, err = parseDPoPNonceKey(f.dpopNonceKey); err != nil {
 			return cfg, err
-		}
-		if cfg.DPoP.NonceKey, err = base64.StdEncoding.DecodeString(strings.TrimSpace(v)); err != nil || len(cfg.DPoP.NonceKey) < 32 {
-			return cfg, errors.New("--dpop-nonce-key: want base64 of at least 32 bytes")
 		}
 	}
 	cfg.KeyFetch.InsecureAllowHTTPLoopback = f.insecureHTTP

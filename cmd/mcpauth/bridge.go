@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -179,14 +180,7 @@ var authErrors = []error{
 // authorization failed.
 func authErrorMessage(login string, timeout time.Duration) func(error) (string, bool) {
 	return func(err error) (string, bool) {
-		matched := false
-		for _, e := range authErrors {
-			if errors.Is(err, e) {
-				matched = true
-				break
-			}
-		}
-		if !matched {
+		if !slices.ContainsFunc(authErrors, func(e error) bool { return errors.Is(err, e) }) {
 			return "", false
 		}
 		var ue *url.Error

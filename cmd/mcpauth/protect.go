@@ -84,7 +84,7 @@ func parseProtectFlags(args []string, stderr io.Writer) (*protectFlags, error) {
 	fs.BoolVar(&f.insecureHTTP, "insecure-http", false, "allow plain-http issuer, resource and introspection URLs on loopback hosts")
 	fs.StringVar(&f.dpop, "dpop", "off", "DPoP-bound tokens (RFC 9449): off, allowed (Bearer too) or required")
 	fs.BoolVar(&f.dpopNonce, "dpop-nonce", false, "require server-provided DPoP nonces in proofs (RFC 9449 §9): 401 use_dpop_nonce with a DPoP-Nonce header otherwise")
-	fs.StringVar(&f.dpopNonceKey, "dpop-nonce-key", "", "with --dpop-nonce: base64 of at least 32 random bytes authenticating the nonces, the same on every replica (env:VAR reads $VAR; default: random per process)")
+	registerDPoPNonceKey(fs, &f.dpopNonceKey)
 	fs.StringVar(&f.dpopAlgs, "dpop-algs", "", "with --dpop: the accepted proof algorithms, advertised in the challenge and the metadata (spaces or commas; default ES256 ES384 ES512 RS256 RS384 RS512 PS256 PS384 PS512 EdDSA)")
 	fs.StringVar(&f.redisURL, "redis-url", "", "record DPoP proofs on Redis at this `redis://` URL, shared by every replica of this resource (env:VAR reads $VAR); unreachable Redis refuses proofs")
 	fs.DurationVar(&f.grace, "shutdown-timeout", 10*time.Second, "how long requests in flight (streams too) may finish on shutdown")

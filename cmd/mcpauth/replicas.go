@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -81,12 +82,27 @@ func (f *protectFlags) dpopNonceConfig(cfg *resource.Config) error {
 		_, err := rand.Read(cfg.DPoP.NonceKey)
 		return err
 	}
-	v, err := secretValue("--dpop-nonce-key", f.dpopNonceKey, os.Getenv)
+	var err error
+	cfg.DPoP.NonceKey, err = parseDPoPNonceKey(f.dpopNonceKey)
+	return err
+}
+
+// registerDPoPNonceKey declares --dpop-nonce-key, the same for the
+// authorization server and the resource.
+func registerDPoPNonceKey(fs *flag.FlagSet, p *string) {
+	fs.StringVar(p, "dpop-nonce-key", "", "with --dpop-nonce: base64 of at least 32 random bytes authenticating the nonces, the same on every replica (env:VAR reads $VAR; default: random per process)")
+}
+
+// parseDPoPNonceKey reads a --dpop-nonce-key value: base64 of at least 32
+// bytes, or env:VAR naming a variable holding it.
+func parseDPoPNonceKey(raw string) ([]byte, error) {
+	v, err := secretValue("--dpop-nonce-key", raw, os.Getenv)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if cfg.DPoP.NonceKey, err = base64.StdEncoding.DecodeString(strings.TrimSpace(v)); err != nil || len(cfg.DPoP.NonceKey) < 32 {
-		return errors.New("--dpop-nonce-key: want base64 of at least 32 bytes")
+	k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v))
+	if err != nil || len(k) < 32 {
+		return nil, errors.New("--dpop-nonce-key: want base64 of at least 32 bytes")
 	}
-	return nil
+	return k, nil
 }

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -222,11 +223,9 @@ func (b *Bridge) relayStream(ctx context.Context, body io.Reader, m *message, si
 			sr = newSSEReader(next, b.cfg.MaxMessageSize)
 			continue
 		}
-		if ev.id != "" {
-			lastID = ev.id
-		}
-		if len(ev.data) == 0 || (ev.typ != "" && ev.typ != "message") {
-			continue // a priming event, or not a message
+		lastID = cmp.Or(ev.id, lastID)
+		if !ev.isMessage() {
+			continue
 		}
 		a, err := parseMessage(ev.data)
 		if err != nil {
@@ -437,11 +436,9 @@ func (b *Bridge) listen(ctx context.Context) {
 					}
 					break
 				}
-				if ev.id != "" {
-					lastID = ev.id
-				}
-				if len(ev.data) == 0 || (ev.typ != "" && ev.typ != "message") {
-					continue // a priming event, or not a message
+				lastID = cmp.Or(ev.id, lastID)
+				if !ev.isMessage() {
+					continue
 				}
 				a, err := parseMessage(ev.data)
 				if err != nil {

@@ -20,6 +20,12 @@ type sseEvent struct {
 	data []byte
 }
 
+// isMessage reports whether ev carries a JSON-RPC message: it has data and
+// is of the "message" type. Others are priming events or of other kinds.
+func (ev sseEvent) isMessage() bool {
+	return len(ev.data) > 0 && (ev.typ == "" || ev.typ == "message")
+}
+
 // sseReader reads server-sent events (the WHATWG HTML "event stream"
 // format) from an MCP response, holding at most max bytes of one event's
 // data (plus one bufio buffer) in memory whatever the stream contains.

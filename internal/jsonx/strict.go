@@ -21,38 +21,28 @@ var ErrSyntax = errors.New("jsonx: malformed JSON document")
 // DecodeObject decodes data, which must hold exactly one JSON object, into v.
 // Object names are matched case-sensitively, duplicate names are rejected and
 // unknown names are ignored. The returned error never contains the input.
-func DecodeObject(data []byte, v any) error {
-	if firstByte(data) != '{' {
-		return ErrNotObject
-	}
-	if err := jsonv2.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("%w: %s", ErrSyntax, describe(err))
-	}
-	return nil
-}
+func DecodeObject(data []byte, v any) error { return decode(data, v, '{', ErrNotObject) }
 
 // DecodeObjectStrict is [DecodeObject] for documents this module's own
 // operators write (policy files): an unknown name anywhere in the document
 // is an error too, so a misspelt rule cannot silently go unenforced.
 func DecodeObjectStrict(data []byte, v any) error {
-	if firstByte(data) != '{' {
-		return ErrNotObject
-	}
-	if err := jsonv2.Unmarshal(data, v, jsonv2.RejectUnknownMembers(true)); err != nil {
-		return fmt.Errorf("%w: %s", ErrSyntax, describe(err))
-	}
-	return nil
+	return decode(data, v, '{', ErrNotObject, jsonv2.RejectUnknownMembers(true))
 }
 
 // DecodeArray decodes data, which must hold exactly one JSON array, into v
 // (a pointer to a slice), with the rules of [DecodeObject]: names of the
 // objects inside match case-sensitively, duplicate names are rejected and
 // unknown names are ignored. The returned error never contains the input.
-func DecodeArray(data []byte, v any) error {
-	if firstByte(data) != '[' {
-		return ErrNotArray
+func DecodeArray(data []byte, v any) error { return decode(data, v, '[', ErrNotArray) }
+
+// decode unmarshals data, which must start with open after white space
+// (else notOpen), with opts.
+func decode(data []byte, v any, open byte, notOpen error, opts ...jsonv2.Options) error {
+	if firstByte(data) != open {
+		return notOpen
 	}
-	if err := jsonv2.Unmarshal(data, v); err != nil {
+	if err := jsonv2.Unmarshal(data, v, opts...); err != nil {
 		return fmt.Errorf("%w: %s", ErrSyntax, describe(err))
 	}
 	return nil

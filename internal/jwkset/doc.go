@@ -12,8 +12,9 @@
 //     asymmetric algorithms exist ([Supported], [Allowlist]; "none" and
 //     the HMAC family deliberately absent, RFC 8725 §3.1, RFC 9449 §4.2),
 //     which key type each needs ([CheckKey], [Key.Fits]; RSA of at least
-//     [MinRSABits]), and which algorithm a key signs with by default
-//     ([ForKey], [SigningKey]).
+//     [MinRSABits]), which keys a verifier tries for a JWS's "kid" and
+//     "alg" ([Candidates], at most [MaxKeyTries]), and which algorithm a key
+//     signs with by default ([ForKey], [SigningKey]).
 //
 //   - [Parse]: a set of at most [MaxSize] bytes and [MaxKeys] members,
 //     decoded strictly (one JSON object, case-sensitive names, duplicate

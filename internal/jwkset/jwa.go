@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 
+	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/cryptosigner"
 )
 
@@ -67,6 +68,16 @@ func Allowlist(algs, def []string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// JOSE returns algs, a list checked by [Allowlist], in go-jose's type, for
+// the allowlist of jose.ParseSigned.
+func JOSE(algs []string) []jose.SignatureAlgorithm {
+	out := make([]jose.SignatureAlgorithm, len(algs))
+	for i, a := range algs {
+		out[i] = jose.SignatureAlgorithm(a)
+	}
+	return out
 }
 
 // Curve returns the curve an ES* algorithm is defined for, nil otherwise.

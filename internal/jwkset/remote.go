@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/mcpauth/mcpauth/internal/clock"
+	"github.com/mcpauth/mcpauth/internal/flight"
 	"github.com/mcpauth/mcpauth/internal/nethook"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -188,21 +189,13 @@ func (k *RemoteKeys) Keys(ctx context.Context, kid string) ([]Key, error) {
 
 // refetch waits for the one shared fetch, or for ctx.
 func (k *RemoteKeys) refetch(ctx context.Context) (*keySnapshot, error) {
-	select {
-	case res := <-k.flight.DoChan("", k.sharedFetch):
-		if res.Err != nil {
-			return nil, res.Err
-		}
-		return res.Val.(*keySnapshot), nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return flight.Do(ctx, &k.flight, "", k.sharedFetch)
 }
 
 // sharedFetch fetches once for every caller waiting on it, unless a fetch
 // started less than interval ago. It runs detached from any one request,
 // so a caller that gives up does not fail the others waiting on it.
-func (k *RemoteKeys) sharedFetch() (any, error) {
+func (k *RemoteKeys) sharedFetch() (*keySnapshot, error) {
 	k.mu.Lock()
 	if k.closed {
 		k.mu.Unlock()

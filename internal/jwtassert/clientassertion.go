@@ -1,6 +1,7 @@
 package jwtassert
 
 import (
+	"cmp"
 	"context"
 	"crypto"
 	"errors"
@@ -75,18 +76,8 @@ func NewClientAssertionSigner(cfg ClientAssertionSignerConfig) (*ClientAssertion
 	if cfg.ClientID == "" {
 		return nil, errors.New("jwtassert: ClientID is required")
 	}
-	life := cfg.Lifetime
-	if life == 0 {
-		life = DefaultAssertionLifetime
-	}
-	if life < time.Second || life > DefaultMaxAssertionLifetime {
-		return nil, errors.New("jwtassert: Lifetime must be between 1s and 5m")
-	}
-	typ := cfg.Type
-	if typ == "" {
-		typ = ClientAuthenticationJWTType
-	}
-	s, err := NewSigner(SignerConfig{Key: cfg.Key, Algorithm: cfg.Algorithm, KeyID: cfg.KeyID, Type: typ, Now: cfg.Now, Rand: cfg.Rand})
+	sc := SignerConfig{Key: cfg.Key, Algorithm: cfg.Algorithm, KeyID: cfg.KeyID, Type: cmp.Or(cfg.Type, ClientAuthenticationJWTType), Now: cfg.Now, Rand: cfg.Rand}
+	s, life, err := newLifetimeSigner(sc, cfg.Lifetime, DefaultAssertionLifetime, DefaultMaxAssertionLifetime)
 	if err != nil {
 		return nil, err
 	}
@@ -165,36 +156,20 @@ type ClientAssertionVerifierConfig struct {
 // concurrent use.
 type ClientAssertionVerifier struct {
 	core                *core
-	audiences           []string
 	requireExplicitType bool
 }
 
 // NewClientAssertionVerifier validates cfg and returns a verifier.
 func NewClientAssertionVerifier(cfg ClientAssertionVerifierConfig) (*ClientAssertionVerifier, error) {
-	if err := checkAudiences(cfg.Audiences); err != nil {
-		return nil, err
-	}
 	c, err := newCore(coreConfig{
-		algs: cfg.Algorithms, leeway: cfg.Leeway, maxLife: cfg.MaxLifetime, defLife: DefaultMaxAssertionLifetime,
+		audiences: cfg.Audiences, algs: cfg.Algorithms, leeway: cfg.Leeway, maxLife: cfg.MaxLifetime, defLife: DefaultMaxAssertionLifetime,
 		maxSize: cfg.MaxSize, replay: cfg.Replay, maxReplayEntries: cfg.MaxReplayEntries, now: cfg.Now,
 		code: oauthmeta.CodeInvalidClient,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &ClientAssertionVerifier{core: c, audiences: append([]string(nil), cfg.Audiences...), requireExplicitType: cfg.RequireExplicitType}, nil
-}
-
-func checkAudiences(auds []string) error {
-	if len(auds) == 0 {
-		return errors.New("jwtassert: Audiences is required (this authorization server's issuer identifier)")
-	}
-	for _, a := range auds {
-		if a == "" {
-			return errors.New("jwtassert: empty audience")
-		}
-	}
-	return nil
+	return &ClientAssertionVerifier{core: c, requireExplicitType: cfg.RequireExplicitType}, nil
 }
 
 // ClientAssertion is a verified client assertion.
@@ -222,12 +197,9 @@ type ClientAssertion struct {
 // fetch.
 func (v *ClientAssertionVerifier) Verify(ctx context.Context, assertion, clientID string, keys KeySource) (*ClientAssertion, error) {
 	k := v.core
-	p, err := k.parse(assertion)
+	p, err := k.parse(assertion, v.typeAccepted)
 	if err != nil {
 		return nil, err
-	}
-	if !v.typeAccepted(p.hdr.Typ) {
-		return nil, k.fail(ErrWrongType, "")
 	}
 	c := &p.claims
 	switch {
@@ -242,7 +214,7 @@ func (v *ClientAssertionVerifier) Verify(ctx context.Context, assertion, clientI
 	case c.Subject != clientID:
 		return nil, k.fail(ErrSubjectMismatch, "")
 	}
-	if err := k.checkAudience(c.Audience, v.audiences); err != nil {
+	if err := k.checkAudience(c.Audience); err != nil {
 		return nil, err
 	}
 	exp, err := k.times(c, false)

@@ -99,7 +99,6 @@ type GrantVerifierConfig struct {
 // safe for concurrent use.
 type GrantVerifier struct {
 	core       *core
-	audiences  []string
 	issuers    map[string]KeySource
 	profile    Profile
 	typ        string
@@ -108,9 +107,6 @@ type GrantVerifier struct {
 
 // NewGrantVerifier validates cfg and returns a verifier.
 func NewGrantVerifier(cfg GrantVerifierConfig) (*GrantVerifier, error) {
-	if err := checkAudiences(cfg.Audiences); err != nil {
-		return nil, err
-	}
 	if len(cfg.Issuers) == 0 {
 		return nil, errors.New("jwtassert: at least one trusted issuer is required")
 	}
@@ -134,7 +130,7 @@ func NewGrantVerifier(cfg GrantVerifierConfig) (*GrantVerifier, error) {
 		return nil, errors.New("jwtassert: unknown Profile")
 	}
 	c, err := newCore(coreConfig{
-		algs: cfg.Algorithms, leeway: cfg.Leeway, maxLife: cfg.MaxLifetime, defLife: DefaultMaxGrantLifetime,
+		audiences: cfg.Audiences, algs: cfg.Algorithms, leeway: cfg.Leeway, maxLife: cfg.MaxLifetime, defLife: DefaultMaxGrantLifetime,
 		maxSize: cfg.MaxSize, replay: cfg.Replay, maxReplayEntries: cfg.MaxReplayEntries, now: cfg.Now,
 		code: oauthmeta.CodeInvalidGrant,
 	})
@@ -142,7 +138,7 @@ func NewGrantVerifier(cfg GrantVerifierConfig) (*GrantVerifier, error) {
 		return nil, err
 	}
 	return &GrantVerifier{
-		core: c, audiences: append([]string(nil), cfg.Audiences...), issuers: issuers,
+		core: c, issuers: issuers,
 		profile: cfg.Profile, typ: cfg.Type, allowNoJTI: cfg.InsecureAllowMissingJTI && cfg.Profile == ProfileJWTBearer,
 	}, nil
 }
@@ -183,12 +179,9 @@ type Grant struct {
 // invalid_grant (RFC 7523 §3.1).
 func (v *GrantVerifier) Verify(ctx context.Context, assertion, clientID string) (*Grant, error) {
 	k := v.core
-	p, err := k.parse(assertion)
+	p, err := k.parse(assertion, v.typeAccepted)
 	if err != nil {
 		return nil, err
-	}
-	if !v.typeAccepted(p.hdr.Typ) {
-		return nil, k.fail(ErrWrongType, "")
 	}
 	c := &p.claims
 	keys, err := v.checkClaims(c, clientID)
@@ -231,7 +224,7 @@ func (v *GrantVerifier) checkClaims(c *wireClaims, clientID string) (KeySource, 
 	if c.Subject == "" {
 		return nil, k.fail(ErrMissingClaim, "sub")
 	}
-	if err := k.checkAudience(c.Audience, v.audiences); err != nil {
+	if err := k.checkAudience(c.Audience); err != nil {
 		return nil, err
 	}
 	if c.ID == "" && !v.allowNoJTI && v.profile != ProfileIDToken {

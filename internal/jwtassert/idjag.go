@@ -64,14 +64,8 @@ func NewIDJAGSigner(cfg IDJAGSignerConfig) (*IDJAGSigner, error) {
 	if cfg.Issuer == "" {
 		return nil, errors.New("jwtassert: Issuer is required")
 	}
-	life := cfg.Lifetime
-	if life == 0 {
-		life = DefaultIDJAGLifetime
-	}
-	if life < time.Second || life > DefaultMaxGrantLifetime {
-		return nil, errors.New("jwtassert: Lifetime must be between 1s and 1h")
-	}
-	s, err := NewSigner(SignerConfig{Key: cfg.Key, Algorithm: cfg.Algorithm, KeyID: cfg.KeyID, Type: IDJAGType, Now: cfg.Now, Rand: cfg.Rand})
+	sc := SignerConfig{Key: cfg.Key, Algorithm: cfg.Algorithm, KeyID: cfg.KeyID, Type: IDJAGType, Now: cfg.Now, Rand: cfg.Rand}
+	s, life, err := newLifetimeSigner(sc, cfg.Lifetime, DefaultIDJAGLifetime, DefaultMaxGrantLifetime)
 	if err != nil {
 		return nil, err
 	}

@@ -39,29 +39,3 @@ func PublicKeys(pubs ...crypto.PublicKey) StaticKeys {
 	}
 	return out
 }
-
-// maxKeyTries bounds the signature checks one JWT can cause.
-const maxKeyTries = 4
-
-// candidates returns the keys that may have signed a JWT with kid and alg:
-// keys published under that kid first, then keys without an ID, each with a
-// fitting algorithm restriction and key type. At most maxKeyTries.
-func candidates(keys []Key, kid, alg string) []Key {
-	var out []Key
-	for pass := range 2 {
-		for _, k := range keys {
-			exact := kid != "" && k.ID == kid
-			if (pass == 0) != exact || (!exact && k.ID != "" && kid != "") {
-				continue
-			}
-			if !k.Fits(alg) {
-				continue
-			}
-			out = append(out, k)
-			if len(out) == maxKeyTries {
-				return out
-			}
-		}
-	}
-	return out
-}

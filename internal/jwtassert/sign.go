@@ -1,6 +1,7 @@
 package jwtassert
 
 import (
+	"cmp"
 	"crypto"
 	"crypto/rand"
 	"encoding/base64"
@@ -79,6 +80,20 @@ func NewSigner(c SignerConfig) (*Signer, error) {
 		rnd = rand.Reader
 	}
 	return &Signer{signer: s, alg: alg, now: c.Now, rand: rnd}, nil
+}
+
+// newLifetimeSigner is [NewSigner] for JWTs valid for life, or def when
+// life is zero; life must be between one second and max.
+func newLifetimeSigner(c SignerConfig, life, def, max time.Duration) (*Signer, time.Duration, error) {
+	life = cmp.Or(life, def)
+	if life < time.Second || life > max {
+		return nil, 0, fmt.Errorf("jwtassert: Lifetime must be between 1s and %v", max)
+	}
+	s, err := NewSigner(c)
+	if err != nil {
+		return nil, 0, err
+	}
+	return s, life, nil
 }
 
 // Algorithm returns the JWS algorithm of the signatures.

@@ -1,9 +1,11 @@
 package jwtassert
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
+	"slices"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
@@ -29,22 +31,25 @@ func defaultVerifyAlgs() []string {
 	return []string{jwkset.ES256, jwkset.RS256, jwkset.PS256, jwkset.EdDSA}
 }
 
-// core holds what both verifiers share: the allowlist, time rules, size
-// bound, replay store and clock. It is read-only after construction.
+// core holds what both verifiers share: the accepted audiences, the
+// allowlist, time rules, size bound, replay store and clock. It is
+// read-only after construction.
 type core struct {
-	algs     []string
-	joseAlgs []jose.SignatureAlgorithm
-	leeway   time.Duration
-	maxLife  time.Duration
-	maxSize  int
-	replay   replay.Store
-	now      clock.Func
-	code     oauthmeta.ErrorCode // invalid_client or invalid_grant
-	b64      *base64.Encoding
+	audiences []string
+	algs      []string
+	joseAlgs  []jose.SignatureAlgorithm
+	leeway    time.Duration
+	maxLife   time.Duration
+	maxSize   int
+	replay    replay.Store
+	now       clock.Func
+	code      oauthmeta.ErrorCode // invalid_client or invalid_grant
+	b64       *base64.Encoding
 }
 
 // coreConfig is the common part of the verifier configs.
 type coreConfig struct {
+	audiences        []string
 	algs             []string
 	leeway, maxLife  time.Duration
 	defLife          time.Duration
@@ -56,6 +61,9 @@ type coreConfig struct {
 }
 
 func newCore(c coreConfig) (*core, error) {
+	if err := checkAudiences(c.audiences); err != nil {
+		return nil, err
+	}
 	algs, err := jwkset.Allowlist(c.algs, defaultVerifyAlgs())
 	if err != nil {
 		return nil, err
@@ -64,21 +72,12 @@ func newCore(c coreConfig) (*core, error) {
 		return nil, errors.New("jwtassert: negative Leeway, MaxLifetime or MaxSize")
 	}
 	k := &core{
-		algs: algs, leeway: c.leeway, maxLife: c.maxLife, maxSize: c.maxSize,
+		audiences: slices.Clone(c.audiences), algs: algs, joseAlgs: jwkset.JOSE(algs), leeway: c.leeway, maxLife: c.maxLife, maxSize: c.maxSize,
 		replay: c.replay, now: c.now, code: c.code, b64: base64.RawURLEncoding.Strict(),
 	}
-	for _, a := range algs {
-		k.joseAlgs = append(k.joseAlgs, jose.SignatureAlgorithm(a))
-	}
-	if k.leeway == 0 {
-		k.leeway = DefaultLeeway
-	}
-	if k.maxLife == 0 {
-		k.maxLife = c.defLife
-	}
-	if k.maxSize == 0 {
-		k.maxSize = DefaultMaxSize
-	}
+	k.leeway = cmp.Or(k.leeway, DefaultLeeway)
+	k.maxLife = cmp.Or(k.maxLife, c.defLife)
+	k.maxSize = cmp.Or(k.maxSize, DefaultMaxSize)
 	if k.replay == nil {
 		r, err := replay.New(replay.Config{MaxEntries: c.maxReplayEntries, Now: c.now})
 		if err != nil {
@@ -87,6 +86,18 @@ func newCore(c coreConfig) (*core, error) {
 		k.replay = r
 	}
 	return k, nil
+}
+
+func checkAudiences(auds []string) error {
+	if len(auds) == 0 {
+		return errors.New("jwtassert: Audiences is required (this authorization server's issuer identifier)")
+	}
+	for _, a := range auds {
+		if a == "" {
+			return errors.New("jwtassert: empty audience")
+		}
+	}
+	return nil
 }
 
 func (k *core) fail(sentinel error, detail string) error { return fail(sentinel, k.code, detail) }
@@ -115,9 +126,10 @@ type parsedJWT struct {
 	payload []byte
 }
 
-// parse checks size, shape and algorithm, then decodes header and claims.
-// Nothing in the result is authenticated yet.
-func (k *core) parse(jwt string) (*parsedJWT, error) {
+// parse checks size, shape and algorithm, decodes header and claims, and
+// refuses a "typ" that typeOK does not accept. Nothing in the result is
+// authenticated yet.
+func (k *core) parse(jwt string, typeOK func(typ string) bool) (*parsedJWT, error) {
 	if jwt == "" {
 		return nil, k.fail(ErrMalformed, "empty")
 	}
@@ -133,7 +145,7 @@ func (k *core) parse(jwt string) (*parsedJWT, error) {
 	if err != nil || jsonx.DecodeObject(hdr, &p.hdr) != nil {
 		return nil, k.fail(ErrMalformed, "header")
 	}
-	if !jwkset.Supported(p.hdr.Alg) || !containsAlg(k.algs, p.hdr.Alg) {
+	if !jwkset.Supported(p.hdr.Alg) || !slices.Contains(k.algs, p.hdr.Alg) {
 		return nil, k.fail(ErrAlgNotAllowed, "")
 	}
 	if p.hdr.Crit != nil {
@@ -152,25 +164,19 @@ func (k *core) parse(jwt string) (*parsedJWT, error) {
 	if err := jwtverify.DecodeClaims(p.payload, &p.claims); err != nil {
 		return nil, k.fail(ErrMalformed, "claims")
 	}
-	return &p, nil
-}
-
-func containsAlg(algs []string, alg string) bool {
-	for _, a := range algs {
-		if a == alg {
-			return true
-		}
+	if !typeOK(p.hdr.Typ) {
+		return nil, k.fail(ErrWrongType, "")
 	}
-	return false
+	return &p, nil
 }
 
 // checkAudience applies RFC 7523 §3 item 3: aud must name an accepted
 // audience, compared exactly.
-func (k *core) checkAudience(aud oauthmeta.Audience, accepted []string) error {
+func (k *core) checkAudience(aud oauthmeta.Audience) error {
 	if len(aud) == 0 {
 		return k.fail(ErrMissingClaim, "aud")
 	}
-	for _, a := range accepted {
+	for _, a := range k.audiences {
 		if aud.Contains(a) {
 			return nil
 		}
@@ -222,14 +228,15 @@ func (k *core) verifySignature(ctx context.Context, p *parsedJWT, keys KeySource
 	if err != nil {
 		return Key{}, k.fail(ErrKeySourceUnavailable, "")
 	}
-	cands := candidates(all, p.hdr.Kid, p.hdr.Alg)
-	if len(cands) == 0 {
-		return Key{}, k.fail(ErrUnknownKey, "")
-	}
-	for _, key := range cands {
+	tried := false
+	for key := range jwkset.Candidates(all, p.hdr.Kid, p.hdr.Alg) {
+		tried = true
 		if _, err := p.obj.Verify(key.Public); err == nil {
 			return key, nil
 		}
+	}
+	if !tried {
+		return Key{}, k.fail(ErrUnknownKey, "")
 	}
 	return Key{}, k.fail(ErrBadSignature, "")
 }
