@@ -3,11 +3,8 @@ package resource_test
 import (
 	"context"
 	"crypto/ecdsa"
-	"crypto/sha256"
-	"encoding/base64"
 	"net/http"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -80,14 +77,7 @@ func BenchmarkPairedFresh(b *testing.B) {
 	e := newBenchEnv(b, nil)
 	pub := e.key.Public().(*ecdsa.PublicKey)
 	toks := e.tokens(b, min(b.N, 4096))
-	type pre struct{ hash, sig []byte }
-	pres := make([]pre, len(toks))
-	for i, tok := range toks {
-		dot := strings.LastIndexByte(tok, '.')
-		h := sha256.Sum256([]byte(tok[:dot]))
-		sig, _ := base64.RawURLEncoding.DecodeString(tok[dot+1:])
-		pres[i] = pre{h[:], asn1Signature(b, sig)}
-	}
+	pres := precomputed(b, toks)
 	algs := []jose.SignatureAlgorithm{jose.ES256}
 	sdk := auth.RequireBearerToken(sdkVerifier(pub, e.clock.Now()), &auth.RequireBearerTokenOptions{Scopes: []string{"mcp:tools"}})(okHandler)
 	ours := rebind(b, e, e).v.Middleware(okHandler)
@@ -136,14 +126,7 @@ func BenchmarkPairedFreshStages(b *testing.B) {
 	e := newBenchEnv(b, nil)
 	pub := e.key.Public().(*ecdsa.PublicKey)
 	toks := e.tokens(b, min(b.N, 4096))
-	type pre struct{ hash, sig []byte }
-	pres := make([]pre, len(toks))
-	for i, tok := range toks {
-		dot := strings.LastIndexByte(tok, '.')
-		h := sha256.Sum256([]byte(tok[:dot]))
-		sig, _ := base64.RawURLEncoding.DecodeString(tok[dot+1:])
-		pres[i] = pre{h[:], asn1Signature(b, sig)}
-	}
+	pres := precomputed(b, toks)
 	algs := []jose.SignatureAlgorithm{jose.ES256}
 	joseRun := func(tok string, decode bool) {
 		jws, err := jose.ParseSignedCompact(tok, algs)
