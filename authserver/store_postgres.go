@@ -68,8 +68,10 @@ type PostgresStore struct {
 	maxClients int
 	maxPending int
 	timeout    time.Duration
-	// refreshes batches concurrent [PostgresStore.UseRefreshToken] calls.
-	refreshes *batcher[RefreshUse, *Grant]
+	// refreshes batches concurrent [PostgresStore.UseRefreshToken] calls;
+	// refreshSizes counts the statements they send by their uses.
+	refreshes    *batcher[RefreshUse, *Grant]
+	refreshSizes batchSizes
 }
 
 // OpenPostgresStore connects to the database at url (a postgres:// URL or
@@ -110,6 +112,7 @@ func OpenPostgresStore(ctx context.Context, url string, cfg PostgresConfig) (*Po
 		timeout:    cmp.Or(cfg.QueryTimeout, DefaultPostgresQueryTimeout),
 	}
 	p.refreshes = newBatcher(refreshBatchMax, refreshQueueMax, p.useRefreshTokens)
+	p.refreshSizes = newBatchSizes(refreshBatchMax)
 	if err := migrate(ctx, pool); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("authserver: postgres schema: %w", err)

@@ -43,6 +43,13 @@ func (p *PostgresStore) UseRefreshToken(ctx context.Context, u RefreshUse) (*Gra
 	return g, nil
 }
 
+// RefreshBatchSizes returns how many refresh statements this store has
+// sent since it opened, by the number of [PostgresStore.UseRefreshToken]
+// calls each carried: element n counts the statements of n calls, for n
+// from 1 to 64 (element 0 is zero). It is for measurements such as
+// mcpauth-load's, and safe for concurrent use.
+func (p *PostgresStore) RefreshBatchSizes() []uint64 { return p.refreshSizes.counts() }
+
 // useRefreshTokens rotates, in one statement and so one transaction
 // without BEGIN or COMMIT, every token of uses that [RefreshUse.check]
 // would accept with its grant and that was never rotated, and returns
@@ -57,6 +64,7 @@ func (p *PostgresStore) UseRefreshToken(ctx context.Context, u RefreshUse) (*Gra
 // find the row rotated. The rows go in the order of their keys, so two
 // statements lock common rows in the same order.
 func (p *PostgresStore) useRefreshTokens(ctx context.Context, uses []RefreshUse) ([]*Grant, error) {
+	p.refreshSizes.add(len(uses))
 	// The first use of each key, in key order.
 	order := make([]int, 0, len(uses))
 	for i, u := range uses {

@@ -125,6 +125,11 @@ func TestPostgresRefreshBatch(t *testing.T) {
 			t.Errorf("refused %s: %+v, %v", k, old, err)
 		}
 	}
+	want := make([]uint64, refreshBatchMax+1)
+	want[1], want[len(queued)] = 1, 1
+	if got := st.RefreshBatchSizes(); !slices.Equal(got, want) {
+		t.Errorf("RefreshBatchSizes = %v, want one statement of 1 and one of %d", got, len(queued))
+	}
 }
 
 // TestPostgresRefreshBatchCancel: a use whose context ends while it waits
