@@ -63,6 +63,12 @@ func (p *PostgresStore) RefreshBatchSizes() []uint64 { return p.refreshSizes.cou
 // replicas exactly one matches: the others wait for its row lock and then
 // find the row rotated. The rows go in the order of their keys, so two
 // statements lock common rows in the same order.
+//
+// The arrays reach unnest through scalar subqueries so that PostgreSQL
+// plans the prepared statement once per connection: given the arrays
+// themselves, the planner estimates the rows from their lengths, finds
+// every custom plan cheaper than a generic one and plans each execution
+// again, which cost more than running it.
 func (p *PostgresStore) useRefreshTokens(ctx context.Context, uses []RefreshUse) ([]*Grant, error) {
 	p.refreshSizes.add(len(uses))
 	// The first use of each key, in key order.
@@ -89,7 +95,8 @@ func (p *PostgresStore) useRefreshTokens(ctx context.Context, uses []RefreshUse)
 	ctx, cancel := p.ctx(ctx)
 	defer cancel()
 	rows, err := p.pool.Query(ctx, `WITH input AS (
-			SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[])
+			SELECT * FROM unnest((SELECT $1::int[]), (SELECT $2::text[]), (SELECT $3::text[]), (SELECT $4::text[]),
+					(SELECT $5::text[]), (SELECT $6::timestamptz[]), (SELECT $7::text[]))
 				AS i(n, key, next_key, client_id, jkt, now, iat)
 		), old AS (
 			UPDATE refresh_tokens r SET rotated = true

@@ -238,3 +238,51 @@ func TestPostgresRefreshConcurrent(t *testing.T) {
 		wantError(t, r.tokenAt(0, refreshForm(winner)), http.StatusBadRequest, oauthmeta.CodeInvalidGrant)
 	}
 }
+
+// TestPostgresRefreshGenericPlan: after its first executions on a
+// connection, the refresh statement runs on one cached generic plan
+// instead of being planned again for every batch.
+func TestPostgresRefreshGenericPlan(t *testing.T) {
+	t.Parallel()
+	pg := testdb.StartPostgres(t)
+	st, err := OpenPostgresStore(context.Background(), pg.NewDatabase(t), PostgresConfig{KeyEncryptionKey: testKEK, MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	now := time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	// Tables of some size, with statistics, as in service: on nearly
+	// empty ones any plan is cheap.
+	for _, sql := range []string{
+		`INSERT INTO grants (id, data, expires_at)
+			SELECT 'f' || n, jsonb_build_object('id', 'f' || n), $1 FROM generate_series(1, 5000) AS n`,
+		`INSERT INTO refresh_tokens (key, grant_id, data, expires_at)
+			SELECT 'f' || n || '-r0', 'f' || n, jsonb_build_object('key', 'f' || n || '-r0'), $1 FROM generate_series(1, 5000) AS n`,
+	} {
+		if _, err := st.pool.Exec(ctx, sql, now.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.pool.Exec(ctx, "ANALYZE grants, refresh_tokens"); err != nil {
+		t.Fatal(err)
+	}
+	const uses = 10
+	for i := range uses {
+		id := "p" + strconv.Itoa(i)
+		saveRefreshFamily(t, st, id, "", now)
+		if _, err := st.UseRefreshToken(ctx, RefreshUse{Key: id + "-r0", NextKey: id + "-r1", ClientID: "c", Now: now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var generic, custom int64
+	// One connection, so the session of the statements above.
+	err = st.pool.QueryRow(ctx, `SELECT generic_plans, custom_plans FROM pg_prepared_statements
+		WHERE statement LIKE '%UPDATE refresh_tokens r SET rotated%'`).Scan(&generic, &custom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if generic == 0 || generic+custom != uses {
+		t.Errorf("refresh statement: %d generic plans, %d custom plans; want generic plans after the first few of %d", generic, custom, uses)
+	}
+}
