@@ -100,6 +100,15 @@ func OpenPostgresStore(ctx context.Context, url string, cfg PostgresConfig) (*Po
 	if pc.ConnConfig.ConnectTimeout == 0 {
 		pc.ConnConfig.ConnectTimeout = 5 * time.Second
 	}
+	// Every statement of the store finds its rows through an index. The
+	// plan PostgreSQL caches for a prepared statement is made once per
+	// connection; made while a table is nearly empty (a new database),
+	// it may read the table whole, and goes on doing so as the table
+	// grows until the table is next analyzed. Without sequential scans
+	// the cached plans use the indexes, whatever the tables' sizes were.
+	if _, set := pc.ConnConfig.RuntimeParams["enable_seqscan"]; !set {
+		pc.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return nil, fmt.Errorf("authserver: postgres: %w", err)
