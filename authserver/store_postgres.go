@@ -77,7 +77,8 @@ type PostgresStore struct {
 // OpenPostgresStore connects to the database at url (a postgres:// URL or
 // key=value connection string, as pgx accepts), applies the schema
 // migrations the database lacks and returns the store. Close releases the
-// connections.
+// connections. Its sessions run with enable_seqscan=off unless url sets
+// it, so that plans cached on nearly empty tables use their indexes.
 func OpenPostgresStore(ctx context.Context, url string, cfg PostgresConfig) (*PostgresStore, error) {
 	ring, err := seal.NewRing(cfg.KeyEncryptionKey, cfg.OldKeyEncryptionKeys...)
 	if err != nil {
