@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // errBatchQueueFull is returned by [batcher.do] when the queue is full:
@@ -161,4 +162,24 @@ func (b *batcher[In, Out]) handoff() {
 	b.queue = slices.Delete(b.queue, 0, 1)
 	next.lead = true
 	next.wake <- struct{}{}
+}
+
+// batchSizes counts batches by their size, from 1 to a bound fixed at
+// creation (larger ones count at the bound). It is safe for concurrent
+// use; [newBatchSizes] makes one.
+type batchSizes []atomic.Uint64
+
+func newBatchSizes(maxBatch int) batchSizes { return make(batchSizes, max(maxBatch, 1)+1) }
+
+// add counts a batch of n.
+func (h batchSizes) add(n int) { h[min(max(n, 0), len(h)-1)].Add(1) }
+
+// counts returns the counts: element n is the number of batches of n
+// (element 0 those of none).
+func (h batchSizes) counts() []uint64 {
+	out := make([]uint64, len(h))
+	for i := range h {
+		out[i] = h[i].Load()
+	}
+	return out
 }

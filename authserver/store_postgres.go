@@ -68,14 +68,17 @@ type PostgresStore struct {
 	maxClients int
 	maxPending int
 	timeout    time.Duration
-	// refreshes batches concurrent [PostgresStore.UseRefreshToken] calls.
-	refreshes *batcher[RefreshUse, *Grant]
+	// refreshes batches concurrent [PostgresStore.UseRefreshToken] calls;
+	// refreshSizes counts the statements they send by their uses.
+	refreshes    *batcher[RefreshUse, *Grant]
+	refreshSizes batchSizes
 }
 
 // OpenPostgresStore connects to the database at url (a postgres:// URL or
 // key=value connection string, as pgx accepts), applies the schema
 // migrations the database lacks and returns the store. Close releases the
-// connections.
+// connections. Its sessions run with enable_seqscan=off unless url sets
+// it, so that plans cached on nearly empty tables use their indexes.
 func OpenPostgresStore(ctx context.Context, url string, cfg PostgresConfig) (*PostgresStore, error) {
 	ring, err := seal.NewRing(cfg.KeyEncryptionKey, cfg.OldKeyEncryptionKeys...)
 	if err != nil {
@@ -98,6 +101,15 @@ func OpenPostgresStore(ctx context.Context, url string, cfg PostgresConfig) (*Po
 	if pc.ConnConfig.ConnectTimeout == 0 {
 		pc.ConnConfig.ConnectTimeout = 5 * time.Second
 	}
+	// Every statement of the store finds its rows through an index. The
+	// plan PostgreSQL caches for a prepared statement is made once per
+	// connection; made while a table is nearly empty (a new database),
+	// it may read the table whole, and goes on doing so as the table
+	// grows until the table is next analyzed. Without sequential scans
+	// the cached plans use the indexes, whatever the tables' sizes were.
+	if _, set := pc.ConnConfig.RuntimeParams["enable_seqscan"]; !set {
+		pc.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
 		return nil, fmt.Errorf("authserver: postgres: %w", err)
@@ -110,6 +122,7 @@ func OpenPostgresStore(ctx context.Context, url string, cfg PostgresConfig) (*Po
 		timeout:    cmp.Or(cfg.QueryTimeout, DefaultPostgresQueryTimeout),
 	}
 	p.refreshes = newBatcher(refreshBatchMax, refreshQueueMax, p.useRefreshTokens)
+	p.refreshSizes = newBatchSizes(refreshBatchMax)
 	if err := migrate(ctx, pool); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("authserver: postgres schema: %w", err)

@@ -43,6 +43,13 @@ func (p *PostgresStore) UseRefreshToken(ctx context.Context, u RefreshUse) (*Gra
 	return g, nil
 }
 
+// RefreshBatchSizes returns how many refresh statements this store has
+// sent since it opened, by the number of [PostgresStore.UseRefreshToken]
+// calls each carried: element n counts the statements of n calls, for n
+// from 1 to 64 (element 0 is zero). It is for measurements such as
+// mcpauth-load's, and safe for concurrent use.
+func (p *PostgresStore) RefreshBatchSizes() []uint64 { return p.refreshSizes.counts() }
+
 // useRefreshTokens rotates, in one statement and so one transaction
 // without BEGIN or COMMIT, every token of uses that [RefreshUse.check]
 // would accept with its grant and that was never rotated, and returns
@@ -56,7 +63,14 @@ func (p *PostgresStore) UseRefreshToken(ctx context.Context, u RefreshUse) (*Gra
 // replicas exactly one matches: the others wait for its row lock and then
 // find the row rotated. The rows go in the order of their keys, so two
 // statements lock common rows in the same order.
+//
+// The arrays reach unnest through scalar subqueries so that PostgreSQL
+// plans the prepared statement once per connection: given the arrays
+// themselves, the planner estimates the rows from their lengths, finds
+// every custom plan cheaper than a generic one and plans each execution
+// again, which cost more than running it.
 func (p *PostgresStore) useRefreshTokens(ctx context.Context, uses []RefreshUse) ([]*Grant, error) {
+	p.refreshSizes.add(len(uses))
 	// The first use of each key, in key order.
 	order := make([]int, 0, len(uses))
 	for i, u := range uses {
@@ -81,7 +95,8 @@ func (p *PostgresStore) useRefreshTokens(ctx context.Context, uses []RefreshUse)
 	ctx, cancel := p.ctx(ctx)
 	defer cancel()
 	rows, err := p.pool.Query(ctx, `WITH input AS (
-			SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[])
+			SELECT * FROM unnest((SELECT $1::int[]), (SELECT $2::text[]), (SELECT $3::text[]), (SELECT $4::text[]),
+					(SELECT $5::text[]), (SELECT $6::timestamptz[]), (SELECT $7::text[]))
 				AS i(n, key, next_key, client_id, jkt, now, iat)
 		), old AS (
 			UPDATE refresh_tokens r SET rotated = true

@@ -125,6 +125,11 @@ func TestPostgresRefreshBatch(t *testing.T) {
 			t.Errorf("refused %s: %+v, %v", k, old, err)
 		}
 	}
+	want := make([]uint64, refreshBatchMax+1)
+	want[1], want[len(queued)] = 1, 1
+	if got := st.RefreshBatchSizes(); !slices.Equal(got, want) {
+		t.Errorf("RefreshBatchSizes = %v, want one statement of 1 and one of %d", got, len(queued))
+	}
 }
 
 // TestPostgresRefreshBatchCancel: a use whose context ends while it waits
@@ -231,5 +236,109 @@ func TestPostgresRefreshConcurrent(t *testing.T) {
 			t.Fatal("no use of the refresh token succeeded")
 		}
 		wantError(t, r.tokenAt(0, refreshForm(winner)), http.StatusBadRequest, oauthmeta.CodeInvalidGrant)
+	}
+}
+
+// TestPostgresRefreshGenericPlan: after its first executions on a
+// connection, the refresh statement runs on one cached generic plan
+// instead of being planned again for every batch.
+func TestPostgresRefreshGenericPlan(t *testing.T) {
+	t.Parallel()
+	pg := testdb.StartPostgres(t)
+	st, err := OpenPostgresStore(context.Background(), pg.NewDatabase(t), PostgresConfig{KeyEncryptionKey: testKEK, MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	now := time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	// Tables of some size, with statistics, as in service: on nearly
+	// empty ones any plan is cheap.
+	for _, sql := range []string{
+		`INSERT INTO grants (id, data, expires_at)
+			SELECT 'f' || n, jsonb_build_object('id', 'f' || n), $1 FROM generate_series(1, 5000) AS n`,
+		`INSERT INTO refresh_tokens (key, grant_id, data, expires_at)
+			SELECT 'f' || n || '-r0', 'f' || n, jsonb_build_object('key', 'f' || n || '-r0'), $1 FROM generate_series(1, 5000) AS n`,
+	} {
+		if _, err := st.pool.Exec(ctx, sql, now.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.pool.Exec(ctx, "ANALYZE grants, refresh_tokens"); err != nil {
+		t.Fatal(err)
+	}
+	const uses = 10
+	for i := range uses {
+		id := "p" + strconv.Itoa(i)
+		saveRefreshFamily(t, st, id, "", now)
+		if _, err := st.UseRefreshToken(ctx, RefreshUse{Key: id + "-r0", NextKey: id + "-r1", ClientID: "c", Now: now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var generic, custom int64
+	// One connection, so the session of the statements above.
+	err = st.pool.QueryRow(ctx, `SELECT generic_plans, custom_plans FROM pg_prepared_statements
+		WHERE statement LIKE '%UPDATE refresh_tokens r SET rotated%'`).Scan(&generic, &custom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if generic == 0 || generic+custom != uses {
+		t.Errorf("refresh statement: %d generic plans, %d custom plans; want generic plans after the first few of %d", generic, custom, uses)
+	}
+}
+
+// TestPostgresRefreshPlanOnGrownTables: a refresh statement first planned
+// on nearly empty tables (a new database) still finds its rows through
+// the indexes once the tables have grown, before any ANALYZE: no
+// sequential scan of refresh_tokens or grants.
+func TestPostgresRefreshPlanOnGrownTables(t *testing.T) {
+	t.Parallel()
+	pg := testdb.StartPostgres(t)
+	st, err := OpenPostgresStore(context.Background(), pg.NewDatabase(t), PostgresConfig{KeyEncryptionKey: testKEK, MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	now := time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	use := func(id string) {
+		t.Helper()
+		saveRefreshFamily(t, st, id, "", now)
+		if _, err := st.UseRefreshToken(ctx, RefreshUse{Key: id + "-r0", NextKey: id + "-r1", ClientID: "c", Now: now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 10 { // the plans are made and cached on this one connection
+		use("e" + strconv.Itoa(i))
+	}
+	for _, sql := range []string{
+		`INSERT INTO grants (id, data, expires_at)
+			SELECT 'f' || n, jsonb_build_object('id', 'f' || n), $1 FROM generate_series(1, 20000) AS n`,
+		`INSERT INTO refresh_tokens (key, grant_id, data, expires_at)
+			SELECT 'f' || n || '-r0', 'f' || n, jsonb_build_object('key', 'f' || n || '-r0'), $1 FROM generate_series(1, 20000) AS n`,
+	} {
+		if _, err := st.pool.Exec(ctx, sql, now.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seqScans := func() int64 {
+		t.Helper()
+		var n int64
+		if _, err := st.pool.Exec(ctx, "SELECT pg_stat_force_next_flush()"); err != nil {
+			t.Fatal(err)
+		}
+		err := st.pool.QueryRow(ctx, `SELECT coalesce(sum(seq_scan), 0) FROM pg_stat_user_tables
+			WHERE relname IN ('refresh_tokens', 'grants')`).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := seqScans()
+	for i := range 5 {
+		use("g" + strconv.Itoa(i))
+	}
+	if after := seqScans(); after != before {
+		t.Errorf("%d sequential scans of refresh_tokens or grants in 5 refreshes on grown tables, want none", after-before)
 	}
 }

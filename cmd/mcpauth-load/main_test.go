@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcpauth/mcpauth/internal/loadgen"
+	"github.com/mcpauth/mcpauth/internal/testdb"
 )
 
 // TestMain lets -compare re-execute the test binary as a peer proxy, the
@@ -84,6 +85,23 @@ func TestRunCompareShort(t *testing.T) {
 	for _, want := range []string{"round  1:", "repeated token: protect / bare", "fresh token: protect / sdk",
 		"protect+policy / bare", "repeated token, DPoP: protect+dpop / protect", "fresh token, DPoP: protect+dpop / protect",
 		"peak RSS", "process CPU time per request"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestRunRefreshShort runs one short round of -refresh on memory and on
+// three replicas sharing a throwaway PostgreSQL: no wrong answer, and the
+// sizes of the PostgreSQL refresh statements are reported.
+func TestRunRefreshShort(t *testing.T) {
+	t.Parallel()
+	dbURL := testdb.StartPostgres(t).NewDatabase(t)
+	var out, errOut bytes.Buffer
+	if code := run([]string{"-refresh", "memory,postgres3", "-database-url", dbURL, "-rounds", "1", "-d", "300ms", "-c", "4"}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errOut.String(), out.String())
+	}
+	for _, want := range []string{"memory ", "postgres3 ", "postgres3  refresh statements: ", "statements of 1: "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,6 +41,9 @@ type refreshTarget struct {
 	url     string
 	srv     *http.Server
 	closers []io.Closer
+	// pg are the PostgreSQL stores, one per replica, whose refresh
+	// statements are counted by size.
+	pg []*authserver.PostgresStore
 }
 
 func (t *refreshTarget) Close() {
@@ -87,6 +91,7 @@ func newRefreshTarget(ctx context.Context, mode, databaseURL, kek, tmp string) (
 			if err != nil {
 				return authserver.Storage{}, nil, err
 			}
+			t.pg = append(t.pg, p)
 			return p.Storage(), p, nil
 		}
 	default:
@@ -298,7 +303,60 @@ func runRefreshLoad(ctx context.Context, o options, stdout, stderr io.Writer) in
 			code = 1
 		}
 	}
+	for _, t := range targets {
+		if len(t.pg) > 0 {
+			fmt.Fprintf(stdout, "%-10s %s\n", t.name, t.batchSizes())
+		}
+	}
 	return code
+}
+
+// batchBuckets are the ranges of statement sizes that batchSizes reports.
+var batchBuckets = [][2]int{{1, 1}, {2, 2}, {3, 4}, {5, 8}, {9, 16}, {17, 32}, {33, 64}}
+
+// batchSizes describes the refresh statements of t's PostgreSQL stores
+// over all rounds: how many, how many refreshes each carried on average
+// and at the median refresh, and the share of statements in each range
+// of sizes.
+func (t *refreshTarget) batchSizes() string {
+	var counts []uint64
+	for _, p := range t.pg {
+		for n, c := range p.RefreshBatchSizes() {
+			if n >= len(counts) {
+				counts = append(counts, make([]uint64, n+1-len(counts))...)
+			}
+			counts[n] += c
+		}
+	}
+	var stmts, uses uint64
+	for n, c := range counts {
+		stmts += c
+		uses += uint64(n) * c
+	}
+	if stmts == 0 {
+		return "refresh statements: none"
+	}
+	median, seen := 0, uint64(0)
+	for n, c := range counts {
+		if seen += uint64(n) * c; median == 0 && seen*2 >= uses {
+			median = n
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "refresh statements: %d for %d refreshes, %.2f per statement, median refresh in one of %d; statements of",
+		stmts, uses, float64(uses)/float64(stmts), median)
+	for _, r := range batchBuckets {
+		var c uint64
+		for n := r[0]; n <= r[1] && n < len(counts); n++ {
+			c += counts[n]
+		}
+		label := strconv.Itoa(r[0])
+		if r[1] != r[0] {
+			label += "-" + strconv.Itoa(r[1])
+		}
+		fmt.Fprintf(&b, " %s: %.1f%%", label, 100*float64(c)/float64(stmts))
+	}
+	return b.String()
 }
 
 // startCPUProfile profiles this process into path until the returned
