@@ -17,7 +17,8 @@ func Do[T any](ctx context.Context, g *singleflight.Group, key string, fn func()
 		if res.Err != nil {
 			return zero, res.Err
 		}
-		return res.Val.(T), nil
+		v, _ := res.Val.(T) // a nil interface T arrives as a nil any
+		return v, nil
 	case <-ctx.Done():
 		return zero, ctx.Err()
 	}

@@ -3,6 +3,7 @@ package flight_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"golang.org/x/sync/singleflight"
@@ -16,6 +17,15 @@ func TestDoReturnsTheCallsValue(t *testing.T) {
 	v, err := flight.Do(t.Context(), &g, "k", func() (*int, error) { n := 42; return &n, nil })
 	if err != nil || v == nil || *v != 42 {
 		t.Fatalf("got %v, %v; want 42, nil", v, err)
+	}
+}
+
+func TestDoReturnsANilInterface(t *testing.T) {
+	t.Parallel()
+	var g singleflight.Group
+	v, err := flight.Do(t.Context(), &g, "k", func() (fmt.Stringer, error) { return nil, nil })
+	if v != nil || err != nil {
+		t.Fatalf("got %v, %v; want nil, nil", v, err)
 	}
 }
 
