@@ -442,6 +442,13 @@ func TestE2EUpstreamTokenExchange(t *testing.T) {
 		t.Errorf("protect after revocation: %d %q", resp.StatusCode, chal)
 	}
 
+	// protect logs the refusal before answering, but its stderr reaches the
+	// test through a pipe and a copying goroutine: wait for the line, so
+	// that the logs read below are complete.
+	waitFor(t, "protect to log the refused exchange", func() bool {
+		return strings.Contains(protect.stderr.String(), "upstream token exchange failed")
+	})
+
 	// No token in any log; the upstream API saw only the provider's tokens.
 	seen := api.seen()
 	if len(seen) == 0 {
@@ -462,8 +469,5 @@ func TestE2EUpstreamTokenExchange(t *testing.T) {
 		if jwtPattern.MatchString(logs) {
 			t.Errorf("%s logged a JWT", name)
 		}
-	}
-	if !strings.Contains(protect.stderr.String(), "upstream token exchange failed") {
-		t.Errorf("protect did not log the refused exchange:\n%s", protect.stderr.String())
 	}
 }
