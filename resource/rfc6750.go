@@ -89,14 +89,12 @@ func parseAuthorization(h string, maxToken int, withDPoP bool) (credential, erro
 
 // b64TokenChars is the RFC 6750 §2.1 character set before any "="
 // padding: ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/". Read-only.
-var b64TokenChars = jwtverify.NewByteSet(base64URLChars + ".~+/")
+var b64TokenChars = jwtverify.NewByteSet(jwtverify.Base64URLAlphabet + ".~+/")
 
 // compactChars is the base64url alphabet (RFC 4648 §5) and ".": the
 // characters of a JWS in compact serialization, all of them b64token
 // characters. Read-only.
-var compactChars = jwtverify.NewByteSet(base64URLChars + ".")
-
-const base64URLChars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+var compactChars = jwtverify.NewByteSet(jwtverify.Base64URLAlphabet + ".")
 
 // isB64Token reports whether s matches RFC 6750 §2.1
 // b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=".

@@ -30,9 +30,11 @@ func LooksLikeJWS(raw string) bool {
 	return ok && isBase64URL(h) && isBase64URL(p) && isBase64URL(s)
 }
 
-// base64URL is the RFC 4648 §5 alphabet: "-", 0-9, A-Z, "_", a-z. It is
-// read-only.
-var base64URL = NewByteSet("-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz")
+// Base64URLAlphabet is the RFC 4648 §5 alphabet: A-Z, a-z, 0-9, "-", "_".
+const Base64URLAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+// base64URL is [Base64URLAlphabet] as a set. It is read-only.
+var base64URL = NewByteSet(Base64URLAlphabet)
 
 func isBase64URL(s string) bool { return base64URL.All(s) }
 
