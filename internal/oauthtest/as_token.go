@@ -19,6 +19,7 @@ const (
 )
 
 func (s *AS) token(w http.ResponseWriter, r *http.Request, o ASOptions) {
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	if err := r.ParseForm(); err != nil {
 		oauthError(w, http.StatusBadRequest, "invalid_request")
 		return
@@ -150,6 +151,7 @@ func (s *AS) SetIntrospection(token string, answer any) {
 // introspect answers an authenticated client that names the token type,
 // as the resource servers of this module do.
 func (s *AS) introspect(w http.ResponseWriter, r *http.Request, o ASOptions) {
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	if err := r.ParseForm(); err != nil {
 		oauthError(w, http.StatusBadRequest, "invalid_request")
 		return

@@ -136,7 +136,11 @@ func (r *Resource) metadata(w http.ResponseWriter, opts ResourceOptions, as []*A
 // protected checks the bearer token and the scope the operation needs,
 // then hands the request to the MCP handler.
 func (r *Resource) protected(w http.ResponseWriter, req *http.Request, opts ResourceOptions, as []*AS) {
-	body, _ := io.ReadAll(io.LimitReader(req.Body, 1<<20))
+	body, _ := io.ReadAll(io.LimitReader(req.Body, 1<<20+1))
+	if len(body) > 1<<20 {
+		http.Error(w, "request body over 1 MiB", http.StatusRequestEntityTooLarge)
+		return
+	}
 	req.Body = io.NopCloser(bytes.NewReader(body))
 	var msg struct {
 		Method string `json:"method"`
