@@ -242,16 +242,16 @@ func TestBatcherPanic(t *testing.T) {
 }
 
 // TestBatchSizes: batches count at their size, sizes past the bound at
-// the bound.
+// the bound, sizes below zero at zero.
 func TestBatchSizes(t *testing.T) {
 	t.Parallel()
 	h := newBatchSizes(4)
 	var wg sync.WaitGroup
-	for _, n := range []int{1, 1, 2, 4, 9, 0} {
+	for _, n := range []int{1, 1, 2, 4, 9, 0, -1} {
 		wg.Go(func() { h.add(n) })
 	}
 	wg.Wait()
-	if got, want := h.counts(), []uint64{1, 2, 1, 0, 2}; !slices.Equal(got, want) {
+	if got, want := h.counts(), []uint64{2, 2, 1, 0, 2}; !slices.Equal(got, want) {
 		t.Errorf("counts = %v, want %v", got, want)
 	}
 }

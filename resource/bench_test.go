@@ -116,7 +116,6 @@ var okHandler = http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
 
 const listBody = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
 
-// asn1Signature converts a JWS ES256 signature (r||s) to ASN.1 DER.
 // precomputedSig is a token's signing-input hash and ASN.1 signature, what a
 // bare ecdsa.VerifyASN1 of it needs.
 type precomputedSig struct{ hash, sig []byte }
@@ -133,6 +132,7 @@ func precomputed(b *testing.B, toks []string) []precomputedSig {
 	return pres
 }
 
+// asn1Signature converts a JWS ES256 signature (r||s) to ASN.1 DER.
 func asn1Signature(b *testing.B, sig []byte) []byte {
 	out, err := asn1.Marshal(struct{ R, S *big.Int }{
 		new(big.Int).SetBytes(sig[:32]),

@@ -76,6 +76,11 @@ func TestExchangerExchange(t *testing.T) {
 	if _, err := exchangeThrough(f, ex, tok); err != nil || as.Hits("/token") != 1 {
 		t.Fatalf("cached exchange: %v, %d calls", err, as.Hits("/token"))
 	}
+	// RFC 8693 names the target by audience; the form is not printed, it
+	// holds the subject token and the client's credentials.
+	if tr := as.TokenRequests(); len(tr) != 1 || tr[0].Form.Get("audience") != "github" || tr[0].Form.Has("resource") {
+		t.Fatalf("%d token requests; want one with audience=github and no resource", len(tr))
+	}
 	f.clock.Advance(2 * 60e9) // past the cache TTL
 	if _, err := exchangeThrough(f, ex, tok); err != nil || as.Hits("/token") != 2 {
 		t.Fatalf("after the cache TTL: %v, %d calls", err, as.Hits("/token"))

@@ -443,11 +443,14 @@ func TestE2EUpstreamTokenExchange(t *testing.T) {
 	}
 
 	// protect logs the refusal before answering, but its stderr reaches the
-	// test through a pipe and a copying goroutine: wait for the line, so
-	// that the logs read below are complete.
-	waitFor(t, "protect to log the refused exchange", func() bool {
-		return strings.Contains(protect.stderr.String(), "upstream token exchange failed")
-	})
+	// test through a pipe and a copying goroutine: give the line a bounded
+	// while to arrive, so that the logs read below are complete.
+	for i := 0; i < 300 && !strings.Contains(protect.stderr.String(), "upstream token exchange failed"); i++ {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(protect.stderr.String(), "upstream token exchange failed") {
+		t.Errorf("protect did not log the refused exchange:\n%s", protect.stderr.String())
+	}
 
 	// No token in any log; the upstream API saw only the provider's tokens.
 	seen := api.seen()

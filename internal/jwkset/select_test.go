@@ -24,6 +24,7 @@ func TestCandidates(t *testing.T) {
 		{ID: "a", Algorithm: jwkset.ES256, Public: pub}, // 5
 	}
 	many := slices.Repeat([]jwkset.Key{{Public: pub}}, 10)
+	mixed := []jwkset.Key{{ID: "a", Public: pub}, {Public: pub}, {ID: "a", Public: pub}, {Public: pub}, {ID: "a", Public: pub}, {Public: pub}}
 	tests := []struct {
 		name      string
 		keys      []jwkset.Key
@@ -36,6 +37,7 @@ func TestCandidates(t *testing.T) {
 		{"unknown kid: keys without ID only", keys, "z", jwkset.ES256, []int{0}, 1},
 		{"nothing fits", keys, "a", jwkset.RS256, nil, 0},
 		{"bounded", many, "", jwkset.ES256, nil, jwkset.MaxKeyTries},
+		{"bounded across both passes, kid first", mixed, "a", jwkset.ES256, []int{0, 2, 4, 1}, jwkset.MaxKeyTries},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
