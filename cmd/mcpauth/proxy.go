@@ -115,9 +115,22 @@ func newProxy(upstream *url.URL, transport http.RoundTripper, logger *slog.Logge
 // the upstream connection, and the answer on its way was cut
 // (golang.org/issue/40747). A writer that cannot enable full duplex
 // (HTTP/2 always is) keeps net/http's default.
+//
+// The body is closed before the handler returns. Under full duplex a body
+// that next left unread (a refusal answers without reading it) would
+// otherwise be drained by net/http after the handler: reaching its end
+// then starts the connection's background read while the server already
+// reads the next request, and the server panics ("invalid concurrent
+// Body.Read call") and drops the connection. Closed here, the drain (at
+// most net/http's post-handler limit) happens while the request is still
+// the connection's, as it does without full duplex. The proxy closes the
+// body it forwarded itself, so this is then a no-op.
 func fullDuplex(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = http.NewResponseController(w).EnableFullDuplex()
+		if r.Body != nil {
+			defer r.Body.Close()
+		}
 		next.ServeHTTP(w, r)
 	})
 }

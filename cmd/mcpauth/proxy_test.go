@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -260,6 +261,39 @@ func TestProxyReadsBodyAfterAnswering(t *testing.T) {
 				pw.Close()
 			}()
 		}
+	}
+}
+
+// TestFullDuplexUnreadBody: a handler under full duplex that answers
+// without reading the request body (a refused token exchange does) must
+// not leave net/http to drain the body after the handler has returned:
+// reaching the body's end then starts the connection's background read
+// while the server already reads the next request, and the server panics
+// with "invalid concurrent Body.Read call" and drops the connection.
+func TestFullDuplexUnreadBody(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	srv := httptest.NewUnstartedServer(fullDuplex(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+	})))
+	srv.Config.ErrorLog = log.New(&logs, "", 0)
+	srv.Start()
+	defer srv.Close()
+	client := srv.Client()
+	for i := range 20 {
+		resp, err := client.Post(srv.URL, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("request %d: status %d", i, resp.StatusCode)
+		}
+	}
+	srv.Close() // waits for the connections' goroutines, and so for their log lines
+	if s := logs.String(); s != "" {
+		t.Errorf("server log:\n%s", s)
 	}
 }
 
