@@ -12,10 +12,10 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/jsonx"
+	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
 // callError is a failure with the JSON-RPC error the host gets; code 0
@@ -111,7 +111,7 @@ func (b *Bridge) exchange(ctx context.Context, m *message, sink func(*message), 
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if m.Method != "" {
-		req.Header.Set("Mcp-Method", headerValue(m.Method))
+		req.Header.Set("Mcp-Method", HeaderValue(m.Method))
 	}
 	if name, ok := m.nameHeader(p); ok {
 		req.Header.Set("Mcp-Name", name)
@@ -315,13 +315,13 @@ func (b *Bridge) errorAnswer(resp *http.Response, m *message, sink func(*message
 	return failf(CodeBadResponse, "the server answered HTTP %d", resp.StatusCode)
 }
 
-// challengeError returns the error code of a Bearer challenge, if any.
+// challengeError returns the error code of a Bearer or DPoP challenge, if
+// any.
 func challengeError(h http.Header) string {
-	for _, v := range h.Values("WWW-Authenticate") {
-		if _, rest, ok := strings.Cut(v, `error="`); ok {
-			if code, _, ok := strings.Cut(rest, `"`); ok && len(code) < 64 {
-				return code
-			}
+	challenges, _ := oauthmeta.ParseChallenges(h.Values("WWW-Authenticate")...)
+	for _, c := range challenges {
+		if code := c.Value(oauthmeta.ParamError); code != "" && len(code) < 64 {
+			return code
 		}
 	}
 	return ""

@@ -126,9 +126,9 @@ func (m *message) params() params {
 func (m *message) nameHeader(p params) (string, bool) {
 	switch m.Method {
 	case "tools/call", "prompts/get":
-		return headerValue(p.Name), true
+		return HeaderValue(p.Name), true
 	case "resources/read":
-		return headerValue(p.URI), true
+		return HeaderValue(p.URI), true
 	}
 	return "", false
 }
@@ -139,14 +139,15 @@ const (
 	base64Suffix = "?="
 )
 
-// headerValue encodes s for an MCP standard header: as is when it is
-// printable ASCII without leading or trailing blanks, else (and when it
-// could be mistaken for an encoded value) as =?base64?…?=.
-func headerValue(s string) string {
+// HeaderValue encodes s for an MCP standard header (Mcp-Method, Mcp-Name,
+// Mcp-Param-*): as is when it is printable ASCII without leading or
+// trailing blanks, else (and when it could be mistaken for an encoded
+// value) as =?base64?…?=.
+func HeaderValue(s string) string {
 	if s == "" {
 		return s
 	}
-	plain := s[0] != ' ' && s[0] != '\t' && s[len(s)-1] != ' ' && s[len(s)-1] != '\t' &&
+	plain := s[0] != ' ' && s[len(s)-1] != ' ' && // a tab is caught below
 		!(strings.HasPrefix(s, base64Prefix) && strings.HasSuffix(s, base64Suffix))
 	for i := 0; plain && i < len(s); i++ {
 		plain = s[i] >= 0x20 && s[i] <= 0x7e

@@ -132,7 +132,7 @@ func primitiveHeader(raw json.RawMessage) (string, bool) {
 	}
 	switch v := v.(type) {
 	case string:
-		return headerValue(v), true
+		return HeaderValue(v), true
 	case bool:
 		return strconv.FormatBool(v), true
 	case float64:
