@@ -106,13 +106,11 @@ func parseClient(spec string) (authserver.Client, error) {
 		case "id":
 			c.ID = v
 		case "secret":
-			if name, isEnv := strings.CutPrefix(v, "env:"); isEnv {
-				v = os.Getenv(name)
-				if v == "" {
-					return c, fmt.Errorf("--client: environment variable %s is empty", name)
-				}
+			s, err := secretValue("--client", v, os.Getenv)
+			if err != nil {
+				return c, err
 			}
-			c.Secret = v
+			c.Secret = s
 		case "redirect":
 			c.RedirectURIs = append(c.RedirectURIs, v)
 		case "name":
@@ -143,7 +141,7 @@ func (f *authserverFlags) config(addr net.Addr, logger *slog.Logger) (authserver
 	cfg := authserver.Config{
 		Issuer:                           f.issuer,
 		InsecureAllowHTTPLoopback:        f.insecureHTTP,
-		Scopes:                           strings.FieldsFunc(f.scopes, func(r rune) bool { return r == ' ' || r == ',' }),
+		Scopes:                           fields(f.scopes),
 		Resources:                        f.resources,
 		AccessTokenTTL:                   f.tokenTTL,
 		RefreshTokenTTL:                  f.refreshTTL,
@@ -198,13 +196,14 @@ func (f *authserverFlags) config(addr net.Addr, logger *slog.Logger) (authserver
 		return cfg, err
 	}
 	for _, list := range []struct {
+		flag  string
 		specs listFlag
 		kind  authserver.GrantKind
-	}{{f.trustedIssuers, authserver.GrantWorkload}, {f.trustedIDJAGIssuers, authserver.GrantIDJAG}} {
+	}{{"--trusted-issuer", f.trustedIssuers, authserver.GrantWorkload}, {"--trusted-idjag-issuer", f.trustedIDJAGIssuers, authserver.GrantIDJAG}} {
 		for _, spec := range list.specs {
-			iss, jwks, ok := strings.Cut(spec, "=")
-			if !ok || iss == "" || jwks == "" {
-				return cfg, fmt.Errorf("trusted issuer %q is not ISSUER=JWKS_URL", spec)
+			iss, jwks, err := cutPair(list.flag, spec, "ISSUER=JWKS_URL")
+			if err != nil {
+				return cfg, err
 			}
 			cfg.TrustedIssuers = append(cfg.TrustedIssuers, authserver.TrustedIssuer{Issuer: iss, JWKSURI: jwks, Kind: list.kind})
 		}
@@ -237,7 +236,7 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", f.addr)
+	ln, err := listen("--addr", f.addr)
 	if err != nil {
 		return err
 	}
@@ -290,23 +289,7 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 		logger.Info("tokens for a downstream API by token exchange", "resource", api.Resource,
 			"scopes", strings.Join(api.Scopes, " "), "clients", len(api.Clients))
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	logger.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return err
-	}
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return serveAll(ctx, logger, 5*time.Second, []*http.Server{srv}, []net.Listener{ln})
 }
 
 // accessLog logs method, path (never the query, which can carry codes) and
