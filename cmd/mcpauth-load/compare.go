@@ -67,40 +67,39 @@ type compareResult struct {
 // hits one round rather than one candidate; the figures are medians over
 // rounds of per-round throughput ratios.
 func runCompare(ctx context.Context, o options, stdout, stderr io.Writer) (code int) {
-	fail := func(err error) int { fmt.Fprintln(stderr, "mcpauth-load:", err); return 1 }
 	tmp, err := os.MkdirTemp("", "mcpauth-compare-")
 	if err != nil {
-		return fail(err)
+		return fail(stderr, err)
 	}
 	defer os.RemoveAll(tmp)
 	self, err := os.Executable()
 	if err != nil {
-		return fail(err)
+		return fail(stderr, err)
 	}
 	after, err := compareBinary(ctx, o.protect, filepath.Join(tmp, "after"), "")
 	if err != nil {
-		return fail(err)
+		return fail(stderr, err)
 	}
 	var before string
 	if o.protectBefore != "" {
 		if before, err = compareBinary(ctx, "build", filepath.Join(tmp, "before"), o.protectBefore); err != nil {
-			return fail(err)
+			return fail(stderr, err)
 		}
 	}
 	policyFile := filepath.Join(tmp, "policy.json")
 	if err := os.WriteFile(policyFile, []byte(comparePolicy), 0o600); err != nil {
-		return fail(err)
+		return fail(stderr, err)
 	}
 	// One resource identifier for every candidate, so that one token is
 	// valid at all of them.
 	resAddr, err := loadgen.FreeLoopbackAddr()
 	if err != nil {
-		return fail(err)
+		return fail(stderr, err)
 	}
 	resourceURL := "http://" + resAddr + "/mcp"
 	f, err := loadgen.NewFixture(loadgen.FixtureConfig{CachedTokens: 1, Audience: resourceURL})
 	if err != nil {
-		return fail(err)
+		return fail(stderr, err)
 	}
 	defer f.Close()
 	up := loadgen.NewUpstream()
@@ -131,7 +130,7 @@ func runCompare(ctx context.Context, o options, stdout, stderr io.Writer) (code 
 	if o.profileDir != "" {
 		for i := range pprofAddrs {
 			if pprofAddrs[i], err = loadgen.FreeLoopbackAddr(); err != nil {
-				return fail(err)
+				return fail(stderr, err)
 			}
 		}
 	}
@@ -155,7 +154,7 @@ func runCompare(ctx context.Context, o options, stdout, stderr io.Writer) (code 
 		addr := resAddr // the address the tokens' audience names
 		if sp.name != "protect" {
 			if addr, err = loadgen.FreeLoopbackAddr(); err != nil {
-				return fail(err)
+				return fail(stderr, err)
 			}
 		}
 		cands = append(cands, &candidate{name: sp.name, bin: sp.bin, args: sp.args(addr), url: "http://" + addr + "/mcp", dpop: sp.dpop})
@@ -173,7 +172,7 @@ func runCompare(ctx context.Context, o options, stdout, stderr io.Writer) (code 
 	}()
 	for _, c := range cands {
 		if c.child, err = loadgen.StartCommand(ctx, loadgen.CommandConfig{Binary: c.bin, Args: c.args}); err != nil {
-			return fail(fmt.Errorf("%s: %w", c.name, err))
+			return fail(stderr, fmt.Errorf("%s: %w", c.name, err))
 		}
 	}
 	fmt.Fprintf(stdout, "compare: %d rounds of %v per candidate and workload, concurrency %d, candidates %s\n",
@@ -184,7 +183,7 @@ func runCompare(ctx context.Context, o options, stdout, stderr io.Writer) (code 
 	load0 := loadAverage()
 	res, err := compareRounds(ctx, o, f, resourceURL, cands, stdout)
 	if err != nil {
-		return fail(err)
+		return fail(stderr, err)
 	}
 	fmt.Fprintf(stdout, "load average: %s at the start, %s at the end\n", load0, loadAverage())
 	for _, c := range cands {
@@ -193,7 +192,7 @@ func runCompare(ctx context.Context, o options, stdout, stderr io.Writer) (code 
 	res.write(stdout, cands, o.protectBefore != "")
 	if o.profileDir != "" {
 		if err := profileProtect(ctx, o, f, cands, pprofAddrs, stdout); err != nil {
-			return fail(err)
+			return fail(stderr, err)
 		}
 	}
 	return res.check(o, cands, stderr)

@@ -32,34 +32,33 @@ func protectBinary(ctx context.Context, spec string) (path string, cleanup func(
 }
 
 func runProtect(ctx context.Context, o options, stdout, stderr io.Writer) int {
-	fail := func(err error) int { fmt.Fprintln(stderr, "mcpauth-load:", err); return 1 }
 	bin, cleanup, err := protectBinary(ctx, o.protect)
 	if err != nil {
-		return fail(err)
+		return fail(stderr, err)
 	}
 	defer cleanup()
 	addr, err := loadgen.FreeLoopbackAddr()
 	if err != nil {
-		return fail(err)
+		return fail(stderr, err)
 	}
 	resourceURL := "http://" + addr + "/mcp"
 	f, err := loadgen.NewFixture(loadgen.FixtureConfig{CachedTokens: o.pool, Audience: resourceURL})
 	if err != nil {
-		return fail(err)
+		return fail(stderr, err)
 	}
 	defer f.Close()
 	up := loadgen.NewUpstream()
 	defer up.Close()
 	child, err := loadgen.StartProtect(ctx, loadgen.ProtectConfig{Binary: bin, Addr: addr, Upstream: up.URL, Issuer: f.Issuer, Resource: resourceURL})
 	if err != nil {
-		return fail(err)
+		return fail(stderr, err)
 	}
 	defer func() { _ = child.Stop(stopGrace) }()
 	fmt.Fprintf(stdout, "mcpauth protect (%s): %s\n", o.protect, child.Ready)
 	rep, err := loadgen.Run(ctx, loadgen.Config{Target: resourceURL, Client: f.Client(o.conc), Next: f.Next(loadgen.DefaultMix()),
 		Concurrency: o.conc, Duration: o.dur})
 	if err != nil {
-		return fail(err)
+		return fail(stderr, err)
 	}
 	peak, rssErr := child.PeakRSS()
 	stopErr := child.Stop(stopGrace)

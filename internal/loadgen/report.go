@@ -108,14 +108,15 @@ func buildReport(ws []*workerStats, elapsed time.Duration, conc int, mem MemStat
 		r.Throughput = float64(r.Requests) / elapsed.Seconds()
 	}
 	slices.Sort(all)
-	r.P50, r.P90, r.P99 = percentile(all, 50), percentile(all, 90), percentile(all, 99)
+	r.P50, r.P90, r.P99 = Percentile(all, 50), Percentile(all, 90), Percentile(all, 99)
 	if len(all) > 0 {
 		r.Max = all[len(all)-1]
 	}
 	return r
 }
 
-func percentile(sorted []time.Duration, p int) time.Duration {
+// Percentile is the nearest-rank p-th percentile of sorted, 0 for none.
+func Percentile(sorted []time.Duration, p int) time.Duration {
 	if len(sorted) == 0 {
 		return 0
 	}
