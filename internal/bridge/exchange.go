@@ -50,8 +50,6 @@ func (b *Bridge) classify(ctx context.Context, err error) *callError {
 	return &callError{code: CodeUnreachable, msg: fmt.Sprintf("mcpauth bridge: cannot reach the server (%v); the next message tries again", err)}
 }
 
-type jsonRaw = json.RawMessage
-
 func decodeParams(raw json.RawMessage, v any) error {
 	if len(raw) == 0 || raw[0] != '{' {
 		return errNotMessage
@@ -263,13 +261,7 @@ func (b *Bridge) resume(ctx context.Context, lastID string, retry time.Duration)
 		return nil, ctx.Err()
 	case <-t.C:
 	}
-	req, err := b.newRequest(ctx, http.MethodGet, nil, sid, version)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Last-Event-ID", lastID)
-	resp, err := b.hc.Do(req)
+	resp, err := b.openStream(ctx, lastID)
 	if err != nil {
 		return nil, err
 	}
@@ -279,6 +271,21 @@ func (b *Bridge) resume(ctx context.Context, lastID string, retry time.Duration)
 	}
 	b.log.Info("resumed a broken stream", "last_event_id", lastID)
 	return resp.Body, nil
+}
+
+// openStream GETs the session's event stream, after the event lastID if
+// set (Last-Event-ID).
+func (b *Bridge) openStream(ctx context.Context, lastID string) (*http.Response, error) {
+	sid, version := b.sessionState()
+	req, err := b.newRequest(ctx, http.MethodGet, nil, sid, version)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	return b.hc.Do(req)
 }
 
 // readFailure describes a failed read of an answer.
@@ -402,16 +409,7 @@ func (b *Bridge) startGET() {
 func (b *Bridge) listen(ctx context.Context) {
 	lastID, failures := "", 0
 	for ctx.Err() == nil && failures < maxGETFailures {
-		sid, version := b.sessionState()
-		req, err := b.newRequest(ctx, http.MethodGet, nil, sid, version)
-		if err != nil {
-			return
-		}
-		req.Header.Set("Accept", "text/event-stream")
-		if lastID != "" {
-			req.Header.Set("Last-Event-ID", lastID)
-		}
-		resp, err := b.hc.Do(req)
+		resp, err := b.openStream(ctx, lastID)
 		switch {
 		case err != nil:
 			failures++

@@ -164,16 +164,14 @@ func errorMessage(id json.RawMessage, code int, text string) []byte {
 	if id == nil {
 		id = json.RawMessage("null")
 	}
+	type rpcError struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
 	out, _ := json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
-		Error   struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}{JSONRPC: "2.0", ID: id, Error: struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}{code, text}})
+		Error   rpcError        `json:"error"`
+	}{"2.0", id, rpcError{code, text}})
 	return out
 }
