@@ -178,10 +178,10 @@ func (f *authserverFlags) config(addr net.Addr, logger *slog.Logger) (authserver
 		cfg.DPoP = &authserver.DPoPConfig{RequireNonce: f.dpopNonce}
 	}
 	if f.dpopNonceKey != "" {
-		if !f.dpopNonce || cfg.DPoP == nil {
+		if cfg.DPoP == nil {
 			return cfg, errors.New("--dpop-nonce-key needs --dpop-nonce")
 		}
-		if cfg.DPoP.NonceKey, err = parseDPoPNonceKey(f.dpopNonceKey); err != nil {
+		if cfg.DPoP.NonceKey, err = parseDPoPNonceKey(f.dpopNonce, f.dpopNonceKey); err != nil {
 			return cfg, err
 		}
 	}
