@@ -76,13 +76,13 @@ func runCompare(ctx context.Context, o options, stdout, stderr io.Writer) (code 
 	if err != nil {
 		return fail(stderr, err)
 	}
-	after, err := compareBinary(ctx, o.protect, filepath.Join(tmp, "after"), "")
+	after, err := mcpauthBinary(ctx, o.protect, filepath.Join(tmp, "after"), "")
 	if err != nil {
 		return fail(stderr, err)
 	}
 	var before string
 	if o.protectBefore != "" {
-		if before, err = compareBinary(ctx, "build", filepath.Join(tmp, "before"), o.protectBefore); err != nil {
+		if before, err = mcpauthBinary(ctx, "build", filepath.Join(tmp, "before"), o.protectBefore); err != nil {
 			return fail(stderr, err)
 		}
 	}
@@ -206,18 +206,19 @@ func names(cands []*candidate) []string {
 	return n
 }
 
-// compareBinary returns the mcpauth executable for spec ("build" or a
-// path); with ref it builds that git revision, exported with git archive
-// into dir (the working tree is left alone).
-func compareBinary(ctx context.Context, spec, dir, ref string) (string, error) {
+// mcpauthBinary returns the mcpauth executable -protect names: a path, or
+// "build" ("race": with -race) to build ./cmd/mcpauth into dir; with ref it
+// builds that git revision, exported with git archive into dir (the
+// working tree is left alone).
+func mcpauthBinary(ctx context.Context, spec, dir, ref string) (string, error) {
+	if spec != "build" && spec != "race" {
+		return spec, nil
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
 	if ref == "" {
-		if spec != "build" {
-			return spec, nil
-		}
-		return loadgen.BuildMcpauth(ctx, dir, false)
+		return loadgen.BuildMcpauth(ctx, dir, spec == "race")
 	}
 	src := filepath.Join(dir, "src")
 	if err := os.MkdirAll(src, 0o700); err != nil {
@@ -242,7 +243,7 @@ func compareBinary(ctx context.Context, spec, dir, ref string) (string, error) {
 	if err := extract.Wait(); err != nil {
 		return "", fmt.Errorf("extracting %s: %w", ref, err)
 	}
-	return loadgen.BuildMcpauthIn(ctx, src, dir, false)
+	return loadgen.BuildMcpauthIn(ctx, src, dir, spec == "race")
 }
 
 // tokenSource gives the Next function of a workload.

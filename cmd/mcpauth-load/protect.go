@@ -13,30 +13,16 @@ import (
 // stopGrace is how long the child may take to exit after SIGTERM.
 const stopGrace = 15 * time.Second
 
-// protectBinary returns the mcpauth executable -protect names, building it
-// into a temporary directory for "build" and "race"; cleanup removes it.
-func protectBinary(ctx context.Context, spec string) (path string, cleanup func(), err error) {
-	if spec != "build" && spec != "race" {
-		return spec, func() {}, nil
-	}
-	dir, err := os.MkdirTemp("", "mcpauth-load-")
-	if err != nil {
-		return "", nil, err
-	}
-	cleanup = func() { _ = os.RemoveAll(dir) }
-	if path, err = loadgen.BuildMcpauth(ctx, dir, spec == "race"); err != nil {
-		cleanup()
-		return "", nil, err
-	}
-	return path, cleanup, nil
-}
-
 func runProtect(ctx context.Context, o options, stdout, stderr io.Writer) int {
-	bin, cleanup, err := protectBinary(ctx, o.protect)
+	tmp, err := os.MkdirTemp("", "mcpauth-load-")
 	if err != nil {
 		return fail(stderr, err)
 	}
-	defer cleanup()
+	defer os.RemoveAll(tmp)
+	bin, err := mcpauthBinary(ctx, o.protect, tmp, "")
+	if err != nil {
+		return fail(stderr, err)
+	}
 	addr, err := loadgen.FreeLoopbackAddr()
 	if err != nil {
 		return fail(stderr, err)
