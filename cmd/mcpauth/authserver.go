@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -266,15 +265,9 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	defer as.Close()
-	srv := &http.Server{
-		Handler:           accessLog(logger, as),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       60 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          log.New(slogWriter{logger}, "", 0),
-	}
+	// No event streams here: whole requests and answers are bounded too.
+	srv := streamingServer(accessLog(logger, as), logger)
+	srv.ReadTimeout, srv.WriteTimeout, srv.IdleTimeout = 30*time.Second, 30*time.Second, 60*time.Second
 	m := as.Metadata()
 	logger.Info("authorization server ready", "issuer", as.Issuer(), "consent", cfg.Consent.String(),
 		"clients", len(cfg.Clients), "scopes", strings.Join(cfg.Scopes, " "),
@@ -310,12 +303,4 @@ type statusRecorder struct {
 func (s *statusRecorder) WriteHeader(code int) {
 	s.status = code
 	s.ResponseWriter.WriteHeader(code)
-}
-
-// slogWriter routes net/http's internal log lines to slog.
-type slogWriter struct{ l *slog.Logger }
-
-func (w slogWriter) Write(p []byte) (int, error) {
-	w.l.Warn(strings.TrimSpace(string(p)))
-	return len(p), nil
 }

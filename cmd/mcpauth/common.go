@@ -139,6 +139,14 @@ func streamingServer(h http.Handler, logger *slog.Logger) *http.Server {
 	}
 }
 
+// slogWriter routes net/http's internal log lines to slog.
+type slogWriter struct{ l *slog.Logger }
+
+func (w slogWriter) Write(p []byte) (int, error) {
+	w.l.Warn(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
 // serveAll serves each server on its listener until ctx ends (SIGINT or
 // SIGTERM), then shuts them all down, letting requests in flight finish for
 // at most grace. It returns the first serving error.
