@@ -48,7 +48,9 @@ type refreshTarget struct {
 }
 
 func (t *refreshTarget) Close() {
-	_ = t.srv.Close()
+	if t.srv != nil {
+		_ = t.srv.Close()
+	}
 	for _, c := range t.closers {
 		_ = c.Close()
 	}
@@ -61,6 +63,11 @@ func newRefreshTarget(ctx context.Context, mode, databaseURL, kek, tmp string) (
 		return nil, err
 	}
 	t := &refreshTarget{name: mode, url: "http://" + ln.Addr().String()}
+	abort := func(err error) (*refreshTarget, error) {
+		ln.Close()
+		t.Close()
+		return nil, err
+	}
 	replicas := 1
 	var storage func() (authserver.Storage, io.Closer, error)
 	switch mode {
@@ -76,16 +83,14 @@ func newRefreshTarget(ctx context.Context, mode, databaseURL, kek, tmp string) (
 		}
 	case "postgres", "postgres3":
 		if databaseURL == "" {
-			ln.Close()
-			return nil, errors.New("-refresh " + mode + " needs -database-url (or $MCPAUTH_LOAD_DATABASE_URL)")
+			return abort(errors.New("-refresh " + mode + " needs -database-url (or $MCPAUTH_LOAD_DATABASE_URL)"))
 		}
 		if mode == "postgres3" {
 			replicas = 3
 		}
 		key, err := seal.ParseKey(kek)
 		if err != nil {
-			ln.Close()
-			return nil, err
+			return abort(err)
 		}
 		storage = func() (authserver.Storage, io.Closer, error) {
 			p, err := authserver.OpenPostgresStore(ctx, databaseURL, authserver.PostgresConfig{KeyEncryptionKey: key})
@@ -96,16 +101,13 @@ func newRefreshTarget(ctx context.Context, mode, databaseURL, kek, tmp string) (
 			return p.Storage(), p, nil
 		}
 	default:
-		ln.Close()
-		return nil, fmt.Errorf("-refresh: unknown set-up %q (known: %s)", mode, strings.Join(refreshModes, ", "))
+		return abort(fmt.Errorf("-refresh: unknown set-up %q (known: %s)", mode, strings.Join(refreshModes, ", ")))
 	}
 	var handlers []http.Handler
 	for range replicas {
 		st, closer, err := storage()
 		if err != nil {
-			ln.Close()
-			t.Close()
-			return nil, err
+			return abort(err)
 		}
 		if closer != nil {
 			t.closers = append(t.closers, closer)
@@ -117,9 +119,7 @@ func newRefreshTarget(ctx context.Context, mode, databaseURL, kek, tmp string) (
 			RateLimit: authserver.RateLimit{PerIP: math.Inf(1), PerClient: math.Inf(1), PerIPBrowser: math.Inf(1)},
 		})
 		if err != nil {
-			ln.Close()
-			t.Close()
-			return nil, err
+			return abort(err)
 		}
 		t.closers = append(t.closers, as)
 		handlers = append(handlers, as)
