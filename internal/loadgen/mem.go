@@ -49,16 +49,14 @@ func startMemSampler(ctx context.Context) *memSampler {
 			sample()
 			select {
 			case <-tick.C:
+				continue
 			case <-ctx.Done():
 				<-s.done
-				sample()
-				s.stats <- out
-				return
 			case <-s.done:
-				sample()
-				s.stats <- out
-				return
 			}
+			sample()
+			s.stats <- out
+			return
 		}
 	}()
 	return s
