@@ -291,10 +291,8 @@ func (h *headerFlag) Set(v string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	for i := 0; i < len(value); i++ {
-		if c := value[i]; (c < 0x20 && c != '\t') || c == 0x7f {
-			return fmt.Errorf("%s: control character in the value", name)
-		}
+	if strings.ContainsFunc(value, func(c rune) bool { return (c < 0x20 && c != '\t') || c == 0x7f }) {
+		return fmt.Errorf("%s: control character in the value", name)
 	}
 	h.h.Add(canon, value)
 	return nil

@@ -111,12 +111,9 @@ func (p *passUpstreamFlags) config(issuers []string, insecureHTTP bool, getenv f
 // or the HTTP framing own, that MCP defines, or that protect sets from the
 // validated token.
 func checkPassHeader(name string) (string, error) {
-	valid := name != "" && len(name) <= 64 && name[0] != '-'
-	for i := 0; i < len(name) && valid; i++ {
-		c := name[i]
-		valid = c == '-' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-	}
-	if !valid {
+	if name == "" || len(name) > 64 || name[0] == '-' || strings.ContainsFunc(name, func(c rune) bool {
+		return c != '-' && !(c >= '0' && c <= '9') && !(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z')
+	}) {
 		return "", fmt.Errorf("--pass-upstream-token: %q is not a header name (letters, digits and '-')", name)
 	}
 	c := http.CanonicalHeaderKey(name)

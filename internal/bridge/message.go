@@ -149,10 +149,7 @@ func HeaderValue(s string) string {
 	}
 	plain := s[0] != ' ' && s[len(s)-1] != ' ' && // a tab is caught below
 		!(strings.HasPrefix(s, base64Prefix) && strings.HasSuffix(s, base64Suffix))
-	for i := 0; plain && i < len(s); i++ {
-		plain = s[i] >= 0x20 && s[i] <= 0x7e
-	}
-	if plain {
+	if plain && !strings.ContainsFunc(s, func(c rune) bool { return c < 0x20 || c > 0x7e }) {
 		return s
 	}
 	return base64Prefix + base64.StdEncoding.EncodeToString([]byte(s)) + base64Suffix
