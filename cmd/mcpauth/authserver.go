@@ -265,7 +265,8 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	defer as.Close()
-	// No event streams here: whole requests and answers are bounded too.
+	// The authorization server sends no event streams: whole requests and
+	// answers are bounded too.
 	srv := streamingServer(accessLog(logger, as), logger)
 	srv.ReadTimeout, srv.WriteTimeout, srv.IdleTimeout = 30*time.Second, 30*time.Second, 60*time.Second
 	m := as.Metadata()
