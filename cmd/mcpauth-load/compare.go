@@ -67,40 +67,39 @@ type compareResult struct {
 // hits one round rather than one candidate; the figures are medians over
 // rounds of per-round throughput ratios.
 func runCompare(ctx context.Context, o options, stdout, stderr io.Writer) (code int) {
-	fail := func(err error) int { fmt.Fprintln(stderr, "mcpauth-load:", err); return 1 }
 	tmp, err := os.MkdirTemp("", "mcpauth-compare-")
 	if err != nil {
-		return fail(err)
+		return fail(stderr, err)
 	}
 	defer os.RemoveAll(tmp)
 	self, err := os.Executable()
 	if err != nil {
-		return fail(err)
+		return fail(stderr, err)
 	}
-	after, err := compareBinary(ctx, o.protect, filepath.Join(tmp, "after"), "")
+	after, err := mcpauthBinary(ctx, o.protect, filepath.Join(tmp, "after"), "")
 	if err != nil {
-		return fail(err)
+		return fail(stderr, err)
 	}
 	var before string
 	if o.protectBefore != "" {
-		if before, err = compareBinary(ctx, "build", filepath.Join(tmp, "before"), o.protectBefore); err != nil {
-			return fail(err)
+		if before, err = mcpauthBinary(ctx, "build", filepath.Join(tmp, "before"), o.protectBefore); err != nil {
+			return fail(stderr, err)
 		}
 	}
 	policyFile := filepath.Join(tmp, "policy.json")
 	if err := os.WriteFile(policyFile, []byte(comparePolicy), 0o600); err != nil {
-		return fail(err)
+		return fail(stderr, err)
 	}
 	// One resource identifier for every candidate, so that one token is
 	// valid at all of them.
 	resAddr, err := loadgen.FreeLoopbackAddr()
 	if err != nil {
-		return fail(err)
+		return fail(stderr, err)
 	}
 	resourceURL := "http://" + resAddr + "/mcp"
 	f, err := loadgen.NewFixture(loadgen.FixtureConfig{CachedTokens: 1, Audience: resourceURL})
 	if err != nil {
-		return fail(err)
+		return fail(stderr, err)
 	}
 	defer f.Close()
 	up := loadgen.NewUpstream()
@@ -131,7 +130,7 @@ func runCompare(ctx context.Context, o options, stdout, stderr io.Writer) (code 
 	if o.profileDir != "" {
 		for i := range pprofAddrs {
 			if pprofAddrs[i], err = loadgen.FreeLoopbackAddr(); err != nil {
-				return fail(err)
+				return fail(stderr, err)
 			}
 		}
 	}
@@ -155,7 +154,7 @@ func runCompare(ctx context.Context, o options, stdout, stderr io.Writer) (code 
 		addr := resAddr // the address the tokens' audience names
 		if sp.name != "protect" {
 			if addr, err = loadgen.FreeLoopbackAddr(); err != nil {
-				return fail(err)
+				return fail(stderr, err)
 			}
 		}
 		cands = append(cands, &candidate{name: sp.name, bin: sp.bin, args: sp.args(addr), url: "http://" + addr + "/mcp", dpop: sp.dpop})
@@ -173,7 +172,7 @@ func runCompare(ctx context.Context, o options, stdout, stderr io.Writer) (code 
 	}()
 	for _, c := range cands {
 		if c.child, err = loadgen.StartCommand(ctx, loadgen.CommandConfig{Binary: c.bin, Args: c.args}); err != nil {
-			return fail(fmt.Errorf("%s: %w", c.name, err))
+			return fail(stderr, fmt.Errorf("%s: %w", c.name, err))
 		}
 	}
 	fmt.Fprintf(stdout, "compare: %d rounds of %v per candidate and workload, concurrency %d, candidates %s\n",
@@ -184,7 +183,7 @@ func runCompare(ctx context.Context, o options, stdout, stderr io.Writer) (code 
 	load0 := loadAverage()
 	res, err := compareRounds(ctx, o, f, resourceURL, cands, stdout)
 	if err != nil {
-		return fail(err)
+		return fail(stderr, err)
 	}
 	fmt.Fprintf(stdout, "load average: %s at the start, %s at the end\n", load0, loadAverage())
 	for _, c := range cands {
@@ -193,7 +192,7 @@ func runCompare(ctx context.Context, o options, stdout, stderr io.Writer) (code 
 	res.write(stdout, cands, o.protectBefore != "")
 	if o.profileDir != "" {
 		if err := profileProtect(ctx, o, f, cands, pprofAddrs, stdout); err != nil {
-			return fail(err)
+			return fail(stderr, err)
 		}
 	}
 	return res.check(o, cands, stderr)
@@ -207,18 +206,19 @@ func names(cands []*candidate) []string {
 	return n
 }
 
-// compareBinary returns the mcpauth executable for spec ("build" or a
-// path); with ref it builds that git revision, exported with git archive
-// into dir (the working tree is left alone).
-func compareBinary(ctx context.Context, spec, dir, ref string) (string, error) {
+// mcpauthBinary returns the mcpauth executable -protect names: a path, or
+// "build" ("race": with -race) to build ./cmd/mcpauth into dir; with ref it
+// builds that git revision, exported with git archive into dir (the
+// working tree is left alone).
+func mcpauthBinary(ctx context.Context, spec, dir, ref string) (string, error) {
+	if spec != "build" && spec != "race" {
+		return spec, nil
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
 	if ref == "" {
-		if spec != "build" {
-			return spec, nil
-		}
-		return loadgen.BuildMcpauth(ctx, dir, false)
+		return loadgen.BuildMcpauth(ctx, dir, spec == "race")
 	}
 	src := filepath.Join(dir, "src")
 	if err := os.MkdirAll(src, 0o700); err != nil {
@@ -243,15 +243,14 @@ func compareBinary(ctx context.Context, spec, dir, ref string) (string, error) {
 	if err := extract.Wait(); err != nil {
 		return "", fmt.Errorf("extracting %s: %w", ref, err)
 	}
-	return loadgen.BuildMcpauthIn(ctx, src, dir, false)
+	return loadgen.BuildMcpauthIn(ctx, src, dir, spec == "race")
 }
 
 // tokenSource gives the Next function of a workload.
 type tokenSource struct {
 	f        *loadgen.Fixture
 	repeated string
-	fresh    []string
-	next     atomic.Int64
+	fresh    preminted // valid tokens never sent before
 
 	// DPoP (RFC 9449): one client key; the repeated workload's token bound
 	// to it; the requests of the next run, each with a proof signed for it
@@ -260,29 +259,58 @@ type tokenSource struct {
 	resource  string
 	bound     string
 	dpopFresh bool
-	dpopReqs  []loadgen.Request
-	dpopNext  atomic.Int64
+	dpop      preminted
 }
 
-// mintParallel fills n values with mint on two goroutines, so that the
-// generator spends no signing time during a round.
-func mintParallel[T any](n int, mint func() (T, error)) ([]T, error) {
-	out := make([]T, n)
+// preminted are requests minted before a run, so that the generator spends
+// no signing time during it; past them, Next mints in the request loop.
+type preminted struct {
+	reqs []loadgen.Request
+	next atomic.Int64
+	mint func() (loadgen.Request, error)
+}
+
+// fill replaces the requests with n new ones, minted on two goroutines.
+func (p *preminted) fill(n int) error {
+	p.reqs = make([]loadgen.Request, n)
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for g := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := g; i < n; i += 2 {
-				if out[i], errs[g] = mint(); errs[g] != nil {
+				if p.reqs[i], errs[g] = p.mint(); errs[g] != nil {
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
-	return out, errors.Join(errs...)
+	return errors.Join(errs...)
+}
+
+// nextFunc hands out the requests from the first.
+func (p *preminted) nextFunc() func(w, i int) loadgen.Request {
+	p.next.Store(0)
+	return func(int, int) loadgen.Request {
+		if n := int(p.next.Add(1)) - 1; n < len(p.reqs) {
+			return p.reqs[n]
+		}
+		r, err := p.mint()
+		if err != nil {
+			return loadgen.Request{Kind: "mint-error", WantStatus: -1}
+		}
+		return r
+	}
+}
+
+func newTokenSource(f *loadgen.Fixture, repeated string) *tokenSource {
+	s := &tokenSource{f: f, repeated: repeated}
+	s.fresh.mint = func() (loadgen.Request, error) {
+		tok, err := f.FreshToken()
+		return loadgen.Request{Kind: "fresh", Token: tok, WantStatus: http.StatusOK}, err
+	}
+	s.dpop.mint = s.dpopRequest
+	return s
 }
 
 // dpopRequest is one DPoP request of the current workload: the bound
@@ -303,55 +331,14 @@ func (s *tokenSource) dpopRequest() (loadgen.Request, error) {
 	return loadgen.Request{Kind: kind, Token: tok, DPoP: proof, WantStatus: http.StatusOK}, nil
 }
 
-// mintDPoP replaces the DPoP requests with n new ones for the workload.
-func (s *tokenSource) mintDPoP(fresh bool, n int) (err error) {
-	s.dpopFresh = fresh
-	s.dpopNext.Store(0)
-	s.dpopReqs, err = mintParallel(n, s.dpopRequest)
-	return err
-}
-
-// dpopNextFunc hands out the pre-signed DPoP requests, then signs in the
-// request loop if they run out.
-func (s *tokenSource) dpopNextFunc() func(w, i int) loadgen.Request {
-	return func(int, int) loadgen.Request {
-		if n := int(s.dpopNext.Add(1)) - 1; n < len(s.dpopReqs) {
-			return s.dpopReqs[n]
-		}
-		r, err := s.dpopRequest()
-		if err != nil {
-			return loadgen.Request{Kind: "mint-error", WantStatus: -1}
-		}
-		return r
-	}
-}
-
+// nextFunc is the Next of the repeated or the fresh workload.
 func (s *tokenSource) nextFunc(fresh bool) func(w, i int) loadgen.Request {
-	if !fresh {
-		return func(int, int) loadgen.Request {
-			return loadgen.Request{Kind: "repeated", Token: s.repeated, WantStatus: http.StatusOK}
-		}
+	if fresh {
+		return s.fresh.nextFunc()
 	}
-	s.next.Store(0)
 	return func(int, int) loadgen.Request {
-		n := int(s.next.Add(1)) - 1
-		tok := ""
-		if n < len(s.fresh) {
-			tok = s.fresh[n]
-		} else { // the pre-minted tokens ran out: mint in the request loop
-			var err error
-			if tok, err = s.f.FreshToken(); err != nil {
-				return loadgen.Request{Kind: "mint-error", WantStatus: -1}
-			}
-		}
-		return loadgen.Request{Kind: "fresh", Token: tok, WantStatus: http.StatusOK}
+		return loadgen.Request{Kind: "repeated", Token: s.repeated, WantStatus: http.StatusOK}
 	}
-}
-
-// mint replaces the fresh tokens with n new ones (mintParallel).
-func (s *tokenSource) mint(n int) (err error) {
-	s.fresh, err = mintParallel(n, s.f.FreshToken)
-	return err
 }
 
 func compareRounds(ctx context.Context, o options, f *loadgen.Fixture, resourceURL string, cands []*candidate, stdout io.Writer) (*compareResult, error) {
@@ -367,16 +354,18 @@ func compareRounds(ctx context.Context, o options, f *loadgen.Fixture, resourceU
 	if err != nil {
 		return nil, err
 	}
-	src := &tokenSource{f: f, repeated: repeated, prover: prover, resource: resourceURL, bound: bound}
+	src := newTokenSource(f, repeated)
+	src.prover, src.resource, src.bound = prover, resourceURL, bound
 	client := f.Client(o.conc * len(cands))
 	defer client.CloseIdleConnections()
 	one := func(c *candidate, fresh bool, d time.Duration) (*loadgen.Report, error) {
 		next := src.nextFunc(fresh)
 		if c.dpop {
-			if err := src.mintDPoP(fresh, int(c.rate*d.Seconds()*1.5)+100); err != nil {
+			src.dpopFresh = fresh
+			if err := src.dpop.fill(int(c.rate*d.Seconds()*1.5) + 100); err != nil {
 				return nil, err
 			}
-			next = src.dpopNextFunc()
+			next = src.dpop.nextFunc()
 		}
 		cpu0, _ := c.child.CPUTime()
 		defer func() { c.cpu, _ = c.child.CPUTime(); c.cpu -= cpu0 }()
@@ -399,7 +388,7 @@ func compareRounds(ctx context.Context, o options, f *loadgen.Fixture, resourceU
 	// Warm-up: connections, key fetches and the repeated token's first
 	// verification happen here, not in round 1.
 	freshRate := 0.0
-	if err := src.mint(2000); err != nil {
+	if err := src.fresh.fill(2000); err != nil {
 		return nil, err
 	}
 	for _, c := range cands {
@@ -421,7 +410,7 @@ func compareRounds(ctx context.Context, o options, f *loadgen.Fixture, resourceU
 		fmt.Fprintf(stdout, "round %2d:", r+1)
 		for _, wl := range res.workloads {
 			if wl.fresh {
-				if err := src.mint(int(freshRate*o.round.Seconds()*1.5) + 100); err != nil {
+				if err := src.fresh.fill(int(freshRate*o.round.Seconds()*1.5) + 100); err != nil {
 					return nil, err
 				}
 			}

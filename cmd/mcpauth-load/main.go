@@ -117,15 +117,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 func runInProcess(ctx context.Context, o options, stdout, stderr io.Writer) int {
 	f, err := loadgen.NewFixture(loadgen.FixtureConfig{Remote: o.remote, CachedTokens: o.pool})
 	if err != nil {
-		fmt.Fprintln(stderr, "mcpauth-load:", err)
-		return 1
+		return fail(stderr, err)
 	}
 	defer f.Close()
 	rep, err := loadgen.Run(ctx, loadgen.Config{Target: f.URL, Client: f.Client(o.conc), Next: f.Next(loadgen.DefaultMix()),
 		Concurrency: o.conc, Duration: o.dur})
 	if err != nil {
-		fmt.Fprintln(stderr, "mcpauth-load:", err)
-		return 1
+		return fail(stderr, err)
 	}
 	fmt.Fprintf(stdout, "target %s (keys: %s), JWK Set fetches %d\n", f.URL, map[bool]string{true: "remote", false: "static"}[o.remote], f.JWKSFetches())
 	rep.WriteText(stdout)
@@ -135,6 +133,12 @@ func runInProcess(ctx context.Context, o options, stdout, stderr io.Writer) int 
 		code = 1
 	}
 	return code
+}
+
+// fail reports err on stderr and returns exit status 1.
+func fail(stderr io.Writer, err error) int {
+	fmt.Fprintln(stderr, "mcpauth-load:", err)
+	return 1
 }
 
 func checkReport(rep *loadgen.Report, stderr io.Writer) int {

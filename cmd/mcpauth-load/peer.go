@@ -69,7 +69,10 @@ func runPeer(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(err)
 		}
-		prm := strings.Replace(*resourceURL, "/mcp", "/.well-known/oauth-protected-resource/mcp", 1)
+		prm, err := oauthmeta.ProtectedResourceMetadataURL(*resourceURL)
+		if err != nil {
+			return fail(fmt.Errorf("--resource: %w", err))
+		}
 		h = auth.RequireBearerToken(joseVerifier(keys, *issuer, *resourceURL),
 			&auth.RequireBearerTokenOptions{ResourceMetadataURL: prm, Scopes: []string{"mcp:tools"}})(h)
 	}

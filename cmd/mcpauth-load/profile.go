@@ -34,7 +34,7 @@ func profileProtect(ctx context.Context, o options, f *loadgen.Fixture, cands []
 	if err != nil {
 		return err
 	}
-	src := &tokenSource{f: f, repeated: repeated}
+	src := newTokenSource(f, repeated)
 	client := f.Client(o.conc)
 	defer client.CloseIdleConnections()
 	secs := max(1, int(o.profileTime.Seconds()))
@@ -50,7 +50,7 @@ func profileProtect(ctx context.Context, o options, f *loadgen.Fixture, cands []
 			// Enough for the profile at a generous rate; past them, tokens
 			// are minted in the request loop (and show in no profile: the
 			// generator is another process).
-			if err := src.mint(4000 * (secs + 2)); err != nil {
+			if err := src.fresh.fill(4000 * (secs + 2)); err != nil {
 				return err
 			}
 		}

@@ -13,53 +13,38 @@ import (
 // stopGrace is how long the child may take to exit after SIGTERM.
 const stopGrace = 15 * time.Second
 
-// protectBinary returns the mcpauth executable -protect names, building it
-// into a temporary directory for "build" and "race"; cleanup removes it.
-func protectBinary(ctx context.Context, spec string) (path string, cleanup func(), err error) {
-	if spec != "build" && spec != "race" {
-		return spec, func() {}, nil
-	}
-	dir, err := os.MkdirTemp("", "mcpauth-load-")
-	if err != nil {
-		return "", nil, err
-	}
-	cleanup = func() { _ = os.RemoveAll(dir) }
-	if path, err = loadgen.BuildMcpauth(ctx, dir, spec == "race"); err != nil {
-		cleanup()
-		return "", nil, err
-	}
-	return path, cleanup, nil
-}
-
 func runProtect(ctx context.Context, o options, stdout, stderr io.Writer) int {
-	fail := func(err error) int { fmt.Fprintln(stderr, "mcpauth-load:", err); return 1 }
-	bin, cleanup, err := protectBinary(ctx, o.protect)
+	tmp, err := os.MkdirTemp("", "mcpauth-load-")
 	if err != nil {
-		return fail(err)
+		return fail(stderr, err)
 	}
-	defer cleanup()
+	defer os.RemoveAll(tmp)
+	bin, err := mcpauthBinary(ctx, o.protect, tmp, "")
+	if err != nil {
+		return fail(stderr, err)
+	}
 	addr, err := loadgen.FreeLoopbackAddr()
 	if err != nil {
-		return fail(err)
+		return fail(stderr, err)
 	}
 	resourceURL := "http://" + addr + "/mcp"
 	f, err := loadgen.NewFixture(loadgen.FixtureConfig{CachedTokens: o.pool, Audience: resourceURL})
 	if err != nil {
-		return fail(err)
+		return fail(stderr, err)
 	}
 	defer f.Close()
 	up := loadgen.NewUpstream()
 	defer up.Close()
 	child, err := loadgen.StartProtect(ctx, loadgen.ProtectConfig{Binary: bin, Addr: addr, Upstream: up.URL, Issuer: f.Issuer, Resource: resourceURL})
 	if err != nil {
-		return fail(err)
+		return fail(stderr, err)
 	}
 	defer func() { _ = child.Stop(stopGrace) }()
 	fmt.Fprintf(stdout, "mcpauth protect (%s): %s\n", o.protect, child.Ready)
 	rep, err := loadgen.Run(ctx, loadgen.Config{Target: resourceURL, Client: f.Client(o.conc), Next: f.Next(loadgen.DefaultMix()),
 		Concurrency: o.conc, Duration: o.dur})
 	if err != nil {
-		return fail(err)
+		return fail(stderr, err)
 	}
 	peak, rssErr := child.PeakRSS()
 	stopErr := child.Stop(stopGrace)

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/authserver"
+	"github.com/mcpauth/mcpauth/internal/loadgen"
 	"github.com/mcpauth/mcpauth/internal/seal"
 	"github.com/mcpauth/mcpauth/pkce"
 )
@@ -47,7 +48,9 @@ type refreshTarget struct {
 }
 
 func (t *refreshTarget) Close() {
-	_ = t.srv.Close()
+	if t.srv != nil {
+		_ = t.srv.Close()
+	}
 	for _, c := range t.closers {
 		_ = c.Close()
 	}
@@ -60,6 +63,11 @@ func newRefreshTarget(ctx context.Context, mode, databaseURL, kek, tmp string) (
 		return nil, err
 	}
 	t := &refreshTarget{name: mode, url: "http://" + ln.Addr().String()}
+	abort := func(err error) (*refreshTarget, error) {
+		ln.Close()
+		t.Close()
+		return nil, err
+	}
 	replicas := 1
 	var storage func() (authserver.Storage, io.Closer, error)
 	switch mode {
@@ -75,16 +83,14 @@ func newRefreshTarget(ctx context.Context, mode, databaseURL, kek, tmp string) (
 		}
 	case "postgres", "postgres3":
 		if databaseURL == "" {
-			ln.Close()
-			return nil, errors.New("-refresh " + mode + " needs -database-url (or $MCPAUTH_LOAD_DATABASE_URL)")
+			return abort(errors.New("-refresh " + mode + " needs -database-url (or $MCPAUTH_LOAD_DATABASE_URL)"))
 		}
 		if mode == "postgres3" {
 			replicas = 3
 		}
 		key, err := seal.ParseKey(kek)
 		if err != nil {
-			ln.Close()
-			return nil, err
+			return abort(err)
 		}
 		storage = func() (authserver.Storage, io.Closer, error) {
 			p, err := authserver.OpenPostgresStore(ctx, databaseURL, authserver.PostgresConfig{KeyEncryptionKey: key})
@@ -95,16 +101,13 @@ func newRefreshTarget(ctx context.Context, mode, databaseURL, kek, tmp string) (
 			return p.Storage(), p, nil
 		}
 	default:
-		ln.Close()
-		return nil, fmt.Errorf("-refresh: unknown set-up %q (known: %s)", mode, strings.Join(refreshModes, ", "))
+		return abort(fmt.Errorf("-refresh: unknown set-up %q (known: %s)", mode, strings.Join(refreshModes, ", ")))
 	}
 	var handlers []http.Handler
 	for range replicas {
 		st, closer, err := storage()
 		if err != nil {
-			ln.Close()
-			t.Close()
-			return nil, err
+			return abort(err)
 		}
 		if closer != nil {
 			t.closers = append(t.closers, closer)
@@ -116,9 +119,7 @@ func newRefreshTarget(ctx context.Context, mode, databaseURL, kek, tmp string) (
 			RateLimit: authserver.RateLimit{PerIP: math.Inf(1), PerClient: math.Inf(1), PerIPBrowser: math.Inf(1)},
 		})
 		if err != nil {
-			ln.Close()
-			t.Close()
-			return nil, err
+			return abort(err)
 		}
 		t.closers = append(t.closers, as)
 		handlers = append(handlers, as)
@@ -222,8 +223,7 @@ func runRefreshLoad(ctx context.Context, o options, stdout, stderr io.Writer) in
 	databaseURL := cmp.Or(o.databaseURL, os.Getenv("MCPAUTH_LOAD_DATABASE_URL"))
 	tmp, err := os.MkdirTemp("", "mcpauth-load-")
 	if err != nil {
-		fmt.Fprintln(stderr, "mcpauth-load:", err)
-		return 1
+		return fail(stderr, err)
 	}
 	defer os.RemoveAll(tmp)
 	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: o.conc * 2},
@@ -233,24 +233,21 @@ func runRefreshLoad(ctx context.Context, o options, stdout, stderr io.Writer) in
 	for i, m := range modes {
 		t, err := newRefreshTarget(ctx, strings.TrimSpace(m), databaseURL, o.kek, tmp)
 		if err != nil {
-			fmt.Fprintln(stderr, "mcpauth-load:", err)
-			return 1
+			return fail(stderr, err)
 		}
 		defer t.Close()
 		targets[i] = t
 		for range o.conc {
 			rt, err := t.login(ctx, hc)
 			if err != nil {
-				fmt.Fprintf(stderr, "mcpauth-load: %s: %v\n", t.name, err)
-				return 1
+				return fail(stderr, fmt.Errorf("%s: %w", t.name, err))
 			}
 			tokens[i] = append(tokens[i], rt)
 		}
 	}
 	if o.profileDir != "" {
 		if err := os.MkdirAll(o.profileDir, 0o755); err != nil {
-			fmt.Fprintln(stderr, "mcpauth-load:", err)
-			return 1
+			return fail(stderr, err)
 		}
 	}
 	results := make([][]refreshResult, len(modes))
@@ -259,15 +256,13 @@ func runRefreshLoad(ctx context.Context, o options, stdout, stderr io.Writer) in
 			var stop func() error
 			if o.profileDir != "" && round == o.rounds-1 {
 				if stop, err = startCPUProfile(filepath.Join(o.profileDir, "cpu-refresh-"+t.name+".pprof")); err != nil {
-					fmt.Fprintln(stderr, "mcpauth-load:", err)
-					return 1
+					return fail(stderr, err)
 				}
 			}
 			r := t.runRefresh(ctx, hc, tokens[i], o.dur)
 			if stop != nil {
 				if err := stop(); err != nil {
-					fmt.Fprintln(stderr, "mcpauth-load:", err)
-					return 1
+					return fail(stderr, err)
 				}
 			}
 			results[i] = append(results[i], r)
@@ -294,7 +289,7 @@ func runRefreshLoad(ctx context.Context, o options, stdout, stderr io.Writer) in
 			base = med
 		}
 		fmt.Fprintf(stdout, "%-10s %12.0f %7.2fx %10s %10s %6d\n", t.name, med, med/base,
-			percentile(lat, 0.50).Round(10*time.Microsecond), percentile(lat, 0.99).Round(10*time.Microsecond), wrong)
+			loadgen.Percentile(lat, 50).Round(10*time.Microsecond), loadgen.Percentile(lat, 99).Round(10*time.Microsecond), wrong)
 		if wrong != 0 {
 			code = 1
 		}
@@ -374,11 +369,4 @@ func startCPUProfile(path string) (func() error, error) {
 		pprof.StopCPUProfile()
 		return f.Close()
 	}, nil
-}
-
-func percentile(sorted []time.Duration, p float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	return sorted[min(len(sorted)-1, int(p*float64(len(sorted))))]
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -106,13 +105,11 @@ func parseClient(spec string) (authserver.Client, error) {
 		case "id":
 			c.ID = v
 		case "secret":
-			if name, isEnv := strings.CutPrefix(v, "env:"); isEnv {
-				v = os.Getenv(name)
-				if v == "" {
-					return c, fmt.Errorf("--client: environment variable %s is empty", name)
-				}
+			s, err := secretValue("--client", v, os.Getenv)
+			if err != nil {
+				return c, err
 			}
-			c.Secret = v
+			c.Secret = s
 		case "redirect":
 			c.RedirectURIs = append(c.RedirectURIs, v)
 		case "name":
@@ -143,7 +140,7 @@ func (f *authserverFlags) config(addr net.Addr, logger *slog.Logger) (authserver
 	cfg := authserver.Config{
 		Issuer:                           f.issuer,
 		InsecureAllowHTTPLoopback:        f.insecureHTTP,
-		Scopes:                           strings.FieldsFunc(f.scopes, func(r rune) bool { return r == ' ' || r == ',' }),
+		Scopes:                           fields(f.scopes),
 		Resources:                        f.resources,
 		AccessTokenTTL:                   f.tokenTTL,
 		RefreshTokenTTL:                  f.refreshTTL,
@@ -180,10 +177,10 @@ func (f *authserverFlags) config(addr net.Addr, logger *slog.Logger) (authserver
 		cfg.DPoP = &authserver.DPoPConfig{RequireNonce: f.dpopNonce}
 	}
 	if f.dpopNonceKey != "" {
-		if !f.dpopNonce || cfg.DPoP == nil {
+		if cfg.DPoP == nil {
 			return cfg, errors.New("--dpop-nonce-key needs --dpop-nonce")
 		}
-		if cfg.DPoP.NonceKey, err = parseDPoPNonceKey(f.dpopNonceKey); err != nil {
+		if cfg.DPoP.NonceKey, err = parseDPoPNonceKey(f.dpopNonce, f.dpopNonceKey); err != nil {
 			return cfg, err
 		}
 	}
@@ -198,13 +195,14 @@ func (f *authserverFlags) config(addr net.Addr, logger *slog.Logger) (authserver
 		return cfg, err
 	}
 	for _, list := range []struct {
+		flag  string
 		specs listFlag
 		kind  authserver.GrantKind
-	}{{f.trustedIssuers, authserver.GrantWorkload}, {f.trustedIDJAGIssuers, authserver.GrantIDJAG}} {
+	}{{"--trusted-issuer", f.trustedIssuers, authserver.GrantWorkload}, {"--trusted-idjag-issuer", f.trustedIDJAGIssuers, authserver.GrantIDJAG}} {
 		for _, spec := range list.specs {
-			iss, jwks, ok := strings.Cut(spec, "=")
-			if !ok || iss == "" || jwks == "" {
-				return cfg, fmt.Errorf("trusted issuer %q is not ISSUER=JWKS_URL", spec)
+			iss, jwks, err := cutPair(list.flag, spec, "ISSUER=JWKS_URL")
+			if err != nil {
+				return cfg, err
 			}
 			cfg.TrustedIssuers = append(cfg.TrustedIssuers, authserver.TrustedIssuer{Issuer: iss, JWKSURI: jwks, Kind: list.kind})
 		}
@@ -237,7 +235,7 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", f.addr)
+	ln, err := listen("--addr", f.addr)
 	if err != nil {
 		return err
 	}
@@ -267,15 +265,10 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	defer as.Close()
-	srv := &http.Server{
-		Handler:           accessLog(logger, as),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       60 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          log.New(slogWriter{logger}, "", 0),
-	}
+	// The authorization server sends no event streams: whole requests and
+	// answers are bounded too.
+	srv := streamingServer(accessLog(logger, as), logger)
+	srv.ReadTimeout, srv.WriteTimeout, srv.IdleTimeout = 30*time.Second, 30*time.Second, 60*time.Second
 	m := as.Metadata()
 	logger.Info("authorization server ready", "issuer", as.Issuer(), "consent", cfg.Consent.String(),
 		"clients", len(cfg.Clients), "scopes", strings.Join(cfg.Scopes, " "),
@@ -290,23 +283,7 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 		logger.Info("tokens for a downstream API by token exchange", "resource", api.Resource,
 			"scopes", strings.Join(api.Scopes, " "), "clients", len(api.Clients))
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	logger.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return err
-	}
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return serveAll(ctx, logger, 5*time.Second, []*http.Server{srv}, []net.Listener{ln})
 }
 
 // accessLog logs method, path (never the query, which can carry codes) and
@@ -327,12 +304,4 @@ type statusRecorder struct {
 func (s *statusRecorder) WriteHeader(code int) {
 	s.status = code
 	s.ResponseWriter.WriteHeader(code)
-}
-
-// slogWriter routes net/http's internal log lines to slog.
-type slogWriter struct{ l *slog.Logger }
-
-func (w slogWriter) Write(p []byte) (int, error) {
-	w.l.Warn(strings.TrimSpace(string(p)))
-	return len(p), nil
 }

@@ -47,7 +47,8 @@ func runBridge(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	fs := newFlagSet("bridge", "[flags] URL", bridgeDescription+"\n"+clientDescription+dpopDescription, stderr)
 	registerWithout(fs, f.register, "timeout") // the bridge runs as long as the host does
 	headers := headerFlag{h: http.Header{}, getenv: os.Getenv}
-	fs.Var(&headers, "header", "extra header for every request, 'Name: value' (repeatable); ${VAR} in the value is read from the environment. Refused: "+strings.Join(refusedHeaderNames(), ", "))
+	fs.Var(&headers, "header", "extra header for every request, 'Name: value' (repeatable); ${VAR} in the value is read from the environment. "+
+		"Refused: Authorization, Proxy-Authorization, Cookie, DPoP, hop-by-hop and framing headers, the MCP transport headers")
 	authTimeout := fs.Duration("auth-timeout", 5*time.Minute, "how long a login may take, including your approval in the browser; waiting messages get an error after it")
 	grace := fs.Duration("grace", bridge.DefaultGracePeriod, "on exit, how long requests in flight may go on before they are cancelled")
 	maxMessage := fs.Int("max-message-size", bridge.DefaultMaxMessageSize, "largest message in bytes, in either direction; a larger answer becomes a JSON-RPC error")
@@ -270,10 +271,6 @@ var refusedHeaders = map[string]string{
 	"Last-Event-Id":        "set by the bridge",
 }
 
-func refusedHeaderNames() []string {
-	return []string{"Authorization", "Proxy-Authorization", "Cookie", "DPoP", "hop-by-hop and framing headers", "the MCP transport headers"}
-}
-
 func (h *headerFlag) Set(v string) error {
 	name, value, ok := strings.Cut(v, ":")
 	name, value = strings.TrimSpace(name), strings.TrimSpace(value)
@@ -291,10 +288,8 @@ func (h *headerFlag) Set(v string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	for i := 0; i < len(value); i++ {
-		if c := value[i]; (c < 0x20 && c != '\t') || c == 0x7f {
-			return fmt.Errorf("%s: control character in the value", name)
-		}
+	if strings.ContainsFunc(value, func(c rune) bool { return (c < 0x20 && c != '\t') || c == 0x7f }) {
+		return fmt.Errorf("%s: control character in the value", name)
 	}
 	h.h.Add(canon, value)
 	return nil

@@ -60,13 +60,9 @@ func (d *dpopFlags) register(fs *flag.FlagSet) {
 func (d *dpopFlags) config() (*client.DPoPConfig, error) {
 	switch {
 	case d.keyFile != "":
-		data, err := os.ReadFile(d.keyFile)
+		key, err := parseFile("--dpop-key", d.keyFile, jwtassert.ParsePrivateKeyPEM)
 		if err != nil {
-			return nil, fmt.Errorf("--dpop-key: %w", err)
-		}
-		key, err := jwtassert.ParsePrivateKeyPEM(data)
-		if err != nil {
-			return nil, fmt.Errorf("--dpop-key %s: %w", d.keyFile, err)
+			return nil, err
 		}
 		return &client.DPoPConfig{Key: key}, nil
 	case d.on:

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -138,6 +139,14 @@ func streamingServer(h http.Handler, logger *slog.Logger) *http.Server {
 	}
 }
 
+// slogWriter routes net/http's internal log lines to slog.
+type slogWriter struct{ l *slog.Logger }
+
+func (w slogWriter) Write(p []byte) (int, error) {
+	w.l.Warn(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
 // serveAll serves each server on its listener until ctx ends (SIGINT or
 // SIGTERM), then shuts them all down, letting requests in flight finish for
 // at most grace. It returns the first serving error.
@@ -194,6 +203,40 @@ func secretValue(flagName, v string, getenv func(string) string) (string, error)
 		return "", fmt.Errorf("%s: environment variable %s is empty", flagName, name)
 	}
 	return s, nil
+}
+
+// envSecret is secretValue for a secret that must come from the
+// environment (env:VAR), so that it never shows in the process list.
+func envSecret(flagName, v string, getenv func(string) string) (string, error) {
+	if !strings.HasPrefix(v, "env:") {
+		return "", fmt.Errorf("%s: give it as env:VAR, so it does not show in the process list", flagName)
+	}
+	return secretValue(flagName, v, getenv)
+}
+
+// cutPair splits a flag value of the form NAME=VALUE, form naming both
+// (ID=RESOURCE); neither may be empty.
+func cutPair(flagName, spec, form string) (string, string, error) {
+	k, v, ok := strings.Cut(spec, "=")
+	if !ok || k == "" || v == "" {
+		return "", "", fmt.Errorf("%s %q is not %s", flagName, spec, form)
+	}
+	return k, v, nil
+}
+
+// parseFile reads the file a flag names and parses it, saying which flag
+// (and file) was at fault.
+func parseFile[T any](flagName, path string, parse func([]byte) (T, error)) (T, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		var zero T
+		return zero, fmt.Errorf("%s: %w", flagName, err)
+	}
+	v, err := parse(data)
+	if err != nil {
+		return v, fmt.Errorf("%s %s: %w", flagName, path, err)
+	}
+	return v, nil
 }
 
 // fields splits a scope list given with spaces or commas.

@@ -41,9 +41,9 @@ func (d *downstreamFlags) config() ([]authserver.DownstreamAPI, error) {
 	}
 	clients := map[string]string{}
 	for _, spec := range d.clients {
-		id, res, ok := strings.Cut(spec, "=")
-		if !ok || id == "" || res == "" {
-			return nil, fmt.Errorf("--downstream-client %q is not ID=RESOURCE", spec)
+		id, res, err := cutPair("--downstream-client", spec, "ID=RESOURCE")
+		if err != nil {
+			return nil, err
 		}
 		clients[id] = res
 	}
@@ -54,7 +54,7 @@ func (d *downstreamFlags) config() ([]authserver.DownstreamAPI, error) {
 		if i <= 0 || i == len(spec)-1 {
 			return nil, fmt.Errorf("--downstream-api %q is not URI=SCOPE[,SCOPE]...", spec)
 		}
-		scopes := strings.FieldsFunc(spec[i+1:], func(r rune) bool { return r == ',' || r == ' ' })
+		scopes := fields(spec[i+1:])
 		if len(scopes) == 0 {
 			return nil, fmt.Errorf("--downstream-api %q names no scope", spec)
 		}

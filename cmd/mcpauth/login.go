@@ -278,11 +278,11 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	if err != nil {
 		return fmt.Errorf("tools/call %s: %w", pos[1], err)
 	}
-	out, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(res); err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, string(out))
 	if res.IsError {
 		return errToolFailed
 	}

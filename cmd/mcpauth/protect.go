@@ -126,12 +126,9 @@ func (f *protectFlags) resourceConfig(addr net.Addr, upstream *url.URL, logger *
 	}
 	policy := &resource.Policy{}
 	if f.policy != "" {
-		data, err := os.ReadFile(f.policy)
-		if err != nil {
-			return cfg, fmt.Errorf("--policy: %w", err)
-		}
-		if policy, err = resource.ParsePolicy(data); err != nil {
-			return cfg, fmt.Errorf("--policy %s: %w", f.policy, err)
+		var err error
+		if policy, err = parseFile("--policy", f.policy, resource.ParsePolicy); err != nil {
+			return cfg, err
 		}
 	}
 	policy.Default = append(policy.Default, fields(f.require)...)

@@ -68,8 +68,6 @@ func (p *passUpstreamFlags) config(issuers []string, insecureHTTP bool, getenv f
 	switch {
 	case p.tokenURL == "" || p.clientID == "" || p.clientSecret == "" || p.audience == "":
 		return nil, errors.New("--pass-upstream-token needs --exchange-token-url, --exchange-client-id, --exchange-client-secret and --upstream-audience")
-	case !strings.HasPrefix(p.clientSecret, "env:"):
-		return nil, errors.New("--exchange-client-secret: give it as env:VAR, so it does not show in the process list")
 	case p.cacheTTL < 0:
 		return nil, errors.New("--exchange-cache-ttl: negative duration")
 	}
@@ -86,7 +84,7 @@ func (p *passUpstreamFlags) config(issuers []string, insecureHTTP bool, getenv f
 	if !atIssuer {
 		return nil, fmt.Errorf("--exchange-token-url: %s is not at the origin of an --issuer: the access token is sent only to its issuer", tu.Redacted())
 	}
-	secret, err := secretValue("--exchange-client-secret", p.clientSecret, getenv)
+	secret, err := envSecret("--exchange-client-secret", p.clientSecret, getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -113,12 +111,9 @@ func (p *passUpstreamFlags) config(issuers []string, insecureHTTP bool, getenv f
 // or the HTTP framing own, that MCP defines, or that protect sets from the
 // validated token.
 func checkPassHeader(name string) (string, error) {
-	valid := name != "" && len(name) <= 64 && name[0] != '-'
-	for i := 0; i < len(name) && valid; i++ {
-		c := name[i]
-		valid = c == '-' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-	}
-	if !valid {
+	if name == "" || len(name) > 64 || name[0] == '-' || strings.ContainsFunc(name, func(c rune) bool {
+		return c != '-' && !(c >= '0' && c <= '9') && !(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z')
+	}) {
 		return "", fmt.Errorf("--pass-upstream-token: %q is not a header name (letters, digits and '-')", name)
 	}
 	c := http.CanonicalHeaderKey(name)

@@ -136,12 +136,7 @@ func fullDuplex(next http.Handler) http.Handler {
 }
 
 func printableASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] > 0x7e {
-			return false
-		}
-	}
-	return true
+	return !strings.ContainsFunc(s, func(c rune) bool { return c < 0x20 || c > 0x7e })
 }
 
 func joinQuery(a, b string) string {

@@ -52,8 +52,15 @@ func (f *protectFlags) dpopConfig(cfg *resource.Config) (func(), error) {
 	default:
 		return nil, fmt.Errorf("--dpop: %q is not off, allowed or required", f.dpop)
 	}
-	if err := f.dpopNonceConfig(cfg); err != nil {
+	var err error
+	if cfg.DPoP.NonceKey, err = parseDPoPNonceKey(f.dpopNonce, f.dpopNonceKey); err != nil {
 		return nil, err
+	}
+	if f.dpopNonce && cfg.DPoP.NonceKey == nil { // a random key for this process
+		cfg.DPoP.NonceKey = make([]byte, 32)
+		if _, err := rand.Read(cfg.DPoP.NonceKey); err != nil {
+			return nil, err
+		}
 	}
 	cfg.DPoP.Algorithms = fields(f.dpopAlgs) // checked by resource.New
 	if f.redisURL == "" {
@@ -67,35 +74,22 @@ func (f *protectFlags) dpopConfig(cfg *resource.Config) (func(), error) {
 	return func() { _ = c.Close() }, nil
 }
 
-// dpopNonceConfig applies --dpop-nonce and --dpop-nonce-key: stateless HMAC
-// nonces (RFC 9449 §9) under the given key, or a random one for this
-// process.
-func (f *protectFlags) dpopNonceConfig(cfg *resource.Config) error {
-	if f.dpopNonceKey != "" && !f.dpopNonce {
-		return errors.New("--dpop-nonce-key needs --dpop-nonce")
-	}
-	if !f.dpopNonce {
-		return nil
-	}
-	if f.dpopNonceKey == "" {
-		cfg.DPoP.NonceKey = make([]byte, 32)
-		_, err := rand.Read(cfg.DPoP.NonceKey)
-		return err
-	}
-	var err error
-	cfg.DPoP.NonceKey, err = parseDPoPNonceKey(f.dpopNonceKey)
-	return err
-}
-
 // registerDPoPNonceKey declares --dpop-nonce-key, the same for the
 // authorization server and the resource.
 func registerDPoPNonceKey(fs *flag.FlagSet, p *string) {
 	fs.StringVar(p, "dpop-nonce-key", "", "with --dpop-nonce: base64 of at least 32 random bytes authenticating the nonces, the same on every replica (env:VAR reads $VAR; default: random per process)")
 }
 
-// parseDPoPNonceKey reads a --dpop-nonce-key value: base64 of at least 32
-// bytes, or env:VAR naming a variable holding it.
-func parseDPoPNonceKey(raw string) ([]byte, error) {
+// parseDPoPNonceKey reads a --dpop-nonce-key value, the key of the
+// stateless HMAC nonces (RFC 9449 §9) --dpop-nonce asks for: base64 of at
+// least 32 bytes, or env:VAR naming a variable holding it; nil without one.
+func parseDPoPNonceKey(nonce bool, raw string) ([]byte, error) {
+	switch {
+	case raw == "":
+		return nil, nil
+	case !nonce:
+		return nil, errors.New("--dpop-nonce-key needs --dpop-nonce")
+	}
 	v, err := secretValue("--dpop-nonce-key", raw, os.Getenv)
 	if err != nil {
 		return nil, err

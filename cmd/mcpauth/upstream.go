@@ -4,8 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"strings"
 
 	"github.com/mcpauth/mcpauth/authserver"
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
@@ -71,32 +69,19 @@ func (u *upstreamFlags) config(insecureHTTP bool, getenv func(string) string) (*
 		AllowAnyUser: u.allowAnyUser, InsecureAllowUnverifiedEmail: u.allowUnverifiedEmail,
 	}
 	if u.grantPolicy != "" {
-		data, err := os.ReadFile(u.grantPolicy)
-		if err != nil {
-			return nil, fmt.Errorf("--grant-policy: %w", err)
-		}
-		if c.GrantPolicy, err = authserver.ParseGrantPolicy(data); err != nil {
-			return nil, fmt.Errorf("--grant-policy %s: %w", u.grantPolicy, err)
+		if c.GrantPolicy, err = parseFile("--grant-policy", u.grantPolicy, authserver.ParseGrantPolicy); err != nil {
+			return nil, err
 		}
 	}
 	c.Fetch.InsecureAllowHTTPLoopback = insecureHTTP
 	if u.clientSecret != "" {
-		if !strings.HasPrefix(u.clientSecret, "env:") {
-			return nil, errors.New("--upstream-client-secret: give it as env:VAR, so it does not show in the process list")
-		}
-		s, err := secretValue("--upstream-client-secret", u.clientSecret, getenv)
-		if err != nil {
+		if c.ClientSecret, err = envSecret("--upstream-client-secret", u.clientSecret, getenv); err != nil {
 			return nil, err
 		}
-		c.ClientSecret = s
 	}
 	if u.clientKeyFile != "" {
-		pemData, err := os.ReadFile(u.clientKeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("--upstream-client-key: %w", err)
-		}
-		if c.ClientKey, err = jwtassert.ParsePrivateKeyPEM(pemData); err != nil {
-			return nil, fmt.Errorf("--upstream-client-key: %w", err)
+		if c.ClientKey, err = parseFile("--upstream-client-key", u.clientKeyFile, jwtassert.ParsePrivateKeyPEM); err != nil {
+			return nil, err
 		}
 		c.ClientKeyID = u.clientKeyID
 	}

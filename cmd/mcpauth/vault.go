@@ -4,7 +4,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"strings"
 
 	"github.com/mcpauth/mcpauth/authserver"
 	"github.com/mcpauth/mcpauth/internal/seal"
@@ -38,10 +37,7 @@ func (v *vaultFlags) config(upstream *authserver.UpstreamConfig, getenv func(str
 	}
 	c := &authserver.TokenVaultConfig{Audience: v.audience}
 	for _, spec := range v.keys {
-		if !strings.HasPrefix(spec, "env:") {
-			return nil, errors.New("--vault-key: give it as env:VAR, so it does not show in the process list")
-		}
-		s, err := secretValue("--vault-key", spec, getenv)
+		s, err := envSecret("--vault-key", spec, getenv)
 		if err != nil {
 			return nil, err
 		}
@@ -52,9 +48,9 @@ func (v *vaultFlags) config(upstream *authserver.UpstreamConfig, getenv func(str
 		c.Keys = append(c.Keys, k)
 	}
 	for _, spec := range v.resourceServers {
-		id, res, ok := strings.Cut(spec, "=")
-		if !ok || id == "" || res == "" {
-			return nil, fmt.Errorf("--exchange-client %q is not ID=RESOURCE", spec)
+		id, res, err := cutPair("--exchange-client", spec, "ID=RESOURCE")
+		if err != nil {
+			return nil, err
 		}
 		if c.ResourceServers == nil {
 			c.ResourceServers = map[string]string{}

@@ -3,6 +3,7 @@ package bridge
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -321,7 +322,7 @@ func (b *Bridge) toHost(m *message) { _ = b.out.write(m.raw) }
 // names.
 func (b *Bridge) cancelLocal(n *message) {
 	var p struct {
-		RequestID jsonRaw `json:"requestId"`
+		RequestID json.RawMessage `json:"requestId"`
 	}
 	if decodeParams(n.Params, &p) != nil || p.RequestID == nil {
 		return

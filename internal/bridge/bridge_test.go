@@ -516,8 +516,8 @@ func TestHeaderValue(t *testing.T) {
 		"=?base64?eA==?=": "=?base64?PT9iYXNlNjQ/ZUE9PT89?=",
 		"file:///etc":     "file:///etc",
 	} {
-		if got := headerValue(in); got != want {
-			t.Errorf("headerValue(%q) = %q, want %q", in, got, want)
+		if got := HeaderValue(in); got != want {
+			t.Errorf("HeaderValue(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -12,10 +12,10 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/jsonx"
+	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
 // callError is a failure with the JSON-RPC error the host gets; code 0
@@ -49,8 +49,6 @@ func (b *Bridge) classify(ctx context.Context, err error) *callError {
 	}
 	return &callError{code: CodeUnreachable, msg: fmt.Sprintf("mcpauth bridge: cannot reach the server (%v); the next message tries again", err)}
 }
-
-type jsonRaw = json.RawMessage
 
 func decodeParams(raw json.RawMessage, v any) error {
 	if len(raw) == 0 || raw[0] != '{' {
@@ -111,7 +109,7 @@ func (b *Bridge) exchange(ctx context.Context, m *message, sink func(*message), 
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if m.Method != "" {
-		req.Header.Set("Mcp-Method", headerValue(m.Method))
+		req.Header.Set("Mcp-Method", HeaderValue(m.Method))
 	}
 	if name, ok := m.nameHeader(p); ok {
 		req.Header.Set("Mcp-Name", name)
@@ -263,13 +261,7 @@ func (b *Bridge) resume(ctx context.Context, lastID string, retry time.Duration)
 		return nil, ctx.Err()
 	case <-t.C:
 	}
-	req, err := b.newRequest(ctx, http.MethodGet, nil, sid, version)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Last-Event-ID", lastID)
-	resp, err := b.hc.Do(req)
+	resp, err := b.openStream(ctx, lastID)
 	if err != nil {
 		return nil, err
 	}
@@ -279,6 +271,21 @@ func (b *Bridge) resume(ctx context.Context, lastID string, retry time.Duration)
 	}
 	b.log.Info("resumed a broken stream", "last_event_id", lastID)
 	return resp.Body, nil
+}
+
+// openStream GETs the session's event stream, after the event lastID if
+// set (Last-Event-ID).
+func (b *Bridge) openStream(ctx context.Context, lastID string) (*http.Response, error) {
+	sid, version := b.sessionState()
+	req, err := b.newRequest(ctx, http.MethodGet, nil, sid, version)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	return b.hc.Do(req)
 }
 
 // readFailure describes a failed read of an answer.
@@ -315,13 +322,13 @@ func (b *Bridge) errorAnswer(resp *http.Response, m *message, sink func(*message
 	return failf(CodeBadResponse, "the server answered HTTP %d", resp.StatusCode)
 }
 
-// challengeError returns the error code of a Bearer challenge, if any.
+// challengeError returns the error code of a Bearer or DPoP challenge, if
+// any.
 func challengeError(h http.Header) string {
-	for _, v := range h.Values("WWW-Authenticate") {
-		if _, rest, ok := strings.Cut(v, `error="`); ok {
-			if code, _, ok := strings.Cut(rest, `"`); ok && len(code) < 64 {
-				return code
-			}
+	challenges, _ := oauthmeta.ParseChallenges(h.Values("WWW-Authenticate")...)
+	for _, c := range challenges {
+		if code := c.Value(oauthmeta.ParamError); code != "" && len(code) < 64 {
+			return code
 		}
 	}
 	return ""
@@ -402,16 +409,7 @@ func (b *Bridge) startGET() {
 func (b *Bridge) listen(ctx context.Context) {
 	lastID, failures := "", 0
 	for ctx.Err() == nil && failures < maxGETFailures {
-		sid, version := b.sessionState()
-		req, err := b.newRequest(ctx, http.MethodGet, nil, sid, version)
-		if err != nil {
-			return
-		}
-		req.Header.Set("Accept", "text/event-stream")
-		if lastID != "" {
-			req.Header.Set("Last-Event-ID", lastID)
-		}
-		resp, err := b.hc.Do(req)
+		resp, err := b.openStream(ctx, lastID)
 		switch {
 		case err != nil:
 			failures++

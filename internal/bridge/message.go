@@ -126,9 +126,9 @@ func (m *message) params() params {
 func (m *message) nameHeader(p params) (string, bool) {
 	switch m.Method {
 	case "tools/call", "prompts/get":
-		return headerValue(p.Name), true
+		return HeaderValue(p.Name), true
 	case "resources/read":
-		return headerValue(p.URI), true
+		return HeaderValue(p.URI), true
 	}
 	return "", false
 }
@@ -139,19 +139,17 @@ const (
 	base64Suffix = "?="
 )
 
-// headerValue encodes s for an MCP standard header: as is when it is
-// printable ASCII without leading or trailing blanks, else (and when it
-// could be mistaken for an encoded value) as =?base64?…?=.
-func headerValue(s string) string {
+// HeaderValue encodes s for an MCP standard header (Mcp-Method, Mcp-Name,
+// Mcp-Param-*): as is when it is printable ASCII without leading or
+// trailing blanks, else (and when it could be mistaken for an encoded
+// value) as =?base64?…?=.
+func HeaderValue(s string) string {
 	if s == "" {
 		return s
 	}
-	plain := s[0] != ' ' && s[0] != '\t' && s[len(s)-1] != ' ' && s[len(s)-1] != '\t' &&
+	plain := s[0] != ' ' && s[len(s)-1] != ' ' && // a tab is caught below
 		!(strings.HasPrefix(s, base64Prefix) && strings.HasSuffix(s, base64Suffix))
-	for i := 0; plain && i < len(s); i++ {
-		plain = s[i] >= 0x20 && s[i] <= 0x7e
-	}
-	if plain {
+	if plain && !strings.ContainsFunc(s, func(c rune) bool { return c < 0x20 || c > 0x7e }) {
 		return s
 	}
 	return base64Prefix + base64.StdEncoding.EncodeToString([]byte(s)) + base64Suffix
@@ -163,16 +161,14 @@ func errorMessage(id json.RawMessage, code int, text string) []byte {
 	if id == nil {
 		id = json.RawMessage("null")
 	}
+	type rpcError struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
 	out, _ := json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
-		Error   struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}{JSONRPC: "2.0", ID: id, Error: struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}{code, text}})
+		Error   rpcError        `json:"error"`
+	}{"2.0", id, rpcError{code, text}})
 	return out
 }

@@ -132,7 +132,7 @@ func primitiveHeader(raw json.RawMessage) (string, bool) {
 	}
 	switch v := v.(type) {
 	case string:
-		return headerValue(v), true
+		return HeaderValue(v), true
 	case bool:
 		return strconv.FormatBool(v), true
 	case float64:
@@ -148,14 +148,7 @@ func primitiveHeader(raw json.RawMessage) (string, bool) {
 // ValidHeaderName reports whether s is a header field name: an RFC 9110
 // token.
 func ValidHeaderName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return false
-		}
-	}
-	return true
+	return s != "" && !strings.ContainsFunc(s, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("!#$%&'*+-.^_`|~", c))
+	})
 }

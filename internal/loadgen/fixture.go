@@ -141,16 +141,12 @@ func (f *Fixture) mount(mux *http.ServeMux) error {
 		return err
 	}
 	f.Verifier = v
-	server := mcp.NewServer(&mcp.Implementation{Name: "load", Version: "1"}, nil)
-	mcp.AddTool(server, &mcp.Tool{Name: "whoami"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		info := resource.TokenInfoFromContext(ctx)
-		if info == nil {
-			return nil, nil, errors.New("no identity")
+	h := whoamiHandler("load", func(ctx context.Context, _ *mcp.CallToolRequest) (string, error) {
+		if info := resource.TokenInfoFromContext(ctx); info != nil {
+			return info.Subject, nil
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: info.Subject}}}, nil, nil
+		return "", errors.New("no identity")
 	})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 	v.Mount(mux, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.Served.Add(1)
 		h.ServeHTTP(w, r)

@@ -1,8 +1,8 @@
 package loadgen
 
 import (
-	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"runtime"
 	"strconv"
@@ -49,16 +49,14 @@ func startMemSampler(ctx context.Context) *memSampler {
 			sample()
 			select {
 			case <-tick.C:
+				continue
 			case <-ctx.Done():
 				<-s.done
-				sample()
-				s.stats <- out
-				return
 			case <-s.done:
-				sample()
-				s.stats <- out
-				return
 			}
+			sample()
+			s.stats <- out
+			return
 		}
 	}()
 	return s
@@ -71,21 +69,23 @@ func (s *memSampler) stop() MemStats {
 
 // readRSS returns VmRSS of this process in bytes, or 0.
 func readRSS() uint64 {
-	f, err := os.Open("/proc/self/status")
+	rss, _ := procStatusBytes("self", "VmRSS")
+	return rss
+}
+
+// procStatusBytes reads a memory field ("VmRSS", "VmHWM") of
+// /proc/PID/status in bytes; it fails where /proc does not exist.
+func procStatusBytes(pid, field string) (uint64, error) {
+	path := "/proc/" + pid + "/status"
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return 0
+		return 0, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
 			kb, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err != nil {
-				return 0
-			}
-			return kb << 10
+			return kb << 10, err
 		}
 	}
-	return 0
+	return 0, fmt.Errorf("%w: no %s in %s", ErrProtect, field, path)
 }

@@ -220,17 +220,7 @@ func (p *Protect) Tail() string {
 // PeakRSS returns the child's peak resident set size (VmHWM of
 // /proc/PID/status) in bytes; it fails where /proc does not exist.
 func (p *Protect) PeakRSS() (uint64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
-	if err != nil {
-		return 0, err
-	}
-	for line := range strings.SplitSeq(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			return kb << 10, err
-		}
-	}
-	return 0, fmt.Errorf("%w: no VmHWM in /proc/%d/status", ErrProtect, p.cmd.Process.Pid)
+	return procStatusBytes(strconv.Itoa(p.cmd.Process.Pid), "VmHWM")
 }
 
 // Stop sends SIGTERM, waits up to grace for the child to exit, then kills

@@ -3,8 +3,8 @@ package loadgen
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
-	"sort"
 	"time"
 )
 
@@ -60,11 +60,7 @@ func (s *workerStats) record(r Request, status int, err error, d time.Duration) 
 	} else if s.seen%2 == 0 {
 		s.samples[int(s.seen/2)%maxSamples] = d
 	}
-	k := s.kinds[r.Kind]
-	if k == nil {
-		k = &KindStats{Statuses: map[int]int64{}}
-		s.kinds[r.Kind] = k
-	}
+	k := kindStats(s.kinds, r.Kind)
 	k.Requests++
 	if err != nil {
 		s.errs++
@@ -81,6 +77,14 @@ func (s *workerStats) record(r Request, status int, err error, d time.Duration) 
 	}
 }
 
+// kindStats returns the stats of kind in m, added if missing.
+func kindStats(m map[string]*KindStats, kind string) *KindStats {
+	if m[kind] == nil {
+		m[kind] = &KindStats{Statuses: map[int]int64{}}
+	}
+	return m[kind]
+}
+
 func buildReport(ws []*workerStats, elapsed time.Duration, conc int, mem MemStats) *Report {
 	r := &Report{Elapsed: elapsed, Concurrency: conc, ByKind: map[string]*KindStats{}, Memory: mem}
 	var all []time.Duration
@@ -88,11 +92,7 @@ func buildReport(ws []*workerStats, elapsed time.Duration, conc int, mem MemStat
 		all = append(all, w.samples...)
 		r.TransportErrors += w.errs
 		for name, k := range w.kinds {
-			t := r.ByKind[name]
-			if t == nil {
-				t = &KindStats{Statuses: map[int]int64{}}
-				r.ByKind[name] = t
-			}
+			t := kindStats(r.ByKind, name)
 			t.Requests += k.Requests
 			t.WronglyAllowed += k.WronglyAllowed
 			t.WronglyRefused += k.WronglyRefused
@@ -108,14 +108,15 @@ func buildReport(ws []*workerStats, elapsed time.Duration, conc int, mem MemStat
 		r.Throughput = float64(r.Requests) / elapsed.Seconds()
 	}
 	slices.Sort(all)
-	r.P50, r.P90, r.P99 = percentile(all, 50), percentile(all, 90), percentile(all, 99)
+	r.P50, r.P90, r.P99 = Percentile(all, 50), Percentile(all, 90), Percentile(all, 99)
 	if len(all) > 0 {
 		r.Max = all[len(all)-1]
 	}
 	return r
 }
 
-func percentile(sorted []time.Duration, p int) time.Duration {
+// Percentile is the nearest-rank p-th percentile of sorted, 0 for none.
+func Percentile(sorted []time.Duration, p int) time.Duration {
 	if len(sorted) == 0 {
 		return 0
 	}
@@ -130,20 +131,10 @@ func (r *Report) WriteText(w io.Writer) {
 	fmt.Fprintf(w, "wrongly allowed %d, wrongly refused %d, transport errors %d\n", r.WronglyAllowed, r.WronglyRefused, r.TransportErrors)
 	fmt.Fprintf(w, "memory: heap in use peak %.1f MiB, RSS peak %.1f MiB, GC cycles %d\n",
 		mib(r.Memory.PeakHeapInuse), mib(r.Memory.PeakRSS), r.Memory.NumGC)
-	names := make([]string, 0, len(r.ByKind))
-	for n := range r.ByKind {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(r.ByKind)) {
 		k := r.ByKind[n]
-		codes := make([]int, 0, len(k.Statuses))
-		for c := range k.Statuses {
-			codes = append(codes, c)
-		}
-		sort.Ints(codes)
 		fmt.Fprintf(w, "  %-14s %8d ", n, k.Requests)
-		for _, c := range codes {
+		for _, c := range slices.Sorted(maps.Keys(k.Statuses)) {
 			fmt.Fprintf(w, " %d×%d", c, k.Statuses[c])
 		}
 		if k.WronglyAllowed+k.WronglyRefused > 0 {

@@ -31,16 +31,12 @@ type Upstream struct {
 // NewUpstream starts the upstream on 127.0.0.1.
 func NewUpstream() *Upstream {
 	u := &Upstream{}
-	server := mcp.NewServer(&mcp.Implementation{Name: "load-upstream", Version: "1"}, nil)
-	mcp.AddTool(server, &mcp.Tool{Name: "whoami"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		who := ""
-		if req.Extra != nil {
-			who = req.Extra.Header.Get("X-Forwarded-User")
+	h := whoamiHandler("load-upstream", func(_ context.Context, req *mcp.CallToolRequest) (string, error) {
+		if req.Extra == nil {
+			return "", nil
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: who}}}, nil, nil
+		return req.Extra.Header.Get("X-Forwarded-User"), nil
 	})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		u.Served.Add(1)
@@ -52,6 +48,22 @@ func NewUpstream() *Upstream {
 	u.srv = httptest.NewServer(mux)
 	u.URL = u.srv.URL + "/mcp"
 	return u
+}
+
+// whoamiHandler is the go-sdk MCP server of the targets, stateless
+// Streamable HTTP with JSON answers, whose one tool "whoami" answers what
+// who says.
+func whoamiHandler(name string, who func(context.Context, *mcp.CallToolRequest) (string, error)) http.Handler {
+	server := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1"}, nil)
+	mcp.AddTool(server, &mcp.Tool{Name: "whoami"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		text, err := who(ctx, req)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
+	})
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 }
 
 // Close stops the listener.

@@ -62,21 +62,12 @@ func (r *runner) checkAuthServer(ctx context.Context, iss string) {
 	} else {
 		r.add("AS-02", "metadata endpoints usable", StatusPass, "%s", q)
 	}
-	if m.SupportsS256() {
-		r.add("AS-03", "PKCE S256 advertised", StatusPass, "%s", q)
-	} else {
-		r.add("AS-03", "PKCE S256 advertised", StatusFail, "%s: code_challenge_methods_supported lacks S256; MCP clients refuse this server", q)
-	}
-	if m.AuthorizationResponseISSParameterSupported {
-		r.add("AS-06", "RFC 9207 iss supported", StatusPass, "%s", q)
-	} else {
-		r.add("AS-06", "RFC 9207 iss supported", StatusWarn, "%s: authorization_response_iss_parameter_supported is not true; clients get no mix-up protection", q)
-	}
-	if m.ClientIDMetadataDocumentSupported {
-		r.add("AS-15", "Client ID Metadata Documents supported", StatusPass, "%s", q)
-	} else {
-		r.add("AS-15", "Client ID Metadata Documents supported", StatusWarn, "%s: client_id_metadata_document_supported is not true; clients must pre-register or use DCR", q)
-	}
+	r.addEither(m.SupportsS256(), "AS-03", "PKCE S256 advertised", q,
+		StatusFail, q+": code_challenge_methods_supported lacks S256; MCP clients refuse this server")
+	r.addEither(m.AuthorizationResponseISSParameterSupported, "AS-06", "RFC 9207 iss supported", q,
+		StatusWarn, q+": authorization_response_iss_parameter_supported is not true; clients get no mix-up protection")
+	r.addEither(m.ClientIDMetadataDocumentSupported, "AS-15", "Client ID Metadata Documents supported", q,
+		StatusWarn, q+": client_id_metadata_document_supported is not true; clients must pre-register or use DCR")
 }
 
 // fetchASMetadata fetches the first metadata document in the MCP probe

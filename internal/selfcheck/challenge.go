@@ -65,11 +65,8 @@ func (r *runner) checkNoToken(ctx context.Context) {
 		return
 	}
 	r.checkPointer(ctx, name401, ch.Value(oauthmeta.ParamResourceMetadata))
-	if e, ok := ch.Get(oauthmeta.ParamError); ok {
-		r.add("RS-06", nameErr, StatusWarn, "error=%s on a request that carried no token (RFC 6750 §3.1)", r.quote(e))
-	} else {
-		r.add("RS-06", nameErr, StatusPass, "")
-	}
+	e, hasErr := ch.Get(oauthmeta.ParamError)
+	r.addEither(!hasErr, "RS-06", nameErr, "", StatusWarn, "error="+r.quote(e)+" on a request that carried no token (RFC 6750 §3.1)")
 	scope, ok := ch.Get(oauthmeta.ParamScope)
 	scopes, err := oauthmeta.ParseScope(scope)
 	switch {
@@ -80,11 +77,8 @@ func (r *runner) checkNoToken(ctx context.Context) {
 	default:
 		r.add("RS-05", nameScope, StatusPass, "scope=%s", r.quote(scope))
 	}
-	if slices.Contains(scopes, offlineAccess) {
-		r.add("RS-23", "challenge scope without offline_access", StatusWarn, "the 401 asks for offline_access")
-	} else {
-		r.add("RS-23", "challenge scope without offline_access", StatusPass, "")
-	}
+	r.addEither(!slices.Contains(scopes, offlineAccess), "RS-23", "challenge scope without offline_access", "",
+		StatusWarn, "the 401 asks for offline_access")
 }
 
 // checkPointer grades the resource_metadata of the first 401 (RS-04) and,

@@ -74,12 +74,11 @@ func (r *runner) checkDPoP(context.Context) {
 		r.add("RS-27", nameMode, StatusSkip, "no DPoP challenge and no DPoP metadata: Bearer tokens only")
 		return
 	}
-	switch {
-	case v.required():
-		r.add("RS-27", nameMode, StatusPass, "required: only DPoP-bound tokens are accepted")
-	default:
-		r.add("RS-27", nameMode, StatusPass, "supported beside Bearer tokens")
+	mode := "supported beside Bearer tokens"
+	if v.required() {
+		mode = "required: only DPoP-bound tokens are accepted"
 	}
+	r.add("RS-27", nameMode, StatusPass, "%s", mode)
 	switch {
 	case r.noToken == nil:
 		r.add("RS-27", nameReq, StatusSkip, "no answer to the request without a token")

@@ -40,11 +40,8 @@ func (r *runner) checkPRM(ctx context.Context) {
 		r.add("RS-02", nameServed, StatusPass, "200 application/json at %s", url)
 		r.checkResource("RS-03", nameResource, doc)
 		r.checkListsAS(nameAS, doc)
-		if slices.Contains(doc.meta.ScopesSupported, offlineAccess) {
-			r.add("RS-23", nameScopes, StatusWarn, "scopes_supported lists offline_access; clients request it only when the authorization server lists it")
-		} else {
-			r.add("RS-23", nameScopes, StatusPass, "")
-		}
+		r.addEither(!slices.Contains(doc.meta.ScopesSupported, offlineAccess), "RS-23", nameScopes, "",
+			StatusWarn, "scopes_supported lists offline_access; clients request it only when the authorization server lists it")
 	}
 	r.checkRootPRM(ctx)
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/mcpauth/mcpauth/internal/bridge"
 	"github.com/mcpauth/mcpauth/internal/jsonx"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -72,7 +72,7 @@ func (r *runner) send(ctx context.Context, pr probe) exchange {
 		req.Header.Set("MCP-Protocol-Version", protocolVersion)
 		req.Header.Set("Mcp-Method", pr.rpc)
 		if pr.tool != "" {
-			req.Header.Set("Mcp-Name", headerValue(pr.tool))
+			req.Header.Set("Mcp-Name", bridge.HeaderValue(pr.tool))
 		}
 	}
 	if pr.auth != "" {
@@ -133,21 +133,6 @@ func (r *runner) rpcBody(method, tool string) []byte {
 		Params  params `json:"params"`
 	}{"2.0", r.rpcID, method, p})
 	return b
-}
-
-// headerValue encodes a value for an Mcp-Name header: as is when it is
-// plain visible ASCII, else as =?base64?…?= (Streamable HTTP, standard
-// request headers).
-func headerValue(s string) string {
-	plain := s != "" && s[0] != ' ' && s[len(s)-1] != ' ' &&
-		!(strings.HasPrefix(s, "=?base64?") && strings.HasSuffix(s, "?="))
-	for i := 0; plain && i < len(s); i++ {
-		plain = s[i] >= 0x20 && s[i] <= 0x7e
-	}
-	if plain {
-		return s
-	}
-	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(s)) + "?="
 }
 
 // bearer returns the Bearer challenge of a response, whether there was one,

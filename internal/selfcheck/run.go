@@ -80,6 +80,16 @@ func (r *runner) add(id, name string, st Status, format string, args ...any) {
 	})
 }
 
+// addEither records a pass with passDetail when ok, else bad with
+// badDetail (both already formatted).
+func (r *runner) addEither(ok bool, id, name, passDetail string, bad Status, badDetail string) {
+	if ok {
+		r.add(id, name, StatusPass, "%s", passDetail)
+	} else {
+		r.add(id, name, bad, "%s", badDetail)
+	}
+}
+
 // redact replaces the token, raw and URL-encoded, in s.
 func (r *runner) redact(s string) string {
 	if t := r.cfg.Token; t != "" {

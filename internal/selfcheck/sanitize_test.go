@@ -7,6 +7,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mcpauth/mcpauth/internal/bridge"
 )
 
 const fuzzToken = "tok-ABC.def_123"
@@ -69,7 +71,7 @@ func TestHeaderValue(t *testing.T) {
 		{" padded", "=?base64?IHBhZGRlZA==?="},
 		{"=?base64?abc?=", "=?base64?PT9iYXNlNjQ/YWJjPz0=?="},
 	} {
-		if got := headerValue(tt.in); got != tt.want {
+		if got := bridge.HeaderValue(tt.in); got != tt.want {
 			t.Errorf("headerValue(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
