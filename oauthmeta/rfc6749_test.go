@@ -163,3 +163,26 @@ func TestAudienceDecoders(t *testing.T) {
 		})
 	}
 }
+
+// TestAudienceReusesStorage: a single audience is decoded into the
+// storage the value already has, as go-json-experiment does for slices;
+// a value without storage gets its own.
+func TestAudienceReusesStorage(t *testing.T) {
+	t.Parallel()
+	var buf [1]string
+	v := struct {
+		Aud Audience `json:"aud"`
+	}{Aud: buf[:0:1]}
+	if err := jsonx.DecodeObject([]byte(`{"aud":"https://h/mcp"}`), &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Aud) != 1 || &v.Aud[0] != &buf[0] || buf[0] != "https://h/mcp" {
+		t.Fatalf("got %#v, buf %q", v.Aud, buf)
+	}
+	var w struct {
+		Aud Audience `json:"aud"`
+	}
+	if err := jsonx.DecodeObject([]byte(`{"aud":"x"}`), &w); err != nil || !reflect.DeepEqual(w.Aud, Audience{"x"}) {
+		t.Fatalf("got %#v, %v", w.Aud, err)
+	}
+}

@@ -95,7 +95,9 @@ func (a *Audience) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		if err != nil {
 			return err
 		}
-		*a = Audience{tok.String()}
+		// Like a slice decoded by go-json-experiment, the value's
+		// storage is reused when it has room.
+		*a = append((*a)[:0], tok.String())
 		return nil
 	case '[':
 		var list []string

@@ -1,11 +1,14 @@
 package resource
 
 import (
+	"context"
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -72,6 +75,39 @@ func checkParseScope(t *testing.T, s string) {
 		got, ok := parseScope(s, make([]string, n))
 		if ok != (err == nil) || !slices.Equal(got, want) || (got == nil) != (want == nil) || cap(got) != len(got) {
 			t.Fatalf("parseScope(%q, buf %d) = %q, %v (cap %d); oauthmeta.ParseScope = %q, %v", s, n, got, ok, cap(got), want, err)
+		}
+	}
+}
+
+// TestVerifiedAudienceStorage: a verification's audience is the token's,
+// a single one held in the verification's own storage, and has no spare
+// capacity, so that an append by a caller never writes into it.
+func TestVerifiedAudienceStorage(t *testing.T) {
+	t.Parallel()
+	const res, iss = "https://mcp.example.com/mcp", "https://as.example.com"
+	key := oauthtest.NewKey(t, oauthtest.ES256, "k1")
+	clk := oauthtest.NewClock(oauthtest.Epoch())
+	v, err := New(Config{
+		Resource: res,
+		Issuers:  []Issuer{{Issuer: iss, Keys: StaticKeys{{ID: "k1", Public: key.Public()}}}},
+		Now:      clk.Now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, aud := range [][]string{{res}, {"https://other.example.com", res}} {
+		tok := key.Mint(t, oauthtest.AccessToken{Issuer: iss, Subject: "u", Audience: aud, Scope: "a",
+			IssuedAt: clk.Now(), Expiry: clk.Now().Add(time.Hour)})
+		av, err := v.verify(context.Background(), tok, schemeBearer, shapeUnknown)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := av.info.Audience
+		if !slices.Equal(got, aud) || cap(got) != len(got) {
+			t.Fatalf("audience %q (cap %d), want %q", got, cap(got), aud)
+		}
+		if (len(aud) == 1) != (&got[0] == &av.aud[0]) {
+			t.Fatalf("audience %q: in the verification's storage %v", aud, &got[0] == &av.aud[0])
 		}
 	}
 }

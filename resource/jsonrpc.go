@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -21,6 +22,11 @@ type mcpMessage struct {
 	version   []byte // params._meta["io.modelcontextprotocol/protocolVersion"]
 
 	rawName, rawURI []byte // as found, before the method is known
+
+	// The values above are copies of the body's text (unescaped), in
+	// text, whose storage is store until it grows out of it.
+	text  []byte
+	store [64]byte
 }
 
 // readBody reads r's body, at most MaxBodyBytes; the wrapped handler's
@@ -112,15 +118,44 @@ func headerEquals(hv string, body []byte) bool {
 // the handler's to judge, as the policy does not read them.
 func scanMessage(body []byte) (mcpMessage, error) {
 	var m mcpMessage
-	d := jsontext.NewDecoder(bytes.NewBuffer(body), jsontext.AllowDuplicateNames(true))
+	err := m.scan(body)
+	return m, err
+}
+
+// bodyDecoder is a jsontext.Decoder with the buffer it reads, kept in
+// bodyDecoders between requests so that the decoder's state and its
+// stacks are reused.
+type bodyDecoder struct {
+	d   jsontext.Decoder
+	buf bytes.Buffer
+}
+
+var bodyDecoders = sync.Pool{New: func() any { return new(bodyDecoder) }}
+
+// scan is scanMessage into m, which must be zero. On an error m is zero
+// again.
+func (m *mcpMessage) scan(body []byte) error {
+	bd := bodyDecoders.Get().(*bodyDecoder)
+	defer func() {
+		// Keep neither the body nor the bytes read from it.
+		bd.buf = bytes.Buffer{}
+		bd.d.Reset(&bd.buf)
+		bodyDecoders.Put(bd)
+	}()
+	// A bytes.Buffer is read in place, without a copy.
+	bd.buf = *bytes.NewBuffer(body)
+	d := &bd.d
+	d.Reset(&bd.buf, jsontext.AllowDuplicateNames(true))
 	if d.PeekKind() == '[' {
-		return m, errBatch
+		return errBatch
 	}
-	if err := topObject(d, &m); err != nil {
-		return mcpMessage{}, errMalformedBody
+	if err := topObject(d, m); err != nil {
+		*m = mcpMessage{}
+		return errMalformedBody
 	}
 	if _, err := d.ReadToken(); err != io.EOF {
-		return mcpMessage{}, errMalformedBody
+		*m = mcpMessage{}
+		return errMalformedBody
 	}
 	switch {
 	case !m.hasMethod || !namedMethod(m.method):
@@ -129,7 +164,7 @@ func scanMessage(body []byte) (mcpMessage, error) {
 	default:
 		m.name, m.hasName = m.rawName, m.rawName != nil
 	}
-	return m, nil
+	return nil
 }
 
 // members reads one object, calling read(i) for a member named names[i],
@@ -183,7 +218,7 @@ func topObject(d *jsontext.Decoder, m *mcpMessage) error {
 		if i == 1 {
 			return objectOrSkip(d, params, m)
 		}
-		m.method, err = stringValue(d)
+		m.method, err = m.stringValue(d)
 		m.hasMethod = err == nil
 		return err
 	})
@@ -194,9 +229,9 @@ func params(d *jsontext.Decoder, m *mcpMessage) error {
 	return members(d, []string{"name", "uri", "_meta"}, func(i int) error {
 		switch i {
 		case 0:
-			return optString(d, &m.rawName)
+			return m.optString(d, &m.rawName)
 		case 1:
-			return optString(d, &m.rawURI)
+			return m.optString(d, &m.rawURI)
 		}
 		return objectOrSkip(d, meta, m)
 	})
@@ -205,28 +240,38 @@ func params(d *jsontext.Decoder, m *mcpMessage) error {
 // meta reads the protocol version of "params"."_meta".
 func meta(d *jsontext.Decoder, m *mcpMessage) error {
 	return members(d, []string{"io.modelcontextprotocol/protocolVersion"}, func(int) error {
-		return optString(d, &m.version)
+		return m.optString(d, &m.version)
 	})
 }
 
 // optString reads a string value into *dst (a copy), or skips any other
 // value.
-func optString(d *jsontext.Decoder, dst *[]byte) error {
+func (m *mcpMessage) optString(d *jsontext.Decoder, dst *[]byte) error {
 	if d.PeekKind() != '"' {
 		return d.SkipValue()
 	}
-	v, err := stringValue(d)
+	v, err := m.stringValue(d)
 	*dst = v
 	return err
 }
 
-// stringValue reads a string value and returns a copy of its text.
-func stringValue(d *jsontext.Decoder) ([]byte, error) {
+// stringValue reads a string value and returns a copy of its text, in
+// m.text while it has room. The copies have no spare capacity, so an
+// append to one never writes into the next.
+func (m *mcpMessage) stringValue(d *jsontext.Decoder) ([]byte, error) {
 	raw, err := d.ReadValue()
 	if err != nil || raw.Kind() != '"' {
 		return nil, errMalformedBody
 	}
-	return jsontext.AppendUnquote([]byte{}, raw)
+	if m.text == nil {
+		m.text = m.store[:0]
+	}
+	start := len(m.text)
+	m.text, err = jsontext.AppendUnquote(m.text, raw)
+	if err != nil {
+		return nil, err
+	}
+	return m.text[start:len(m.text):len(m.text)], nil
 }
 
 // foldEq reports whether key equals target (ASCII) under the case

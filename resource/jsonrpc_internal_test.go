@@ -1,9 +1,11 @@
 package resource
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -141,4 +143,33 @@ func FuzzScanMessage(f *testing.F) {
 			t.Fatalf("invalid UTF-8 name accepted")
 		}
 	})
+}
+
+// TestScanMessageReusesNothing: the values scanMessage returns are copies
+// that share no storage with the body or each other, and a scan is not
+// affected by the one before it (the decoders are pooled), whether that one
+// failed half-way or not.
+func TestScanMessageReusesNothing(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"method":"tools/call","params":{"name":"write_file","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
+	for _, before := range []string{``, `[{"method":"x"}]`, `{"method":"tools/call","params":{"name":`, `{"params":{"_meta":{"x":{`, `{"method":"a","method":"b"}`} {
+		scanMessage([]byte(before))
+		b := bytes.Clone(body)
+		m, err := scanMessage(b)
+		if err != nil {
+			t.Fatalf("after %q: %v", before, err)
+		}
+		clear(b)
+		_ = append(m.method, "XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX"...)
+		_ = append(m.name, "YYYYYYYYYYYYYYYYYYYYYYYYYYYYYYYY"...)
+		if string(m.method) != "tools/call" || string(m.name) != "write_file" || string(m.version) != "2026-07-28" {
+			t.Fatalf("after %q: got %q %q %q", before, m.method, m.name, m.version)
+		}
+	}
+	// Values longer than the message's own storage.
+	long := strings.Repeat("n", 100)
+	m, err := scanMessage([]byte(`{"method":"tools/call","params":{"name":"` + long + `","_meta":{"io.modelcontextprotocol/protocolVersion":"` + long + `"}}}`))
+	if err != nil || string(m.method) != "tools/call" || string(m.name) != long || string(m.version) != long {
+		t.Fatalf("long: %q %q %q, %v", m.method, m.name, m.version, err)
+	}
 }

@@ -145,11 +145,10 @@ func (v *Verifier) authorize(r *http.Request, info *TokenInfo) (*mcpMessage, []b
 		if body, err = v.readBody(r); err != nil {
 			return nil, nil, err
 		}
-		m, err := scanMessage(body)
-		if err != nil {
+		msg = new(mcpMessage)
+		if err := msg.scan(body); err != nil {
 			return nil, body, err
 		}
-		msg = &m
 		if err := checkHeaders(r.Header, msg); err != nil {
 			return msg, body, err
 		}

@@ -39,6 +39,7 @@ func (v *Verifier) verifyJWT(ctx context.Context, raw string, now time.Time, av 
 	}
 	payload := jws.UnsafePayloadWithoutVerification()
 	var c accessClaims
+	c.Audience = av.aud[:0:1] // a single audience decodes into av
 	if jwtverify.DecodeClaims(payload, &c) != nil {
 		return errMalformedToken
 	}
@@ -68,7 +69,7 @@ func (v *Verifier) verifyJWT(ctx context.Context, raw string, now time.Time, av 
 		Issuer:   c.Issuer,
 		Subject:  c.Subject,
 		ClientID: c.ClientID,
-		Audience: c.Audience,
+		Audience: c.Audience[:len(c.Audience):len(c.Audience)],
 		Scopes:   scopes,
 		Expiry:   exp,
 		IssuedAt: iat,

@@ -61,6 +61,9 @@ type authValue struct {
 	// storage of up to scopeInline scopes (info.Scopes); never appended
 	// to in place: info.Scopes has no spare capacity.
 	scopes [scopeInline]string
+	// storage of a single audience (info.Audience), filled by the claims
+	// decoder; info.Audience has no spare capacity.
+	aud [1]string
 	// values of Derived computed for this verification
 	derived derivedList
 

@@ -20,13 +20,53 @@ type Claims struct {
 	NotBefore *float64           `json:"nbf"`
 	IssuedAt  *float64           `json:"iat"`
 	ID        string             `json:"jti"`
+
+	// times is where DecodeClaims points Expiry, NotBefore and IssuedAt
+	// before it decodes, so that a time costs no allocation of its own.
+	times [3]float64
+}
+
+// registered is implemented by Claims and by every struct that embeds it.
+type registered interface{ registered() *Claims }
+
+func (c *Claims) registered() *Claims { return c }
+
+// timeFields returns the addresses of the three time pointers, in the
+// order of c.times.
+func (c *Claims) timeFields() [3]**float64 {
+	return [3]**float64{&c.Expiry, &c.NotBefore, &c.IssuedAt}
 }
 
 // DecodeClaims decodes a JWT payload into v, a struct that embeds
 // [Claims] or has the claims it reads, with the project's one JSON policy
 // (internal/jsonx): one object, names matched case-sensitively, a
 // duplicate name refused, unknown members ignored.
-func DecodeClaims(payload []byte, v any) error { return jsonx.DecodeObject(payload, v) }
+//
+// When v embeds Claims, each nil time pointer is first pointed at storage
+// in the Claims holding NaN, which go-json-experiment decodes into in place
+// of allocating; a time still NaN afterwards was absent (JSON has no NaN)
+// and its pointer is nil again, and a JSON null sets it to nil as before.
+func DecodeClaims(payload []byte, v any) error {
+	r, ok := v.(registered)
+	if !ok {
+		return jsonx.DecodeObject(payload, v)
+	}
+	c := r.registered()
+	fields := c.timeFields()
+	for i, p := range fields {
+		if *p == nil {
+			c.times[i] = math.NaN()
+			*p = &c.times[i]
+		}
+	}
+	err := jsonx.DecodeObject(payload, v)
+	for i, p := range fields {
+		if *p == &c.times[i] && math.IsNaN(c.times[i]) {
+			*p = nil
+		}
+	}
+	return err
+}
 
 // MaxNumericDate is 9999-12-31T23:59:59Z: a later (or negative, or not
 // finite) NumericDate is malformed.

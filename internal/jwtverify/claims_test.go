@@ -3,6 +3,7 @@ package jwtverify
 import (
 	"errors"
 	"math"
+	"strconv"
 	"testing"
 	"time"
 
@@ -91,4 +92,64 @@ func FuzzDecodeClaims(f *testing.F) {
 			t.Fatalf("times %v %v from %q", exp, iat, data)
 		}
 	})
+}
+
+// TestDecodeClaimsTimes: a time that is absent or null decodes to nil, a
+// present one to its value, in a Claims and in a struct embedding it, also
+// when the struct is decoded into again.
+func TestDecodeClaimsTimes(t *testing.T) {
+	t.Parallel()
+	type profile struct {
+		Claims `json:",inline"`
+		Scope  string `json:"scope"`
+	}
+	val := func(p *float64) string {
+		if p == nil {
+			return "nil"
+		}
+		return strconv.FormatFloat(*p, 'g', -1, 64)
+	}
+	for _, tt := range []struct{ in, exp, nbf, iat string }{
+		{`{}`, "nil", "nil", "nil"},
+		{`{"exp":1.5}`, "1.5", "nil", "nil"},
+		{`{"exp":null,"nbf":0,"iat":7}`, "nil", "0", "7"},
+		{`{"nbf":-0,"iat":null}`, "nil", "-0", "nil"},
+		{`{"exp":2,"nbf":3,"iat":4}`, "2", "3", "4"},
+	} {
+		var c Claims
+		var p profile
+		if err := DecodeClaims([]byte(tt.in), &c); err != nil {
+			t.Fatalf("%s: %v", tt.in, err)
+		}
+		if err := DecodeClaims([]byte(tt.in), &p); err != nil {
+			t.Fatalf("%s: %v", tt.in, err)
+		}
+		for _, got := range []*Claims{&c, &p.Claims} {
+			if e, n, i := val(got.Expiry), val(got.NotBefore), val(got.IssuedAt); e != tt.exp || n != tt.nbf || i != tt.iat {
+				t.Errorf("%s: exp %s nbf %s iat %s, want %s %s %s", tt.in, e, n, i, tt.exp, tt.nbf, tt.iat)
+			}
+		}
+	}
+	// Decoding again into the same value: the times present before stay
+	// unless the payload has them (encoding/json's rule for a reused value).
+	var p profile
+	if err := DecodeClaims([]byte(`{"exp":1,"iat":2}`), &p); err != nil {
+		t.Fatal(err)
+	}
+	if err := DecodeClaims([]byte(`{"exp":5,"nbf":6}`), &p); err != nil {
+		t.Fatal(err)
+	}
+	if e, n, i := val(p.Expiry), val(p.NotBefore), val(p.IssuedAt); e != "5" || n != "6" || i != "2" {
+		t.Errorf("reused: exp %s nbf %s iat %s, want 5 6 2", e, n, i)
+	}
+	// A failed decode leaves no NaN behind.
+	var q Claims
+	if DecodeClaims([]byte(`{"exp":1,"exp":2}`), &q) == nil {
+		t.Fatal("duplicate exp accepted")
+	}
+	for _, f := range []*float64{q.Expiry, q.NotBefore, q.IssuedAt} {
+		if f != nil && math.IsNaN(*f) {
+			t.Fatal("NaN time after a failed decode")
+		}
+	}
 }
