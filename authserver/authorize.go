@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"slices"
 
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/pkce"
@@ -37,8 +36,7 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 	}
 	req, err := s.clientAndRedirect(r.Context(), q)
 	if err != nil {
-		var oe *oauthmeta.Error
-		if errors.As(err, &oe) {
+		if oe, ok := errors.AsType[*oauthmeta.Error](err); ok {
 			status := http.StatusBadRequest
 			if oe.Code == oauthmeta.CodeTemporarilyUnavailable { // a store is down
 				status = http.StatusServiceUnavailable
@@ -125,9 +123,7 @@ func (s *Server) checkAuthorizeParams(req *authRequest, q url.Values) *oauthmeta
 		if oe := s.checkResource(res); oe != nil {
 			return oe
 		}
-		if !slices.Contains(req.resources, res) {
-			req.resources = append(req.resources, res)
-		}
+		req.resources = appendNew(req.resources, res)
 	}
 	return nil
 }

@@ -134,10 +134,9 @@ func parseBasic(header string) (id, secret string, ok bool) {
 	if !found {
 		return "", "", false
 	}
-	if id, err = url.QueryUnescape(rawID); err != nil {
-		return "", "", false
-	}
-	if secret, err = url.QueryUnescape(rawSecret); err != nil {
+	id, err1 := url.QueryUnescape(rawID)
+	secret, err2 := url.QueryUnescape(rawSecret)
+	if err1 != nil || err2 != nil {
 		return "", "", false
 	}
 	return id, secret, id != ""
@@ -154,21 +153,18 @@ func (s *Server) authenticateClient(ctx context.Context, r *http.Request, form u
 		return nil, oe
 	}
 	var c *Client
-	switch {
-	case clientmeta.IsURLClientID(p.clientID) && (p.method == oauthmeta.AuthMethodPrivateKeyJWT || p.method == oauthmeta.AuthMethodNone):
-		// The document says how the client authenticates (CIMD-09): a
-		// private_key_jwt client cannot pass as public. Resolved through
-		// the cache the authorization request filled.
-		var err error
-		if c, err = s.lookupClient(ctx, p.clientID); err != nil {
-			return nil, err
-		}
-	case clientmeta.IsURLClientID(p.clientID):
+	if clientmeta.IsURLClientID(p.clientID) && p.method != oauthmeta.AuthMethodPrivateKeyJWT && p.method != oauthmeta.AuthMethodNone {
+		// A URL client_id presenting a secret is the public client of
+		// metadataDocumentClient, refused below.
 		if s.cimd == nil || clientmeta.ValidateClientID(p.clientID) != nil {
 			return nil, errUnknownClient
 		}
 		c = metadataDocumentClient(p.clientID)
-	default:
+	} else {
+		// For a URL client_id the document says how the client
+		// authenticates (CIMD-09): a private_key_jwt client cannot pass as
+		// public. Resolved through the cache the authorization request
+		// filled.
 		var err error
 		if c, err = s.lookupClient(ctx, p.clientID); err != nil {
 			return nil, err

@@ -134,10 +134,8 @@ func (s *Server) checkDownstreamAPI(field string, a *DownstreamAPI, before downs
 	case a.TokenTTL < 0 || a.TokenTTL > s.cfg.AccessTokenTTL:
 		return configErr(field+".TokenTTL", "must be between zero and AccessTokenTTL")
 	}
-	for _, sc := range a.Scopes {
-		if !slices.Contains(s.cfg.Scopes, sc) {
-			return configErr(field+".Scopes", "every scope must be in Scopes")
-		}
+	if !subset(a.Scopes, s.cfg.Scopes) {
+		return configErr(field+".Scopes", "every scope must be in Scopes")
 	}
 	for id, res := range a.Clients {
 		cl, ok := s.static[id]

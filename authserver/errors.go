@@ -57,8 +57,8 @@ func statusFor(code oauthmeta.ErrorCode) int {
 // server_error, so internal detail never reaches the client. invalid_client
 // carries a Basic challenge (RFC 6749 §5.2).
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	var oe *oauthmeta.Error
-	if !errors.As(err, &oe) {
+	oe, ok := errors.AsType[*oauthmeta.Error](err)
+	if !ok {
 		s.log.ErrorContext(r.Context(), "request failed", "path", r.URL.Path, "err", err)
 		oe = oauthErr(oauthmeta.CodeServerError, "internal error")
 	}

@@ -69,10 +69,7 @@ func New(cfg Config) (*Server, error) {
 	if err := st.validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: st, clock: st.Now, log: st.Logger}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	}
+	s := &Server{cfg: st, clock: st.Now, log: cmp.Or(st.Logger, slog.New(slog.DiscardHandler))}
 	if err := s.openStorage(); err != nil {
 		return nil, err
 	}
@@ -113,10 +110,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.defaultResource = cmp.Or(st.DefaultResource, st.Issuer)
 	s.realm = strings.NewReplacer(`"`, "", `\`, "").Replace(st.Issuer)
+	s.limits = newRateLimits(st.RateLimit)
 	var err error
-	if s.limits, err = newRateLimits(st.RateLimit); err != nil {
-		return nil, err
-	}
 	if s.metadata, err = s.encodeMetadata(); err != nil {
 		return nil, err
 	}
@@ -140,10 +135,10 @@ func (st *settings) validate() error {
 	st.issuerPath = strings.TrimSuffix(u.EscapedPath(), "/")
 	st.issuerOrigin = u.Scheme + "://" + u.Host
 	st.https = u.Scheme == "https"
-	for _, c := range st.issuerPath {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-._~/", c)) {
-			return configErr("Issuer", "path may only contain letters, digits and -._~/")
-		}
+	if strings.ContainsFunc(st.issuerPath, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-._~/", c))
+	}) {
+		return configErr("Issuer", "path may only contain letters, digits and -._~/")
 	}
 	if !supportedAlgorithm(st.SigningAlgorithm) {
 		return configErr("SigningAlgorithm", "must be ES256, RS256 or EdDSA")
@@ -154,15 +149,11 @@ func (st *settings) validate() error {
 	if err := st.RateLimit.validate(); err != nil {
 		return err
 	}
-	for _, sc := range st.Scopes {
-		if !oauthmeta.ValidScopeToken(sc) {
-			return configErr("Scopes", "invalid scope token")
-		}
+	if slices.ContainsFunc(st.Scopes, func(sc string) bool { return !oauthmeta.ValidScopeToken(sc) }) {
+		return configErr("Scopes", "invalid scope token")
 	}
-	for _, sc := range st.DefaultScopes {
-		if !slices.Contains(st.Scopes, sc) {
-			return configErr("DefaultScopes", "every default scope must be in Scopes")
-		}
+	if !subset(st.DefaultScopes, st.Scopes) {
+		return configErr("DefaultScopes", "every default scope must be in Scopes")
 	}
 	for _, r := range append(slices.Clone(st.Resources), st.DefaultResource) {
 		if r != "" && checkResourceSyntax(r) != nil {

@@ -295,12 +295,7 @@ func upstreamScopes(c *UpstreamConfig) []string {
 			requested = []string{"email", "profile"}
 		}
 	}
-	for _, sc := range requested {
-		if !slices.Contains(scopes, sc) {
-			scopes = append(scopes, sc)
-		}
-	}
-	return scopes
+	return appendNew(scopes, requested...)
 }
 
 // UpstreamCallbackURL is the redirect URI to register at the upstream

@@ -1,6 +1,7 @@
 package authserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/internal/jsonx"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
+	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
 // Defaults and limits of a plain OAuth 2.0 upstream ([OAuth2Provider]).
@@ -30,8 +32,8 @@ const (
 // Token endpoint authentication methods of a plain OAuth 2.0 upstream with
 // a client secret ([OAuth2Provider.TokenEndpointAuthMethod]).
 const (
-	AuthMethodClientSecretBasic = "client_secret_basic"
-	AuthMethodClientSecretPost  = "client_secret_post"
+	AuthMethodClientSecretBasic = oauthmeta.AuthMethodClientSecretBasic
+	AuthMethodClientSecretPost  = oauthmeta.AuthMethodClientSecretPost
 )
 
 // OAuth2Provider describes an upstream that speaks plain OAuth 2.0 instead
@@ -93,15 +95,9 @@ var errUserInfo = errors.New("upstream user-info refused")
 
 // checkOAuth2 validates a plain OAuth 2.0 provider and fills its defaults.
 func checkOAuth2(p *OAuth2Provider, f *safehttp.Fetcher) error {
-	if p.IDField == "" {
-		p.IDField = DefaultUserInfoIDField
-	}
-	if p.NameField == "" {
-		p.NameField = "name"
-	}
-	if p.EmailField == "" {
-		p.EmailField = "email"
-	}
+	p.IDField = cmp.Or(p.IDField, DefaultUserInfoIDField)
+	p.NameField = cmp.Or(p.NameField, "name")
+	p.EmailField = cmp.Or(p.EmailField, "email")
 	switch p.TokenEndpointAuthMethod {
 	case "", AuthMethodClientSecretBasic, AuthMethodClientSecretPost:
 	default:

@@ -237,13 +237,16 @@ func (v *vault) fresh(t *vaultedToken) bool {
 
 // revokeGrant revokes a grant and deletes its upstream tokens: every
 // revocation path (revocation endpoint, refresh token reuse, code replay)
-// goes through it.
+// goes through it. A grant that is gone already is no error.
 func (s *Server) revokeGrant(ctx context.Context, id string) error {
 	err := s.store.Grants.RevokeGrant(ctx, id)
 	if s.vault != nil && err == nil {
 		if g, gerr := s.store.Grants.Grant(ctx, id); gerr == nil {
 			s.vault.drop(ctx, g.UpstreamTokens)
 		}
+	}
+	if errors.Is(err, ErrNotFound) {
+		return nil
 	}
 	return err
 }

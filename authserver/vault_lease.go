@@ -1,6 +1,7 @@
 package authserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"time"
@@ -137,9 +138,8 @@ func (v *vault) refreshHolding(ctx context.Context, g *Grant, held *UpstreamToke
 		v.release(ctx, held)
 		return nil, err
 	}
-	if next.RefreshToken == "" {
-		next.RefreshToken = t.RefreshToken // RFC 6749 §6: the old one stays valid
-	}
+	// RFC 6749 §6: without a new refresh token the old one stays valid.
+	next.RefreshToken = cmp.Or(next.RefreshToken, t.RefreshToken)
 	rec := cloneUpstreamTokens(held)
 	rec.LeaseOwner, rec.LeaseUntil = "", time.Time{}
 	rec.Version++
