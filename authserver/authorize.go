@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/pkce"
@@ -168,15 +169,16 @@ func (s *Server) checkResource(res string) *oauthmeta.Error {
 	if s.downstream.lookup(res) != nil {
 		return oauthErr(oauthmeta.CodeInvalidTarget, "resource is reachable by token exchange only")
 	}
-	if len(s.cfg.Resources) == 0 {
-		return nil
+	if len(s.cfg.Resources) > 0 && !hasResource(s.cfg.Resources, res) {
+		return oauthErr(oauthmeta.CodeInvalidTarget, "resource is not served by this authorization server")
 	}
-	for _, allowed := range s.cfg.Resources {
-		if oauthmeta.SameResource(allowed, res) {
-			return nil
-		}
-	}
-	return oauthErr(oauthmeta.CodeInvalidTarget, "resource is not served by this authorization server")
+	return nil
+}
+
+// hasResource reports whether list names res, as [oauthmeta.SameResource]
+// compares them.
+func hasResource(list []string, res string) bool {
+	return slices.ContainsFunc(list, func(r string) bool { return oauthmeta.SameResource(r, res) })
 }
 
 // decide applies the consent mode to a valid request.

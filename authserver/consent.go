@@ -171,13 +171,10 @@ func (s *Server) browserID(w http.ResponseWriter, r *http.Request) string {
 // and answers with 303 to the client.
 func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
-	forbidden := oauthErr(oauthmeta.CodeAccessDenied, "the consent form was not submitted from this server's page")
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
-		s.renderError(w, r, http.StatusForbidden, forbidden)
-		return
-	}
-	if o := r.Header.Get("Origin"); o != "" && o != s.cfg.issuerOrigin {
-		s.renderError(w, r, http.StatusForbidden, forbidden)
+	site, origin := r.Header.Get("Sec-Fetch-Site"), r.Header.Get("Origin")
+	if site != "" && site != "same-origin" || origin != "" && origin != s.cfg.issuerOrigin {
+		s.renderError(w, r, http.StatusForbidden,
+			oauthErr(oauthmeta.CodeAccessDenied, "the consent form was not submitted from this server's page"))
 		return
 	}
 	if err := r.ParseForm(); err != nil {

@@ -71,10 +71,8 @@ type downstreamAPIs []DownstreamAPI
 
 // lookup returns the API that target names, or nil.
 func (d downstreamAPIs) lookup(target string) *DownstreamAPI {
-	for i := range d {
-		if oauthmeta.SameResource(d[i].Resource, target) {
-			return &d[i]
-		}
+	if i := slices.IndexFunc(d, func(a DownstreamAPI) bool { return oauthmeta.SameResource(a.Resource, target) }); i >= 0 {
+		return &d[i]
 	}
 	return nil
 }
@@ -92,9 +90,7 @@ func (s *Server) initDownstream() error {
 	}
 	identity := map[string]string{} // client_id → its resource, across every list
 	if s.cfg.TokenVault != nil {
-		for id, res := range s.cfg.TokenVault.ResourceServers {
-			identity[id] = res
-		}
+		maps.Copy(identity, s.cfg.TokenVault.ResourceServers)
 	}
 	apis := make(downstreamAPIs, 0, len(s.cfg.DownstreamAPIs))
 	for i, a := range s.cfg.DownstreamAPIs {
@@ -107,10 +103,8 @@ func (s *Server) initDownstream() error {
 		apis = append(apis, a)
 	}
 	for _, a := range apis {
-		for _, res := range identity {
-			if oauthmeta.SameResource(a.Resource, res) {
-				return configErr("DownstreamAPIs", "an API's resource may not be an exchanging client's resource")
-			}
+		if hasResource(slices.Collect(maps.Values(identity)), a.Resource) {
+			return configErr("DownstreamAPIs", "an API's resource may not be an exchanging client's resource")
 		}
 	}
 	s.downstream = apis
@@ -125,7 +119,7 @@ func (s *Server) checkDownstreamAPI(field string, a *DownstreamAPI, before downs
 	case checkResourceSyntax(a.Resource) != nil || policy.CheckURL(a.Resource) != nil:
 		return configErr(field+".Resource", "must be an absolute https URI without fragment (http only to loopback with InsecureAllowHTTPLoopback)")
 	case oauthmeta.SameResource(a.Resource, s.cfg.Issuer) || oauthmeta.SameResource(a.Resource, s.cfg.DefaultResource) ||
-		slices.ContainsFunc(s.cfg.Resources, func(r string) bool { return oauthmeta.SameResource(r, a.Resource) }):
+		hasResource(s.cfg.Resources, a.Resource):
 		return configErr(field+".Resource", "may not be the issuer, DefaultResource or one of Resources")
 	case before.lookup(a.Resource) != nil:
 		return configErr(field+".Resource", "listed twice")

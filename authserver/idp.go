@@ -156,7 +156,7 @@ func (s *Server) checkIDJAGResource(aud *IDJAGAudience, res string) *oauthmeta.E
 	if checkResourceSyntax(res) != nil || policy.CheckURL(res) != nil {
 		return oauthErr(oauthmeta.CodeInvalidTarget, "resource must be an absolute https URI without fragment")
 	}
-	if len(aud.Resources) > 0 && !slices.ContainsFunc(aud.Resources, func(r string) bool { return oauthmeta.SameResource(r, res) }) {
+	if len(aud.Resources) > 0 && !hasResource(aud.Resources, res) {
 		return oauthErr(oauthmeta.CodeInvalidTarget, "resource is not allowed for this audience")
 	}
 	return nil

@@ -226,7 +226,7 @@ func narrowResources(granted, requested []string) ([]string, *oauthmeta.Error) {
 	}
 	out := make([]string, 0, len(requested))
 	for _, res := range requested {
-		if !slices.ContainsFunc(granted, func(g string) bool { return oauthmeta.SameResource(g, res) }) {
+		if !hasResource(granted, res) {
 			return nil, oauthErr(oauthmeta.CodeInvalidTarget, "resource was not part of the authorization")
 		}
 		out = appendNew(out, res)

@@ -142,7 +142,7 @@ func (s *Server) exchangeSubject(ctx context.Context, raw, resource string, now 
 	if err != nil {
 		return nil, nil, oauthErr(oauthmeta.CodeInvalidGrant, "subject_token is not a valid access token of this server")
 	}
-	if !slices.ContainsFunc(claims.Audience, func(a string) bool { return oauthmeta.SameResource(a, resource) }) {
+	if !hasResource(claims.Audience, resource) {
 		return nil, nil, oauthErr(oauthmeta.CodeInvalidGrant, "subject_token was issued for another resource")
 	}
 	if claims.Act != nil {

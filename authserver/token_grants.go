@@ -66,7 +66,7 @@ func (s *Server) jwtBearer(ctx context.Context, client *Client, form url.Values,
 	}
 	if len(g.Resource) > 0 {
 		for _, res := range form["resource"] {
-			if !slices.ContainsFunc(g.Resource, func(r string) bool { return oauthmeta.SameResource(r, res) }) {
+			if !hasResource(g.Resource, res) {
 				return nil, oauthErr(oauthmeta.CodeInvalidTarget, "resource is not named by the grant")
 			}
 		}

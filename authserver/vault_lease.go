@@ -124,8 +124,7 @@ func (v *vault) refreshHolding(ctx context.Context, g *Grant, held *UpstreamToke
 	next, err := v.up.refresh(upCtx, t.RefreshToken)
 	cancel()
 	if err != nil {
-		var re *upstreamTokenError
-		if errors.As(err, &re) && re.refused() {
+		if re, ok := errors.AsType[*upstreamTokenError](err); ok && re.refused() {
 			// Refused though no other refresh ran while the lease held;
 			// unless one ran after it ended, the upstream grant is over.
 			if _, again, lerr := v.load(ctx, g); lerr == nil && v.fresh(again) {
