@@ -38,38 +38,23 @@ type presented struct {
 	assertion string // private_key_jwt
 }
 
-// clientAuthDetector recognises one authentication method in a request.
-type clientAuthDetector struct {
-	method  string
-	present func(r *http.Request, form url.Values) bool
-}
-
-func clientAuthDetectors() []clientAuthDetector {
-	return []clientAuthDetector{
-		{oauthmeta.AuthMethodClientSecretBasic, func(r *http.Request, _ url.Values) bool {
-			scheme, _, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-			return strings.EqualFold(scheme, "Basic")
-		}},
-		{oauthmeta.AuthMethodClientSecretPost, func(_ *http.Request, f url.Values) bool { return f.Has("client_secret") }},
-		{oauthmeta.AuthMethodPrivateKeyJWT, func(_ *http.Request, f url.Values) bool {
-			return f.Has("client_assertion") || f.Has("client_assertion_type")
-		}},
-	}
-}
-
 // parseClientAuth finds the single authentication method of a request.
 // Using more than one is invalid_request (OAuth 2.1 §2.4); no method at all
 // means "none" with the client_id from the form.
 func parseClientAuth(r *http.Request, form url.Values) (presented, *oauthmeta.Error) {
 	var p presented
-	for _, d := range clientAuthDetectors() {
-		if !d.present(r, form) {
-			continue
-		}
-		if p.method != "" {
+	scheme, _, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	for method, present := range map[string]bool{
+		oauthmeta.AuthMethodClientSecretBasic: strings.EqualFold(scheme, "Basic"),
+		oauthmeta.AuthMethodClientSecretPost:  form.Has("client_secret"),
+		oauthmeta.AuthMethodPrivateKeyJWT:     form.Has("client_assertion") || form.Has("client_assertion_type"),
+	} {
+		if present && p.method != "" {
 			return p, oauthErr(oauthmeta.CodeInvalidRequest, "more than one client authentication method")
 		}
-		p.method = d.method
+		if present {
+			p.method = method
+		}
 	}
 	formID := form.Get("client_id")
 	switch p.method {

@@ -88,10 +88,8 @@ func staticClient(c *Client, supported []string, now time.Time) (*Client, error)
 	if len(c.RedirectURIs) == 0 && codeFlow {
 		return nil, configErr(field, "at least one redirect URI is required")
 	}
-	for _, r := range c.RedirectURIs {
-		if err := clientmeta.CheckRedirectURI(r); err != nil {
-			return nil, configErr(field, "invalid redirect URI")
-		}
+	if slices.ContainsFunc(c.RedirectURIs, func(r string) bool { return clientmeta.CheckRedirectURI(r) != nil }) {
+		return nil, configErr(field, "invalid redirect URI")
 	}
 	if !subset(c.AllowedScopes, supported) {
 		return nil, configErr(field, "every AllowedScopes entry must be in Scopes")
