@@ -132,14 +132,8 @@ func (s *Server) checkDownstreamAPI(field string, a *DownstreamAPI, before downs
 		return configErr(field+".Scopes", "every scope must be in Scopes")
 	}
 	for id, res := range a.Clients {
-		cl, ok := s.static[id]
-		switch {
-		case !ok || cl.public():
-			return configErr(field+".Clients", "each must be a pre-registered confidential client")
-		case !cl.allowsGrant(oauthmeta.GrantTypeTokenExchange):
-			return configErr(field+".Clients", "each client must be allowed the token exchange grant")
-		case checkResourceSyntax(res) != nil:
-			return configErr(field+".Clients", "each resource must be an absolute http(s) URI without fragment")
+		if err := s.checkExchanger(field+".Clients", id, res); err != nil {
+			return err
 		}
 		if prev, seen := identity[id]; seen && prev != res {
 			return configErr(field+".Clients", "a client must name the same resource everywhere")
