@@ -26,6 +26,14 @@ var (
 	ErrClosed = errors.New("authserver: closed")
 )
 
+// ignoreNotFound is err, or nil when err is [ErrNotFound].
+func ignoreNotFound(err error) error {
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
 func configErr(field, msg string) error {
 	return fmt.Errorf("%w: %s: %s", ErrConfig, field, msg)
 }

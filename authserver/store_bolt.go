@@ -256,10 +256,7 @@ func (b *BoltStore) RevokeAccessToken(_ context.Context, jti string, expires tim
 // AccessTokenRevoked implements [RevocationStore].
 func (b *BoltStore) AccessTokenRevoked(_ context.Context, jti string) (bool, error) {
 	_, err := boltGet[time.Time](b, "revoked", jti)
-	if errors.Is(err, ErrNotFound) {
-		return false, nil
-	}
-	return err == nil, err
+	return err == nil, ignoreNotFound(err)
 }
 
 // Sweep implements [Sweeper]: it deletes records that expired before now.

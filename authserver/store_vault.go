@@ -2,7 +2,6 @@ package authserver
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"time"
 
@@ -95,8 +94,7 @@ func (b *BoltStore) UpstreamTokens(_ context.Context, id string) (*UpstreamToken
 func (b *BoltStore) SaveUpstreamTokens(_ context.Context, t *UpstreamTokens) error {
 	return b.db.Update(func(tx *bolt.Tx) error {
 		var old UpstreamTokens
-		err := getIn(tx, boltVaultBucket, t.ID, &old)
-		if err != nil && !errors.Is(err, ErrNotFound) {
+		if err := ignoreNotFound(getIn(tx, boltVaultBucket, t.ID, &old)); err != nil {
 			return err
 		}
 		if old.Version != t.Version-1 {

@@ -93,11 +93,8 @@ func (s *Server) refreshInOneStep(ctx context.Context, u RefreshUse, form url.Va
 	next := randomToken(32)
 	u.NextKey = tokenKey(next)
 	grant, err := user.UseRefreshToken(ctx, u)
-	if errors.Is(err, ErrNotFound) {
-		return nil, nil
-	}
 	if err != nil {
-		return nil, err
+		return nil, ignoreNotFound(err)
 	}
 	access, err := signClaims(key, s.accessClaims(grant, grant.Scopes, grant.Resources, u.Now, u.JKT))
 	if err != nil {

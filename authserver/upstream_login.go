@@ -1,6 +1,7 @@
 package authserver
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -180,14 +181,13 @@ func (s *Server) finishUpstream(ctx context.Context, q url.Values, l *upstreamLo
 		opts = append(opts, oauth2.SetAuthURLParam("client_assertion_type", jwtassert.ClientAssertionType),
 			oauth2.SetAuthURLParam("client_assertion", jwt))
 	}
-	hc := s.upstream.tokenClient()
+	hc := cmp.Or(s.upstream.acceptJSON, s.upstream.fetcher.Client()) // the token endpoint's client
 	tok, err := s.upstream.oauth2Config(m, s.UpstreamCallbackURL()).Exchange(
 		context.WithValue(ctx, oauth2.HTTPClient, hc), q.Get("code"), opts...)
 	if err != nil {
 		// A RetrieveError's text carries the response body, which may
 		// echo the code and verifier and is up to 1 MiB: log the status.
-		var re *oauth2.RetrieveError
-		if errors.As(err, &re) && re.Response != nil {
+		if re, ok := errors.AsType[*oauth2.RetrieveError](err); ok && re.Response != nil {
 			if re.Response.StatusCode < http.StatusInternalServerError {
 				s.log.WarnContext(ctx, "upstream token endpoint refused the code", "error", truncateLog(re.ErrorCode))
 				return nil, nil, refused

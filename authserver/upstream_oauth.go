@@ -174,14 +174,6 @@ func (u *upstream) assertionAudience(m *providerMetadata) string {
 	return m.Issuer
 }
 
-// tokenClient is the HTTP client of the token endpoint call.
-func (u *upstream) tokenClient() *http.Client {
-	if u.acceptJSON != nil {
-		return u.acceptJSON
-	}
-	return u.fetcher.Client()
-}
-
 // acceptJSONTransport asks for JSON: GitHub's token endpoint answers a
 // form-encoded body otherwise. The caller's request is not modified.
 type acceptJSONTransport struct{ base http.RoundTripper }
@@ -266,8 +258,7 @@ type emailEntry struct {
 func (u *upstream) primaryEmail(ctx context.Context, auth http.Header, id *UpstreamIdentity) error {
 	id.Email, id.EmailVerified = "", false
 	resp, err := u.userInfoFetcher.GetWithHeader(ctx, u.cfg.OAuth2.EmailsEndpoint, "application/json", auth)
-	var se *safehttp.StatusError
-	if errors.As(err, &se) && (se.StatusCode == http.StatusForbidden || se.StatusCode == http.StatusNotFound) {
+	if se, ok := errors.AsType[*safehttp.StatusError](err); ok && (se.StatusCode == http.StatusForbidden || se.StatusCode == http.StatusNotFound) {
 		return nil // no access to the emails: no verified email
 	}
 	if err != nil {

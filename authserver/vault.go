@@ -255,10 +255,7 @@ func (s *Server) revokeGrant(ctx context.Context, id string) error {
 			s.vault.drop(ctx, g.UpstreamTokens)
 		}
 	}
-	if errors.Is(err, ErrNotFound) {
-		return nil
-	}
-	return err
+	return ignoreNotFound(err)
 }
 
 // keepUpstreamTokens seals the tokens of a finished upstream login into
