@@ -3,6 +3,7 @@ package authserver
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"html/template"
 	"io"
 	"log/slog"
@@ -79,40 +80,19 @@ func New(cfg Config) (*Server, error) {
 			_ = s.Close()
 		}
 	}()
-	if err := s.initClients(); err != nil {
-		return nil, err
-	}
-	s.keys = &keyring{
-		alg:         st.SigningAlgorithm,
-		store:       s.store.Keys,
-		prePublish:  st.KeyPrePublish,
-		rotateEvery: st.KeyRotationInterval,
-		tokenTTL:    st.AccessTokenTTL,
-		reloadEvery: st.KeyReloadInterval,
-	}
-	if err := s.keys.load(context.Background(), s.clock.Now()); err != nil {
-		return nil, err
-	}
-	if err := s.initResolver(); err != nil {
-		return nil, err
-	}
-	if err := s.initExtensions(); err != nil {
-		return nil, err
-	}
-	if err := s.initUpstream(); err != nil {
-		return nil, err
-	}
-	if err := s.initVault(); err != nil {
-		return nil, err
-	}
-	if err := s.initDownstream(); err != nil {
-		return nil, err
+	for _, step := range []func() error{
+		s.initClients, s.initKeys, s.initResolver, s.initExtensions, s.initUpstream, s.initVault, s.initDownstream,
+	} {
+		if err := step(); err != nil {
+			return nil, err
+		}
 	}
 	s.defaultResource = cmp.Or(st.DefaultResource, st.Issuer)
 	s.realm = strings.NewReplacer(`"`, "", `\`, "").Replace(st.Issuer)
 	s.limits = newRateLimits(st.RateLimit)
+	m := s.Metadata()
 	var err error
-	if s.metadata, err = s.encodeMetadata(); err != nil {
+	if s.metadata, err = json.Marshal(&m); err != nil {
 		return nil, err
 	}
 	s.pages = pageTemplates()
@@ -182,6 +162,19 @@ func (s *Server) initClients() error {
 	}
 	s.cfg.Clients = nil // the plain secrets are not kept
 	return nil
+}
+
+// initKeys loads the signing keys, making the first one if needed.
+func (s *Server) initKeys() error {
+	s.keys = &keyring{
+		alg:         s.cfg.SigningAlgorithm,
+		store:       s.store.Keys,
+		prePublish:  s.cfg.KeyPrePublish,
+		rotateEvery: s.cfg.KeyRotationInterval,
+		tokenTTL:    s.cfg.AccessTokenTTL,
+		reloadEvery: s.cfg.KeyReloadInterval,
+	}
+	return s.keys.load(context.Background(), s.clock.Now())
 }
 
 func (s *Server) initResolver() error {
