@@ -51,16 +51,11 @@ const jtiSeparator = "."
 // scope, iat, exp, jti, and cnf.jkt when jkt names the DPoP key the token is
 // bound to (RFC 9449 §6.1).
 func (s *Server) issueAccessToken(ctx context.Context, g *Grant, scopes, resources []string, now time.Time, jkt string) (string, error) {
-	key, err := s.keys.signingKey(ctx, now)
-	if err != nil {
-		return "", err
-	}
-	return s.issueAccessTokenWith(key, g, scopes, resources, now, jkt)
+	return s.signAccessToken(ctx, s.accessClaims(g, scopes, resources, now, jkt), now)
 }
 
-// issueAccessTokenWith is issueAccessToken with the signing key already at
-// hand.
-func (s *Server) issueAccessTokenWith(key *liveKey, g *Grant, scopes, resources []string, now time.Time, jkt string) (string, error) {
+// accessClaims are the claims of an access token of grant g.
+func (s *Server) accessClaims(g *Grant, scopes, resources []string, now time.Time, jkt string) *accessClaims {
 	aud := oauthmeta.Audience(resources)
 	if len(aud) == 0 {
 		aud = oauthmeta.Audience{s.defaultResource}
@@ -78,7 +73,7 @@ func (s *Server) issueAccessTokenWith(key *liveKey, g *Grant, scopes, resources 
 	if jkt != "" {
 		claims.Cnf = &oauthmeta.Confirmation{JKT: jkt}
 	}
-	return signClaims(key, &claims)
+	return &claims
 }
 
 // signAccessToken signs claims as an RFC 9068 JWT access token: header typ

@@ -37,8 +37,7 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 	}
 	req, err := s.clientAndRedirect(r.Context(), q)
 	if err != nil {
-		var oe *oauthmeta.Error
-		if errors.As(err, &oe) {
+		if oe, ok := errors.AsType[*oauthmeta.Error](err); ok {
 			status := http.StatusBadRequest
 			if oe.Code == oauthmeta.CodeTemporarilyUnavailable { // a store is down
 				status = http.StatusServiceUnavailable
@@ -125,9 +124,7 @@ func (s *Server) checkAuthorizeParams(req *authRequest, q url.Values) *oauthmeta
 		if oe := s.checkResource(res); oe != nil {
 			return oe
 		}
-		if !slices.Contains(req.resources, res) {
-			req.resources = append(req.resources, res)
-		}
+		req.resources = appendNew(req.resources, res)
 	}
 	return nil
 }
@@ -172,15 +169,16 @@ func (s *Server) checkResource(res string) *oauthmeta.Error {
 	if s.downstream.lookup(res) != nil {
 		return oauthErr(oauthmeta.CodeInvalidTarget, "resource is reachable by token exchange only")
 	}
-	if len(s.cfg.Resources) == 0 {
-		return nil
+	if len(s.cfg.Resources) > 0 && !hasResource(s.cfg.Resources, res) {
+		return oauthErr(oauthmeta.CodeInvalidTarget, "resource is not served by this authorization server")
 	}
-	for _, allowed := range s.cfg.Resources {
-		if oauthmeta.SameResource(allowed, res) {
-			return nil
-		}
-	}
-	return oauthErr(oauthmeta.CodeInvalidTarget, "resource is not served by this authorization server")
+	return nil
+}
+
+// hasResource reports whether list names res, as [oauthmeta.SameResource]
+// compares them.
+func hasResource(list []string, res string) bool {
+	return slices.ContainsFunc(list, func(r string) bool { return oauthmeta.SameResource(r, res) })
 }
 
 // decide applies the consent mode to a valid request.

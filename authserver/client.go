@@ -155,10 +155,7 @@ func (s *Server) lookupClient(ctx context.Context, id string) (*Client, error) {
 	if errors.Is(err, ErrNotFound) {
 		return nil, errUnknownClient
 	}
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
+	return c, err
 }
 
 // cimdErrorDescription says which rule a document broke, without echoing

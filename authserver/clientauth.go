@@ -38,38 +38,23 @@ type presented struct {
 	assertion string // private_key_jwt
 }
 
-// clientAuthDetector recognises one authentication method in a request.
-type clientAuthDetector struct {
-	method  string
-	present func(r *http.Request, form url.Values) bool
-}
-
-func clientAuthDetectors() []clientAuthDetector {
-	return []clientAuthDetector{
-		{oauthmeta.AuthMethodClientSecretBasic, func(r *http.Request, _ url.Values) bool {
-			scheme, _, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-			return strings.EqualFold(scheme, "Basic")
-		}},
-		{oauthmeta.AuthMethodClientSecretPost, func(_ *http.Request, f url.Values) bool { return f.Has("client_secret") }},
-		{oauthmeta.AuthMethodPrivateKeyJWT, func(_ *http.Request, f url.Values) bool {
-			return f.Has("client_assertion") || f.Has("client_assertion_type")
-		}},
-	}
-}
-
 // parseClientAuth finds the single authentication method of a request.
 // Using more than one is invalid_request (OAuth 2.1 §2.4); no method at all
 // means "none" with the client_id from the form.
 func parseClientAuth(r *http.Request, form url.Values) (presented, *oauthmeta.Error) {
 	var p presented
-	for _, d := range clientAuthDetectors() {
-		if !d.present(r, form) {
-			continue
-		}
-		if p.method != "" {
+	scheme, _, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	for method, present := range map[string]bool{
+		oauthmeta.AuthMethodClientSecretBasic: strings.EqualFold(scheme, "Basic"),
+		oauthmeta.AuthMethodClientSecretPost:  form.Has("client_secret"),
+		oauthmeta.AuthMethodPrivateKeyJWT:     form.Has("client_assertion") || form.Has("client_assertion_type"),
+	} {
+		if present && p.method != "" {
 			return p, oauthErr(oauthmeta.CodeInvalidRequest, "more than one client authentication method")
 		}
-		p.method = d.method
+		if present {
+			p.method = method
+		}
 	}
 	formID := form.Get("client_id")
 	switch p.method {
@@ -134,10 +119,9 @@ func parseBasic(header string) (id, secret string, ok bool) {
 	if !found {
 		return "", "", false
 	}
-	if id, err = url.QueryUnescape(rawID); err != nil {
-		return "", "", false
-	}
-	if secret, err = url.QueryUnescape(rawSecret); err != nil {
+	id, err1 := url.QueryUnescape(rawID)
+	secret, err2 := url.QueryUnescape(rawSecret)
+	if err1 != nil || err2 != nil {
 		return "", "", false
 	}
 	return id, secret, id != ""
@@ -154,21 +138,18 @@ func (s *Server) authenticateClient(ctx context.Context, r *http.Request, form u
 		return nil, oe
 	}
 	var c *Client
-	switch {
-	case clientmeta.IsURLClientID(p.clientID) && (p.method == oauthmeta.AuthMethodPrivateKeyJWT || p.method == oauthmeta.AuthMethodNone):
-		// The document says how the client authenticates (CIMD-09): a
-		// private_key_jwt client cannot pass as public. Resolved through
-		// the cache the authorization request filled.
-		var err error
-		if c, err = s.lookupClient(ctx, p.clientID); err != nil {
-			return nil, err
-		}
-	case clientmeta.IsURLClientID(p.clientID):
+	if clientmeta.IsURLClientID(p.clientID) && p.method != oauthmeta.AuthMethodPrivateKeyJWT && p.method != oauthmeta.AuthMethodNone {
+		// A URL client_id presenting a secret is the public client of
+		// metadataDocumentClient, refused below.
 		if s.cimd == nil || clientmeta.ValidateClientID(p.clientID) != nil {
 			return nil, errUnknownClient
 		}
 		c = metadataDocumentClient(p.clientID)
-	default:
+	} else {
+		// For a URL client_id the document says how the client
+		// authenticates (CIMD-09): a private_key_jwt client cannot pass as
+		// public. Resolved through the cache the authorization request
+		// filled.
 		var err error
 		if c, err = s.lookupClient(ctx, p.clientID); err != nil {
 			return nil, err

@@ -106,10 +106,7 @@ func (s remoteSource) Keys(ctx context.Context, kid string) ([]jwtassert.Key, er
 	if errors.Is(err, jwkset.ErrUnknownKey) || errors.Is(err, jwkset.ErrInvalid) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	return keys, nil
+	return keys, err
 }
 
 // keySource returns the verification keys of one party from exactly one

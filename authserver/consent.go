@@ -8,7 +8,6 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -24,13 +23,27 @@ func pageTemplates() *template.Template {
 	return template.Must(template.ParseFS(templateFS, "templates/*.html"))
 }
 
-// Cookie names for the consent browser binding. Browsers accept the
+// consentCookie is the name of the consent browser binding cookie
+// (SameSite=Strict), without the __Host- prefix of [Server.cookieName].
+const consentCookie = "mcpauth-consent"
+
+// cookieName is the name of a browser binding cookie. Browsers accept the
 // __Host- prefix only on https with Secure, so plain-http loopback
-// development uses an unprefixed name, still HttpOnly and SameSite=Strict.
-const (
-	consentCookieSecure   = "__Host-mcpauth-consent"
-	consentCookieInsecure = "mcpauth-consent"
-)
+// development uses the unprefixed name, still HttpOnly.
+func (s *Server) cookieName(base string) string {
+	if s.cfg.https {
+		return "__Host-" + base
+	}
+	return base
+}
+
+// cookieValue is the value of r's cookie name; "" when it has none.
+func cookieValue(r *http.Request, name string) string {
+	if c, err := r.Cookie(name); err == nil {
+		return c.Value
+	}
+	return ""
+}
 
 // consentView is what the consent page shows (requirements AS-14, CIMD-10).
 type consentView struct {
@@ -141,9 +154,9 @@ func formActionSource(redirectURI string) string {
 // browserID returns the value of the consent cookie, setting a fresh one
 // when the browser has none.
 func (s *Server) browserID(w http.ResponseWriter, r *http.Request) string {
-	name := s.consentCookieName()
-	if c, err := r.Cookie(name); err == nil && len(c.Value) == 43 {
-		return c.Value
+	name := s.cookieName(consentCookie)
+	if v := cookieValue(r, name); len(v) == 43 {
+		return v
 	}
 	v := randomToken(32)
 	http.SetCookie(w, &http.Cookie{
@@ -153,35 +166,22 @@ func (s *Server) browserID(w http.ResponseWriter, r *http.Request) string {
 	return v
 }
 
-func (s *Server) consentCookieName() string {
-	if s.cfg.https {
-		return consentCookieSecure
-	}
-	return consentCookieInsecure
-}
-
 // handleConsent receives the consent form (requirements AS-13, AS-14): it
 // refuses cross-site posts, checks the CSRF token and the browser cookie,
 // and answers with 303 to the client.
 func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
-	forbidden := oauthErr(oauthmeta.CodeAccessDenied, "the consent form was not submitted from this server's page")
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
-		s.renderError(w, r, http.StatusForbidden, forbidden)
-		return
-	}
-	if o := r.Header.Get("Origin"); o != "" && o != s.cfg.issuerOrigin {
-		s.renderError(w, r, http.StatusForbidden, forbidden)
+	site, origin := r.Header.Get("Sec-Fetch-Site"), r.Header.Get("Origin")
+	if site != "" && site != "same-origin" || origin != "" && origin != s.cfg.issuerOrigin {
+		s.renderError(w, r, http.StatusForbidden,
+			oauthErr(oauthmeta.CodeAccessDenied, "the consent form was not submitted from this server's page"))
 		return
 	}
 	if err := r.ParseForm(); err != nil {
 		s.renderError(w, r, http.StatusBadRequest, oauthErr(oauthmeta.CodeInvalidRequest, "malformed form"))
 		return
 	}
-	var browser string
-	if c, err := r.Cookie(s.consentCookieName()); err == nil {
-		browser = c.Value
-	}
+	browser := cookieValue(r, s.cookieName(consentCookie))
 	action := r.PostForm.Get("action")
 	if action != "approve" && action != "deny" {
 		s.renderError(w, r, http.StatusBadRequest, oauthErr(oauthmeta.CodeInvalidRequest, "unknown action"))
@@ -220,20 +220,8 @@ func (s *Server) consentRemembered(ctx context.Context, req *authRequest) bool {
 		return false
 	}
 	c, err := s.store.Consents.Consent(ctx, s.userOf(req), req.client.ID)
-	if err != nil || !s.clock.Now().Before(c.ExpiresAt) || c.RedirectURI != req.redirectURI {
-		return false
-	}
-	for _, sc := range req.scopes {
-		if !slices.Contains(c.Scopes, sc) {
-			return false
-		}
-	}
-	for _, res := range req.resources {
-		if !slices.Contains(c.Resources, res) {
-			return false
-		}
-	}
-	return true
+	return err == nil && s.clock.Now().Before(c.ExpiresAt) && c.RedirectURI == req.redirectURI &&
+		subset(req.scopes, c.Scopes) && subset(req.resources, c.Resources)
 }
 
 func (s *Server) rememberConsent(ctx context.Context, req *authRequest) {

@@ -71,10 +71,8 @@ type downstreamAPIs []DownstreamAPI
 
 // lookup returns the API that target names, or nil.
 func (d downstreamAPIs) lookup(target string) *DownstreamAPI {
-	for i := range d {
-		if oauthmeta.SameResource(d[i].Resource, target) {
-			return &d[i]
-		}
+	if i := slices.IndexFunc(d, func(a DownstreamAPI) bool { return oauthmeta.SameResource(a.Resource, target) }); i >= 0 {
+		return &d[i]
 	}
 	return nil
 }
@@ -92,9 +90,7 @@ func (s *Server) initDownstream() error {
 	}
 	identity := map[string]string{} // client_id → its resource, across every list
 	if s.cfg.TokenVault != nil {
-		for id, res := range s.cfg.TokenVault.ResourceServers {
-			identity[id] = res
-		}
+		maps.Copy(identity, s.cfg.TokenVault.ResourceServers)
 	}
 	apis := make(downstreamAPIs, 0, len(s.cfg.DownstreamAPIs))
 	for i, a := range s.cfg.DownstreamAPIs {
@@ -107,10 +103,8 @@ func (s *Server) initDownstream() error {
 		apis = append(apis, a)
 	}
 	for _, a := range apis {
-		for _, res := range identity {
-			if oauthmeta.SameResource(a.Resource, res) {
-				return configErr("DownstreamAPIs", "an API's resource may not be an exchanging client's resource")
-			}
+		if hasResource(slices.Collect(maps.Values(identity)), a.Resource) {
+			return configErr("DownstreamAPIs", "an API's resource may not be an exchanging client's resource")
 		}
 	}
 	s.downstream = apis
@@ -125,7 +119,7 @@ func (s *Server) checkDownstreamAPI(field string, a *DownstreamAPI, before downs
 	case checkResourceSyntax(a.Resource) != nil || policy.CheckURL(a.Resource) != nil:
 		return configErr(field+".Resource", "must be an absolute https URI without fragment (http only to loopback with InsecureAllowHTTPLoopback)")
 	case oauthmeta.SameResource(a.Resource, s.cfg.Issuer) || oauthmeta.SameResource(a.Resource, s.cfg.DefaultResource) ||
-		slices.ContainsFunc(s.cfg.Resources, func(r string) bool { return oauthmeta.SameResource(r, a.Resource) }):
+		hasResource(s.cfg.Resources, a.Resource):
 		return configErr(field+".Resource", "may not be the issuer, DefaultResource or one of Resources")
 	case before.lookup(a.Resource) != nil:
 		return configErr(field+".Resource", "listed twice")
@@ -134,20 +128,12 @@ func (s *Server) checkDownstreamAPI(field string, a *DownstreamAPI, before downs
 	case a.TokenTTL < 0 || a.TokenTTL > s.cfg.AccessTokenTTL:
 		return configErr(field+".TokenTTL", "must be between zero and AccessTokenTTL")
 	}
-	for _, sc := range a.Scopes {
-		if !slices.Contains(s.cfg.Scopes, sc) {
-			return configErr(field+".Scopes", "every scope must be in Scopes")
-		}
+	if !subset(a.Scopes, s.cfg.Scopes) {
+		return configErr(field+".Scopes", "every scope must be in Scopes")
 	}
 	for id, res := range a.Clients {
-		cl, ok := s.static[id]
-		switch {
-		case !ok || cl.public():
-			return configErr(field+".Clients", "each must be a pre-registered confidential client")
-		case !cl.allowsGrant(oauthmeta.GrantTypeTokenExchange):
-			return configErr(field+".Clients", "each client must be allowed the token exchange grant")
-		case checkResourceSyntax(res) != nil:
-			return configErr(field+".Clients", "each resource must be an absolute http(s) URI without fragment")
+		if err := s.checkExchanger(field+".Clients", id, res); err != nil {
+			return err
 		}
 		if prev, seen := identity[id]; seen && prev != res {
 			return configErr(field+".Clients", "a client must name the same resource everywhere")

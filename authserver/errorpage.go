@@ -59,8 +59,7 @@ func (s *Server) writePage(w http.ResponseWriter, status int, name string, data 
 // own protocol error (temporarily_unavailable when it is down or full),
 // or a logged, bare server_error.
 func (s *Server) renderStoreError(w http.ResponseWriter, r *http.Request, msg string, err error) {
-	var oe *oauthmeta.Error
-	if errors.As(err, &oe) {
+	if oe, ok := errors.AsType[*oauthmeta.Error](err); ok {
 		s.renderError(w, r, statusFor(oe.Code), oe)
 		return
 	}

@@ -26,6 +26,14 @@ var (
 	ErrClosed = errors.New("authserver: closed")
 )
 
+// ignoreNotFound is err, or nil when err is [ErrNotFound].
+func ignoreNotFound(err error) error {
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
 func configErr(field, msg string) error {
 	return fmt.Errorf("%w: %s: %s", ErrConfig, field, msg)
 }
@@ -57,8 +65,8 @@ func statusFor(code oauthmeta.ErrorCode) int {
 // server_error, so internal detail never reaches the client. invalid_client
 // carries a Basic challenge (RFC 6749 §5.2).
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	var oe *oauthmeta.Error
-	if !errors.As(err, &oe) {
+	oe, ok := errors.AsType[*oauthmeta.Error](err)
+	if !ok {
 		s.log.ErrorContext(r.Context(), "request failed", "path", r.URL.Path, "err", err)
 		oe = oauthErr(oauthmeta.CodeServerError, "internal error")
 	}

@@ -4,7 +4,6 @@ import (
 	"crypto"
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -106,10 +105,8 @@ func (s *Server) initTrustedIssuers() error {
 		if err != nil {
 			return err
 		}
-		for _, sc := range ti.Scopes {
-			if !slices.Contains(s.cfg.Scopes, sc) {
-				return configErr(field, "every scope must be in Scopes")
-			}
+		if !subset(ti.Scopes, s.cfg.Scopes) {
+			return configErr(field, "every scope must be in Scopes")
 		}
 		if _, dup := g.scopes[ti.Issuer]; dup {
 			return configErr(field, "issuer listed twice")

@@ -105,9 +105,7 @@ func compileGrantPolicy(p *GrantPolicy, supported []string) (*compiledGrantPolic
 			if supported != nil && !slices.Contains(supported, sc) {
 				return nil, configErr("GrantPolicy", fmt.Sprintf("%s: scope %.40q is not in Scopes", where, sc))
 			}
-			if !slices.Contains(c.ceiling, sc) {
-				c.ceiling = append(c.ceiling, sc)
-			}
+			c.ceiling = appendNew(c.ceiling, sc)
 		}
 		return slices.Clone(scopes), nil
 	}
@@ -158,13 +156,7 @@ func compileGrantPolicy(p *GrantPolicy, supported []string) (*compiledGrantPolic
 // email unless unverifiedOK.
 func (c *compiledGrantPolicy) allowed(id *UpstreamIdentity, unverifiedOK bool) []string {
 	out := slices.Clone(c.def)
-	add := func(scopes []string) {
-		for _, sc := range scopes {
-			if !slices.Contains(out, sc) {
-				out = append(out, sc)
-			}
-		}
-	}
+	add := func(scopes []string) { out = appendNew(out, scopes...) }
 	if !strings.Contains(id.Subject, "@") {
 		add(c.ids[id.Subject])
 	}

@@ -1,6 +1,7 @@
 package authserver
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/url"
@@ -74,9 +75,7 @@ func (s *Server) initIdentityProvider() error {
 		}
 		idp.audiences[a.Issuer] = a
 		for id := range a.ClientIDs {
-			if !slices.Contains(clients, id) {
-				clients = append(clients, id)
-			}
+			clients = appendNew(clients, id)
 		}
 	}
 	var issuers []jwtassert.TrustedIssuer
@@ -145,10 +144,7 @@ func (s *Server) exchangeForIDJAG(ctx context.Context, client *Client, form url.
 	if err != nil {
 		return nil, err
 	}
-	lifetime := s.idp.lifetime
-	if lifetime == 0 {
-		lifetime = jwtassert.DefaultIDJAGLifetime
-	}
+	lifetime := cmp.Or(s.idp.lifetime, jwtassert.DefaultIDJAGLifetime)
 	return &oauthmeta.TokenResponse{
 		AccessToken: jag, IssuedTokenType: jwtassert.TokenTypeIDJAG, TokenType: "N_A",
 		ExpiresIn: int64(lifetime.Seconds()), Scope: oauthmeta.FormatScope(scopes),
@@ -160,7 +156,7 @@ func (s *Server) checkIDJAGResource(aud *IDJAGAudience, res string) *oauthmeta.E
 	if checkResourceSyntax(res) != nil || policy.CheckURL(res) != nil {
 		return oauthErr(oauthmeta.CodeInvalidTarget, "resource must be an absolute https URI without fragment")
 	}
-	if len(aud.Resources) > 0 && !slices.ContainsFunc(aud.Resources, func(r string) bool { return oauthmeta.SameResource(r, res) }) {
+	if len(aud.Resources) > 0 && !hasResource(aud.Resources, res) {
 		return oauthErr(oauthmeta.CodeInvalidTarget, "resource is not allowed for this audience")
 	}
 	return nil

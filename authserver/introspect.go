@@ -2,7 +2,6 @@ package authserver
 
 import (
 	"context"
-	"errors"
 	"net/http"
 
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -63,14 +62,8 @@ func (s *Server) introspect(ctx context.Context, token string) (*oauthmeta.Intro
 // active and the token itself was not revoked.
 func (s *Server) accessTokenLive(ctx context.Context, c *accessClaims) (bool, error) {
 	g, err := s.store.Grants.Grant(ctx, grantIDFromJTI(c.JTI))
-	if errors.Is(err, ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	if g.Revoked {
-		return false, nil
+	if err != nil || g.Revoked {
+		return false, ignoreNotFound(err)
 	}
 	revoked, err := s.store.Revocations.AccessTokenRevoked(ctx, c.JTI)
 	return err == nil && !revoked, err
@@ -80,18 +73,12 @@ func (s *Server) accessTokenLive(ctx context.Context, c *accessClaims) (bool, er
 // a current (unrotated, unexpired, unrevoked) refresh token; nil if not.
 func (s *Server) liveRefreshToken(ctx context.Context, raw string) (*RefreshToken, *Grant, error) {
 	rec, err := s.store.RefreshTokens.RefreshToken(ctx, tokenKey(raw))
-	if errors.Is(err, ErrNotFound) {
-		return nil, nil, nil
-	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, ignoreNotFound(err)
 	}
 	g, err := s.store.Grants.Grant(ctx, rec.GrantID)
-	if errors.Is(err, ErrNotFound) {
-		return nil, nil, nil
-	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, ignoreNotFound(err)
 	}
 	now := s.clock.Now()
 	if rec.Rotated || g.Revoked || !now.Before(rec.ExpiresAt) || !now.Before(g.ExpiresAt) {

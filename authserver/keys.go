@@ -69,8 +69,6 @@ func (k *keyring) load(ctx context.Context, now time.Time) error {
 	return k.add(ctx, now, now)
 }
 
-func (k *keyring) sort() { sortKeys(k.keys) }
-
 func sortKeys(keys []*liveKey) {
 	slices.SortStableFunc(keys, func(a, b *liveKey) int {
 		if c := a.meta.ActiveAt.Compare(b.meta.ActiveAt); c != 0 {
@@ -220,7 +218,7 @@ func (k *keyring) add(ctx context.Context, now, activeAt time.Time) error {
 		kept = append(kept, old)
 	}
 	k.keys = append(kept, lk)
-	k.sort()
+	sortKeys(k.keys)
 	return nil
 }
 

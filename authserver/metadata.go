@@ -65,11 +65,6 @@ func (s *Server) Metadata() oauthmeta.AuthServerMetadata {
 	return m
 }
 
-func (s *Server) encodeMetadata() ([]byte, error) {
-	m := s.Metadata()
-	return json.Marshal(&m)
-}
-
 // handleMetadata serves RFC 8414 metadata at the path-inserted well-known
 // URLs, and the same document as OpenID Connect discovery (requirements
 // AS-02, AS-03, AS-15).

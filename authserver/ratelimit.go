@@ -111,18 +111,15 @@ type limiterSet[K comparable] struct {
 	entries *lru.Cache[K, *rate.Limiter]
 }
 
-// newLimiterSet returns a table of at most maxTracked keys (which must be
-// positive) whose buckets refill at perSecond (+Inf: no limit) and hold
-// burst requests.
-func newLimiterSet[K comparable](perSecond float64, burst, maxTracked int) (*limiterSet[K], error) {
+// newLimiterSet returns a table of at most maxTracked keys (validated
+// positive by [RateLimit.validate]) whose buckets refill at perSecond
+// (+Inf: no limit) and hold burst requests.
+func newLimiterSet[K comparable](perSecond float64, burst, maxTracked int) *limiterSet[K] {
 	l := rate.Limit(perSecond)
 	if math.IsInf(perSecond, 1) {
 		l = rate.Inf
 	}
-	if maxTracked <= 0 {
-		return nil, configErr("RateLimit.MaxTracked", "must be positive")
-	}
-	return &limiterSet[K]{limit: l, burst: burst, entries: lru.New[K, *rate.Limiter](maxTracked, nil, nil)}, nil
+	return &limiterSet[K]{limit: l, burst: burst, entries: lru.New[K, *rate.Limiter](maxTracked, nil, nil)}
 }
 
 // allow reports whether one more request for key is allowed at now, and if
@@ -164,24 +161,15 @@ type rateLimits struct {
 	clients  *limiterSet[string]
 }
 
-func newRateLimits(rl RateLimit) (*rateLimits, error) {
-	browser, err := newLimiterSet[string](rl.PerIPBrowser, rl.BrowserBurst, rl.MaxTracked)
-	if err != nil {
-		return nil, err
+// newRateLimits returns the tables of rl, validated.
+func newRateLimits(rl RateLimit) *rateLimits {
+	return &rateLimits{
+		seed:     maphash.MakeSeed(),
+		browser:  newLimiterSet[string](rl.PerIPBrowser, rl.BrowserBurst, rl.MaxTracked),
+		ip:       newLimiterSet[string](rl.PerIP, rl.Burst, rl.MaxTracked),
+		attempts: newLimiterSet[attemptKey](rl.PerClient, rl.Burst, rl.MaxTracked),
+		clients:  newLimiterSet[string](rl.PerClient, rl.Burst, rl.MaxTracked),
 	}
-	ip, err := newLimiterSet[string](rl.PerIP, rl.Burst, rl.MaxTracked)
-	if err != nil {
-		return nil, err
-	}
-	attempts, err := newLimiterSet[attemptKey](rl.PerClient, rl.Burst, rl.MaxTracked)
-	if err != nil {
-		return nil, err
-	}
-	clients, err := newLimiterSet[string](rl.PerClient, rl.Burst, rl.MaxTracked)
-	if err != nil {
-		return nil, err
-	}
-	return &rateLimits{seed: maphash.MakeSeed(), browser: browser, ip: ip, attempts: attempts, clients: clients}, nil
 }
 
 // clientIP is the peer address of r. Forwarding headers are not trusted.

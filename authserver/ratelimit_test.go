@@ -252,11 +252,7 @@ func TestLimiterEvictsLeastRecentlyUsed(t *testing.T) {
 
 func mustLimiterSet(t testing.TB, perSecond float64, burst, maxTracked int) *limiterSet[string] {
 	t.Helper()
-	ls, err := newLimiterSet[string](perSecond, burst, maxTracked)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ls
+	return newLimiterSet[string](perSecond, burst, maxTracked)
 }
 
 // TestBrowserRateLimit: a flood of authorization requests from one address

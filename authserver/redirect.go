@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -13,10 +14,8 @@ import (
 // but the port (RFC 8252 §7.3). "localhost" and 127.0.0.1 never match each
 // other, and no other normalisation happens.
 func matchRedirectURI(registered []string, requested string) bool {
-	for _, r := range registered {
-		if r == requested {
-			return true
-		}
+	if slices.Contains(registered, requested) {
+		return true
 	}
 	req, ok := parseLoopbackRedirect(requested)
 	if !ok {

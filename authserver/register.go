@@ -6,6 +6,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 
 	"github.com/mcpauth/mcpauth/clientmeta"
 	"github.com/mcpauth/mcpauth/internal/jsonx"
@@ -68,11 +69,9 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 		ClientID: c.ID, ClientIDIssuedAt: now.Unix(), ClientMetadata: md,
 	}}
 	if !c.public() {
-		secret := randomToken(32)
-		c.SecretHash = hashSecret(secret)
-		resp.ClientSecret = secret
-		never := int64(0)
-		resp.ClientSecretExpiresAt = &never
+		resp.ClientSecret = randomToken(32)
+		c.SecretHash = hashSecret(resp.ClientSecret)
+		resp.ClientSecretExpiresAt = new(int64) // 0: never expires
 	}
 	if err := s.store.Clients.SaveClient(r.Context(), c); err != nil {
 		s.writeError(w, r, err)
@@ -89,10 +88,8 @@ func (s *Server) normalizeRegistration(md *oauthmeta.ClientMetadata) *oauthmeta.
 	if len(md.RedirectURIs) == 0 || len(md.RedirectURIs) > maxRegisteredRedirects {
 		return oauthErr(oauthmeta.CodeInvalidRedirectURI, "between 1 and 16 redirect_uris are required")
 	}
-	for _, ru := range md.RedirectURIs {
-		if clientmeta.CheckRedirectURI(ru) != nil {
-			return oauthErr(oauthmeta.CodeInvalidRedirectURI, "a redirect URI is invalid")
-		}
+	if slices.ContainsFunc(md.RedirectURIs, func(ru string) bool { return clientmeta.CheckRedirectURI(ru) != nil }) {
+		return oauthErr(oauthmeta.CodeInvalidRedirectURI, "a redirect URI is invalid")
 	}
 	if oe := checkApplicationType(md); oe != nil {
 		return oe
@@ -107,18 +104,16 @@ func (s *Server) normalizeRegistration(md *oauthmeta.ClientMetadata) *oauthmeta.
 	if len(md.GrantTypes) == 0 {
 		md.GrantTypes = []string{oauthmeta.GrantTypeAuthorizationCode}
 	}
-	for _, g := range md.GrantTypes {
-		if g != oauthmeta.GrantTypeAuthorizationCode && g != oauthmeta.GrantTypeRefreshToken {
-			return invalid("grant_types may contain only authorization_code and refresh_token")
-		}
+	if slices.ContainsFunc(md.GrantTypes, func(g string) bool {
+		return g != oauthmeta.GrantTypeAuthorizationCode && g != oauthmeta.GrantTypeRefreshToken
+	}) {
+		return invalid("grant_types may contain only authorization_code and refresh_token")
 	}
 	if len(md.ResponseTypes) == 0 {
 		md.ResponseTypes = []string{"code"}
 	}
-	for _, rt := range md.ResponseTypes {
-		if rt != "code" {
-			return invalid("response_types may contain only code")
-		}
+	if slices.ContainsFunc(md.ResponseTypes, func(rt string) bool { return rt != "code" }) {
+		return invalid("response_types may contain only code")
 	}
 	if len(md.JWKS) > 0 || md.JWKSURI != "" {
 		return invalid("jwks and jwks_uri are not supported")
@@ -143,13 +138,10 @@ func (s *Server) normalizeRegistration(md *oauthmeta.ClientMetadata) *oauthmeta.
 // host, native clients to loopback, a private-use scheme or https. An absent
 // value is inferred from the redirect URIs, for hosts written before SEP-837.
 func checkApplicationType(md *oauthmeta.ClientMetadata) *oauthmeta.Error {
-	allWeb := true
-	for _, ru := range md.RedirectURIs {
+	allWeb := !slices.ContainsFunc(md.RedirectURIs, func(ru string) bool {
 		u, err := url.Parse(ru)
-		if err != nil || u.Scheme != "https" || oauthmeta.IsLoopbackHost(u.Hostname()) {
-			allWeb = false
-		}
-	}
+		return err != nil || u.Scheme != "https" || oauthmeta.IsLoopbackHost(u.Hostname())
+	})
 	switch md.ApplicationType {
 	case "":
 		md.ApplicationType = "native"

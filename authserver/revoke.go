@@ -38,10 +38,7 @@ func (s *Server) revoke(ctx context.Context, client *Client, token string) error
 			return nil
 		}
 		s.log.InfoContext(ctx, "refresh token revoked; revoking its grant", "client_id", client.ID)
-		if err := s.revokeGrant(ctx, rec.GrantID); err != nil && !errors.Is(err, ErrNotFound) {
-			return err
-		}
-		return nil
+		return s.revokeGrant(ctx, rec.GrantID)
 	case !errors.Is(err, ErrNotFound):
 		return err
 	}

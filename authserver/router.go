@@ -16,8 +16,9 @@ func (s *Server) routes() http.Handler {
 	p := s.cfg.issuerPath
 	get := []string{http.MethodGet, http.MethodHead}
 
-	r.Path(oauthmetaPath(oauthmeta.WellKnownOAuthAuthorizationServer, p)).Methods(get...).HandlerFunc(s.handleMetadata)
-	r.Path(oauthmetaPath(oauthmeta.WellKnownOpenIDConfiguration, p)).Methods(get...).HandlerFunc(s.handleMetadata)
+	// The well-known suffix goes before the issuer path (RFC 8414 §3.1).
+	r.Path(oauthmeta.WellKnownOAuthAuthorizationServer + p).Methods(get...).HandlerFunc(s.handleMetadata)
+	r.Path(oauthmeta.WellKnownOpenIDConfiguration + p).Methods(get...).HandlerFunc(s.handleMetadata)
 	if p != "" {
 		r.Path(p + oauthmeta.WellKnownOpenIDConfiguration).Methods(get...).HandlerFunc(s.handleMetadata)
 	}
@@ -42,10 +43,6 @@ func (s *Server) routes() http.Handler {
 	})
 	return commonHeaders(r)
 }
-
-// oauthmetaPath inserts the well-known suffix before the issuer path
-// (RFC 8414 §3.1).
-func oauthmetaPath(wellKnown, issuerPath string) string { return wellKnown + issuerPath }
 
 // commonHeaders adds headers every response carries.
 func commonHeaders(next http.Handler) http.Handler {

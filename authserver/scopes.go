@@ -56,6 +56,21 @@ func (s *Server) defaultScopes(c *Client) []string {
 	return s.cfg.DefaultScopes
 }
 
+// subset reports whether every element of a is in b.
+func subset(a, b []string) bool {
+	return !slices.ContainsFunc(a, func(x string) bool { return !slices.Contains(b, x) })
+}
+
+// appendNew appends to list each of xs it does not hold yet.
+func appendNew(list []string, xs ...string) []string {
+	for _, x := range xs {
+		if !slices.Contains(list, x) {
+			list = append(list, x)
+		}
+	}
+	return list
+}
+
 // registeredScopes turns the "scope" a client registered (RFC 7591 §2)
 // into its default scopes: the supported ones, in order, each once. Unsupported scopes are dropped rather than refused, as RFC
 // 7591 §3.2.1 allows; the error is for a malformed value only.

@@ -3,6 +3,7 @@ package authserver
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"html/template"
 	"io"
 	"log/slog"
@@ -69,10 +70,7 @@ func New(cfg Config) (*Server, error) {
 	if err := st.validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: st, clock: st.Now, log: st.Logger}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	}
+	s := &Server{cfg: st, clock: st.Now, log: cmp.Or(st.Logger, slog.New(slog.DiscardHandler))}
 	if err := s.openStorage(); err != nil {
 		return nil, err
 	}
@@ -82,42 +80,19 @@ func New(cfg Config) (*Server, error) {
 			_ = s.Close()
 		}
 	}()
-	if err := s.initClients(); err != nil {
-		return nil, err
-	}
-	s.keys = &keyring{
-		alg:         st.SigningAlgorithm,
-		store:       s.store.Keys,
-		prePublish:  st.KeyPrePublish,
-		rotateEvery: st.KeyRotationInterval,
-		tokenTTL:    st.AccessTokenTTL,
-		reloadEvery: st.KeyReloadInterval,
-	}
-	if err := s.keys.load(context.Background(), s.clock.Now()); err != nil {
-		return nil, err
-	}
-	if err := s.initResolver(); err != nil {
-		return nil, err
-	}
-	if err := s.initExtensions(); err != nil {
-		return nil, err
-	}
-	if err := s.initUpstream(); err != nil {
-		return nil, err
-	}
-	if err := s.initVault(); err != nil {
-		return nil, err
-	}
-	if err := s.initDownstream(); err != nil {
-		return nil, err
+	for _, step := range []func() error{
+		s.initClients, s.initKeys, s.initResolver, s.initExtensions, s.initUpstream, s.initVault, s.initDownstream,
+	} {
+		if err := step(); err != nil {
+			return nil, err
+		}
 	}
 	s.defaultResource = cmp.Or(st.DefaultResource, st.Issuer)
 	s.realm = strings.NewReplacer(`"`, "", `\`, "").Replace(st.Issuer)
+	s.limits = newRateLimits(st.RateLimit)
+	m := s.Metadata()
 	var err error
-	if s.limits, err = newRateLimits(st.RateLimit); err != nil {
-		return nil, err
-	}
-	if s.metadata, err = s.encodeMetadata(); err != nil {
+	if s.metadata, err = json.Marshal(&m); err != nil {
 		return nil, err
 	}
 	s.pages = pageTemplates()
@@ -140,10 +115,10 @@ func (st *settings) validate() error {
 	st.issuerPath = strings.TrimSuffix(u.EscapedPath(), "/")
 	st.issuerOrigin = u.Scheme + "://" + u.Host
 	st.https = u.Scheme == "https"
-	for _, c := range st.issuerPath {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-._~/", c)) {
-			return configErr("Issuer", "path may only contain letters, digits and -._~/")
-		}
+	if strings.ContainsFunc(st.issuerPath, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-._~/", c))
+	}) {
+		return configErr("Issuer", "path may only contain letters, digits and -._~/")
 	}
 	if !supportedAlgorithm(st.SigningAlgorithm) {
 		return configErr("SigningAlgorithm", "must be ES256, RS256 or EdDSA")
@@ -154,15 +129,11 @@ func (st *settings) validate() error {
 	if err := st.RateLimit.validate(); err != nil {
 		return err
 	}
-	for _, sc := range st.Scopes {
-		if !oauthmeta.ValidScopeToken(sc) {
-			return configErr("Scopes", "invalid scope token")
-		}
+	if slices.ContainsFunc(st.Scopes, func(sc string) bool { return !oauthmeta.ValidScopeToken(sc) }) {
+		return configErr("Scopes", "invalid scope token")
 	}
-	for _, sc := range st.DefaultScopes {
-		if !slices.Contains(st.Scopes, sc) {
-			return configErr("DefaultScopes", "every default scope must be in Scopes")
-		}
+	if !subset(st.DefaultScopes, st.Scopes) {
+		return configErr("DefaultScopes", "every default scope must be in Scopes")
 	}
 	for _, r := range append(slices.Clone(st.Resources), st.DefaultResource) {
 		if r != "" && checkResourceSyntax(r) != nil {
@@ -191,6 +162,19 @@ func (s *Server) initClients() error {
 	}
 	s.cfg.Clients = nil // the plain secrets are not kept
 	return nil
+}
+
+// initKeys loads the signing keys, making the first one if needed.
+func (s *Server) initKeys() error {
+	s.keys = &keyring{
+		alg:         s.cfg.SigningAlgorithm,
+		store:       s.store.Keys,
+		prePublish:  s.cfg.KeyPrePublish,
+		rotateEvery: s.cfg.KeyRotationInterval,
+		tokenTTL:    s.cfg.AccessTokenTTL,
+		reloadEvery: s.cfg.KeyReloadInterval,
+	}
+	return s.keys.load(context.Background(), s.clock.Now())
 }
 
 func (s *Server) initResolver() error {

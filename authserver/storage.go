@@ -64,7 +64,7 @@ func distinctSweepers(stores ...any) []Sweeper {
 		}
 		if v := reflect.ValueOf(st); v.Kind() == reflect.Pointer {
 			p := v.Pointer()
-			if containsPtr(seen, p) {
+			if slices.Contains(seen, p) {
 				continue
 			}
 			seen = append(seen, p)
@@ -72,15 +72,6 @@ func distinctSweepers(stores ...any) []Sweeper {
 		out = append(out, sw)
 	}
 	return out
-}
-
-func containsPtr(list []uintptr, p uintptr) bool {
-	for _, q := range list {
-		if q == p {
-			return true
-		}
-	}
-	return false
 }
 
 // staticClient validates a pre-registered client and returns its stored
@@ -97,15 +88,11 @@ func staticClient(c *Client, supported []string, now time.Time) (*Client, error)
 	if len(c.RedirectURIs) == 0 && codeFlow {
 		return nil, configErr(field, "at least one redirect URI is required")
 	}
-	for _, r := range c.RedirectURIs {
-		if err := clientmeta.CheckRedirectURI(r); err != nil {
-			return nil, configErr(field, "invalid redirect URI")
-		}
+	if slices.ContainsFunc(c.RedirectURIs, func(r string) bool { return clientmeta.CheckRedirectURI(r) != nil }) {
+		return nil, configErr(field, "invalid redirect URI")
 	}
-	for _, sc := range c.AllowedScopes {
-		if !slices.Contains(supported, sc) {
-			return nil, configErr(field, "every AllowedScopes entry must be in Scopes")
-		}
+	if !subset(c.AllowedScopes, supported) {
+		return nil, configErr(field, "every AllowedScopes entry must be in Scopes")
 	}
 	for _, sc := range c.DefaultScopes {
 		if !slices.Contains(supported, sc) || !c.allowsScope(sc) {

@@ -66,10 +66,13 @@ func (b *BoltStore) TakePending(ctx context.Context, id string, now time.Time, m
 	return b.pending.TakePending(ctx, id, now, match)
 }
 
-func (b *BoltStore) get(bucket, key string, v any) error {
-	return b.db.View(func(tx *bolt.Tx) error {
-		return getIn(tx, bucket, key, v)
-	})
+// boltGet reads the record under key in bucket, or [ErrNotFound].
+func boltGet[T any](b *BoltStore, bucket, key string) (*T, error) {
+	var v T
+	if err := b.db.View(func(tx *bolt.Tx) error { return getIn(tx, bucket, key, &v) }); err != nil {
+		return nil, err
+	}
+	return &v, nil
 }
 
 func getIn(tx *bolt.Tx, bucket, key string, v any) error {
@@ -97,11 +100,7 @@ func (b *BoltStore) put(bucket, key string, v any) error {
 
 // Client implements [ClientStore].
 func (b *BoltStore) Client(_ context.Context, id string) (*Client, error) {
-	var c Client
-	if err := b.get("clients", id, &c); err != nil {
-		return nil, err
-	}
-	return &c, nil
+	return boltGet[Client](b, "clients", id)
 }
 
 // SaveClient implements [ClientStore].
@@ -112,11 +111,7 @@ func (b *BoltStore) SaveCode(_ context.Context, c *Code) error { return b.put("c
 
 // Code implements [CodeStore].
 func (b *BoltStore) Code(_ context.Context, key string) (*Code, error) {
-	var c Code
-	if err := b.get("codes", key, &c); err != nil {
-		return nil, err
-	}
-	return &c, nil
+	return boltGet[Code](b, "codes", key)
 }
 
 // RedeemCode implements [CodeStore].
@@ -132,13 +127,10 @@ func (b *BoltStore) RedeemCode(_ context.Context, key, grantID string) (*Code, e
 		c.RedeemedBy = grantID
 		return putIn(tx, "codes", key, &c)
 	})
-	if errors.Is(err, ErrAlreadyUsed) {
-		return &c, err
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrAlreadyUsed) {
 		return nil, err
 	}
-	return &c, nil
+	return &c, err
 }
 
 // SaveGrant implements [GrantStore].
@@ -146,11 +138,7 @@ func (b *BoltStore) SaveGrant(_ context.Context, g *Grant) error { return b.put(
 
 // Grant implements [GrantStore].
 func (b *BoltStore) Grant(_ context.Context, id string) (*Grant, error) {
-	var g Grant
-	if err := b.get("grants", id, &g); err != nil {
-		return nil, err
-	}
-	return &g, nil
+	return boltGet[Grant](b, "grants", id)
 }
 
 // RevokeGrant implements [GrantStore].
@@ -172,11 +160,7 @@ func (b *BoltStore) SaveRefreshToken(_ context.Context, t *RefreshToken) error {
 
 // RefreshToken implements [RefreshTokenStore].
 func (b *BoltStore) RefreshToken(_ context.Context, key string) (*RefreshToken, error) {
-	var t RefreshToken
-	if err := b.get("refresh", key, &t); err != nil {
-		return nil, err
-	}
-	return &t, nil
+	return boltGet[RefreshToken](b, "refresh", key)
 }
 
 // RotateRefreshToken implements [RefreshTokenStore].
@@ -207,10 +191,7 @@ func (b *BoltStore) UseRefreshToken(_ context.Context, u RefreshUse) (*Grant, er
 			return err
 		}
 		var g Grant
-		switch err := getIn(tx, "grants", t.GrantID, &g); {
-		case errors.Is(err, ErrNotFound):
-			return ErrNotFound
-		case err != nil:
+		if err := getIn(tx, "grants", t.GrantID, &g); err != nil {
 			return err
 		}
 		if !u.admits(&t, &g) {
@@ -233,11 +214,7 @@ func consentKey(subject, clientID string) string { return subject + "\x00" + cli
 
 // Consent implements [ConsentStore].
 func (b *BoltStore) Consent(_ context.Context, subject, clientID string) (*Consent, error) {
-	var c Consent
-	if err := b.get("consents", consentKey(subject, clientID), &c); err != nil {
-		return nil, err
-	}
-	return &c, nil
+	return boltGet[Consent](b, "consents", consentKey(subject, clientID))
 }
 
 // SaveConsent implements [ConsentStore].
@@ -278,12 +255,8 @@ func (b *BoltStore) RevokeAccessToken(_ context.Context, jti string, expires tim
 
 // AccessTokenRevoked implements [RevocationStore].
 func (b *BoltStore) AccessTokenRevoked(_ context.Context, jti string) (bool, error) {
-	var exp time.Time
-	err := b.get("revoked", jti, &exp)
-	if errors.Is(err, ErrNotFound) {
-		return false, nil
-	}
-	return err == nil, err
+	_, err := boltGet[time.Time](b, "revoked", jti)
+	return err == nil, ignoreNotFound(err)
 }
 
 // Sweep implements [Sweeper]: it deletes records that expired before now.

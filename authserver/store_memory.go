@@ -2,6 +2,7 @@ package authserver
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -56,15 +57,28 @@ func (m *MemoryStore) Storage() Storage {
 	return Storage{Clients: m, Codes: m, Grants: m, RefreshTokens: m, Consents: m, Keys: m, Revocations: m, Pending: m, UpstreamTokens: m}
 }
 
-// Client implements [ClientStore].
-func (m *MemoryStore) Client(_ context.Context, id string) (*Client, error) {
+// memGet returns a copy of the record under k in tbl, or [ErrNotFound].
+func memGet[K comparable, V any](m *MemoryStore, tbl map[K]*V, k K, clone func(*V) *V) (*V, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	c, ok := m.clients[id]
+	v, ok := tbl[k]
 	if !ok {
 		return nil, ErrNotFound
 	}
-	return cloneClient(c), nil
+	return clone(v), nil
+}
+
+// memPut stores a copy of v under k in tbl.
+func memPut[K comparable, V any](m *MemoryStore, tbl map[K]*V, k K, v *V, clone func(*V) *V) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	tbl[k] = clone(v)
+	return nil
+}
+
+// Client implements [ClientStore].
+func (m *MemoryStore) Client(_ context.Context, id string) (*Client, error) {
+	return memGet(m, m.clients, id, cloneClient)
 }
 
 // SaveClient implements [ClientStore].
@@ -80,21 +94,12 @@ func (m *MemoryStore) SaveClient(_ context.Context, c *Client) error {
 
 // SaveCode implements [CodeStore].
 func (m *MemoryStore) SaveCode(_ context.Context, c *Code) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.codes[c.Key] = cloneCode(c)
-	return nil
+	return memPut(m, m.codes, c.Key, c, cloneCode)
 }
 
 // Code implements [CodeStore].
 func (m *MemoryStore) Code(_ context.Context, key string) (*Code, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	c, ok := m.codes[key]
-	if !ok {
-		return nil, ErrNotFound
-	}
-	return cloneCode(c), nil
+	return memGet(m, m.codes, key, cloneCode)
 }
 
 // RedeemCode implements [CodeStore].
@@ -114,21 +119,12 @@ func (m *MemoryStore) RedeemCode(_ context.Context, key, grantID string) (*Code,
 
 // SaveGrant implements [GrantStore].
 func (m *MemoryStore) SaveGrant(_ context.Context, g *Grant) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.grants[g.ID] = cloneGrant(g)
-	return nil
+	return memPut(m, m.grants, g.ID, g, cloneGrant)
 }
 
 // Grant implements [GrantStore].
 func (m *MemoryStore) Grant(_ context.Context, id string) (*Grant, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	g, ok := m.grants[id]
-	if !ok {
-		return nil, ErrNotFound
-	}
-	return cloneGrant(g), nil
+	return memGet(m, m.grants, id, cloneGrant)
 }
 
 // RevokeGrant implements [GrantStore].
@@ -145,23 +141,12 @@ func (m *MemoryStore) RevokeGrant(_ context.Context, id string) error {
 
 // SaveRefreshToken implements [RefreshTokenStore].
 func (m *MemoryStore) SaveRefreshToken(_ context.Context, t *RefreshToken) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	c := *t
-	m.refresh[t.Key] = &c
-	return nil
+	return memPut(m, m.refresh, t.Key, t, cloneRefreshToken)
 }
 
 // RefreshToken implements [RefreshTokenStore].
 func (m *MemoryStore) RefreshToken(_ context.Context, key string) (*RefreshToken, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t, ok := m.refresh[key]
-	if !ok {
-		return nil, ErrNotFound
-	}
-	c := *t
-	return &c, nil
+	return memGet(m, m.refresh, key, cloneRefreshToken)
 }
 
 // RotateRefreshToken implements [RefreshTokenStore].
@@ -176,8 +161,7 @@ func (m *MemoryStore) RotateRefreshToken(_ context.Context, key string, next *Re
 		return ErrAlreadyUsed
 	}
 	t.Rotated = true
-	c := *next
-	m.refresh[next.Key] = &c
+	m.refresh[next.Key] = cloneRefreshToken(next)
 	return nil
 }
 
@@ -200,21 +184,12 @@ func (m *MemoryStore) UseRefreshToken(_ context.Context, u RefreshUse) (*Grant, 
 
 // Consent implements [ConsentStore].
 func (m *MemoryStore) Consent(_ context.Context, subject, clientID string) (*Consent, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	c, ok := m.consents[[2]string{subject, clientID}]
-	if !ok {
-		return nil, ErrNotFound
-	}
-	return cloneConsent(c), nil
+	return memGet(m, m.consents, [2]string{subject, clientID}, cloneConsent)
 }
 
 // SaveConsent implements [ConsentStore].
 func (m *MemoryStore) SaveConsent(_ context.Context, c *Consent) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.consents[[2]string{c.Subject, c.ClientID}] = cloneConsent(c)
-	return nil
+	return memPut(m, m.consents, [2]string{c.Subject, c.ClientID}, c, cloneConsent)
 }
 
 // SigningKeys implements [KeyStore].
@@ -223,21 +198,14 @@ func (m *MemoryStore) SigningKeys(context.Context) ([]*SigningKey, error) {
 	defer m.mu.Unlock()
 	out := make([]*SigningKey, 0, len(m.keys))
 	for _, k := range m.keys {
-		c := *k
-		c.PrivateJWK = slices.Clone(k.PrivateJWK)
-		out = append(out, &c)
+		out = append(out, cloneSigningKey(k))
 	}
 	return out, nil
 }
 
 // SaveSigningKey implements [KeyStore].
 func (m *MemoryStore) SaveSigningKey(_ context.Context, k *SigningKey) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	c := *k
-	c.PrivateJWK = slices.Clone(k.PrivateJWK)
-	m.keys[k.ID] = &c
-	return nil
+	return memPut(m, m.keys, k.ID, k, cloneSigningKey)
 }
 
 // DeleteSigningKey implements [KeyStore].
@@ -302,32 +270,12 @@ func (m *MemoryStore) Sweep(_ context.Context, now time.Time) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for k, c := range m.codes {
-		if c.ExpiresAt.Before(now) {
-			delete(m.codes, k)
-		}
-	}
-	for k, g := range m.grants {
-		if g.ExpiresAt.Before(now) {
-			delete(m.grants, k)
-		}
-	}
-	for k, t := range m.refresh {
-		if t.ExpiresAt.Before(now) {
-			delete(m.refresh, k)
-		}
-	}
-	for k, c := range m.consents {
-		if c.ExpiresAt.Before(now) {
-			delete(m.consents, k)
-		}
-	}
-	for k, exp := range m.revoked {
-		if exp.Before(now) {
-			delete(m.revoked, k)
-		}
-	}
-	m.sweepVault(now)
+	maps.DeleteFunc(m.codes, func(_ string, c *Code) bool { return c.ExpiresAt.Before(now) })
+	maps.DeleteFunc(m.grants, func(_ string, g *Grant) bool { return g.ExpiresAt.Before(now) })
+	maps.DeleteFunc(m.refresh, func(_ string, t *RefreshToken) bool { return t.ExpiresAt.Before(now) })
+	maps.DeleteFunc(m.consents, func(_ [2]string, c *Consent) bool { return c.ExpiresAt.Before(now) })
+	maps.DeleteFunc(m.revoked, func(_ string, exp time.Time) bool { return exp.Before(now) })
+	maps.DeleteFunc(m.vault, func(_ string, t *UpstreamTokens) bool { return t.ExpiresAt.Before(now) })
 	return nil
 }
 
@@ -359,5 +307,16 @@ func cloneConsent(c *Consent) *Consent {
 	d := *c
 	d.Scopes = slices.Clone(c.Scopes)
 	d.Resources = slices.Clone(c.Resources)
+	return &d
+}
+
+func cloneRefreshToken(t *RefreshToken) *RefreshToken {
+	d := *t
+	return &d
+}
+
+func cloneSigningKey(k *SigningKey) *SigningKey {
+	d := *k
+	d.PrivateJWK = slices.Clone(k.PrivateJWK)
 	return &d
 }

@@ -98,9 +98,7 @@ func OpenPostgresStore(ctx context.Context, url string, cfg PostgresConfig) (*Po
 	case !strings.Contains(url, "pool_max_conns"):
 		pc.MaxConns = DefaultPostgresMaxConns
 	}
-	if pc.ConnConfig.ConnectTimeout == 0 {
-		pc.ConnConfig.ConnectTimeout = 5 * time.Second
-	}
+	pc.ConnConfig.ConnectTimeout = cmp.Or(pc.ConnConfig.ConnectTimeout, 5*time.Second)
 	// Every statement of the store finds its rows through an index. The
 	// plan PostgreSQL caches for a prepared statement is made once per
 	// connection; made while a table is nearly empty (a new database),
@@ -200,17 +198,20 @@ func retryableSQLState(code string) bool {
 	return code == "40001" || code == "40P01"
 }
 
-func (p *PostgresStore) getJSON(ctx context.Context, v any, sql string, args ...any) error {
+// pgGet reads the row sql selects: the record as JSON in its first
+// column, and the columns kept outside the JSON into more.
+func pgGet[T any](ctx context.Context, p *PostgresStore, sql string, args []any, more ...any) (*T, error) {
 	ctx, cancel := p.ctx(ctx)
 	defer cancel()
 	var data []byte
-	if err := p.pool.QueryRow(ctx, sql, args...).Scan(&data); err != nil {
-		return pgErr(err)
+	if err := p.pool.QueryRow(ctx, sql, args...).Scan(append([]any{&data}, more...)...); err != nil {
+		return nil, pgErr(err)
 	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("authserver: corrupt record: %w", err)
+	var v T
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("authserver: corrupt %T record: %w", v, err)
 	}
-	return nil
+	return &v, nil
 }
 
 func (p *PostgresStore) exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
@@ -222,11 +223,7 @@ func (p *PostgresStore) exec(ctx context.Context, sql string, args ...any) (pgco
 
 // Client implements [ClientStore].
 func (p *PostgresStore) Client(ctx context.Context, id string) (*Client, error) {
-	var c Client
-	if err := p.getJSON(ctx, &c, "SELECT data FROM clients WHERE id = $1", id); err != nil {
-		return nil, err
-	}
-	return &c, nil
+	return pgGet[Client](ctx, p, "SELECT data FROM clients WHERE id = $1", []any{id})
 }
 
 // SaveClient implements [ClientStore]. A new client past MaxClients is
@@ -269,20 +266,15 @@ func (p *PostgresStore) Code(ctx context.Context, key string) (*Code, error) {
 	return p.scanCode(ctx, "SELECT data, coalesce(redeemed_by, '') FROM codes WHERE key = $1", key)
 }
 
+// scanCode reads the code sql returns, with its redeemed_by column.
 func (p *PostgresStore) scanCode(ctx context.Context, sql string, args ...any) (*Code, error) {
-	ctx, cancel := p.ctx(ctx)
-	defer cancel()
-	var data []byte
 	var redeemedBy string
-	if err := p.pool.QueryRow(ctx, sql, args...).Scan(&data, &redeemedBy); err != nil {
-		return nil, pgErr(err)
-	}
-	var c Code
-	if err := json.Unmarshal(data, &c); err != nil {
-		return nil, fmt.Errorf("authserver: corrupt code record: %w", err)
+	c, err := pgGet[Code](ctx, p, sql, args, &redeemedBy)
+	if err != nil {
+		return nil, err
 	}
 	c.RedeemedBy = redeemedBy
-	return &c, nil
+	return c, nil
 }
 
 // RedeemCode implements [CodeStore] with one conditional UPDATE: of any
@@ -317,19 +309,13 @@ func (p *PostgresStore) SaveGrant(ctx context.Context, g *Grant) error {
 
 // Grant implements [GrantStore].
 func (p *PostgresStore) Grant(ctx context.Context, id string) (*Grant, error) {
-	ctx, cancel := p.ctx(ctx)
-	defer cancel()
-	var data []byte
 	var revoked bool
-	if err := p.pool.QueryRow(ctx, "SELECT data, revoked FROM grants WHERE id = $1", id).Scan(&data, &revoked); err != nil {
-		return nil, pgErr(err)
-	}
-	var g Grant
-	if err := json.Unmarshal(data, &g); err != nil {
-		return nil, fmt.Errorf("authserver: corrupt grant record: %w", err)
+	g, err := pgGet[Grant](ctx, p, "SELECT data, revoked FROM grants WHERE id = $1", []any{id}, &revoked)
+	if err != nil {
+		return nil, err
 	}
 	g.Revoked = revoked
-	return &g, nil
+	return g, nil
 }
 
 // RevokeGrant implements [GrantStore]. Revocation is a column of its own,
@@ -366,19 +352,13 @@ func (p *PostgresStore) insertRefreshToken(ctx context.Context, db *pgxpool.Pool
 
 // RefreshToken implements [RefreshTokenStore].
 func (p *PostgresStore) RefreshToken(ctx context.Context, key string) (*RefreshToken, error) {
-	ctx, cancel := p.ctx(ctx)
-	defer cancel()
-	var data []byte
 	var rotated bool
-	if err := p.pool.QueryRow(ctx, "SELECT data, rotated FROM refresh_tokens WHERE key = $1", key).Scan(&data, &rotated); err != nil {
-		return nil, pgErr(err)
-	}
-	var t RefreshToken
-	if err := json.Unmarshal(data, &t); err != nil {
-		return nil, fmt.Errorf("authserver: corrupt refresh token record: %w", err)
+	t, err := pgGet[RefreshToken](ctx, p, "SELECT data, rotated FROM refresh_tokens WHERE key = $1", []any{key}, &rotated)
+	if err != nil {
+		return nil, err
 	}
 	t.Rotated = rotated
-	return &t, nil
+	return t, nil
 }
 
 // RotateRefreshToken implements [RefreshTokenStore] in one statement (one
@@ -417,11 +397,7 @@ func (p *PostgresStore) RotateRefreshToken(ctx context.Context, key string, next
 
 // Consent implements [ConsentStore].
 func (p *PostgresStore) Consent(ctx context.Context, subject, clientID string) (*Consent, error) {
-	var c Consent
-	if err := p.getJSON(ctx, &c, "SELECT data FROM consents WHERE subject = $1 AND client_id = $2", subject, clientID); err != nil {
-		return nil, err
-	}
-	return &c, nil
+	return pgGet[Consent](ctx, p, "SELECT data FROM consents WHERE subject = $1 AND client_id = $2", []any{subject, clientID})
 }
 
 // SaveConsent implements [ConsentStore].

@@ -2,7 +2,6 @@ package authserver
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"time"
 
@@ -56,13 +55,7 @@ func cloneUpstreamTokens(t *UpstreamTokens) *UpstreamTokens {
 
 // UpstreamTokens implements [UpstreamTokenStore].
 func (m *MemoryStore) UpstreamTokens(_ context.Context, id string) (*UpstreamTokens, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t, ok := m.vault[id]
-	if !ok {
-		return nil, ErrNotFound
-	}
-	return cloneUpstreamTokens(t), nil
+	return memGet(m, m.vault, id, cloneUpstreamTokens)
 }
 
 // SaveUpstreamTokens implements [UpstreamTokenStore].
@@ -88,25 +81,12 @@ func (m *MemoryStore) DeleteUpstreamTokens(_ context.Context, id string) error {
 	return nil
 }
 
-// sweepVault drops expired upstream tokens; called with m.mu held.
-func (m *MemoryStore) sweepVault(now time.Time) {
-	for k, t := range m.vault {
-		if t.ExpiresAt.Before(now) {
-			delete(m.vault, k)
-		}
-	}
-}
-
 // boltVaultBucket holds the upstream tokens in the bbolt file.
 const boltVaultBucket = "upstream_tokens"
 
 // UpstreamTokens implements [UpstreamTokenStore].
 func (b *BoltStore) UpstreamTokens(_ context.Context, id string) (*UpstreamTokens, error) {
-	var t UpstreamTokens
-	if err := b.get(boltVaultBucket, id, &t); err != nil {
-		return nil, err
-	}
-	return &t, nil
+	return boltGet[UpstreamTokens](b, boltVaultBucket, id)
 }
 
 // SaveUpstreamTokens implements [UpstreamTokenStore] in one bbolt write
@@ -114,8 +94,7 @@ func (b *BoltStore) UpstreamTokens(_ context.Context, id string) (*UpstreamToken
 func (b *BoltStore) SaveUpstreamTokens(_ context.Context, t *UpstreamTokens) error {
 	return b.db.Update(func(tx *bolt.Tx) error {
 		var old UpstreamTokens
-		err := getIn(tx, boltVaultBucket, t.ID, &old)
-		if err != nil && !errors.Is(err, ErrNotFound) {
+		if err := ignoreNotFound(getIn(tx, boltVaultBucket, t.ID, &old)); err != nil {
 			return err
 		}
 		if old.Version != t.Version-1 {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/mcpauth/mcpauth/clientmeta"
 	"github.com/mcpauth/mcpauth/dpop"
@@ -182,14 +183,10 @@ func (s *Server) parseForm(w http.ResponseWriter, r *http.Request) (url.Values, 
 // safeParamName returns k if it is a short plain parameter name, so an
 // error description never echoes arbitrary input.
 func safeParamName(k string) string {
-	if len(k) > 40 {
+	if len(k) > 40 || strings.ContainsFunc(k, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-')
+	}) {
 		return "(parameter)"
-	}
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return "(parameter)"
-		}
 	}
 	return k
 }
@@ -229,12 +226,10 @@ func narrowResources(granted, requested []string) ([]string, *oauthmeta.Error) {
 	}
 	out := make([]string, 0, len(requested))
 	for _, res := range requested {
-		if !slices.ContainsFunc(granted, func(g string) bool { return oauthmeta.SameResource(g, res) }) {
+		if !hasResource(granted, res) {
 			return nil, oauthErr(oauthmeta.CodeInvalidTarget, "resource was not part of the authorization")
 		}
-		if !slices.Contains(out, res) {
-			out = append(out, res)
-		}
+		out = appendNew(out, res)
 	}
 	return out, nil
 }

@@ -96,7 +96,7 @@ func checkCodeBinding(rec *Code, client *Client, form url.Values) *oauthmeta.Err
 // §4.1.3: the tokens previously issued from the code SHOULD be revoked).
 func (s *Server) codeReplayed(ctx context.Context, grantID string) error {
 	s.log.WarnContext(ctx, "authorization code used twice; revoking the grant it produced")
-	if err := s.revokeGrant(ctx, grantID); err != nil && !errors.Is(err, ErrNotFound) {
+	if err := s.revokeGrant(ctx, grantID); err != nil {
 		return err
 	}
 	return errBadCode("authorization code was already used")

@@ -93,8 +93,7 @@ func (s *Server) exchangeUpstreamToken(ctx context.Context, client *Client, form
 	case errors.Is(err, errVaultBusy):
 		return nil, oauthErr(oauthmeta.CodeTemporarilyUnavailable, "the upstream token is being refreshed; try again")
 	case err != nil:
-		var oe *oauthmeta.Error
-		if errors.As(err, &oe) {
+		if _, ok := errors.AsType[*oauthmeta.Error](err); ok {
 			return nil, err // a store's temporarily_unavailable
 		}
 		s.log.WarnContext(ctx, "upstream token refresh failed", "err", err)
@@ -143,7 +142,7 @@ func (s *Server) exchangeSubject(ctx context.Context, raw, resource string, now 
 	if err != nil {
 		return nil, nil, oauthErr(oauthmeta.CodeInvalidGrant, "subject_token is not a valid access token of this server")
 	}
-	if !slices.ContainsFunc(claims.Audience, func(a string) bool { return oauthmeta.SameResource(a, resource) }) {
+	if !hasResource(claims.Audience, resource) {
 		return nil, nil, oauthErr(oauthmeta.CodeInvalidGrant, "subject_token was issued for another resource")
 	}
 	if claims.Act != nil {
@@ -185,8 +184,7 @@ func (s *Server) liveGrantOf(ctx context.Context, c *accessClaims, now time.Time
 // storeFailure is the protocol error for a failed store call: the store's
 // own (temporarily_unavailable), else a logged server_error.
 func (s *Server) storeFailure(ctx context.Context, err error) *oauthmeta.Error {
-	var oe *oauthmeta.Error
-	if errors.As(err, &oe) {
+	if oe, ok := errors.AsType[*oauthmeta.Error](err); ok {
 		return oe
 	}
 	s.log.ErrorContext(ctx, "token exchange: store failed", "err", err)

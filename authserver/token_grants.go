@@ -1,6 +1,7 @@
 package authserver
 
 import (
+	"cmp"
 	"context"
 	"net/url"
 	"slices"
@@ -65,7 +66,7 @@ func (s *Server) jwtBearer(ctx context.Context, client *Client, form url.Values,
 	}
 	if len(g.Resource) > 0 {
 		for _, res := range form["resource"] {
-			if !slices.ContainsFunc(g.Resource, func(r string) bool { return oauthmeta.SameResource(r, res) }) {
+			if !hasResource(g.Resource, res) {
 				return nil, oauthErr(oauthmeta.CodeInvalidTarget, "resource is not named by the grant")
 			}
 		}
@@ -73,26 +74,14 @@ func (s *Server) jwtBearer(ctx context.Context, client *Client, form url.Values,
 			form["resource"] = g.Resource
 		}
 	}
-	tokenClient := clientID
-	switch {
-	case tokenClient != "":
-	case g.ClientID != "":
-		tokenClient = g.ClientID
-	default:
-		tokenClient = g.Subject
-	}
-	return s.issueStandalone(ctx, tokenClient, g.Subject, scopes, form, jkt)
+	return s.issueStandalone(ctx, cmp.Or(clientID, g.ClientID, g.Subject), g.Subject, scopes, form, jkt)
 }
 
 // assertionScopes returns the scopes for a JWT-bearer grant: the requested
 // ones (or DefaultScopes), each supported, allowed for the issuer and the
 // client, and within the grant's own "scope" claim when it has one.
 func (s *Server) assertionScopes(g *jwtassert.Grant, client *Client, requested string) ([]string, *oauthmeta.Error) {
-	c := client
-	if c == nil {
-		c = &Client{}
-	}
-	scopes, oe := s.grantableScopes(c, requested)
+	scopes, oe := s.grantableScopes(cmp.Or(client, &Client{}), requested)
 	if oe != nil {
 		return nil, oe
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/url"
-	"slices"
 
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -94,13 +93,10 @@ func (s *Server) refreshInOneStep(ctx context.Context, u RefreshUse, form url.Va
 	next := randomToken(32)
 	u.NextKey = tokenKey(next)
 	grant, err := user.UseRefreshToken(ctx, u)
-	if errors.Is(err, ErrNotFound) {
-		return nil, nil
-	}
 	if err != nil {
-		return nil, err
+		return nil, ignoreNotFound(err)
 	}
-	access, err := s.issueAccessTokenWith(key, grant, grant.Scopes, grant.Resources, u.Now, u.JKT)
+	access, err := signClaims(key, s.accessClaims(grant, grant.Scopes, grant.Resources, u.Now, u.JKT))
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +133,7 @@ func errRefreshInvalid() *oauthmeta.Error {
 // §4.3.1, RFC 9700 §4.14.2).
 func (s *Server) refreshReused(ctx context.Context, grantID string) error {
 	s.log.WarnContext(ctx, "rotated refresh token used again; revoking its grant")
-	if err := s.revokeGrant(ctx, grantID); err != nil && !errors.Is(err, ErrNotFound) {
+	if err := s.revokeGrant(ctx, grantID); err != nil {
 		return err
 	}
 	return oauthErr(oauthmeta.CodeInvalidGrant, "refresh token was already used; the grant is revoked")
@@ -154,10 +150,8 @@ func narrowScopes(granted []string, requested string) ([]string, *oauthmeta.Erro
 	if len(scopes) == 0 {
 		return granted, nil
 	}
-	for _, sc := range scopes {
-		if !slices.Contains(granted, sc) {
-			return nil, oauthErr(oauthmeta.CodeInvalidScope, "refresh cannot add scopes that were not granted")
-		}
+	if !subset(scopes, granted) {
+		return nil, oauthErr(oauthmeta.CodeInvalidScope, "refresh cannot add scopes that were not granted")
 	}
 	return scopes, nil
 }

@@ -257,14 +257,12 @@ func (s *Server) initUpstream() error {
 	if err != nil || iss.RawQuery != "" || iss.Fragment != "" || f.CheckURL(c.Issuer) != nil {
 		return configErr("Upstream.Issuer", "must be an https URL without query or fragment (http only to loopback with Fetch.InsecureAllowHTTPLoopback)")
 	}
-	scopes := upstreamScopes(c)
 	policy, err := compileGrantPolicy(c.GrantPolicy, s.cfg.Scopes)
 	if err != nil {
 		return err
 	}
 	var assertions *jwtassert.ClientAssertionSigner
 	if c.ClientKey != nil {
-		var err error
 		assertions, err = jwtassert.NewClientAssertionSigner(jwtassert.ClientAssertionSignerConfig{
 			ClientID: c.ClientID, Key: c.ClientKey, KeyID: c.ClientKeyID, Type: "JWT", Now: s.clock.Now,
 		})
@@ -273,7 +271,7 @@ func (s *Server) initUpstream() error {
 		}
 	}
 	s.upstream = &upstream{assertions: assertions, policy: policy,
-		cfg: *c, scopes: scopes, fetcher: f, now: s.clock.Now, timeout: opts.Timeout,
+		cfg: *c, scopes: upstreamScopes(c), fetcher: f, now: s.clock.Now, timeout: opts.Timeout,
 	}
 	s.upstream.cfg.GroupsClaim = cmp.Or(c.GroupsClaim, DefaultUpstreamGroupsClaim)
 	if c.OAuth2 != nil {
@@ -295,12 +293,7 @@ func upstreamScopes(c *UpstreamConfig) []string {
 			requested = []string{"email", "profile"}
 		}
 	}
-	for _, sc := range requested {
-		if !slices.Contains(scopes, sc) {
-			scopes = append(scopes, sc)
-		}
-	}
-	return scopes
+	return appendNew(scopes, requested...)
 }
 
 // UpstreamCallbackURL is the redirect URI to register at the upstream

@@ -61,7 +61,7 @@ func (u *upstream) verifyIDToken(ctx context.Context, raw, nonce string) (*Upstr
 		return nil, fmt.Errorf("%w: exactly one signature is required", errIDToken)
 	}
 	h := jws.Signatures[0].Protected
-	keys, err := u.keySource().Keys(ctx, h.KeyID)
+	keys, err := u.providerKeys(ctx, h.KeyID)
 	if err != nil {
 		return nil, fmt.Errorf("%w: provider keys: %w", errIDToken, err)
 	}
@@ -141,13 +141,16 @@ type keySource interface {
 	Close() error
 }
 
-func (u *upstream) keySource() keySource {
+// providerKeys returns the provider's keys with kid; before discovery
+// there are none.
+func (u *upstream) providerKeys(ctx context.Context, kid string) ([]jwkset.Key, error) {
 	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.keys == nil {
-		return noKeys{}
+	keys := u.keys
+	u.mu.Unlock()
+	if keys == nil {
+		return nil, jwkset.ErrUnavailable
 	}
-	return u.keys
+	return keys.Keys(ctx, kid)
 }
 
 // useJWKSURI points the key source at the discovered jwks_uri, replacing
@@ -186,9 +189,3 @@ func (u *upstream) Close() error {
 	}
 	return nil
 }
-
-// noKeys is the key source before discovery: it has no key.
-type noKeys struct{}
-
-func (noKeys) Keys(context.Context, string) ([]jwkset.Key, error) { return nil, jwkset.ErrUnavailable }
-func (noKeys) Close() error                                       { return nil }

@@ -1,6 +1,7 @@
 package authserver
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -29,31 +30,23 @@ func UpstreamSubject(issuer, sub string) string {
 	return "u-" + base64.RawURLEncoding.EncodeToString(h.Sum(nil))
 }
 
-// Cookie names of the upstream login's browser binding. Unlike the consent
-// cookie it is SameSite=Lax: the callback is a top-level navigation from the
-// provider's site, on which browsers do not send SameSite=Strict cookies.
-const (
-	upstreamCookieSecure   = "__Host-mcpauth-upstream"
-	upstreamCookieInsecure = "mcpauth-upstream"
-)
-
-func (s *Server) upstreamCookieName() string {
-	if s.cfg.https {
-		return upstreamCookieSecure
-	}
-	return upstreamCookieInsecure
-}
+// upstreamCookie is the name of the upstream login's browser binding
+// cookie, without the __Host- prefix of [Server.cookieName]. Unlike the
+// consent cookie it is SameSite=Lax: the callback is a top-level navigation
+// from the provider's site, on which browsers do not send SameSite=Strict
+// cookies.
+const upstreamCookie = "mcpauth-upstream"
 
 // upstreamBrowserID returns this browser's upstream binding cookie, a
 // fresh one when it has none. The cookie is set again either way, so it
 // outlives the login starting now even when an earlier login set it.
 func (s *Server) upstreamBrowserID(w http.ResponseWriter, r *http.Request) string {
-	v := randomToken(32)
-	if c, err := r.Cookie(s.upstreamCookieName()); err == nil && len(c.Value) == 43 {
-		v = c.Value
+	v := cookieValue(r, s.cookieName(upstreamCookie))
+	if len(v) != 43 {
+		v = randomToken(32)
 	}
 	http.SetCookie(w, &http.Cookie{
-		Name: s.upstreamCookieName(), Value: v, Path: "/", HttpOnly: true, Secure: s.cfg.https,
+		Name: s.cookieName(upstreamCookie), Value: v, Path: "/", HttpOnly: true, Secure: s.cfg.https,
 		SameSite: http.SameSiteLaxMode, MaxAge: int(upstreamLoginTTL.Seconds()),
 	})
 	return v
@@ -104,10 +97,7 @@ func (s *Server) handleUpstreamCallback(w http.ResponseWriter, r *http.Request) 
 		s.renderError(w, r, http.StatusBadRequest, oauthErr(oauthmeta.CodeInvalidRequest, "malformed callback"))
 		return
 	}
-	var browser string
-	if c, err := r.Cookie(s.upstreamCookieName()); err == nil {
-		browser = c.Value
-	}
+	browser := cookieValue(r, s.cookieName(upstreamCookie))
 	bh := []byte(tokenKey(browser))
 	rec, err := s.store.Pending.TakePending(r.Context(), upstreamPendingID(q.Get("state")), s.clock.Now(),
 		func(p *PendingAuthorization) bool {
@@ -191,14 +181,13 @@ func (s *Server) finishUpstream(ctx context.Context, q url.Values, l *upstreamLo
 		opts = append(opts, oauth2.SetAuthURLParam("client_assertion_type", jwtassert.ClientAssertionType),
 			oauth2.SetAuthURLParam("client_assertion", jwt))
 	}
-	hc := s.upstream.tokenClient()
+	hc := cmp.Or(s.upstream.acceptJSON, s.upstream.fetcher.Client()) // the token endpoint's client
 	tok, err := s.upstream.oauth2Config(m, s.UpstreamCallbackURL()).Exchange(
 		context.WithValue(ctx, oauth2.HTTPClient, hc), q.Get("code"), opts...)
 	if err != nil {
 		// A RetrieveError's text carries the response body, which may
 		// echo the code and verifier and is up to 1 MiB: log the status.
-		var re *oauth2.RetrieveError
-		if errors.As(err, &re) && re.Response != nil {
+		if re, ok := errors.AsType[*oauth2.RetrieveError](err); ok && re.Response != nil {
 			if re.Response.StatusCode < http.StatusInternalServerError {
 				s.log.WarnContext(ctx, "upstream token endpoint refused the code", "error", truncateLog(re.ErrorCode))
 				return nil, nil, refused

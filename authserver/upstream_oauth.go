@@ -1,6 +1,7 @@
 package authserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/internal/jsonx"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
+	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
 // Defaults and limits of a plain OAuth 2.0 upstream ([OAuth2Provider]).
@@ -30,8 +32,8 @@ const (
 // Token endpoint authentication methods of a plain OAuth 2.0 upstream with
 // a client secret ([OAuth2Provider.TokenEndpointAuthMethod]).
 const (
-	AuthMethodClientSecretBasic = "client_secret_basic"
-	AuthMethodClientSecretPost  = "client_secret_post"
+	AuthMethodClientSecretBasic = oauthmeta.AuthMethodClientSecretBasic
+	AuthMethodClientSecretPost  = oauthmeta.AuthMethodClientSecretPost
 )
 
 // OAuth2Provider describes an upstream that speaks plain OAuth 2.0 instead
@@ -93,15 +95,9 @@ var errUserInfo = errors.New("upstream user-info refused")
 
 // checkOAuth2 validates a plain OAuth 2.0 provider and fills its defaults.
 func checkOAuth2(p *OAuth2Provider, f *safehttp.Fetcher) error {
-	if p.IDField == "" {
-		p.IDField = DefaultUserInfoIDField
-	}
-	if p.NameField == "" {
-		p.NameField = "name"
-	}
-	if p.EmailField == "" {
-		p.EmailField = "email"
-	}
+	p.IDField = cmp.Or(p.IDField, DefaultUserInfoIDField)
+	p.NameField = cmp.Or(p.NameField, "name")
+	p.EmailField = cmp.Or(p.EmailField, "email")
 	switch p.TokenEndpointAuthMethod {
 	case "", AuthMethodClientSecretBasic, AuthMethodClientSecretPost:
 	default:
@@ -176,14 +172,6 @@ func (u *upstream) assertionAudience(m *providerMetadata) string {
 		return m.TokenEndpoint
 	}
 	return m.Issuer
-}
-
-// tokenClient is the HTTP client of the token endpoint call.
-func (u *upstream) tokenClient() *http.Client {
-	if u.acceptJSON != nil {
-		return u.acceptJSON
-	}
-	return u.fetcher.Client()
 }
 
 // acceptJSONTransport asks for JSON: GitHub's token endpoint answers a
@@ -270,8 +258,7 @@ type emailEntry struct {
 func (u *upstream) primaryEmail(ctx context.Context, auth http.Header, id *UpstreamIdentity) error {
 	id.Email, id.EmailVerified = "", false
 	resp, err := u.userInfoFetcher.GetWithHeader(ctx, u.cfg.OAuth2.EmailsEndpoint, "application/json", auth)
-	var se *safehttp.StatusError
-	if errors.As(err, &se) && (se.StatusCode == http.StatusForbidden || se.StatusCode == http.StatusNotFound) {
+	if se, ok := errors.AsType[*safehttp.StatusError](err); ok && (se.StatusCode == http.StatusForbidden || se.StatusCode == http.StatusNotFound) {
 		return nil // no access to the emails: no verified email
 	}
 	if err != nil {

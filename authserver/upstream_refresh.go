@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -114,15 +115,6 @@ func (u *upstream) refresh(ctx context.Context, refreshToken string) (*vaultedTo
 // it, a string of digits) of at most ten years.
 func expiresIn(raw json.RawMessage) (int64, bool) {
 	s := strings.Trim(string(raw), `"`)
-	if s == "" || len(s) > 9 {
-		return 0, false
-	}
-	var n int64
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n, n > 0
+	n, err := strconv.ParseUint(s, 10, 64) // digits only
+	return int64(n), err == nil && len(s) <= 9 && n > 0
 }

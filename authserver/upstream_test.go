@@ -187,7 +187,7 @@ func TestUpstreamCookieRenewed(t *testing.T) {
 		resp := b.submit(form, nil)
 		var found bool
 		for _, c := range resp.Cookies() {
-			if c.Name == upstreamCookieInsecure {
+			if c.Name == upstreamCookie {
 				found = true
 				values = append(values, c.Value)
 				if c.MaxAge != int(upstreamLoginTTL.Seconds()) || !c.HttpOnly || c.SameSite != http.SameSiteLaxMode {

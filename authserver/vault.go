@@ -101,14 +101,8 @@ func (s *Server) initVault() error {
 		return configErr("TokenVault.Keys", err.Error())
 	}
 	for id, res := range c.ResourceServers {
-		cl, ok := s.static[id]
-		switch {
-		case !ok || cl.public():
-			return configErr("TokenVault.ResourceServers", "each must be a pre-registered confidential client")
-		case !cl.allowsGrant(oauthmeta.GrantTypeTokenExchange):
-			return configErr("TokenVault.ResourceServers", "each client must be allowed the token exchange grant")
-		case checkResourceSyntax(res) != nil:
-			return configErr("TokenVault.ResourceServers", "each resource must be an absolute http(s) URI without fragment")
+		if err := s.checkExchanger("TokenVault.ResourceServers", id, res); err != nil {
+			return err
 		}
 	}
 	s.vault = &vault{
@@ -116,6 +110,22 @@ func (s *Server) initVault() error {
 		resources: c.ResourceServers, now: s.clock.Now, log: s.log,
 	}
 	s.log.Info("upstream token vault", "sealing_key_id", ring.KeyID())
+	return nil
+}
+
+// checkExchanger checks a client that configuration names as the resource
+// server of resource res for the token exchange: a pre-registered
+// confidential client allowed the grant, with a valid resource URI.
+func (s *Server) checkExchanger(field, id, res string) error {
+	cl, ok := s.static[id]
+	switch {
+	case !ok || cl.public():
+		return configErr(field, "each must be a pre-registered confidential client")
+	case !cl.allowsGrant(oauthmeta.GrantTypeTokenExchange):
+		return configErr(field, "each client must be allowed the token exchange grant")
+	case checkResourceSyntax(res) != nil:
+		return configErr(field, "each resource must be an absolute http(s) URI without fragment")
+	}
 	return nil
 }
 
@@ -237,7 +247,7 @@ func (v *vault) fresh(t *vaultedToken) bool {
 
 // revokeGrant revokes a grant and deletes its upstream tokens: every
 // revocation path (revocation endpoint, refresh token reuse, code replay)
-// goes through it.
+// goes through it. A grant that is gone already is no error.
 func (s *Server) revokeGrant(ctx context.Context, id string) error {
 	err := s.store.Grants.RevokeGrant(ctx, id)
 	if s.vault != nil && err == nil {
@@ -245,7 +255,7 @@ func (s *Server) revokeGrant(ctx context.Context, id string) error {
 			s.vault.drop(ctx, g.UpstreamTokens)
 		}
 	}
-	return err
+	return ignoreNotFound(err)
 }
 
 // keepUpstreamTokens seals the tokens of a finished upstream login into

@@ -1,6 +1,7 @@
 package authserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"time"
@@ -123,8 +124,7 @@ func (v *vault) refreshHolding(ctx context.Context, g *Grant, held *UpstreamToke
 	next, err := v.up.refresh(upCtx, t.RefreshToken)
 	cancel()
 	if err != nil {
-		var re *upstreamTokenError
-		if errors.As(err, &re) && re.refused() {
+		if re, ok := errors.AsType[*upstreamTokenError](err); ok && re.refused() {
 			// Refused though no other refresh ran while the lease held;
 			// unless one ran after it ended, the upstream grant is over.
 			if _, again, lerr := v.load(ctx, g); lerr == nil && v.fresh(again) {
@@ -137,9 +137,8 @@ func (v *vault) refreshHolding(ctx context.Context, g *Grant, held *UpstreamToke
 		v.release(ctx, held)
 		return nil, err
 	}
-	if next.RefreshToken == "" {
-		next.RefreshToken = t.RefreshToken // RFC 6749 §6: the old one stays valid
-	}
+	// RFC 6749 §6: without a new refresh token the old one stays valid.
+	next.RefreshToken = cmp.Or(next.RefreshToken, t.RefreshToken)
 	rec := cloneUpstreamTokens(held)
 	rec.LeaseOwner, rec.LeaseUntil = "", time.Time{}
 	rec.Version++
