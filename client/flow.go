@@ -174,16 +174,20 @@ func (c *Client) login(ctx context.Context, resource string, ch challenge, fresh
 // no retry, no other grant.
 func (c *Client) grantLogin(ctx context.Context, g *grantRun) error {
 	d := g.d
-	res, err := c.flow.run(ctx, g)
+	id, ok := c.flow.clientID(d.Issuer)
+	var tok *tokenstore.Token
+	err := ErrIssuerChanged
+	if ok {
+		tok, err = c.flow.run(ctx, g)
+	}
 	if err != nil {
 		c.log.WarnContext(ctx, "grant failed", "resource", d.Resource, "issuer", d.Issuer, "error", err)
 		return err
 	}
-	key := tokenstore.Key{Issuer: d.Issuer, Resource: d.ResourceIndicator, ClientID: res.clientID}
-	if err := c.store.PutToken(ctx, key, res.tok); err != nil {
+	if err := c.store.PutToken(ctx, tokenstore.Key{Issuer: d.Issuer, Resource: d.ResourceIndicator, ClientID: id}, tok); err != nil {
 		return err
 	}
-	c.log.InfoContext(ctx, "token obtained", "resource", d.Resource, "issuer", d.Issuer, "scopes", res.tok.Scopes)
+	c.log.InfoContext(ctx, "token obtained", "resource", d.Resource, "issuer", d.Issuer, "scopes", tok.Scopes)
 	return nil
 }
 
