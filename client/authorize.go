@@ -2,8 +2,6 @@ package client
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"fmt"
 	"net/http"
 	"net/http/cookiejar"
@@ -106,7 +104,7 @@ func (r *AuthorizationRequest) Start(ctx context.Context, redirectURI string) (s
 		return "", err
 	}
 	rec := &pendingAuthorization{
-		state:                 randomState(),
+		state:                 pkce.GenerateVerifier(), // 32 random bytes, like the verifier
 		verifier:              pkce.GenerateVerifier(),
 		issuer:                md.Issuer,
 		issParameterSupported: md.AuthorizationResponseISSParameterSupported,
@@ -192,13 +190,6 @@ func checkRedirectURI(raw string) error {
 func atRedirectURI(u *url.URL, redirectURI string) bool {
 	r, err := url.Parse(redirectURI)
 	return err == nil && u.Scheme == r.Scheme && u.Host == r.Host && u.EscapedPath() == r.EscapedPath()
-}
-
-// randomState returns 32 random bytes, base64url-encoded.
-func randomState() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 // selectScopes applies the MCP scope selection strategy (requirement

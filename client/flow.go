@@ -237,10 +237,5 @@ func (c *Client) Logout(ctx context.Context, serverURL string) error {
 
 // subset reports whether every member of a is in b.
 func subset(a, b []string) bool {
-	for _, s := range a {
-		if !slices.Contains(b, s) {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(a, func(s string) bool { return !slices.Contains(b, s) })
 }
