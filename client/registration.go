@@ -124,7 +124,8 @@ func sameRedirect(registered, requested string) bool {
 	if err1 != nil || err2 != nil || a.Scheme != "http" || b.Scheme != "http" {
 		return false
 	}
-	return isLoopbackIP(a.Hostname()) && a.Hostname() == b.Hostname() && a.EscapedPath() == b.EscapedPath() &&
+	// RFC 8252 §7.3: loopback IP literals, not "localhost".
+	return oauthmeta.IsLoopbackHost(a.Hostname()) && !strings.EqualFold(a.Hostname(), "localhost") && a.Hostname() == b.Hostname() && a.EscapedPath() == b.EscapedPath() &&
 		a.RawQuery == b.RawQuery
 }
 
@@ -202,7 +203,7 @@ func (c *Client) applicationType(redirectURI string) string {
 	if c.cfg.ApplicationType != "" {
 		return c.cfg.ApplicationType
 	}
-	if u, err := url.Parse(redirectURI); err == nil && (isLoopbackIP(u.Hostname()) || strings.EqualFold(u.Hostname(), "localhost")) {
+	if u, err := url.Parse(redirectURI); err == nil && oauthmeta.IsLoopbackHost(u.Hostname()) {
 		return "native"
 	}
 	return "web"

@@ -13,6 +13,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
 // Resolver resolves host names. *net.Resolver implements it.
@@ -207,21 +209,13 @@ func (f *Fetcher) checkURL(rawURL string) (*url.URL, error) {
 	switch u.Scheme {
 	case "https":
 	case "http":
-		if !f.opts.InsecureAllowHTTPLoopback || !isLoopbackName(u.Hostname()) {
+		if !f.opts.InsecureAllowHTTPLoopback || !oauthmeta.IsLoopbackHost(u.Hostname()) {
 			return nil, fmt.Errorf("%w: plain http is allowed only to loopback in insecure mode", ErrScheme)
 		}
 	default:
 		return nil, fmt.Errorf("%w: only https", ErrScheme)
 	}
 	return u, nil
-}
-
-func isLoopbackName(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	a, err := netip.ParseAddr(host)
-	return err == nil && a.Zone() == "" && a.Unmap().IsLoopback()
 }
 
 func (f *Fetcher) checkRedirect(req *http.Request, via []*http.Request) error {
