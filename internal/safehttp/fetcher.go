@@ -1,6 +1,7 @@
 package safehttp
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -81,12 +83,8 @@ func New(opts Options) *Fetcher {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	if opts.MaxRedirects > maxRedirectCap {
-		opts.MaxRedirects = maxRedirectCap
-	}
-	if opts.UserAgent == "" {
-		opts.UserAgent = "mcpauth"
-	}
+	opts.MaxRedirects = min(opts.MaxRedirects, maxRedirectCap)
+	opts.UserAgent = cmp.Or(opts.UserAgent, "mcpauth")
 	f := &Fetcher{opts: opts}
 	transport := &http.Transport{
 		Proxy:                 nil, // never an environment proxy
@@ -153,10 +151,7 @@ func (f *Fetcher) GetWithHeader(ctx context.Context, rawURL, accept string, head
 			req.Header.Add(k, v)
 		}
 	}
-	if accept == "" {
-		accept = "application/json"
-	}
-	req.Header.Set("Accept", accept)
+	req.Header.Set("Accept", cmp.Or(accept, "application/json"))
 	req.Header.Set("User-Agent", f.opts.UserAgent)
 	resp, err := f.client.Do(req)
 	if err != nil {
@@ -233,21 +228,14 @@ func (f *Fetcher) checkContentType(ct string) error {
 		return nil
 	}
 	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return &ContentTypeError{ContentType: ct}
-	}
+	ok := slices.ContainsFunc(f.opts.ContentTypes, func(want string) bool { return strings.EqualFold(mt, want) })
 	if f.opts.ContentTypes == nil {
-		if mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")) {
-			return nil
-		}
+		ok = mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
+	}
+	if err != nil || !ok {
 		return &ContentTypeError{ContentType: ct}
 	}
-	for _, want := range f.opts.ContentTypes {
-		if strings.EqualFold(mt, want) {
-			return nil
-		}
-	}
-	return &ContentTypeError{ContentType: ct}
+	return nil
 }
 
 // dialContext resolves addr's host, checks every address, and dials the
