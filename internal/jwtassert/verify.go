@@ -72,12 +72,10 @@ func newCore(c coreConfig) (*core, error) {
 		return nil, errors.New("jwtassert: negative Leeway, MaxLifetime or MaxSize")
 	}
 	k := &core{
-		audiences: slices.Clone(c.audiences), algs: algs, joseAlgs: jwkset.JOSE(algs), leeway: c.leeway, maxLife: c.maxLife, maxSize: c.maxSize,
+		audiences: slices.Clone(c.audiences), algs: algs, joseAlgs: jwkset.JOSE(algs), leeway: cmp.Or(c.leeway, DefaultLeeway),
+		maxLife: cmp.Or(c.maxLife, c.defLife), maxSize: cmp.Or(c.maxSize, DefaultMaxSize),
 		replay: c.replay, now: c.now, code: c.code, b64: base64.RawURLEncoding.Strict(),
 	}
-	k.leeway = cmp.Or(k.leeway, DefaultLeeway)
-	k.maxLife = cmp.Or(k.maxLife, c.defLife)
-	k.maxSize = cmp.Or(k.maxSize, DefaultMaxSize)
 	if k.replay == nil {
 		r, err := replay.New(replay.Config{MaxEntries: c.maxReplayEntries, Now: c.now})
 		if err != nil {
@@ -92,10 +90,8 @@ func checkAudiences(auds []string) error {
 	if len(auds) == 0 {
 		return errors.New("jwtassert: Audiences is required (this authorization server's issuer identifier)")
 	}
-	for _, a := range auds {
-		if a == "" {
-			return errors.New("jwtassert: empty audience")
-		}
+	if slices.Contains(auds, "") {
+		return errors.New("jwtassert: empty audience")
 	}
 	return nil
 }
@@ -176,10 +172,8 @@ func (k *core) checkAudience(aud oauthmeta.Audience) error {
 	if len(aud) == 0 {
 		return k.fail(ErrMissingClaim, "aud")
 	}
-	for _, a := range k.audiences {
-		if aud.Contains(a) {
-			return nil
-		}
+	if slices.ContainsFunc(k.audiences, aud.Contains) {
+		return nil
 	}
 	return k.fail(ErrAudience, "")
 }
