@@ -129,7 +129,7 @@ func challengeStatus(resp *http.Response) bool {
 	if resp.StatusCode != http.StatusForbidden {
 		return false
 	}
-	ch := bearerChallenge(resp.Header)
+	ch := parseChallenge(resp.Header) // Bearer, else DPoP (CL-01)
 	return strings.EqualFold(ch.Value(oauthmeta.ParamError), string(oauthmeta.CodeInsufficientScope))
 }
 
