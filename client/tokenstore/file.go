@@ -272,8 +272,7 @@ func lockFile(ctx context.Context, name string) (func(), error) {
 	if !ok { // TryLockContext reports a done ctx as its error
 		return nil, errors.Join(errLockNotTaken, ctx.Err())
 	}
-	var once sync.Once
-	return func() { once.Do(func() { _ = fl.Unlock() }) }, nil
+	return sync.OnceFunc(func() { _ = fl.Unlock() }), nil
 }
 
 // createPrivate opens name, creating it with mode 0600 (on Windows, with
