@@ -258,10 +258,7 @@ func (c *Client) complete(ctx context.Context, redirect *url.URL, state string) 
 		return nil, nil, fmt.Errorf("%w: no single code in the response", ErrAuthorizationResponse)
 	}
 	tok, err := c.exchangeCode(ctx, rec, codes[0])
-	if err != nil {
-		return nil, nil, err
-	}
-	return rec, tok, nil
+	return rec, tok, err
 }
 
 // errNotStarted reports an Authorizer that returned without calling Start.

@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -173,11 +174,8 @@ func (c *Client) register(ctx context.Context, md *oauthmeta.AuthServerMetadata,
 	}
 	r := &tokenstore.Registration{
 		Issuer: md.Issuer, Method: tokenstore.MethodDynamic, ClientID: info.ClientID,
-		ClientSecret: info.ClientSecret, TokenEndpointAuthMethod: info.TokenEndpointAuthMethod,
+		ClientSecret: info.ClientSecret, TokenEndpointAuthMethod: cmp.Or(info.TokenEndpointAuthMethod, method),
 		RedirectURIs: info.RedirectURIs, RegisteredAt: c.clock.Now(),
-	}
-	if r.TokenEndpointAuthMethod == "" {
-		r.TokenEndpointAuthMethod = method
 	}
 	if len(r.RedirectURIs) == 0 {
 		r.RedirectURIs = []string{redirectURI}

@@ -1,6 +1,7 @@
 package dpop
 
 import (
+	"cmp"
 	"net"
 	"net/netip"
 	"net/url"
@@ -40,10 +41,7 @@ func normalizeHTU(raw string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	path := removeDotSegments(normalizePercent(u.EscapedPath()))
-	if path == "" {
-		path = "/"
-	}
+	path := cmp.Or(removeDotSegments(normalizePercent(u.EscapedPath())), "/")
 	out := scheme + "://" + host + path
 	if len(out) > maxURLLength {
 		// Escaping can lengthen a URL; refusing here keeps normalizeHTU

@@ -134,7 +134,7 @@ func (s *JWKSServer) serveJWKS(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(raw)
 		return
 	}
-	var members []json.RawMessage
+	members := []json.RawMessage{}
 	for _, k := range keys {
 		b, err := k.JWK().MarshalJSON()
 		if err != nil {
@@ -144,9 +144,6 @@ func (s *JWKSServer) serveJWKS(w http.ResponseWriter, r *http.Request) {
 		members = append(members, b)
 	}
 	members = append(members, extra...)
-	if members == nil {
-		members = []json.RawMessage{}
-	}
 	w.Header().Set("Content-Type", "application/jwk-set+json")
 	if cc != "" {
 		w.Header().Set("Cache-Control", cc)

@@ -282,11 +282,7 @@ func (f *Fetcher) resolve(ctx context.Context, host string) ([]netip.Addr, error
 		// RFC 6761 §6.3: never ask DNS about localhost.
 		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
 	}
-	r := f.opts.Resolver
-	if r == nil {
-		r = net.DefaultResolver
-	}
-	addrs, err := r.LookupNetIP(ctx, "ip", host)
+	addrs, err := cmp.Or[Resolver](f.opts.Resolver, net.DefaultResolver).LookupNetIP(ctx, "ip", host)
 	if err != nil {
 		return nil, err
 	}
