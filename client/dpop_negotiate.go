@@ -113,10 +113,8 @@ func (s *dpopState) keyFor(asAlgs, rsAlgs []string) (*dpopKey, error) {
 	if s.alg != "" {
 		candidates = []string{s.alg}
 	}
-	for _, alg := range candidates {
-		if accept(alg) {
-			return s.generate(alg)
-		}
+	if i := slices.IndexFunc(candidates, accept); i >= 0 {
+		return s.generate(candidates[i])
 	}
 	return nil, nil
 }
