@@ -61,8 +61,11 @@ type coreConfig struct {
 }
 
 func newCore(c coreConfig) (*core, error) {
-	if err := checkAudiences(c.audiences); err != nil {
-		return nil, err
+	if len(c.audiences) == 0 {
+		return nil, errors.New("jwtassert: Audiences is required (this authorization server's issuer identifier)")
+	}
+	if slices.Contains(c.audiences, "") {
+		return nil, errors.New("jwtassert: empty audience")
 	}
 	algs, err := jwkset.Allowlist(c.algs, defaultVerifyAlgs())
 	if err != nil {
@@ -84,16 +87,6 @@ func newCore(c coreConfig) (*core, error) {
 		k.replay = r
 	}
 	return k, nil
-}
-
-func checkAudiences(auds []string) error {
-	if len(auds) == 0 {
-		return errors.New("jwtassert: Audiences is required (this authorization server's issuer identifier)")
-	}
-	if slices.Contains(auds, "") {
-		return errors.New("jwtassert: empty audience")
-	}
-	return nil
 }
 
 func (k *core) fail(sentinel error, detail string) error { return fail(sentinel, k.code, detail) }

@@ -217,10 +217,8 @@ func (f *Fetcher) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > f.opts.MaxRedirects {
 		return &RedirectError{StatusCode: req.Response.StatusCode, Hops: len(via)}
 	}
-	if _, err := f.checkURL(req.URL.String()); err != nil {
-		return err
-	}
-	return nil
+	_, err := f.checkURL(req.URL.String())
+	return err
 }
 
 func (f *Fetcher) checkContentType(ct string) error {
