@@ -141,9 +141,7 @@ func (c *Client) login(ctx context.Context, resource string, ch challenge, fresh
 	}
 	req := &AuthorizationRequest{c: c, d: d, scopes: c.adjustOfflineAccess(scopes, d.AuthServer), dpop: key}
 	redirect, err := c.cfg.Authorizer.Authorize(ctx, req)
-	req.mu.Lock()
-	state := req.state
-	req.mu.Unlock()
+	state := req.State()
 	switch {
 	case state == "" && err != nil:
 		return err // Start failed: discovery, registration or URL checks
