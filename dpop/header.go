@@ -3,6 +3,7 @@ package dpop
 import (
 	"crypto"
 	"encoding/json"
+	"errors"
 
 	jose "github.com/go-jose/go-jose/v4"
 
@@ -71,8 +72,11 @@ func (v *Verifier) parseHeader(proof, seg string) (*proofHeader, error) {
 		return nil, fail(errInvalidJWK, "")
 	}
 	alg := *rh.Alg
-	if err := checkKeyAlg(jwk.Key, alg); err != nil {
-		return nil, fail(err, "")
+	switch err := jwkset.CheckKey(jwk.Key, alg); {
+	case errors.Is(err, jwkset.ErrKeyMismatch): // RFC 8725 §3.1
+		return nil, fail(errAlgKeyMismatch, "")
+	case err != nil: // a weak or unsupported key
+		return nil, fail(errInvalidJWK, "")
 	}
 	jkt, err := JKT(jwk.Key)
 	if err != nil {
