@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lestrrat-go/httprc"
 	"github.com/lestrrat-go/jwx/v2/jwk"
 
 	"github.com/mcpauth/mcpauth/internal/safehttp"
@@ -112,7 +113,7 @@ func (k *RemoteKeys) startCache(ctx context.Context, uri string) (*keySnapshot, 
 	// The cache refreshes until Close cancels k.life. Register fails only
 	// for a URL outside a whitelist, which this cache does not have.
 	window := min(k.cfg.MinRefreshInterval, time.Minute)
-	cache := jwk.NewCache(k.life, jwk.WithRefreshWindow(window), jwk.WithErrSink(errSink(k.refreshFailed)))
+	cache := jwk.NewCache(k.life, jwk.WithRefreshWindow(window), jwk.WithErrSink(httprc.ErrSinkFunc(k.refreshFailed)))
 	err := cache.Register(uri,
 		jwk.WithHTTPClient(&jwksClient{k: k}),
 		jwk.WithMinRefreshInterval(k.cfg.MinRefreshInterval))
@@ -131,11 +132,6 @@ func (k *RemoteKeys) startCache(ctx context.Context, uri string) (*keySnapshot, 
 	}
 	return snap, nil
 }
-
-// errSink adapts a function to jwk.ErrSink.
-type errSink func(error)
-
-func (f errSink) Error(err error) { f(err) }
 
 func (k *RemoteKeys) refreshFailed(err error) {
 	if k.cfg.Logger != nil {
