@@ -4,6 +4,7 @@ import (
 	"crypto"
 	"encoding/json"
 	"errors"
+	"slices"
 
 	jose "github.com/go-jose/go-jose/v4"
 
@@ -90,7 +91,7 @@ func (v *Verifier) checkRawHeader(rh *rawHeader) error {
 	if rh.Typ == nil || !jwtverify.TypeIs(*rh.Typ, proofType) {
 		return fail(errWrongType, "")
 	}
-	if rh.Alg == nil || !v.allowsAlg(*rh.Alg) {
+	if rh.Alg == nil || !slices.Contains(v.algs, *rh.Alg) {
 		return fail(ErrAlgNotAllowed, "")
 	}
 	if rh.Crit != nil || rh.B64 != nil {

@@ -130,8 +130,6 @@ func NewVerifier(cfg VerifierConfig) (*Verifier, error) {
 	return v, nil
 }
 
-func (v *Verifier) allowsAlg(alg string) bool { return slices.Contains(v.algs, alg) }
-
 // Algorithms returns the accepted proof algorithms, for the "algs" challenge
 // parameter (RFC 9449 §7.1) and "dpop_signing_alg_values_supported" (§5.1,
 // RFC 9728 §2). The slice is a copy.
