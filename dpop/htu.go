@@ -141,16 +141,9 @@ func removeDotSegments(in string) string {
 
 // validMethod reports whether m is an RFC 9110 §9.1 method token.
 func validMethod(m string) bool {
-	if m == "" || len(m) > 64 {
-		return false
-	}
-	for i := 0; i < len(m); i++ {
-		c := m[i]
-		if !isUnreserved(c) && !strings.ContainsRune("!#$%&'*+^`|", rune(c)) {
-			return false
-		}
-	}
-	return true
+	return m != "" && len(m) <= 64 && !strings.ContainsFunc(m, func(r rune) bool {
+		return r >= 0x80 || !isUnreserved(byte(r)) && !strings.ContainsRune("!#$%&'*+^`|", r)
+	})
 }
 
 // validHost reports whether host (from authority) is a name of ASCII
@@ -165,11 +158,7 @@ func validHost(host, authority string) bool {
 		_, err := netip.ParseAddr(host)
 		return err == nil
 	}
-	for i := 0; i < len(host); i++ {
-		c := host[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_') {
-			return false
-		}
-	}
-	return true
+	return !strings.ContainsFunc(host, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_')
+	})
 }

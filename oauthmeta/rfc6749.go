@@ -143,16 +143,7 @@ func FormatScope(scopes []string) string { return strings.Join(scopes, " ") }
 // ValidScopeToken reports whether tok is a non-empty RFC 6749 §3.3
 // scope-token: 1*( %x21 / %x23-5B / %x5D-7E ).
 func ValidScopeToken(tok string) bool {
-	if tok == "" {
-		return false
-	}
-	for i := 0; i < len(tok); i++ {
-		c := tok[i]
-		if c <= 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return true
+	return tok != "" && !strings.ContainsFunc(tok, func(r rune) bool { return r <= 0x20 || r > 0x7e || r == '"' || r == '\\' })
 }
 
 // ParseTokenResponse decodes a successful token response and checks the

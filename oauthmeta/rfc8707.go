@@ -96,11 +96,7 @@ func validPort(authority, port string) bool {
 // '_' and, for IPv6 literals, ':' only. Internationalised names must be in
 // their A-label (punycode) form.
 func asciiHost(host string) bool {
-	for i := 0; i < len(host); i++ {
-		c := host[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == ':') {
-			return false
-		}
-	}
-	return true
+	return !strings.ContainsFunc(host, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == ':')
+	})
 }
