@@ -35,11 +35,16 @@ func (c *Client) respond(ctx context.Context, resource string, status int, h htt
 	switch {
 	case status == http.StatusUnauthorized:
 		return c.unauthorized(ctx, resource, ch, sent, a)
-	case status == http.StatusForbidden && strings.EqualFold(ch.Value(oauthmeta.ParamError), string(oauthmeta.CodeInsufficientScope)):
+	case status == http.StatusForbidden && insufficientScope(ch.Challenge):
 		return c.stepUp(ctx, resource, ch, sent, a)
 	default:
 		return fmt.Errorf("%w: status %d", ErrForbidden, status)
 	}
+}
+
+// insufficientScope reports a challenge with error="insufficient_scope".
+func insufficientScope(ch oauthmeta.Challenge) bool {
+	return strings.EqualFold(ch.Value(oauthmeta.ParamError), string(oauthmeta.CodeInsufficientScope))
 }
 
 func (c *Client) unauthorized(ctx context.Context, resource string, ch challenge, sent string, a *attempts) error {
