@@ -2,8 +2,6 @@ package client
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"fmt"
 	"net/http"
 	"net/http/cookiejar"
@@ -106,7 +104,7 @@ func (r *AuthorizationRequest) Start(ctx context.Context, redirectURI string) (s
 		return "", err
 	}
 	rec := &pendingAuthorization{
-		state:                 randomState(),
+		state:                 pkce.GenerateVerifier(), // 32 random bytes, like the verifier
 		verifier:              pkce.GenerateVerifier(),
 		issuer:                md.Issuer,
 		issParameterSupported: md.AuthorizationResponseISSParameterSupported,
@@ -194,13 +192,6 @@ func atRedirectURI(u *url.URL, redirectURI string) bool {
 	return err == nil && u.Scheme == r.Scheme && u.Host == r.Host && u.EscapedPath() == r.EscapedPath()
 }
 
-// randomState returns 32 random bytes, base64url-encoded.
-func randomState() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
 // selectScopes applies the MCP scope selection strategy (requirement
 // CL-14): the challenge's scope, else all of the resource's
 // scopes_supported, else none (scope omitted).
@@ -267,10 +258,7 @@ func (c *Client) complete(ctx context.Context, redirect *url.URL, state string) 
 		return nil, nil, fmt.Errorf("%w: no single code in the response", ErrAuthorizationResponse)
 	}
 	tok, err := c.exchangeCode(ctx, rec, codes[0])
-	if err != nil {
-		return nil, nil, err
-	}
-	return rec, tok, nil
+	return rec, tok, err
 }
 
 // errNotStarted reports an Authorizer that returned without calling Start.

@@ -47,7 +47,7 @@ func TestCL01ChallengeParsing(t *testing.T) {
 			for _, v := range tt.headers {
 				h.Add("WWW-Authenticate", v)
 			}
-			ch := bearerChallenge(h)
+			ch := parseChallenge(h).Challenge
 			if !slices.Equal(ch.Scopes(), tt.wantScopes) {
 				t.Errorf("scopes = %q, want %q", ch.Scopes(), tt.wantScopes)
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -82,7 +83,7 @@ func newDPoPState(cfg *DPoPConfig, now func() time.Time) (*dpopState, error) {
 		stored: lru.New[string, *dpop.Prover](maxStoredKeys, now, nil),
 	}
 	if cfg.Key == nil {
-		if cfg.Algorithm != "" && !containsAlg(generatedAlgorithms, cfg.Algorithm) {
+		if cfg.Algorithm != "" && !slices.Contains(generatedAlgorithms, cfg.Algorithm) {
 			return nil, fmt.Errorf("%w: DPoP: unsupported algorithm %q", ErrConfig, cfg.Algorithm)
 		}
 		s.alg = cfg.Algorithm

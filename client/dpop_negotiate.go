@@ -55,10 +55,6 @@ func parseChallenge(h http.Header) challenge {
 	return out
 }
 
-// bearerChallenge returns the Bearer challenge of a 401 or 403 response
-// (requirement CL-01), or else its DPoP challenge.
-func bearerChallenge(h http.Header) oauthmeta.Challenge { return parseChallenge(h).Challenge }
-
 // planDPoP chooses, before an authorization for the resource of d starts,
 // the DPoP key its tokens will be bound to: nil for a Bearer token. See
 // [DPoPConfig] for the rules. It fails with ErrDPoPUnsupported when the
@@ -104,8 +100,8 @@ func (c *Client) planDPoP(ctx context.Context, d *tokenstore.Discovery, ch chall
 // algorithm of generatedAlgorithms (or Config.DPoP.Algorithm) both accept,
 // else nil. A nil list accepts anything.
 func (s *dpopState) keyFor(asAlgs, rsAlgs []string) (*dpopKey, error) {
-	accept := func(alg string) bool {
-		return (asAlgs == nil || containsAlg(asAlgs, alg)) && (rsAlgs == nil || containsAlg(rsAlgs, alg))
+	accept := func(alg string) bool { // names compared exactly (RFC 7515 §4.1.1)
+		return (asAlgs == nil || slices.Contains(asAlgs, alg)) && (rsAlgs == nil || slices.Contains(rsAlgs, alg))
 	}
 	if s.fixed != nil {
 		if accept(s.fixed.Algorithm()) {
@@ -117,10 +113,8 @@ func (s *dpopState) keyFor(asAlgs, rsAlgs []string) (*dpopKey, error) {
 	if s.alg != "" {
 		candidates = []string{s.alg}
 	}
-	for _, alg := range candidates {
-		if accept(alg) {
-			return s.generate(alg)
-		}
+	if i := slices.IndexFunc(candidates, accept); i >= 0 {
+		return s.generate(candidates[i])
 	}
 	return nil, nil
 }
@@ -145,10 +139,6 @@ func describeAlgs(algs []string) string {
 	}
 	return strings.Join(algs, " ")
 }
-
-// containsAlg compares JWS algorithm names exactly (RFC 7515 §4.1.1: they
-// are case-sensitive).
-func containsAlg(algs []string, alg string) bool { return slices.Contains(algs, alg) }
 
 // generate makes a new key for alg and its private JWK.
 func (s *dpopState) generate(alg string) (*dpopKey, error) {

@@ -35,11 +35,16 @@ func (c *Client) respond(ctx context.Context, resource string, status int, h htt
 	switch {
 	case status == http.StatusUnauthorized:
 		return c.unauthorized(ctx, resource, ch, sent, a)
-	case status == http.StatusForbidden && strings.EqualFold(ch.Value(oauthmeta.ParamError), string(oauthmeta.CodeInsufficientScope)):
+	case status == http.StatusForbidden && insufficientScope(ch.Challenge):
 		return c.stepUp(ctx, resource, ch, sent, a)
 	default:
 		return fmt.Errorf("%w: status %d", ErrForbidden, status)
 	}
+}
+
+// insufficientScope reports a challenge with error="insufficient_scope".
+func insufficientScope(ch oauthmeta.Challenge) bool {
+	return strings.EqualFold(ch.Value(oauthmeta.ParamError), string(oauthmeta.CodeInsufficientScope))
 }
 
 func (c *Client) unauthorized(ctx context.Context, resource string, ch challenge, sent string, a *attempts) error {
@@ -141,9 +146,7 @@ func (c *Client) login(ctx context.Context, resource string, ch challenge, fresh
 	}
 	req := &AuthorizationRequest{c: c, d: d, scopes: c.adjustOfflineAccess(scopes, d.AuthServer), dpop: key}
 	redirect, err := c.cfg.Authorizer.Authorize(ctx, req)
-	req.mu.Lock()
-	state := req.state
-	req.mu.Unlock()
+	state := req.State()
 	switch {
 	case state == "" && err != nil:
 		return err // Start failed: discovery, registration or URL checks
@@ -174,16 +177,20 @@ func (c *Client) login(ctx context.Context, resource string, ch challenge, fresh
 // no retry, no other grant.
 func (c *Client) grantLogin(ctx context.Context, g *grantRun) error {
 	d := g.d
-	res, err := c.flow.run(ctx, g)
+	id, ok := c.flow.clientID(d.Issuer)
+	var tok *tokenstore.Token
+	err := ErrIssuerChanged
+	if ok {
+		tok, err = c.flow.run(ctx, g)
+	}
 	if err != nil {
 		c.log.WarnContext(ctx, "grant failed", "resource", d.Resource, "issuer", d.Issuer, "error", err)
 		return err
 	}
-	key := tokenstore.Key{Issuer: d.Issuer, Resource: d.ResourceIndicator, ClientID: res.clientID}
-	if err := c.store.PutToken(ctx, key, res.tok); err != nil {
+	if err := c.store.PutToken(ctx, tokenstore.Key{Issuer: d.Issuer, Resource: d.ResourceIndicator, ClientID: id}, tok); err != nil {
 		return err
 	}
-	c.log.InfoContext(ctx, "token obtained", "resource", d.Resource, "issuer", d.Issuer, "scopes", res.tok.Scopes)
+	c.log.InfoContext(ctx, "token obtained", "resource", d.Resource, "issuer", d.Issuer, "scopes", tok.Scopes)
 	return nil
 }
 
@@ -233,10 +240,5 @@ func (c *Client) Logout(ctx context.Context, serverURL string) error {
 
 // subset reports whether every member of a is in b.
 func subset(a, b []string) bool {
-	for _, s := range a {
-		if !slices.Contains(b, s) {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(a, func(s string) bool { return !slices.Contains(b, s) })
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/mcpauth/mcpauth/client/tokenstore"
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -29,8 +30,9 @@ type grantFlow interface {
 	// clientID is the client_id tokens from issuer are stored under, or
 	// ok false when the grant may not be used with issuer.
 	clientID(issuer string) (id string, ok bool)
-	// run obtains a token at the authorization server of g.d.
-	run(ctx context.Context, g *grantRun) (*grantResult, error)
+	// run obtains a token at the authorization server of g.d, which
+	// clientID allows.
+	run(ctx context.Context, g *grantRun) (*tokenstore.Token, error)
 }
 
 // Credentials authenticate a machine client at a token endpoint (OAuth 2.1

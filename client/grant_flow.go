@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/url"
@@ -20,12 +21,6 @@ type grantRun struct {
 	d      *tokenstore.Discovery
 	scopes []string // chosen by the MCP strategy (CL-14)
 	dpop   *dpopKey // the key the token is bound to; nil: Bearer
-}
-
-// grantResult is a token and the client_id it is stored under.
-type grantResult struct {
-	tok      *tokenstore.Token
-	clientID string
 }
 
 func pickScopes(configured, chosen []string) []string {
@@ -60,16 +55,9 @@ func (g *ClientCredentials) prepare(c *Client) (grantFlow, error) {
 
 func (f *ccFlow) clientID(issuer string) (string, bool) { return f.auth.clientID, f.b.allows(issuer) }
 
-func (f *ccFlow) run(ctx context.Context, g *grantRun) (*grantResult, error) {
-	if !f.b.allows(g.d.Issuer) {
-		return nil, ErrIssuerChanged
-	}
+func (f *ccFlow) run(ctx context.Context, g *grantRun) (*tokenstore.Token, error) {
 	form := url.Values{"grant_type": {oauthmeta.GrantTypeClientCredentials}}
-	tok, err := f.c.grantToken(ctx, g, form, f.auth, pickScopes(f.scopes, g.scopes))
-	if err != nil {
-		return nil, err
-	}
-	return &grantResult{tok: tok, clientID: f.auth.clientID}, nil
+	return f.c.grantToken(ctx, g, form, f.auth, pickScopes(f.scopes, g.scopes))
 }
 
 // wifFlow is a prepared WorkloadIdentity.
@@ -99,33 +87,16 @@ func (w *WorkloadIdentity) prepare(c *Client) (grantFlow, error) {
 // a ClientID are stored under.
 const anonymousWorkload = "workload-identity"
 
-func (f *wifFlow) storeID() string {
-	if f.auth.clientID == "" {
-		return anonymousWorkload
-	}
-	return f.auth.clientID
+func (f *wifFlow) clientID(issuer string) (string, bool) {
+	return cmp.Or(f.auth.clientID, anonymousWorkload), f.b.allows(issuer)
 }
 
-func (f *wifFlow) clientID(issuer string) (string, bool) { return f.storeID(), f.b.allows(issuer) }
-
-func (f *wifFlow) run(ctx context.Context, g *grantRun) (*grantResult, error) {
-	if !f.b.allows(g.d.Issuer) {
-		return nil, ErrIssuerChanged
-	}
-	md := g.d.AuthServer
-	a, err := f.w.assertion(ctx, md.Issuer)
+func (f *wifFlow) run(ctx context.Context, g *grantRun) (*tokenstore.Token, error) {
+	a, err := f.w.assertion(ctx, g.d.AuthServer.Issuer)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkAssertion(a, md, f.c.clock.Now()); err != nil {
-		return nil, err
-	}
-	form := url.Values{"grant_type": {oauthmeta.GrantTypeJWTBearer}, "assertion": {a}}
-	tok, err := f.c.grantToken(ctx, g, form, f.auth, pickScopes(f.w.Scopes, g.scopes), a)
-	if err != nil {
-		return nil, err
-	}
-	return &grantResult{tok: tok, clientID: f.storeID()}, nil
+	return f.c.jwtBearer(ctx, g, a, f.auth, pickScopes(f.w.Scopes, g.scopes))
 }
 
 // emaFlow is a prepared EnterpriseAuthorization.
@@ -164,25 +135,13 @@ func (e *EnterpriseAuthorization) prepare(c *Client) (grantFlow, error) {
 
 func (f *emaFlow) clientID(issuer string) (string, bool) { return f.auth.clientID, f.b.allows(issuer) }
 
-func (f *emaFlow) run(ctx context.Context, g *grantRun) (*grantResult, error) {
-	if !f.b.allows(g.d.Issuer) {
-		return nil, ErrIssuerChanged
-	}
-	md := g.d.AuthServer
+func (f *emaFlow) run(ctx context.Context, g *grantRun) (*tokenstore.Token, error) {
 	scopes := pickScopes(f.e.Scopes, g.scopes)
-	jag, err := f.exchange(ctx, md.Issuer, g.d.ResourceIndicator, scopes)
+	jag, err := f.exchange(ctx, g.d.AuthServer.Issuer, g.d.ResourceIndicator, scopes)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkAssertion(jag, md, f.c.clock.Now()); err != nil {
-		return nil, err
-	}
-	form := url.Values{"grant_type": {oauthmeta.GrantTypeJWTBearer}, "assertion": {jag}}
-	tok, err := f.c.grantToken(ctx, g, form, f.auth, scopes, jag)
-	if err != nil {
-		return nil, err
-	}
-	return &grantResult{tok: tok, clientID: f.auth.clientID}, nil
+	return f.c.jwtBearer(ctx, g, jag, f.auth, scopes)
 }
 
 // exchange obtains an ID-JAG for (issuer, resource) at the IdP: an RFC
@@ -236,6 +195,16 @@ func (c *Client) grantToken(ctx context.Context, g *grantRun, form url.Values, a
 		return nil, err
 	}
 	return c.newToken(tok, g.dpop, scopes, nil)
+}
+
+// jwtBearer presents the grant JWT a at the authorization server of g
+// (RFC 7523 §2.1), once checkAssertion accepts it.
+func (c *Client) jwtBearer(ctx context.Context, g *grantRun, a string, auth *clientAuth, scopes []string) (*tokenstore.Token, error) {
+	if err := checkAssertion(a, g.d.AuthServer, c.clock.Now()); err != nil {
+		return nil, err
+	}
+	form := url.Values{"grant_type": {oauthmeta.GrantTypeJWTBearer}, "assertion": {a}}
+	return c.grantToken(ctx, g, form, auth, scopes, a)
 }
 
 // assertionClaims are the claims the client checks in a JWT it is about to

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,7 +13,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -60,10 +61,7 @@ type Loopback struct {
 
 // Authorize implements [Authorizer].
 func (l *Loopback) Authorize(ctx context.Context, req *AuthorizationRequest) (*url.URL, error) {
-	path := l.Path
-	if path == "" {
-		path = DefaultLoopbackPath
-	}
+	path := cmp.Or(l.Path, DefaultLoopbackPath)
 	if !strings.HasPrefix(path, "/") || strings.ContainsAny(path, "?#") {
 		return nil, fmt.Errorf("%w: Loopback.Path must be a path", ErrConfig)
 	}
@@ -140,7 +138,7 @@ func (l *Loopback) listen(ctx context.Context, req *AuthorizationRequest, path s
 type callback struct {
 	path  string
 	state string
-	once  sync.Once
+	done  atomic.Bool
 	got   chan *url.URL
 }
 
@@ -155,9 +153,7 @@ func (cb *callback) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not found", http.StatusNotFound)
 		return
 	}
-	first := false
-	cb.once.Do(func() { first = true })
-	if !first {
+	if !cb.done.CompareAndSwap(false, true) {
 		http.Error(w, "this authorization response was already received", http.StatusGone)
 		return
 	}
@@ -207,10 +203,8 @@ func OpenBrowser(ctx context.Context, authURL string) error {
 // checkBrowserURL applies the scheme allowlist before a URL reaches a
 // browser or another program.
 func checkBrowserURL(raw string) error {
-	for i := 0; i < len(raw); i++ {
-		if raw[i] < 0x21 || raw[i] == 0x7f {
-			return fmt.Errorf("%w: control character or space in URL", ErrUnsafeURL)
-		}
+	if strings.ContainsFunc(raw, func(r rune) bool { return r < 0x21 || r == 0x7f }) {
+		return fmt.Errorf("%w: control character or space in URL", ErrUnsafeURL)
 	}
 	// The URL goes to the browser exactly as written, so its scheme must
 	// be written in lower case, not merely parse as http(s).

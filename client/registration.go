@@ -2,6 +2,7 @@ package client
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -124,7 +125,8 @@ func sameRedirect(registered, requested string) bool {
 	if err1 != nil || err2 != nil || a.Scheme != "http" || b.Scheme != "http" {
 		return false
 	}
-	return isLoopbackIP(a.Hostname()) && a.Hostname() == b.Hostname() && a.EscapedPath() == b.EscapedPath() &&
+	// RFC 8252 §7.3: loopback IP literals, not "localhost".
+	return oauthmeta.IsLoopbackHost(a.Hostname()) && !strings.EqualFold(a.Hostname(), "localhost") && a.Hostname() == b.Hostname() && a.EscapedPath() == b.EscapedPath() &&
 		a.RawQuery == b.RawQuery
 }
 
@@ -172,11 +174,8 @@ func (c *Client) register(ctx context.Context, md *oauthmeta.AuthServerMetadata,
 	}
 	r := &tokenstore.Registration{
 		Issuer: md.Issuer, Method: tokenstore.MethodDynamic, ClientID: info.ClientID,
-		ClientSecret: info.ClientSecret, TokenEndpointAuthMethod: info.TokenEndpointAuthMethod,
+		ClientSecret: info.ClientSecret, TokenEndpointAuthMethod: cmp.Or(info.TokenEndpointAuthMethod, method),
 		RedirectURIs: info.RedirectURIs, RegisteredAt: c.clock.Now(),
-	}
-	if r.TokenEndpointAuthMethod == "" {
-		r.TokenEndpointAuthMethod = method
 	}
 	if len(r.RedirectURIs) == 0 {
 		r.RedirectURIs = []string{redirectURI}
@@ -202,7 +201,7 @@ func (c *Client) applicationType(redirectURI string) string {
 	if c.cfg.ApplicationType != "" {
 		return c.cfg.ApplicationType
 	}
-	if u, err := url.Parse(redirectURI); err == nil && (isLoopbackIP(u.Hostname()) || strings.EqualFold(u.Hostname(), "localhost")) {
+	if u, err := url.Parse(redirectURI); err == nil && oauthmeta.IsLoopbackHost(u.Hostname()) {
 		return "native"
 	}
 	return "web"

@@ -39,13 +39,10 @@ func (k *keyedMutex) lock(ctx context.Context, key string) (func(), error) {
 		k.release(key, e)
 		return nil, ctx.Err()
 	}
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			<-e.sem
-			k.release(key, e)
-		})
-	}, nil
+	return sync.OnceFunc(func() {
+		<-e.sem
+		k.release(key, e)
+	}), nil
 }
 
 func (k *keyedMutex) release(key string, e *keyedEntry) {

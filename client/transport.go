@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/safehttp"
@@ -121,16 +120,11 @@ func (t *Transport) forResource(req *http.Request) bool {
 	return err == nil && r == t.resource
 }
 
-// challengeStatus reports a response that authorization may fix.
+// challengeStatus reports a response that authorization may fix: a 401,
+// or a 403 whose challenge (Bearer, else DPoP; CL-01) is insufficient_scope.
 func challengeStatus(resp *http.Response) bool {
-	if resp.StatusCode == http.StatusUnauthorized {
-		return true
-	}
-	if resp.StatusCode != http.StatusForbidden {
-		return false
-	}
-	ch := bearerChallenge(resp.Header)
-	return strings.EqualFold(ch.Value(oauthmeta.ParamError), string(oauthmeta.CodeInsufficientScope))
+	return resp.StatusCode == http.StatusUnauthorized ||
+		resp.StatusCode == http.StatusForbidden && insufficientScope(parseChallenge(resp.Header).Challenge)
 }
 
 // replayable returns a function producing fresh copies of req's body, or

@@ -35,10 +35,8 @@ func parseClientID(clientID string) (*url.URL, error) {
 	if clientID == "" || len(clientID) > maxClientIDLength {
 		return nil, errRule("empty or too long", ErrInvalidClientID)
 	}
-	for i := 0; i < len(clientID); i++ {
-		if c := clientID[i]; c <= 0x20 || c >= 0x7f || c == '\\' {
-			return nil, errRule("forbidden character", ErrInvalidClientID)
-		}
+	if hasForbiddenChar(clientID) {
+		return nil, errRule("forbidden character", ErrInvalidClientID)
 	}
 	if !strings.HasPrefix(clientID, "https://") {
 		return nil, errRule("scheme must be https", ErrInvalidClientID)
@@ -69,6 +67,13 @@ func parseClientID(clientID string) (*url.URL, error) {
 		}
 	}
 	return u, nil
+}
+
+// hasForbiddenChar reports whether s holds a control character, a space,
+// a backslash or a non-ASCII byte, none of which a client_id or redirect
+// URI may contain.
+func hasForbiddenChar(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r <= 0x20 || r >= 0x7f || r == '\\' })
 }
 
 // isDotSegment reports whether seg is "." or "..", also percent-encoded

@@ -1,6 +1,7 @@
 package clientmeta
 
 import (
+	"cmp"
 	"net/url"
 	"slices"
 	"strings"
@@ -135,10 +136,7 @@ func (d *Document) checkAuthMethod() error {
 // AuthMethod returns the token endpoint authentication method the document
 // declares, "none" when it declares none.
 func (d *Document) AuthMethod() string {
-	if d.TokenEndpointAuthMethod == "" {
-		return oauthmeta.AuthMethodNone
-	}
-	return d.TokenEndpointAuthMethod
+	return cmp.Or(d.TokenEndpointAuthMethod, oauthmeta.AuthMethodNone)
 }
 
 // LocalhostOnly reports whether every redirect URI of the document points at
@@ -150,16 +148,10 @@ func (d *Document) LocalhostOnly() bool { return LocalhostOnly(d.RedirectURIs) }
 // LocalhostOnly reports whether redirectURIs is non-empty and every entry is
 // an http or https URL whose host is loopback or "localhost".
 func LocalhostOnly(redirectURIs []string) bool {
-	if len(redirectURIs) == 0 {
-		return false
-	}
-	for _, r := range redirectURIs {
+	return len(redirectURIs) > 0 && !slices.ContainsFunc(redirectURIs, func(r string) bool {
 		u, err := url.Parse(r)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || !oauthmeta.IsLoopbackHost(u.Hostname()) {
-			return false
-		}
-	}
-	return true
+		return err != nil || (u.Scheme != "http" && u.Scheme != "https") || !oauthmeta.IsLoopbackHost(u.Hostname())
+	})
 }
 
 // refusedRedirectSchemes can run code or read local data in a browser.
@@ -175,10 +167,8 @@ func CheckRedirectURI(raw string) error {
 	if raw == "" || len(raw) > maxClientIDLength {
 		return errRule("empty or too long", ErrInvalidRedirectURI)
 	}
-	for i := 0; i < len(raw); i++ {
-		if c := raw[i]; c <= 0x20 || c >= 0x7f || c == '\\' {
-			return errRule("forbidden character", ErrInvalidRedirectURI)
-		}
+	if hasForbiddenChar(raw) {
+		return errRule("forbidden character", ErrInvalidRedirectURI)
 	}
 	if strings.Contains(raw, "#") {
 		return errRule("fragment", ErrInvalidRedirectURI)

@@ -1,13 +1,14 @@
 package clientmeta
 
 import (
+	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -48,14 +49,10 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 	if err := cfg.Document.Validate(cfg.Document.ClientID); err != nil {
 		return nil, err
 	}
-	maxAge := cfg.MaxAge
-	if maxAge == 0 {
-		maxAge = DefaultHandlerMaxAge
-	}
-	if maxAge < 0 {
+	if cfg.MaxAge < 0 {
 		return nil, fmt.Errorf("%w: negative MaxAge", ErrConfig)
 	}
-	maxAge = min(maxAge, DefaultMaxTTL)
+	maxAge := min(cmp.Or(cfg.MaxAge, DefaultHandlerMaxAge), DefaultMaxTTL)
 	body, err := json.Marshal(cfg.Document)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidDocument, err)
@@ -79,24 +76,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr.Set("Cache-Control", h.cacheControl)
 	hdr.Set("ETag", h.etag)
 	hdr.Set("X-Content-Type-Options", "nosniff")
-	if etagMatches(r.Header.Get("If-None-Match"), h.etag) {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
 	hdr.Set("Content-Type", "application/json")
-	hdr.Set("Content-Length", strconv.Itoa(len(h.body)))
-	w.WriteHeader(http.StatusOK)
-	if r.Method == http.MethodGet {
-		_, _ = w.Write(h.body)
-	}
-}
-
-func etagMatches(header, etag string) bool {
-	for _, candidate := range strings.Split(header, ",") {
-		c := strings.TrimPrefix(strings.TrimSpace(candidate), "W/")
-		if c == etag || c == "*" {
-			return true
-		}
-	}
-	return false
+	// ServeContent answers If-None-Match with 304 and HEAD without a body.
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(h.body))
 }

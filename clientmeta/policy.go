@@ -45,13 +45,10 @@ func AllowHosts(hosts ...string) TrustPolicy {
 	}
 	return TrustPolicyFunc(func(_ context.Context, u *url.URL) error {
 		host := strings.ToLower(u.Hostname())
-		if slices.Contains(exact, host) {
+		if slices.Contains(exact, host) || slices.ContainsFunc(suffixes, func(s string) bool {
+			return strings.HasSuffix(host, s) && len(host) > len(s)
+		}) {
 			return nil
-		}
-		for _, s := range suffixes {
-			if strings.HasSuffix(host, s) && len(host) > len(s) {
-				return nil
-			}
 		}
 		return errHostNotAllowed
 	})

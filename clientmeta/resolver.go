@@ -199,11 +199,7 @@ func (r *Resolver) fetch(ctx context.Context, clientID string) (*Document, error
 		return nil, err
 	}
 	now := clock.Func(r.cfg.Now).Now()
-	def := r.cfg.DefaultTTL
-	if def < 0 {
-		def = 0
-	}
-	if ttl := freshness(resp.Header, now, def, r.cfg.MaxTTL); ttl > 0 {
+	if ttl := freshness(resp.Header, now, max(r.cfg.DefaultTTL, 0), r.cfg.MaxTTL); ttl > 0 {
 		r.cache.Add(clientID, doc, now.Add(ttl))
 	}
 	return doc, nil

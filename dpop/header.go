@@ -3,6 +3,8 @@ package dpop
 import (
 	"crypto"
 	"encoding/json"
+	"errors"
+	"slices"
 
 	jose "github.com/go-jose/go-jose/v4"
 
@@ -71,8 +73,11 @@ func (v *Verifier) parseHeader(proof, seg string) (*proofHeader, error) {
 		return nil, fail(errInvalidJWK, "")
 	}
 	alg := *rh.Alg
-	if err := checkKeyAlg(jwk.Key, alg); err != nil {
-		return nil, fail(err, "")
+	switch err := jwkset.CheckKey(jwk.Key, alg); {
+	case errors.Is(err, jwkset.ErrKeyMismatch): // RFC 8725 §3.1
+		return nil, fail(errAlgKeyMismatch, "")
+	case err != nil: // a weak or unsupported key
+		return nil, fail(errInvalidJWK, "")
 	}
 	jkt, err := JKT(jwk.Key)
 	if err != nil {
@@ -86,7 +91,7 @@ func (v *Verifier) checkRawHeader(rh *rawHeader) error {
 	if rh.Typ == nil || !jwtverify.TypeIs(*rh.Typ, proofType) {
 		return fail(errWrongType, "")
 	}
-	if rh.Alg == nil || !v.allowsAlg(*rh.Alg) {
+	if rh.Alg == nil || !slices.Contains(v.algs, *rh.Alg) {
 		return fail(ErrAlgNotAllowed, "")
 	}
 	if rh.Crit != nil || rh.B64 != nil {

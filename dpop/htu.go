@@ -1,6 +1,7 @@
 package dpop
 
 import (
+	"cmp"
 	"net"
 	"net/netip"
 	"net/url"
@@ -40,10 +41,7 @@ func normalizeHTU(raw string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	path := removeDotSegments(normalizePercent(u.EscapedPath()))
-	if path == "" {
-		path = "/"
-	}
+	path := cmp.Or(removeDotSegments(normalizePercent(u.EscapedPath())), "/")
 	out := scheme + "://" + host + path
 	if len(out) > maxURLLength {
 		// Escaping can lengthen a URL; refusing here keeps normalizeHTU
@@ -52,6 +50,8 @@ func normalizeHTU(raw string) (string, error) {
 	}
 	return out, nil
 }
+
+var defaultPort = map[string]string{"https": "443", "http": "80"}
 
 func normalizeHost(scheme string, u *url.URL) (string, error) {
 	host := strings.ToLower(u.Hostname())
@@ -66,14 +66,11 @@ func normalizeHost(scheme string, u *url.URL) (string, error) {
 		}
 		port = strconv.FormatUint(n, 10)
 	}
-	if (scheme == "https" && port == "443") || (scheme == "http" && port == "80") {
-		port = ""
+	if port != "" && port != defaultPort[scheme] {
+		return net.JoinHostPort(host, port), nil
 	}
 	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-	}
-	if port != "" {
-		return net.JoinHostPort(strings.Trim(host, "[]"), port), nil
+		return "[" + host + "]", nil
 	}
 	return host, nil
 }
@@ -89,37 +86,20 @@ func normalizePercent(p string) string {
 	var b strings.Builder
 	b.Grow(len(p))
 	for i := 0; i < len(p); i++ {
-		if p[i] != '%' || i+2 >= len(p) {
-			b.WriteByte(p[i])
-			continue
+		if p[i] == '%' && i+2 < len(p) {
+			if c, err := strconv.ParseUint(p[i+1:i+3], 16, 8); err == nil {
+				if isUnreserved(byte(c)) {
+					b.WriteByte(byte(c))
+				} else {
+					b.WriteString("%" + strings.ToUpper(p[i+1:i+3]))
+				}
+				i += 2
+				continue
+			}
 		}
-		hi, lo := unhex(p[i+1]), unhex(p[i+2])
-		if hi < 0 || lo < 0 {
-			b.WriteByte(p[i])
-			continue
-		}
-		c := byte(hi<<4 | lo)
-		if isUnreserved(c) {
-			b.WriteByte(c)
-		} else {
-			b.WriteByte('%')
-			b.WriteString(strings.ToUpper(p[i+1 : i+3]))
-		}
-		i += 2
+		b.WriteByte(p[i])
 	}
 	return b.String()
-}
-
-func unhex(c byte) int {
-	switch {
-	case '0' <= c && c <= '9':
-		return int(c - '0')
-	case 'a' <= c && c <= 'f':
-		return int(c-'a') + 10
-	case 'A' <= c && c <= 'F':
-		return int(c-'A') + 10
-	}
-	return -1
 }
 
 func isUnreserved(c byte) bool {
@@ -161,16 +141,9 @@ func removeDotSegments(in string) string {
 
 // validMethod reports whether m is an RFC 9110 §9.1 method token.
 func validMethod(m string) bool {
-	if m == "" || len(m) > 64 {
-		return false
-	}
-	for i := 0; i < len(m); i++ {
-		c := m[i]
-		if !isUnreserved(c) && !strings.ContainsRune("!#$%&'*+^`|", rune(c)) {
-			return false
-		}
-	}
-	return true
+	return m != "" && len(m) <= 64 && !strings.ContainsFunc(m, func(r rune) bool {
+		return r >= 0x80 || !isUnreserved(byte(r)) && !strings.ContainsRune("!#$%&'*+^`|", r)
+	})
 }
 
 // validHost reports whether host (from authority) is a name of ASCII
@@ -185,11 +158,7 @@ func validHost(host, authority string) bool {
 		_, err := netip.ParseAddr(host)
 		return err == nil
 	}
-	for i := 0; i < len(host); i++ {
-		c := host[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_') {
-			return false
-		}
-	}
-	return true
+	return !strings.ContainsFunc(host, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_')
+	})
 }

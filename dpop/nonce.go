@@ -1,6 +1,8 @@
 package dpop
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/clock"
+	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
 // NonceHeader is the response header that carries a server-provided nonce
@@ -67,19 +70,11 @@ func NewHMACNonces(cfg HMACNonceConfig) (*HMACNonces, error) {
 	if len(cfg.Key) < 32 {
 		return nil, errors.New("dpop: HMAC nonce key must be at least 32 bytes")
 	}
-	period := cfg.Period
-	if period == 0 {
-		period = 5 * time.Minute
-	}
+	period := cmp.Or(cfg.Period, 5*time.Minute)
 	if period < time.Second {
 		return nil, errors.New("dpop: HMAC nonce period must be at least one second")
 	}
-	label := cfg.Label
-	if label == "" {
-		label = "dpop-nonce"
-	}
-	key := append([]byte(nil), cfg.Key...)
-	return &HMACNonces{key: key, label: label, period: int64(period), now: cfg.Now}, nil
+	return &HMACNonces{key: bytes.Clone(cfg.Key), label: cmp.Or(cfg.Label, "dpop-nonce"), period: int64(period), now: cfg.Now}, nil
 }
 
 func (n *HMACNonces) bucket() uint64 {
@@ -128,16 +123,5 @@ func (n *HMACNonces) CheckNonce(_ context.Context, nonce string) error {
 }
 
 // validNonceSyntax reports whether s is 1*NQCHAR (RFC 9449 §8.1):
-// %x21 / %x23-5B / %x5D-7E.
-func validNonceSyntax(s string) bool {
-	if s == "" || len(s) > 1024 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x21 || c > 0x7e || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return true
-}
+// %x21 / %x23-5B / %x5D-7E, the alphabet of a scope token.
+func validNonceSyntax(s string) bool { return len(s) <= 1024 && oauthmeta.ValidScopeToken(s) }

@@ -1,6 +1,7 @@
 package dpop
 
 import (
+	"cmp"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -78,10 +79,7 @@ type Prover struct {
 // NewProver validates cfg and returns a Prover. With a nil cfg.Key it
 // generates a P-256 key; it performs no other work.
 func NewProver(cfg ProverConfig) (*Prover, error) {
-	rnd := cfg.Rand
-	if rnd == nil {
-		rnd = rand.Reader
-	}
+	rnd := cmp.Or[io.Reader](cfg.Rand, rand.Reader)
 	key := cfg.Key
 	if key == nil {
 		k, err := ecdsa.GenerateKey(elliptic.P256(), rnd)

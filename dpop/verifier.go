@@ -15,6 +15,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 
 	"github.com/mcpauth/mcpauth/internal/clock"
+	"github.com/mcpauth/mcpauth/internal/jwkset"
 	"github.com/mcpauth/mcpauth/internal/jwtassert/replay"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/internal/lru"
@@ -100,13 +101,13 @@ type urlMemo struct{ raw, norm string }
 // NewVerifier validates cfg and returns a Verifier. It starts nothing in the
 // background.
 func NewVerifier(cfg VerifierConfig) (*Verifier, error) {
-	algs, joseAlgs, err := checkAlgorithms(cfg.Algorithms)
+	algs, err := jwkset.Allowlist(cfg.Algorithms, DefaultAlgorithms())
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("dpop: %w", err)
 	}
 	v := &Verifier{
 		algs:     algs,
-		joseAlgs: joseAlgs,
+		joseAlgs: jwkset.JOSE(algs),
 		window:   cmp.Or(cfg.IATWindow, DefaultIATWindow),
 		leeway:   cmp.Or(cfg.Leeway, DefaultLeeway),
 		maxSize:  cmp.Or(cfg.MaxProofSize, defaultMaxProofSize),
@@ -128,8 +129,6 @@ func NewVerifier(cfg VerifierConfig) (*Verifier, error) {
 	v.headers = lru.New[string, *proofHeader](cmp.Or(cfg.KeyCacheSize, defaultKeyCacheSize), nil, nil)
 	return v, nil
 }
-
-func (v *Verifier) allowsAlg(alg string) bool { return slices.Contains(v.algs, alg) }
 
 // Algorithms returns the accepted proof algorithms, for the "algs" challenge
 // parameter (RFC 9449 §7.1) and "dpop_signing_alg_values_supported" (§5.1,

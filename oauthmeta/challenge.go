@@ -1,6 +1,7 @@
 package oauthmeta
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -42,10 +43,8 @@ const (
 // Get returns the value of the named parameter, matching names
 // case-insensitively.
 func (c Challenge) Get(name string) (string, bool) {
-	for _, p := range c.Params {
-		if strings.EqualFold(p.Name, name) {
-			return p.Value, true
-		}
+	if i := paramIndex(c.Params, name); i >= 0 {
+		return c.Params[i].Value, true
 	}
 	return "", false
 }
@@ -83,7 +82,7 @@ func (c Challenge) String() string {
 	}
 	first := true
 	for i, p := range c.Params {
-		if !isToken(p.Name) || seenBefore(c.Params[:i], p.Name) {
+		if p.Name == "" || skip(p.Name, 0, isTokenChar) < len(p.Name) || paramIndex(c.Params[:i], p.Name) >= 0 {
 			continue
 		}
 		if first {
@@ -109,13 +108,10 @@ func (c Challenge) String() string {
 	return b.String()
 }
 
-func seenBefore(params []Param, name string) bool {
-	for _, p := range params {
-		if strings.EqualFold(p.Name, name) {
-			return true
-		}
-	}
-	return false
+// paramIndex returns the index of the named parameter, matching names
+// case-insensitively, or -1.
+func paramIndex(params []Param, name string) int {
+	return slices.IndexFunc(params, func(p Param) bool { return strings.EqualFold(p.Name, name) })
 }
 
 // Limits on what ParseChallenges accepts.
@@ -234,7 +230,7 @@ func (p *challengeParser) challengeBody(c *Challenge) error {
 				return p.fail("expected parameter value")
 			}
 		}
-		if seenBefore(c.Params, name) {
+		if paramIndex(c.Params, name) >= 0 {
 			return p.fail("repeated parameter")
 		}
 		if len(c.Params) >= maxParams {
@@ -266,37 +262,23 @@ func (p *challengeParser) challengeBody(c *Challenge) error {
 // atAuthParam reports whether the input at pos is token BWS "=" (and not the
 // token68 padding "==").
 func (p *challengeParser) atAuthParam() bool {
-	i := p.pos
-	for i < len(p.s) && isTokenChar(p.s[i]) {
-		i++
-	}
+	i := skip(p.s, p.pos, isTokenChar)
 	if i == p.pos {
 		return false
 	}
-	for i < len(p.s) && (p.s[i] == ' ' || p.s[i] == '\t') {
-		i++
-	}
+	i = skip(p.s, i, isSpace)
 	return i < len(p.s) && p.s[i] == '='
 }
 
 // tryToken68 consumes a token68 if the challenge body is one: token68 chars,
 // then '=' padding, then end of input or a comma.
 func (p *challengeParser) tryToken68() (string, bool) {
-	i := p.pos
-	for i < len(p.s) && isToken68Char(p.s[i]) {
-		i++
-	}
+	i := skip(p.s, p.pos, isToken68Char)
 	if i == p.pos {
 		return "", false
 	}
-	j := i
-	for j < len(p.s) && p.s[j] == '=' {
-		j++
-	}
-	k := j
-	for k < len(p.s) && (p.s[k] == ' ' || p.s[k] == '\t') {
-		k++
-	}
+	j := skip(p.s, i, func(c byte) bool { return c == '=' })
+	k := skip(p.s, j, isSpace)
 	if k < len(p.s) && p.s[k] != ',' {
 		return "", false
 	}
@@ -309,9 +291,7 @@ func (p *challengeParser) tryToken68() (string, bool) {
 
 func (p *challengeParser) token() string {
 	start := p.pos
-	for p.pos < len(p.s) && isTokenChar(p.s[p.pos]) {
-		p.pos++
-	}
+	p.pos = skip(p.s, p.pos, isTokenChar)
 	return p.s[start:p.pos]
 }
 
@@ -344,47 +324,34 @@ func (p *challengeParser) quoted() (string, error) {
 	return "", p.fail("unterminated quoted-string")
 }
 
+// skipSpaces skips optional whitespace and returns how much it skipped.
 func (p *challengeParser) skipSpaces() int {
-	n := 0
-	for p.pos < len(p.s) && (p.s[p.pos] == ' ' || p.s[p.pos] == '\t') {
-		p.pos++
-		n++
-	}
-	return n
+	start := p.pos
+	p.pos = skip(p.s, p.pos, isSpace)
+	return p.pos - start
 }
 
 func (p *challengeParser) skipListSeparators() {
-	for p.pos < len(p.s) && (p.s[p.pos] == ' ' || p.s[p.pos] == '\t' || p.s[p.pos] == ',') {
-		p.pos++
-	}
+	p.pos = skip(p.s, p.pos, func(c byte) bool { return isSpace(c) || c == ',' })
 }
 
-func isToken(s string) bool {
-	if s == "" {
-		return false
+// skip returns the index of the first byte of s at or after i that ok
+// refuses, or len(s).
+func skip(s string, i int, ok func(byte) bool) int {
+	for i < len(s) && ok(s[i]) {
+		i++
 	}
-	for i := 0; i < len(s); i++ {
-		if !isTokenChar(s[i]) {
-			return false
-		}
-	}
-	return true
+	return i
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' }
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
 // isTokenChar reports whether c is an RFC 9110 §5.6.2 tchar.
-func isTokenChar(c byte) bool {
-	switch {
-	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		return true
-	}
-	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
-}
+func isTokenChar(c byte) bool { return isAlnum(c) || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0 }
 
 // isToken68Char reports whether c may appear in a token68 before padding.
-func isToken68Char(c byte) bool {
-	switch {
-	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		return true
-	}
-	return c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/'
-}
+func isToken68Char(c byte) bool { return isAlnum(c) || strings.IndexByte("-._~+/", c) >= 0 }

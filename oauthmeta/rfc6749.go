@@ -75,22 +75,10 @@ func ParseError(data []byte) (*Error, error) {
 	if e.Code == "" {
 		return nil, errField(ErrMissingField, "error", "")
 	}
-	if !isNQSChars(string(e.Code)) || strings.Contains(string(e.Code), " ") {
+	if !ValidScopeToken(string(e.Code)) { // NQSCHAR without the space
 		return nil, errField(ErrMalformed, "error", "invalid characters")
 	}
 	return &e, nil
-}
-
-// isNQSChars reports whether s consists of RFC 6749 Appendix A NQSCHAR
-// (%x20-21 / %x23-5B / %x5D-7E) only.
-func isNQSChars(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return true
 }
 
 // TokenResponse is the successful token response of RFC 6749 §5.1 (OAuth 2.1
@@ -155,16 +143,7 @@ func FormatScope(scopes []string) string { return strings.Join(scopes, " ") }
 // ValidScopeToken reports whether tok is a non-empty RFC 6749 §3.3
 // scope-token: 1*( %x21 / %x23-5B / %x5D-7E ).
 func ValidScopeToken(tok string) bool {
-	if tok == "" {
-		return false
-	}
-	for i := 0; i < len(tok); i++ {
-		c := tok[i]
-		if c <= 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return true
+	return tok != "" && !strings.ContainsFunc(tok, func(r rune) bool { return r <= 0x20 || r > 0x7e || r == '"' || r == '\\' })
 }
 
 // ParseTokenResponse decodes a successful token response and checks the

@@ -120,6 +120,4 @@ func (a *Audience) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 var errAudience = errField(ErrMalformed, "aud", "not a string or array of strings")
 
 // Contains reports whether s is one of the audience values, compared exactly.
-func (a Audience) Contains(s string) bool {
-	return slices.Contains(a, s)
-}
+func (a Audience) Contains(s string) bool { return slices.Contains(a, s) }

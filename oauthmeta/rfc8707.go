@@ -78,15 +78,9 @@ func CanonicalResource(raw string) (string, error) {
 // SameResource reports whether a and b name the same resource after
 // [CanonicalResource]. Invalid URIs are never the same as anything.
 func SameResource(a, b string) bool {
-	ca, err := CanonicalResource(a)
-	if err != nil {
-		return false
-	}
-	cb, err := CanonicalResource(b)
-	if err != nil {
-		return false
-	}
-	return ca == cb
+	ca, errA := CanonicalResource(a)
+	cb, errB := CanonicalResource(b)
+	return errA == nil && errB == nil && ca == cb
 }
 
 // validPort reports whether the authority's port (if any) is 1 to 5 digits
@@ -95,26 +89,14 @@ func validPort(authority, port string) bool {
 	if port == "" {
 		return !strings.HasSuffix(authority, ":")
 	}
-	if len(port) > 5 {
-		return false
-	}
-	for i := 0; i < len(port); i++ {
-		if port[i] < '0' || port[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return len(port) <= 5 && strings.Trim(port, "0123456789") == ""
 }
 
 // asciiHost reports whether host consists of ASCII letters, digits, '-', '.',
 // '_' and, for IPv6 literals, ':' only. Internationalised names must be in
 // their A-label (punycode) form.
 func asciiHost(host string) bool {
-	for i := 0; i < len(host); i++ {
-		c := host[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == ':') {
-			return false
-		}
-	}
-	return true
+	return !strings.ContainsFunc(host, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == ':')
+	})
 }

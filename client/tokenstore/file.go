@@ -101,16 +101,10 @@ const fileVersion = 1
 
 // Token implements [Store].
 func (f *File) Token(ctx context.Context, k Key) (*Token, error) {
-	var out *Token
-	err := f.view(ctx, func(d *fileDoc) {
-		if i := slices.IndexFunc(d.Tokens, func(e tokenEntry) bool { return e.Key == k }); i >= 0 {
-			out = d.Tokens[i].Token.Clone()
-		}
+	return find(ctx, f, func(d *fileDoc) (*Token, bool) {
+		e, ok := firstOf(d.Tokens, func(e tokenEntry) bool { return e.Key == k })
+		return e.Token, ok && e.Token != nil
 	})
-	if err == nil && out == nil {
-		err = ErrNotFound
-	}
-	return out, err
 }
 
 // PutToken implements [Store].
@@ -133,16 +127,9 @@ func (f *File) DeleteToken(ctx context.Context, k Key) error {
 
 // Registration implements [Store].
 func (f *File) Registration(ctx context.Context, issuer string) (*Registration, error) {
-	var out *Registration
-	err := f.view(ctx, func(d *fileDoc) {
-		if i := slices.IndexFunc(d.Registrations, func(r *Registration) bool { return r != nil && r.Issuer == issuer }); i >= 0 {
-			out = d.Registrations[i].Clone()
-		}
+	return find(ctx, f, func(d *fileDoc) (*Registration, bool) {
+		return firstOf(d.Registrations, func(r *Registration) bool { return r != nil && r.Issuer == issuer })
 	})
-	if err == nil && out == nil {
-		err = ErrNotFound
-	}
-	return out, err
 }
 
 // PutRegistration implements [Store].
@@ -165,16 +152,9 @@ func (f *File) DeleteRegistration(ctx context.Context, issuer string) error {
 
 // Discovery implements [Store].
 func (f *File) Discovery(ctx context.Context, resource string) (*Discovery, error) {
-	var out *Discovery
-	err := f.view(ctx, func(d *fileDoc) {
-		if i := slices.IndexFunc(d.Discoveries, func(x *Discovery) bool { return x != nil && x.Resource == resource }); i >= 0 {
-			out = d.Discoveries[i].Clone()
-		}
+	return find(ctx, f, func(d *fileDoc) (*Discovery, bool) {
+		return firstOf(d.Discoveries, func(x *Discovery) bool { return x != nil && x.Resource == resource })
 	})
-	if err == nil && out == nil {
-		err = ErrNotFound
-	}
-	return out, err
 }
 
 // PutDiscovery implements [Store].
@@ -196,18 +176,31 @@ func (f *File) Lock(ctx context.Context, k Key) (func(), error) {
 	return lockFile(ctx, name)
 }
 
-// view runs fn on the current document, which it must not modify.
-// Updates replace the file atomically, so no lock is needed.
-func (f *File) view(ctx context.Context, fn func(*fileDoc)) error {
+// find returns a copy of the entry pick chooses from the current document,
+// or ErrNotFound. Updates replace the file atomically, so no lock is
+// needed.
+func find[V cloner[V]](ctx context.Context, f *File, pick func(*fileDoc) (V, bool)) (V, error) {
+	var zero V
 	if err := ctx.Err(); err != nil {
-		return err
+		return zero, err
 	}
 	d, err := f.current()
 	if err != nil {
-		return err
+		return zero, err
 	}
-	fn(d)
-	return nil
+	if v, ok := pick(d); ok {
+		return v.Clone(), nil
+	}
+	return zero, ErrNotFound
+}
+
+// firstOf returns the first element of s that match accepts.
+func firstOf[E any](s []E, match func(E) bool) (E, bool) {
+	if i := slices.IndexFunc(s, match); i >= 0 {
+		return s[i], true
+	}
+	var zero E
+	return zero, false
 }
 
 // current returns the cached document if the file did not change since it
@@ -272,8 +265,7 @@ func lockFile(ctx context.Context, name string) (func(), error) {
 	if !ok { // TryLockContext reports a done ctx as its error
 		return nil, errors.Join(errLockNotTaken, ctx.Err())
 	}
-	var once sync.Once
-	return func() { once.Do(func() { _ = fl.Unlock() }) }, nil
+	return sync.OnceFunc(func() { _ = fl.Unlock() }), nil
 }
 
 // createPrivate opens name, creating it with mode 0600 (on Windows, with

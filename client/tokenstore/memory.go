@@ -20,46 +20,55 @@ func NewMemory() *Memory { return &Memory{} }
 
 var _ Store = (*Memory)(nil)
 
-// Token implements [Store].
-func (m *Memory) Token(_ context.Context, k Key) (*Token, error) {
+// cloner is an entry type of the store: *Token, *Registration, *Discovery.
+type cloner[V any] interface{ Clone() V }
+
+// memGet returns a copy of (*entries)[k], or ErrNotFound.
+func memGet[K comparable, V cloner[V]](m *Memory, entries *map[K]V, k K) (V, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if t, ok := m.tokens[k]; ok {
-		return t.Clone(), nil
+	v, ok := (*entries)[k]
+	if !ok {
+		return v, ErrNotFound
 	}
-	return nil, ErrNotFound
+	return v.Clone(), nil
 }
+
+// memSet stores a copy of v under k, or deletes k when del is set.
+func memSet[K comparable, V cloner[V]](m *Memory, entries *map[K]V, k K, v V, del bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case del:
+		delete(*entries, k)
+	case *entries == nil:
+		*entries = map[K]V{k: v.Clone()}
+	default:
+		(*entries)[k] = v.Clone()
+	}
+}
+
+// Token implements [Store].
+func (m *Memory) Token(_ context.Context, k Key) (*Token, error) { return memGet(m, &m.tokens, k) }
 
 // PutToken implements [Store].
 func (m *Memory) PutToken(_ context.Context, k Key, t *Token) error {
 	if err := checkKey(k, t); err != nil {
 		return err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.tokens == nil {
-		m.tokens = make(map[Key]*Token)
-	}
-	m.tokens[k] = t.Clone()
+	memSet(m, &m.tokens, k, t, false)
 	return nil
 }
 
 // DeleteToken implements [Store].
 func (m *Memory) DeleteToken(_ context.Context, k Key) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.tokens, k)
+	memSet(m, &m.tokens, k, nil, true)
 	return nil
 }
 
 // Registration implements [Store].
 func (m *Memory) Registration(_ context.Context, issuer string) (*Registration, error) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	if r, ok := m.registrations[issuer]; ok {
-		return r.Clone(), nil
-	}
-	return nil, ErrNotFound
+	return memGet(m, &m.registrations, issuer)
 }
 
 // PutRegistration implements [Store].
@@ -67,31 +76,19 @@ func (m *Memory) PutRegistration(_ context.Context, r *Registration) error {
 	if r == nil || r.Issuer == "" || r.ClientID == "" {
 		return ErrInvalid
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.registrations == nil {
-		m.registrations = make(map[string]*Registration)
-	}
-	m.registrations[r.Issuer] = r.Clone()
+	memSet(m, &m.registrations, r.Issuer, r, false)
 	return nil
 }
 
 // DeleteRegistration implements [Store].
 func (m *Memory) DeleteRegistration(_ context.Context, issuer string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.registrations, issuer)
+	memSet(m, &m.registrations, issuer, nil, true)
 	return nil
 }
 
 // Discovery implements [Store].
 func (m *Memory) Discovery(_ context.Context, resource string) (*Discovery, error) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	if d, ok := m.discoveries[resource]; ok {
-		return d.Clone(), nil
-	}
-	return nil, ErrNotFound
+	return memGet(m, &m.discoveries, resource)
 }
 
 // PutDiscovery implements [Store].
@@ -99,12 +96,7 @@ func (m *Memory) PutDiscovery(_ context.Context, d *Discovery) error {
 	if d == nil || d.Resource == "" || d.Issuer == "" {
 		return ErrInvalid
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.discoveries == nil {
-		m.discoveries = make(map[string]*Discovery)
-	}
-	m.discoveries[d.Resource] = d.Clone()
+	memSet(m, &m.discoveries, d.Resource, d, false)
 	return nil
 }
 

@@ -164,9 +164,7 @@ func ForKey(pub crypto.PublicKey) (string, error) {
 // in an HSM or KMS) wrapped with go-jose's cryptosigner.
 func SigningKey(k crypto.Signer) any {
 	switch k := k.(type) {
-	case *ecdsa.PrivateKey, *rsa.PrivateKey:
-		return k
-	case ed25519.PrivateKey:
+	case *ecdsa.PrivateKey, *rsa.PrivateKey, ed25519.PrivateKey:
 		return k
 	case *ed25519.PrivateKey:
 		return *k

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/lestrrat-go/jwx/v2/jwk"
 
@@ -155,15 +156,7 @@ func forVerification(m map[string]any) bool {
 		return true
 	}
 	list, ok := ops.([]any)
-	if !ok {
-		return false
-	}
-	for _, op := range list {
-		if op == "verify" {
-			return true
-		}
-	}
-	return false
+	return ok && slices.Contains(list, any("verify"))
 }
 
 // algorithm returns the member "alg" when it is absent ("") or an

@@ -90,13 +90,13 @@ type RemoteKeys struct {
 	fetcher  *safehttp.Fetcher
 	interval time.Duration
 	snap     atomic.Pointer[keySnapshot]
-	done     chan struct{}
+	life     context.Context // cancelled by Close: ends fetches and the cache's refresh
+	stop     context.CancelFunc
 	wg       sync.WaitGroup
 
 	mu          sync.Mutex
 	jwksURI     string
 	cache       *jwk.Cache
-	stopCache   context.CancelFunc
 	lastAttempt time.Time
 	lastErr     error // why the last fetch failed; nil after a success
 	closed      bool
@@ -144,12 +144,14 @@ func NewRemoteKeys(cfg RemoteKeysConfig) (*RemoteKeys, error) {
 		UserAgent:                 "mcpauth",
 	}
 	nethook.Of(&cfg).Apply(&opts)
+	life, stop := context.WithCancel(context.Background())
 	return &RemoteKeys{
 		cfg:      cfg,
 		fetcher:  safehttp.New(opts),
 		interval: cmp.Or(cfg.RefetchInterval, DefaultRefetchInterval),
 		jwksURI:  cfg.JWKSURI,
-		done:     make(chan struct{}),
+		life:     life,
+		stop:     stop,
 	}, nil
 }
 
@@ -222,15 +224,7 @@ func (k *RemoteKeys) sharedFetch() (*keySnapshot, error) {
 // fetchContext returns a context bounded by the fetch timeout and
 // cancelled by Close.
 func (k *RemoteKeys) fetchContext() (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(k.cfg.Timeout, safehttp.DefaultTimeout))
-	go func() {
-		select {
-		case <-k.done:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, cancel
+	return context.WithTimeout(k.life, cmp.Or(k.cfg.Timeout, safehttp.DefaultTimeout))
 }
 
 // Close stops the background refresh and waits for fetches in progress.
@@ -238,17 +232,9 @@ func (k *RemoteKeys) fetchContext() (context.Context, context.CancelFunc) {
 // than once.
 func (k *RemoteKeys) Close() error {
 	k.mu.Lock()
-	if k.closed {
-		k.mu.Unlock()
-		return nil
-	}
 	k.closed = true
-	close(k.done)
-	stop := k.stopCache
 	k.mu.Unlock()
-	if stop != nil {
-		stop()
-	}
+	k.stop()
 	k.wg.Wait()
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lestrrat-go/httprc"
 	"github.com/lestrrat-go/jwx/v2/jwk"
 
 	"github.com/mcpauth/mcpauth/internal/safehttp"
@@ -109,18 +110,18 @@ func (k *RemoteKeys) startCache(ctx context.Context, uri string) (*keySnapshot, 
 		k.mu.Unlock()
 		return nil, ErrClosed
 	}
-	life, stop := context.WithCancel(context.Background())
+	// The cache refreshes until Close cancels k.life. Register fails only
+	// for a URL outside a whitelist, which this cache does not have.
 	window := min(k.cfg.MinRefreshInterval, time.Minute)
-	cache := jwk.NewCache(life, jwk.WithRefreshWindow(window), jwk.WithErrSink(errSink(k.refreshFailed)))
+	cache := jwk.NewCache(k.life, jwk.WithRefreshWindow(window), jwk.WithErrSink(httprc.ErrSinkFunc(k.refreshFailed)))
 	err := cache.Register(uri,
 		jwk.WithHTTPClient(&jwksClient{k: k}),
 		jwk.WithMinRefreshInterval(k.cfg.MinRefreshInterval))
 	if err != nil {
 		k.mu.Unlock()
-		stop()
 		return nil, err
 	}
-	k.cache, k.stopCache = cache, stop
+	k.cache = cache
 	k.mu.Unlock()
 	if _, err := cache.Refresh(ctx, uri); err != nil {
 		return nil, err
@@ -131,11 +132,6 @@ func (k *RemoteKeys) startCache(ctx context.Context, uri string) (*keySnapshot, 
 	}
 	return snap, nil
 }
-
-// errSink adapts a function to jwk.ErrSink.
-type errSink func(error)
-
-func (f errSink) Error(err error) { f(err) }
 
 func (k *RemoteKeys) refreshFailed(err error) {
 	if k.cfg.Logger != nil {

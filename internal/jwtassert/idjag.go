@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -114,10 +115,8 @@ func (s *IDJAGSigner) Sign(c IDJAGClaims) (string, error) {
 	if c.Subject == "" || c.Audience == "" || c.ClientID == "" {
 		return "", errors.New("jwtassert: ID-JAG needs Subject, Audience and ClientID")
 	}
-	for _, sc := range c.Scope {
-		if !oauthmeta.ValidScopeToken(sc) {
-			return "", errors.New("jwtassert: invalid scope token")
-		}
+	if slices.ContainsFunc(c.Scope, func(sc string) bool { return !oauthmeta.ValidScopeToken(sc) }) {
+		return "", errors.New("jwtassert: invalid scope token")
 	}
 	jti, err := s.s.JTI()
 	if err != nil {

@@ -2,9 +2,6 @@ package jwtassert
 
 import (
 	"crypto"
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
@@ -60,13 +57,9 @@ func parseKeyBlock(block *pem.Block) (crypto.Signer, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: invalid PKCS #8 key", ErrPrivateKey)
 		}
-		switch k := k.(type) {
-		case *ecdsa.PrivateKey:
-			return k, nil
-		case *rsa.PrivateKey:
-			return k, nil
-		case ed25519.PrivateKey:
-			return k, nil
+		// ECDSA, RSA and Ed25519 keys are signers; X25519 and ECDH are not.
+		if s, ok := k.(crypto.Signer); ok {
+			return s, nil
 		}
 		return nil, fmt.Errorf("%w: unsupported PKCS #8 key type", ErrPrivateKey)
 	case "EC PRIVATE KEY":

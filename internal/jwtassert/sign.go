@@ -75,11 +75,7 @@ func NewSigner(c SignerConfig) (*Signer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jwtassert: signer: %w", err)
 	}
-	rnd := c.Rand
-	if rnd == nil {
-		rnd = rand.Reader
-	}
-	return &Signer{signer: s, alg: alg, now: c.Now, rand: rnd}, nil
+	return &Signer{signer: s, alg: alg, now: c.Now, rand: cmp.Or[io.Reader](c.Rand, rand.Reader)}, nil
 }
 
 // newLifetimeSigner is [NewSigner] for JWTs valid for life, or def when
@@ -90,10 +86,7 @@ func newLifetimeSigner(c SignerConfig, life, def, max time.Duration) (*Signer, t
 		return nil, 0, fmt.Errorf("jwtassert: Lifetime must be between 1s and %v", max)
 	}
 	s, err := NewSigner(c)
-	if err != nil {
-		return nil, 0, err
-	}
-	return s, life, nil
+	return s, life, err
 }
 
 // Algorithm returns the JWS algorithm of the signatures.

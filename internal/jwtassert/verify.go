@@ -61,8 +61,11 @@ type coreConfig struct {
 }
 
 func newCore(c coreConfig) (*core, error) {
-	if err := checkAudiences(c.audiences); err != nil {
-		return nil, err
+	if len(c.audiences) == 0 {
+		return nil, errors.New("jwtassert: Audiences is required (this authorization server's issuer identifier)")
+	}
+	if slices.Contains(c.audiences, "") {
+		return nil, errors.New("jwtassert: empty audience")
 	}
 	algs, err := jwkset.Allowlist(c.algs, defaultVerifyAlgs())
 	if err != nil {
@@ -72,12 +75,10 @@ func newCore(c coreConfig) (*core, error) {
 		return nil, errors.New("jwtassert: negative Leeway, MaxLifetime or MaxSize")
 	}
 	k := &core{
-		audiences: slices.Clone(c.audiences), algs: algs, joseAlgs: jwkset.JOSE(algs), leeway: c.leeway, maxLife: c.maxLife, maxSize: c.maxSize,
+		audiences: slices.Clone(c.audiences), algs: algs, joseAlgs: jwkset.JOSE(algs), leeway: cmp.Or(c.leeway, DefaultLeeway),
+		maxLife: cmp.Or(c.maxLife, c.defLife), maxSize: cmp.Or(c.maxSize, DefaultMaxSize),
 		replay: c.replay, now: c.now, code: c.code, b64: base64.RawURLEncoding.Strict(),
 	}
-	k.leeway = cmp.Or(k.leeway, DefaultLeeway)
-	k.maxLife = cmp.Or(k.maxLife, c.defLife)
-	k.maxSize = cmp.Or(k.maxSize, DefaultMaxSize)
 	if k.replay == nil {
 		r, err := replay.New(replay.Config{MaxEntries: c.maxReplayEntries, Now: c.now})
 		if err != nil {
@@ -86,18 +87,6 @@ func newCore(c coreConfig) (*core, error) {
 		k.replay = r
 	}
 	return k, nil
-}
-
-func checkAudiences(auds []string) error {
-	if len(auds) == 0 {
-		return errors.New("jwtassert: Audiences is required (this authorization server's issuer identifier)")
-	}
-	for _, a := range auds {
-		if a == "" {
-			return errors.New("jwtassert: empty audience")
-		}
-	}
-	return nil
 }
 
 func (k *core) fail(sentinel error, detail string) error { return fail(sentinel, k.code, detail) }
@@ -176,10 +165,8 @@ func (k *core) checkAudience(aud oauthmeta.Audience) error {
 	if len(aud) == 0 {
 		return k.fail(ErrMissingClaim, "aud")
 	}
-	for _, a := range k.audiences {
-		if aud.Contains(a) {
-			return nil
-		}
+	if slices.ContainsFunc(k.audiences, aud.Contains) {
+		return nil
 	}
 	return k.fail(ErrAudience, "")
 }

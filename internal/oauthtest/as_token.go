@@ -12,11 +12,8 @@ import (
 	"github.com/mcpauth/mcpauth/pkce"
 )
 
-// Token exchange (RFC 8693) names.
-const (
-	grantTokenExchange = "urn:ietf:params:oauth:grant-type:token-exchange"
-	tokenTypeAccess    = "urn:ietf:params:oauth:token-type:access_token"
-)
+// tokenTypeAccess is the RFC 8693 §3 token type of an access token.
+const tokenTypeAccess = "urn:ietf:params:oauth:token-type:access_token"
 
 func (s *AS) token(w http.ResponseWriter, r *http.Request, o ASOptions) {
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
@@ -64,7 +61,7 @@ func (s *AS) token(w http.ResponseWriter, r *http.Request, o ASOptions) {
 			return
 		}
 		g = prev
-	case grantTokenExchange:
+	case oauthmeta.GrantTypeTokenExchange:
 		s.exchange(w, r.PostForm, o)
 		return
 	default:

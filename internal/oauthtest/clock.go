@@ -26,15 +26,7 @@ func (c *Clock) Now() time.Time {
 }
 
 // Advance moves the clock forward by d.
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+func (c *Clock) Advance(d time.Duration) { locked(&c.mu, func() { c.now = c.now.Add(d) }) }
 
 // Set moves the clock to t.
-func (c *Clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
+func (c *Clock) Set(t time.Time) { setLocked(&c.mu, &c.now, t) }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -99,13 +100,10 @@ func (s *JWKSServer) SetCacheControl(v string) { setLocked(&s.mu, &s.cacheContro
 func (s *JWKSServer) Hold() (release func()) {
 	g := make(chan struct{})
 	setLocked(&s.mu, &s.gate, g)
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			setLocked(&s.mu, &s.gate, nil)
-			close(g)
-		})
-	}
+	return sync.OnceFunc(func() {
+		setLocked(&s.mu, &s.gate, nil)
+		close(g)
+	})
 }
 
 // JWKSFetches reports how many JWK Set requests arrived.
@@ -118,8 +116,7 @@ func (s *JWKSServer) serveJWKS(w http.ResponseWriter, r *http.Request) {
 	s.jwksFetches.Add(1)
 	s.mu.Lock()
 	gate, status, cc, raw := s.gate, s.status, s.cacheControl, s.rawJWKS
-	keys := append([]*Key(nil), s.keys...)
-	extra := append([]json.RawMessage(nil), s.extraJWKS...)
+	keys, extra := slices.Clone(s.keys), slices.Clone(s.extraJWKS)
 	s.mu.Unlock()
 	if gate != nil {
 		select {
@@ -137,7 +134,7 @@ func (s *JWKSServer) serveJWKS(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(raw)
 		return
 	}
-	var members []json.RawMessage
+	members := []json.RawMessage{}
 	for _, k := range keys {
 		b, err := k.JWK().MarshalJSON()
 		if err != nil {
@@ -147,9 +144,6 @@ func (s *JWKSServer) serveJWKS(w http.ResponseWriter, r *http.Request) {
 		members = append(members, b)
 	}
 	members = append(members, extra...)
-	if members == nil {
-		members = []json.RawMessage{}
-	}
 	w.Header().Set("Content-Type", "application/jwk-set+json")
 	if cc != "" {
 		w.Header().Set("Cache-Control", cc)

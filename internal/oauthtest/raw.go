@@ -1,6 +1,7 @@
 package oauthtest
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -28,11 +29,7 @@ import (
 // repeated 32 times (seed must not be 0).
 func FixedP256(t testing.TB, seed byte) *ecdsa.PrivateKey {
 	t.Helper()
-	d := make([]byte, 32)
-	for i := range d {
-		d[i] = seed
-	}
-	k, err := ecdsa.ParseRawPrivateKey(elliptic.P256(), d)
+	k, err := ecdsa.ParseRawPrivateKey(elliptic.P256(), bytes.Repeat([]byte{seed}, 32))
 	if err != nil {
 		t.Fatalf("oauthtest: fixed key: %v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/base64"
 	"encoding/json"
+	"maps"
 	"testing"
 	"time"
 
@@ -52,9 +53,7 @@ func (a AccessToken) Claims() map[string]any {
 			c[name] = t.Unix()
 		}
 	}
-	for k, v := range a.Extra {
-		c[k] = v
-	}
+	maps.Copy(c, a.Extra)
 	return c
 }
 
@@ -82,11 +81,7 @@ func (k *Key) Mint(t testing.TB, tok AccessToken) string {
 // MintWith signs tok with k under header h.
 func (k *Key) MintWith(t testing.TB, h Header, tok AccessToken) string {
 	t.Helper()
-	payload, err := json.Marshal(tok.Claims())
-	if err != nil {
-		t.Fatalf("oauthtest: marshal claims: %v", err)
-	}
-	return k.Sign(t, h, payload)
+	return k.Sign(t, h, MustJSON(t, tok.Claims()))
 }
 
 // Sign signs an arbitrary payload (which need not be JSON) with k under

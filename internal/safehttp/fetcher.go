@@ -1,6 +1,7 @@
 package safehttp
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -11,8 +12,11 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
 // Resolver resolves host names. *net.Resolver implements it.
@@ -79,12 +83,8 @@ func New(opts Options) *Fetcher {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
-	if opts.MaxRedirects > maxRedirectCap {
-		opts.MaxRedirects = maxRedirectCap
-	}
-	if opts.UserAgent == "" {
-		opts.UserAgent = "mcpauth"
-	}
+	opts.MaxRedirects = min(opts.MaxRedirects, maxRedirectCap)
+	opts.UserAgent = cmp.Or(opts.UserAgent, "mcpauth")
 	f := &Fetcher{opts: opts}
 	transport := &http.Transport{
 		Proxy:                 nil, // never an environment proxy
@@ -151,10 +151,7 @@ func (f *Fetcher) GetWithHeader(ctx context.Context, rawURL, accept string, head
 			req.Header.Add(k, v)
 		}
 	}
-	if accept == "" {
-		accept = "application/json"
-	}
-	req.Header.Set("Accept", accept)
+	req.Header.Set("Accept", cmp.Or(accept, "application/json"))
 	req.Header.Set("User-Agent", f.opts.UserAgent)
 	resp, err := f.client.Do(req)
 	if err != nil {
@@ -207,7 +204,7 @@ func (f *Fetcher) checkURL(rawURL string) (*url.URL, error) {
 	switch u.Scheme {
 	case "https":
 	case "http":
-		if !f.opts.InsecureAllowHTTPLoopback || !isLoopbackName(u.Hostname()) {
+		if !f.opts.InsecureAllowHTTPLoopback || !oauthmeta.IsLoopbackHost(u.Hostname()) {
 			return nil, fmt.Errorf("%w: plain http is allowed only to loopback in insecure mode", ErrScheme)
 		}
 	default:
@@ -216,22 +213,12 @@ func (f *Fetcher) checkURL(rawURL string) (*url.URL, error) {
 	return u, nil
 }
 
-func isLoopbackName(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	a, err := netip.ParseAddr(host)
-	return err == nil && a.Zone() == "" && a.Unmap().IsLoopback()
-}
-
 func (f *Fetcher) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) > f.opts.MaxRedirects {
 		return &RedirectError{StatusCode: req.Response.StatusCode, Hops: len(via)}
 	}
-	if _, err := f.checkURL(req.URL.String()); err != nil {
-		return err
-	}
-	return nil
+	_, err := f.checkURL(req.URL.String())
+	return err
 }
 
 func (f *Fetcher) checkContentType(ct string) error {
@@ -239,21 +226,14 @@ func (f *Fetcher) checkContentType(ct string) error {
 		return nil
 	}
 	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return &ContentTypeError{ContentType: ct}
-	}
+	ok := slices.ContainsFunc(f.opts.ContentTypes, func(want string) bool { return strings.EqualFold(mt, want) })
 	if f.opts.ContentTypes == nil {
-		if mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json")) {
-			return nil
-		}
+		ok = mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
+	}
+	if err != nil || !ok {
 		return &ContentTypeError{ContentType: ct}
 	}
-	for _, want := range f.opts.ContentTypes {
-		if strings.EqualFold(mt, want) {
-			return nil
-		}
-	}
-	return &ContentTypeError{ContentType: ct}
+	return nil
 }
 
 // dialContext resolves addr's host, checks every address, and dials the
@@ -300,11 +280,7 @@ func (f *Fetcher) resolve(ctx context.Context, host string) ([]netip.Addr, error
 		// RFC 6761 §6.3: never ask DNS about localhost.
 		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
 	}
-	r := f.opts.Resolver
-	if r == nil {
-		r = net.DefaultResolver
-	}
-	addrs, err := r.LookupNetIP(ctx, "ip", host)
+	addrs, err := cmp.Or[Resolver](f.opts.Resolver, net.DefaultResolver).LookupNetIP(ctx, "ip", host)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package safehttp
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -83,10 +84,5 @@ func chainOrigin(req *http.Request) *url.URL {
 }
 
 func hasAny(h http.Header, names []string) bool {
-	for _, n := range names {
-		if _, ok := h[http.CanonicalHeaderKey(n)]; ok {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(names, func(n string) bool { return h.Values(n) != nil })
 }
