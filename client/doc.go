@@ -64,9 +64,9 @@
 //     (CL-12); the code is redeemed only at the recorded token endpoint
 //     (CL-13).
 //
-// Every token request goes through golang.org/x/oauth2's
-// clientcredentials.Config, which can carry any grant and "resource" (the
-// code, refresh and the machine grants alike), over the SSRF-guarded
+// Every token request goes through golang.org/x/oauth2 (Config.Exchange
+// for the code; clientcredentials.Config, which can carry any grant and
+// "resource", for refresh and the machine grants), over the SSRF-guarded
 // client, with an explicit AuthStyle: x/oauth2 never retries with the
 // secret moved. With client_secret_basic, client_id is also in the body
 // (RFC 6749 §3.2.1; some servers require it). Responses must be one strict

@@ -32,16 +32,23 @@ const maxExpiresIn = 10 * 365 * 24 * 3600
 // recorded before the redirect (requirement CL-13), with the PKCE
 // verifier, the redirect URI and the resource indicator (CL-04, CL-24).
 func (c *Client) exchangeCode(ctx context.Context, rec *pendingAuthorization, code string) (*tokenstore.Token, error) {
-	params := url.Values{
-		"grant_type":    {oauthmeta.GrantTypeAuthorizationCode},
-		"code":          {code},
-		"code_verifier": {rec.verifier},
-		"redirect_uri":  {rec.redirectURI},
-		"resource":      {rec.indicator},
-	}
-	tok, err := c.postToken(ctx, rec.tokenEndpoint, params, rec.auth, rec.issuer, rec.dpop, code, rec.verifier)
+	tctx, a, err := c.tokenContext(ctx, rec.tokenEndpoint, rec.auth, rec.issuer, rec.dpop)
 	if err != nil {
 		return nil, err
+	}
+	cfg := oauth2.Config{
+		ClientID:     a.id,
+		ClientSecret: a.secret,
+		Endpoint:     oauth2.Endpoint{TokenURL: rec.tokenEndpoint, AuthStyle: a.style},
+		RedirectURL:  rec.redirectURI,
+	}
+	opts := []oauth2.AuthCodeOption{oauth2.VerifierOption(rec.verifier), oauth2.SetAuthURLParam("resource", rec.indicator)}
+	for k := range a.params {
+		opts = append(opts, oauth2.SetAuthURLParam(k, a.params.Get(k)))
+	}
+	tok, err := cfg.Exchange(tctx, code, opts...)
+	if err != nil {
+		return nil, tokenError(err, append(a.sent, code, rec.verifier)...)
 	}
 	return c.newToken(tok, rec.dpop, rec.scopes, nil)
 }
@@ -72,9 +79,9 @@ func (c *Client) refreshToken(ctx context.Context, d *tokenstore.Discovery, reg 
 	return c.newToken(tok, dp, old.RequestedScopes, old.Scopes)
 }
 
-// postToken sends every token request: x/oauth2's clientcredentials.Config
-// sends any grant_type and parameters in EndpointParams, where its refresh
-// could not carry "resource" (CL-04).
+// postToken sends every token request but the code exchange: x/oauth2's
+// clientcredentials.Config sends any grant_type and parameters in
+// EndpointParams, where its refresh could not carry "resource" (CL-04).
 // secrets are credentials in params, redacted from errors.
 func (c *Client) postToken(ctx context.Context, endpoint string, params url.Values, auth *clientAuth, audience string, d *dpopKey, secrets ...string) (*oauth2.Token, error) {
 	tctx, a, err := c.tokenContext(ctx, endpoint, auth, audience, d)
