@@ -119,7 +119,10 @@ func TestTokenVaultLeaseHeld(t *testing.T) {
 	for name, open := range sharedStores() {
 		t.Run(name, func(t *testing.T) {
 			r, vt := vaultReplicas(t, open(t), time.Minute, func(c *Config) {
-				c.Upstream.Timeout = 50 * time.Millisecond // the lease: 100ms of waiting
+				// The lease: 500ms of waiting. The same timeout bounds the login's
+				// and the final refresh's calls to the provider, which a
+				// loaded machine can slow past a shorter one.
+				c.Upstream.Timeout = 250 * time.Millisecond
 			})
 			tok := vaultLogin(t, r.harness, rsResource)
 			r.clock.Advance(2 * time.Minute)
