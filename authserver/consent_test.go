@@ -27,7 +27,7 @@ type browser struct {
 func newBrowser(t *testing.T, h *harness) *browser {
 	jar, _ := cookiejar.New(nil)
 	return &browser{t: t, h: h, client: &http.Client{
-		Jar: jar, Timeout: 10 * time.Second,
+		Jar: jar, Transport: ownTransport(t), Timeout: 10 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
 }

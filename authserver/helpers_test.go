@@ -105,6 +105,7 @@ func newHarness(t testing.TB, path string, mutate func(*Config)) *harness {
 		_ = as.Close()
 	})
 	h.http = &http.Client{
+		Transport:     ownTransport(t),
 		Timeout:       10 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
@@ -112,6 +113,17 @@ func newHarness(t testing.TB, path string, mutate func(*Config)) *harness {
 }
 
 func (h *harness) url(p string) string { return h.issuer + p }
+
+// ownTransport is a transport of the test's own, closed at its end. Tests
+// run in parallel must not share http.DefaultTransport: httptest's
+// Server.Close closes that transport's idle connections, and a request of
+// another test waiting for one of them then fails with "http:
+// CloseIdleConnections called".
+func ownTransport(t testing.TB) *http.Transport {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	t.Cleanup(tr.CloseIdleConnections)
+	return tr
+}
 
 // config is the harness's server configuration: its issuer, clock and
 // log, the test clients, automatic consent and no rate limit.

@@ -82,6 +82,7 @@ func newReplicasWith(t *testing.T, n int, storage func() Storage, mutate func(*C
 	h.srv.Start()
 	t.Cleanup(h.srv.Close)
 	h.http = &http.Client{
+		Transport:     ownTransport(t),
 		Timeout:       30 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
