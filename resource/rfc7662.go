@@ -135,10 +135,7 @@ func (in *introspector) check(body []byte, r *oauthmeta.IntrospectionResponse, n
 	if !r.Active {
 		return nil, errInactive
 	}
-	iss := r.Iss
-	if iss == "" {
-		iss = in.cfg.Issuer
-	}
+	iss := cmp.Or(r.Iss, in.cfg.Issuer)
 	if iss != in.cfg.Issuer {
 		return nil, errIssuer
 	}
