@@ -145,10 +145,7 @@ func (c *Config) validate() error {
 	if c.MaxTokenBytes < 0 || c.MaxBodyBytes < 0 || c.MetadataTTL < 0 || c.KeyRefetchInterval < 0 {
 		return fmt.Errorf("%w: negative limit", ErrInvalidConfig)
 	}
-	if err := checkScopes("scopes_supported", c.ScopesSupported); err != nil {
-		return err
-	}
-	return nil
+	return checkScopes("scopes_supported", c.ScopesSupported)
 }
 
 func (c *Config) urlPolicy() oauthmeta.URLPolicy {

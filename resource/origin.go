@@ -58,21 +58,13 @@ func allowedRequestHeaders(requested string) string {
 	if requested == "" || len(requested) > 1024 {
 		return mcpRequestHeaders
 	}
-	for _, name := range strings.Split(requested, ",") {
-		name = strings.TrimSpace(name)
-		if name == "" || !isHeaderToken(name) {
+	for name := range strings.SplitSeq(requested, ",") {
+		if name = strings.TrimSpace(name); name == "" || strings.Trim(name, headerTokenChars) != "" {
 			return mcpRequestHeaders
 		}
 	}
 	return mcpRequestHeaders + ", " + requested
 }
 
-func isHeaderToken(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return false
-		}
-	}
-	return true
-}
+// headerTokenChars are the characters of a header name (RFC 9110 §5.6.2 tchar).
+const headerTokenChars = "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
