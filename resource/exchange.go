@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/clock"
@@ -265,14 +264,7 @@ func (e *Exchanger) exchange(ctx context.Context, token string, target exchangeT
 	if target.scope != "" {
 		form.Set("scope", target.scope)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.cfg.TokenEndpoint, strings.NewReader(form.Encode()))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrExchange, err)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	req.SetBasicAuth(url.QueryEscape(e.cfg.ClientID), url.QueryEscape(e.cfg.ClientSecret)) // RFC 6749 §2.3.1
-	resp, err := e.client.Do(req)
+	resp, err := postForm(ctx, e.client, e.cfg.TokenEndpoint, e.cfg.ClientID, e.cfg.ClientSecret, form)
 	if err != nil {
 		// A *url.Error names the endpoint, never the form.
 		return nil, fmt.Errorf("%w: %w: %w", ErrExchange, ErrExchangeUnavailable, err)

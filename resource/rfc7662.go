@@ -178,16 +178,8 @@ func (in *introspector) check(body []byte, r *oauthmeta.IntrospectionResponse, n
 
 // call performs the RFC 7662 §2.1 request. Errors never include the token.
 func (in *introspector) call(ctx context.Context, raw string) ([]byte, *oauthmeta.IntrospectionResponse, error) {
-	form := url.Values{"token": {raw}, "token_type_hint": {"access_token"}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, in.cfg.Endpoint, strings.NewReader(form.Encode()))
-	if err != nil {
-		return nil, nil, errors.New("resource: introspection request")
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	// RFC 6749 §2.3.1: the credentials are form-encoded before Basic.
-	req.SetBasicAuth(url.QueryEscape(in.cfg.ClientID), url.QueryEscape(in.cfg.ClientSecret))
-	resp, err := in.client.Do(req)
+	resp, err := postForm(ctx, in.client, in.cfg.Endpoint, in.cfg.ClientID, in.cfg.ClientSecret,
+		url.Values{"token": {raw}, "token_type_hint": {"access_token"}})
 	if err != nil {
 		return nil, nil, fmt.Errorf("resource: introspection call failed: %w", stripURLError(err))
 	}
@@ -216,4 +208,18 @@ func stripURLError(err error) error {
 		return ue.Err
 	}
 	return err
+}
+
+// postForm sends form to endpoint as this server's client, authenticated
+// with client_secret_basic (RFC 6749 §2.3.1: the credentials are
+// form-encoded before Basic), asking for JSON.
+func postForm(ctx context.Context, hc *http.Client, endpoint, clientID, secret string, form url.Values) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	req.SetBasicAuth(url.QueryEscape(clientID), url.QueryEscape(secret))
+	return hc.Do(req)
 }
