@@ -275,18 +275,14 @@ func (e *Exchanger) exchange(ctx context.Context, token string, target exchangeT
 		return nil, fmt.Errorf("%w: unreadable or oversized response", ErrExchange)
 	}
 	if resp.StatusCode != http.StatusOK {
-		oe, perr := oauthmeta.ParseError(body)
-		unavailable := resp.StatusCode == http.StatusServiceUnavailable ||
-			(perr == nil && oe.Code == oauthmeta.CodeTemporarilyUnavailable)
-		switch {
-		case unavailable && perr == nil:
-			return nil, fmt.Errorf("%w: %w: %w", ErrExchange, ErrExchangeUnavailable, oe)
-		case unavailable:
-			return nil, fmt.Errorf("%w: %w: status %d", ErrExchange, ErrExchangeUnavailable, resp.StatusCode)
-		case perr == nil:
-			return nil, fmt.Errorf("%w: %w", ErrExchange, oe)
+		cause := fmt.Errorf("status %d", resp.StatusCode)
+		if oe, err := oauthmeta.ParseError(body); err == nil {
+			cause = oe
 		}
-		return nil, fmt.Errorf("%w: status %d", ErrExchange, resp.StatusCode)
+		if resp.StatusCode == http.StatusServiceUnavailable || errors.Is(cause, &oauthmeta.Error{Code: oauthmeta.CodeTemporarilyUnavailable}) {
+			return nil, fmt.Errorf("%w: %w: %w", ErrExchange, ErrExchangeUnavailable, cause)
+		}
+		return nil, fmt.Errorf("%w: %w", ErrExchange, cause)
 	}
 	var r exchangeResponse
 	if err := jsonx.DecodeObject(body, &r); err != nil || r.AccessToken == "" ||
