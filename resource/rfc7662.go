@@ -152,16 +152,8 @@ func (in *introspector) check(body []byte, r *oauthmeta.IntrospectionResponse, n
 	default:
 		return nil, errTokenType // refresh tokens, … (RS-18)
 	}
-	c := jwtverify.Claims{Issuer: iss, Audience: r.Aud}
-	for _, t := range []struct {
-		v   int64
-		dst **float64
-	}{{r.Exp, &c.Expiry}, {r.Nbf, &c.NotBefore}, {r.Iat, &c.IssuedAt}} {
-		if t.v != 0 {
-			f := float64(t.v)
-			*t.dst = &f
-		}
-	}
+	c := jwtverify.Claims{Issuer: iss, Audience: r.Aud,
+		Expiry: numericDate(r.Exp), NotBefore: numericDate(r.Nbf), IssuedAt: numericDate(r.Iat)}
 	exp, iat, err := in.v.checkClaims(&c, r.Cnf != nil, now, in.v.dpop != nil)
 	if err != nil {
 		return nil, err
@@ -174,6 +166,15 @@ func (in *introspector) check(body []byte, r *oauthmeta.IntrospectionResponse, n
 		Scheme: schemeFor(jkt), Issuer: iss, Subject: r.Sub, ClientID: r.ClientID,
 		Audience: r.Aud, Scopes: scopes, Expiry: exp, IssuedAt: iat, ID: r.Jti, JKT: jkt, Claims: body,
 	}, nil
+}
+
+// numericDate is an introspection time as a JWT claim: nil when absent (0).
+func numericDate(v int64) *float64 {
+	if v == 0 {
+		return nil
+	}
+	f := float64(v)
+	return &f
 }
 
 // call performs the RFC 7662 §2.1 request. Errors never include the token.
