@@ -87,7 +87,6 @@ func (v *Verifier) emit(r *http.Request, d Decision, status int, err error, o ou
 	if v.audit == nil && !v.logger.Enabled(r.Context(), decisionLevel(d)) {
 		return // nobody would see the event: do not build it
 	}
-	info, op := o.info, o.op
 	e := Event{
 		Scheme:     o.scheme,
 		Time:       v.clock.Now(),
@@ -103,7 +102,7 @@ func (v *Verifier) emit(r *http.Request, d Decision, status int, err error, o ou
 	if err != nil && e.Reason == "" {
 		e.Reason = classReason(err)
 	}
-	if info != nil {
+	if info := o.info; info != nil {
 		e.Issuer, e.Subject, e.ClientID, e.JKT = info.Issuer, info.Subject, info.ClientID, info.JKT
 	}
 	var rs *Error
@@ -113,7 +112,7 @@ func (v *Verifier) emit(r *http.Request, d Decision, status int, err error, o ou
 	case o.proofOK:
 		e.DPoP = DPoPValid
 	}
-	if op != nil {
+	if op := o.op; op != nil {
 		e.MCPMethod, e.MCPName = string(op.method), string(op.name)
 	}
 	if se := (*ScopeError)(nil); errors.As(err, &se) {

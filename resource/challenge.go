@@ -113,37 +113,30 @@ func (v *Verifier) challenges(code oauthmeta.ErrorCode, desc string, scopes []st
 		bearer, withDPoP = scheme != schemeDPoP, scheme == schemeDPoP
 	}
 	lone := !(bearer && withDPoP)
-	errFor := func(s string) bool { return code != "" && (lone || scheme == "" || scheme == s) }
 	var extra []oauthmeta.Param
 	if len(scopes) > 0 {
 		extra = append(extra, oauthmeta.Param{Name: oauthmeta.ParamScope, Value: oauthmeta.FormatScope(scopes)})
 	}
 	extra = append(extra, oauthmeta.Param{Name: oauthmeta.ParamResourceMetadata, Value: v.metadataURL})
 	out := make([]oauthmeta.Challenge, 0, 2)
-	if bearer {
-		c := oauthmeta.Challenge{Scheme: schemeBearer}
-		if errFor(schemeBearer) {
-			c.Params = append(c.Params, errorParams(code, desc)...)
-		}
-		c.Params = append(c.Params, extra...)
-		out = append(out, c)
-	}
-	if withDPoP {
+	// Both challenges have the layout dpop.Challenge builds (error,
+	// error_description, then extra); only DPoP's adds algs.
+	add := func(s string, algs []string) {
 		var e error
-		if errFor(schemeDPoP) {
+		if code != "" && (lone || scheme == "" || scheme == s) {
 			e = &oauthmeta.Error{Code: code, Description: desc}
 		}
-		out = append(out, dpop.Challenge(v.dpop.algs, e, extra...))
+		c := dpop.Challenge(algs, e, extra...)
+		c.Scheme = s
+		out = append(out, c)
+	}
+	if bearer {
+		add(schemeBearer, nil)
+	}
+	if withDPoP {
+		add(schemeDPoP, v.dpop.algs)
 	}
 	return out
-}
-
-func errorParams(code oauthmeta.ErrorCode, desc string) []oauthmeta.Param {
-	p := []oauthmeta.Param{{Name: oauthmeta.ParamError, Value: string(code)}}
-	if desc != "" {
-		p = append(p, oauthmeta.Param{Name: oauthmeta.ParamErrorDescription, Value: desc})
-	}
-	return p
 }
 
 // writeError sends the response for err, which concerns a request made

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -145,10 +144,7 @@ func (c *Config) validate() error {
 	if c.MaxTokenBytes < 0 || c.MaxBodyBytes < 0 || c.MetadataTTL < 0 || c.KeyRefetchInterval < 0 {
 		return fmt.Errorf("%w: negative limit", ErrInvalidConfig)
 	}
-	if err := checkScopes("scopes_supported", c.ScopesSupported); err != nil {
-		return err
-	}
-	return nil
+	return checkScopes("scopes_supported", c.ScopesSupported)
 }
 
 func (c *Config) urlPolicy() oauthmeta.URLPolicy {
@@ -183,32 +179,4 @@ func checkScopes(what string, scopes []string) error {
 		}
 	}
 	return nil
-}
-
-// originOf returns the RFC 6454 serialisation of u's origin.
-func originOf(u *url.URL) string {
-	return normalizeOrigin(u.Scheme + "://" + u.Host)
-}
-
-// canonicalOrigin checks one configured origin.
-func canonicalOrigin(o string) (string, error) {
-	u, err := url.Parse(o)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" ||
-		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return "", fmt.Errorf("%w: allowed origin %q is not scheme://host[:port]", ErrInvalidConfig, o)
-	}
-	return originOf(u), nil
-}
-
-// normalizeOrigin lower-cases an origin and drops a default port, so
-// "HTTPS://App.example.com:443" and "https://app.example.com" compare equal.
-func normalizeOrigin(o string) string {
-	o = strings.ToLower(o)
-	switch {
-	case strings.HasPrefix(o, "https://"):
-		o = strings.TrimSuffix(o, ":443")
-	case strings.HasPrefix(o, "http://"):
-		o = strings.TrimSuffix(o, ":80")
-	}
-	return o
 }

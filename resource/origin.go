@@ -1,7 +1,9 @@
 package resource
 
 import (
+	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 )
 
@@ -58,21 +60,41 @@ func allowedRequestHeaders(requested string) string {
 	if requested == "" || len(requested) > 1024 {
 		return mcpRequestHeaders
 	}
-	for _, name := range strings.Split(requested, ",") {
-		name = strings.TrimSpace(name)
-		if name == "" || !isHeaderToken(name) {
+	for name := range strings.SplitSeq(requested, ",") {
+		if name = strings.TrimSpace(name); name == "" || strings.Trim(name, headerTokenChars) != "" {
 			return mcpRequestHeaders
 		}
 	}
 	return mcpRequestHeaders + ", " + requested
 }
 
-func isHeaderToken(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return false
-		}
+// headerTokenChars are the characters of a header name (RFC 9110 §5.6.2 tchar).
+const headerTokenChars = "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// originOf returns the RFC 6454 serialisation of u's origin.
+func originOf(u *url.URL) string {
+	return normalizeOrigin(u.Scheme + "://" + u.Host)
+}
+
+// canonicalOrigin checks one configured origin.
+func canonicalOrigin(o string) (string, error) {
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", fmt.Errorf("%w: allowed origin %q is not scheme://host[:port]", ErrInvalidConfig, o)
 	}
-	return true
+	return originOf(u), nil
+}
+
+// normalizeOrigin lower-cases an origin and drops a default port, so
+// "HTTPS://App.example.com:443" and "https://app.example.com" compare equal.
+func normalizeOrigin(o string) string {
+	o = strings.ToLower(o)
+	switch {
+	case strings.HasPrefix(o, "https://"):
+		o = strings.TrimSuffix(o, ":443")
+	case strings.HasPrefix(o, "http://"):
+		o = strings.TrimSuffix(o, ":80")
+	}
+	return o
 }

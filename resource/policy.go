@@ -103,10 +103,8 @@ func (p *Policy) validate() error {
 	lists := []struct {
 		what  string
 		rules map[string][]string
-	}{{"methods", p.Methods}, {"tools", p.Tools}, {"resources", p.Resources}, {"prompts", p.Prompts}, {"implies", p.Implies}}
-	if err := checkScopes("policy default", p.Default); err != nil {
-		return err
-	}
+	}{{"default", map[string][]string{"default": p.Default}}, {"methods", p.Methods}, {"tools", p.Tools},
+		{"resources", p.Resources}, {"prompts", p.Prompts}, {"implies", p.Implies}}
 	for _, l := range lists {
 		for k, scopes := range l.rules {
 			if k == "" {
@@ -224,13 +222,7 @@ func (v *Verifier) Grants(info *TokenInfo, scopes ...string) bool {
 	if info == nil {
 		return false
 	}
-	for _, s := range scopes {
-		if slices.Contains(info.Scopes, s) {
-			continue
-		}
-		if v.policy == nil || !v.policy.grants(info.Scopes, s) {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(scopes, func(s string) bool {
+		return !slices.Contains(info.Scopes, s) && (v.policy == nil || !v.policy.grants(info.Scopes, s))
+	})
 }

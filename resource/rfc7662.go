@@ -135,10 +135,7 @@ func (in *introspector) check(body []byte, r *oauthmeta.IntrospectionResponse, n
 	if !r.Active {
 		return nil, errInactive
 	}
-	iss := r.Iss
-	if iss == "" {
-		iss = in.cfg.Issuer
-	}
+	iss := cmp.Or(r.Iss, in.cfg.Issuer)
 	if iss != in.cfg.Issuer {
 		return nil, errIssuer
 	}
@@ -155,16 +152,8 @@ func (in *introspector) check(body []byte, r *oauthmeta.IntrospectionResponse, n
 	default:
 		return nil, errTokenType // refresh tokens, … (RS-18)
 	}
-	c := jwtverify.Claims{Issuer: iss, Audience: r.Aud}
-	for _, t := range []struct {
-		v   int64
-		dst **float64
-	}{{r.Exp, &c.Expiry}, {r.Nbf, &c.NotBefore}, {r.Iat, &c.IssuedAt}} {
-		if t.v != 0 {
-			f := float64(t.v)
-			*t.dst = &f
-		}
-	}
+	c := jwtverify.Claims{Issuer: iss, Audience: r.Aud,
+		Expiry: numericDate(r.Exp), NotBefore: numericDate(r.Nbf), IssuedAt: numericDate(r.Iat)}
 	exp, iat, err := in.v.checkClaims(&c, r.Cnf != nil, now, in.v.dpop != nil)
 	if err != nil {
 		return nil, err
@@ -179,18 +168,19 @@ func (in *introspector) check(body []byte, r *oauthmeta.IntrospectionResponse, n
 	}, nil
 }
 
+// numericDate is an introspection time as a JWT claim: nil when absent (0).
+func numericDate(v int64) *float64 {
+	if v == 0 {
+		return nil
+	}
+	f := float64(v)
+	return &f
+}
+
 // call performs the RFC 7662 §2.1 request. Errors never include the token.
 func (in *introspector) call(ctx context.Context, raw string) ([]byte, *oauthmeta.IntrospectionResponse, error) {
-	form := url.Values{"token": {raw}, "token_type_hint": {"access_token"}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, in.cfg.Endpoint, strings.NewReader(form.Encode()))
-	if err != nil {
-		return nil, nil, errors.New("resource: introspection request")
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	// RFC 6749 §2.3.1: the credentials are form-encoded before Basic.
-	req.SetBasicAuth(url.QueryEscape(in.cfg.ClientID), url.QueryEscape(in.cfg.ClientSecret))
-	resp, err := in.client.Do(req)
+	resp, err := postForm(ctx, in.client, in.cfg.Endpoint, in.cfg.ClientID, in.cfg.ClientSecret,
+		url.Values{"token": {raw}, "token_type_hint": {"access_token"}})
 	if err != nil {
 		return nil, nil, fmt.Errorf("resource: introspection call failed: %w", stripURLError(err))
 	}
@@ -219,4 +209,18 @@ func stripURLError(err error) error {
 		return ue.Err
 	}
 	return err
+}
+
+// postForm sends form to endpoint as this server's client, authenticated
+// with client_secret_basic (RFC 6749 §2.3.1: the credentials are
+// form-encoded before Basic), asking for JSON.
+func postForm(ctx context.Context, hc *http.Client, endpoint, clientID, secret string, form url.Values) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	req.SetBasicAuth(url.QueryEscape(clientID), url.QueryEscape(secret))
+	return hc.Do(req)
 }

@@ -42,13 +42,8 @@ const (
 
 // String returns "disabled", "allowed" or "required".
 func (m DPoPMode) String() string {
-	switch m {
-	case DPoPDisabled:
-		return "disabled"
-	case DPoPAllowed:
-		return "allowed"
-	case DPoPRequired:
-		return "required"
+	if names := [...]string{"disabled", "allowed", "required"}; m >= 0 && int(m) < len(names) {
+		return names[m]
 	}
 	return "DPoPMode(" + strconv.Itoa(int(m)) + ")"
 }
@@ -204,37 +199,33 @@ func (d *dpopState) checkProof(ctx context.Context, method, resource, proof, tok
 	return nil
 }
 
+// dpopReasons maps the errors of package dpop to this package's reasons,
+// the first match winning; any other error (size, shape, typ, jwk, missing
+// claims) is errDPoPMalformed.
+var dpopReasons = []struct{ from, to error }{
+	{dpop.ErrMissingProof, errDPoPProofMissing},
+	{dpop.ErrMultipleProofs, errDPoPMultipleProofs},
+	{dpop.ErrAlgNotAllowed, errDPoPAlgorithm}, // also a key type that does not fit alg
+	{dpop.ErrBadSignature, errDPoPSignature},
+	{dpop.ErrHTMMismatch, errDPoPRequestMismatch},
+	{dpop.ErrHTUMismatch, errDPoPRequestMismatch},
+	{dpop.ErrStaleProof, errDPoPProofTime},
+	{dpop.ErrFutureProof, errDPoPProofTime},
+	{dpop.ErrATHMismatch, errDPoPTokenHash}, // also an ath without a token
+	{dpop.ErrReplayedProof, ErrDPoPReplayed},
+	{dpop.ErrNonceRequired, errDPoPNonceRequired},
+	{dpop.ErrNonceInvalid, errDPoPNonceInvalid},
+	{dpop.ErrKeyMismatch, errDPoPKeyMismatch},
+	{dpop.ErrReplayCheckUnavailable, errDPoPReplayUnavailable},
+}
+
 // dpopReason maps an error of package dpop to this package's reason,
 // keeping the original for logs.
 func dpopReason(err error) error {
-	var r error
-	switch {
-	case errors.Is(err, dpop.ErrMissingProof):
-		r = errDPoPProofMissing
-	case errors.Is(err, dpop.ErrMultipleProofs):
-		r = errDPoPMultipleProofs
-	case errors.Is(err, dpop.ErrAlgNotAllowed): // also a key type that does not fit alg
-		r = errDPoPAlgorithm
-	case errors.Is(err, dpop.ErrBadSignature):
-		r = errDPoPSignature
-	case errors.Is(err, dpop.ErrHTMMismatch), errors.Is(err, dpop.ErrHTUMismatch):
-		r = errDPoPRequestMismatch
-	case errors.Is(err, dpop.ErrStaleProof), errors.Is(err, dpop.ErrFutureProof):
-		r = errDPoPProofTime
-	case errors.Is(err, dpop.ErrATHMismatch): // also an ath without a token
-		r = errDPoPTokenHash
-	case errors.Is(err, dpop.ErrReplayedProof):
-		r = ErrDPoPReplayed
-	case errors.Is(err, dpop.ErrNonceRequired):
-		r = errDPoPNonceRequired
-	case errors.Is(err, dpop.ErrNonceInvalid):
-		r = errDPoPNonceInvalid
-	case errors.Is(err, dpop.ErrKeyMismatch):
-		r = errDPoPKeyMismatch
-	case errors.Is(err, dpop.ErrReplayCheckUnavailable):
-		r = errDPoPReplayUnavailable
-	default: // size, shape, typ, jwk, missing claims
-		r = errDPoPMalformed
+	for _, m := range dpopReasons {
+		if errors.Is(err, m.from) {
+			return errors.Join(m.to, err)
+		}
 	}
-	return errors.Join(r, err)
+	return errors.Join(errDPoPMalformed, err)
 }

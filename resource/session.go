@@ -185,25 +185,19 @@ func (w *sessionWriter) WriteHeader(code int) {
 }
 
 func (w *sessionWriter) Write(p []byte) (int, error) {
-	if !w.done {
-		w.bind()
-		w.done = true
-	}
+	w.finish()
 	return w.ResponseWriter.Write(p)
 }
 
 // Flush sends the header (bound) and any buffered data; it does nothing
 // when the underlying writer cannot flush.
 func (w *sessionWriter) Flush() {
-	if !w.done {
-		w.bind()
-		w.done = true
-	}
+	w.finish()
 	_ = http.NewResponseController(w.ResponseWriter).Flush()
 }
 
-// finish binds the session IDs of a handler that returned without writing,
-// before net/http sends the header for it.
+// finish binds the session IDs before the final header goes out: on the
+// first Write or Flush, or when the handler returned without writing.
 func (w *sessionWriter) finish() {
 	if !w.done {
 		w.bind()

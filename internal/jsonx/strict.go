@@ -69,16 +69,15 @@ func describe(err error) string {
 		return "duplicate object name"
 	}
 	var se *jsonv2.SemanticError
-	if errors.As(err, &se) && errors.Is(se.Err, jsonv2.ErrUnknownName) {
+	switch {
+	case !errors.As(err, &se):
+		return "invalid JSON"
+	case errors.Is(se.Err, jsonv2.ErrUnknownName):
 		return "unknown name at " + truncate(string(se.JSONPointer), 64)
+	case se.JSONPointer != "":
+		return "unexpected value at " + truncate(string(se.JSONPointer), 64)
 	}
-	if errors.As(err, &se) {
-		if se.JSONPointer != "" {
-			return "unexpected value at " + truncate(string(se.JSONPointer), 64)
-		}
-		return "unexpected value"
-	}
-	return "invalid JSON"
+	return "unexpected value"
 }
 
 func truncate(s string, n int) string {

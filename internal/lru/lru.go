@@ -71,13 +71,10 @@ func (c *Cache[K, V]) getLocked(key K) (V, bool) {
 	e, ok := c.lru.Get(key)
 	if ok && !e.expires.IsZero() && !c.now.Now().Before(e.expires) {
 		c.lru.Remove(key)
-		ok = false
-	}
-	if !ok {
 		var zero V
 		return zero, false
 	}
-	return e.v, true
+	return e.v, ok // the zero V when missing
 }
 
 // Add stores v under key until expires (the zero time: no expiry), dropping

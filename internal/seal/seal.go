@@ -3,7 +3,6 @@ package seal
 import (
 	"crypto/aes"
 	"crypto/cipher"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -43,7 +42,7 @@ func NewRing(current []byte, old ...[]byte) (*Ring, error) {
 		if err != nil {
 			return nil, err
 		}
-		aead, err := cipher.NewGCM(block)
+		aead, err := cipher.NewGCMWithRandomNonce(block) // the nonce leads the ciphertext
 		if err != nil {
 			return nil, err
 		}
@@ -83,13 +82,9 @@ func (r *Ring) KeyID() string { return hex.EncodeToString(r.current[:]) }
 // ciphertext and tag.
 func (r *Ring) Seal(plaintext []byte, context string) []byte {
 	aead := r.keys[r.current]
-	out := make([]byte, 0, 1+idSize+aead.NonceSize()+len(plaintext)+aead.Overhead())
-	out = append(out, version)
+	out := append(make([]byte, 0, 1+idSize+len(plaintext)+aead.Overhead()), version)
 	out = append(out, r.current[:]...)
-	nonce := make([]byte, aead.NonceSize())
-	_, _ = rand.Read(nonce) // crypto/rand.Read never fails (Go 1.24)
-	out = append(out, nonce...)
-	return aead.Seal(out, nonce, plaintext, additionalData(out[:1+idSize], context))
+	return aead.Seal(out, nil, plaintext, additionalData(out, context))
 }
 
 // Open decrypts a value from Seal with the same context.
@@ -98,12 +93,10 @@ func (r *Ring) Open(sealed []byte, context string) ([]byte, error) {
 		return nil, ErrOpen
 	}
 	aead, ok := r.keys[[idSize]byte(sealed[1:1+idSize])]
-	if !ok || len(sealed) < 1+idSize+aead.NonceSize()+aead.Overhead() {
+	if !ok {
 		return nil, ErrOpen
 	}
-	head := sealed[:1+idSize]
-	nonce := sealed[1+idSize : 1+idSize+aead.NonceSize()]
-	pt, err := aead.Open(nil, nonce, sealed[1+idSize+aead.NonceSize():], additionalData(head, context))
+	pt, err := aead.Open(nil, nil, sealed[1+idSize:], additionalData(sealed[:1+idSize], context))
 	if err != nil {
 		return nil, ErrOpen
 	}
