@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -580,5 +582,101 @@ func TestMemoryPendingBound(t *testing.T) {
 	}
 	if err := take("long", now); err != nil {
 		t.Fatalf("live record after Sweep: %v", err)
+	}
+}
+
+// TestStoreRecordsCopied: a store keeps its records apart from its
+// callers' values. Changing a record after saving it, or one that a read
+// returned, changes nothing stored: the next read returns the record as
+// it was saved.
+func TestStoreRecordsCopied(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for name, open := range storeKinds(t) {
+		t.Run(name, func(t *testing.T) {
+			st := open(t)
+			c := &Client{ID: "c1", RedirectURIs: []string{"https://a.example/cb"}, GrantTypes: []string{"authorization_code"},
+				AllowedScopes: []string{"s"}, DefaultScopes: []string{"s"}, AuthMethod: "none"}
+			checkCopied(t, "client", c, func() error { return st.Clients.SaveClient(ctx, c) },
+				func() (any, error) { return st.Clients.Client(ctx, "c1") },
+				func(v any) {
+					c := v.(*Client)
+					c.RedirectURIs[0], c.GrantTypes[0], c.AllowedScopes[0], c.DefaultScopes[0], c.AuthMethod = "x", "x", "x", "x", "x"
+				})
+			code := &Code{Key: "k1", ClientID: "c1", Scopes: []string{"s"}, Resources: []string{"https://r.example"}, IssuedAt: now, ExpiresAt: now.Add(time.Minute)}
+			checkCopied(t, "code", code, func() error { return st.Codes.SaveCode(ctx, code) },
+				func() (any, error) { return st.Codes.Code(ctx, "k1") },
+				func(v any) {
+					c := v.(*Code)
+					c.Scopes[0], c.Resources[0], c.ClientID, c.RedeemedBy = "x", "x", "x", "x"
+				})
+			g := &Grant{ID: "g1", ClientID: "c1", Subject: "u", Scopes: []string{"s"}, Resources: []string{"https://r.example"},
+				CreatedAt: now, ExpiresAt: now.Add(time.Hour)}
+			checkCopied(t, "grant", g, func() error { return st.Grants.SaveGrant(ctx, g) },
+				func() (any, error) { return st.Grants.Grant(ctx, "g1") },
+				func(v any) {
+					g := v.(*Grant)
+					g.Scopes[0], g.Resources[0], g.Subject, g.Revoked = "x", "x", "x", true
+				})
+			rt := &RefreshToken{Key: "r1", GrantID: "g1", ClientID: "c1", IssuedAt: now, ExpiresAt: now.Add(time.Hour)}
+			checkCopied(t, "refresh token", rt, func() error { return st.RefreshTokens.SaveRefreshToken(ctx, rt) },
+				func() (any, error) { return st.RefreshTokens.RefreshToken(ctx, "r1") },
+				func(v any) {
+					rt := v.(*RefreshToken)
+					rt.GrantID, rt.Rotated = "x", true
+				})
+			cs := &Consent{Subject: "u", ClientID: "c1", RedirectURI: "https://a.example/cb", Scopes: []string{"s"},
+				Resources: []string{"https://r.example"}, GrantedAt: now, ExpiresAt: now.Add(time.Hour)}
+			checkCopied(t, "consent", cs, func() error { return st.Consents.SaveConsent(ctx, cs) },
+				func() (any, error) { return st.Consents.Consent(ctx, "u", "c1") },
+				func(v any) {
+					cs := v.(*Consent)
+					cs.Scopes[0], cs.Resources[0], cs.RedirectURI = "x", "x", "x"
+				})
+			k := &SigningKey{ID: "kid1", Algorithm: "ES256", PrivateJWK: []byte(`{"kty":"EC"}`), CreatedAt: now, ActiveAt: now}
+			checkCopied(t, "signing key", k, func() error { return st.Keys.SaveSigningKey(ctx, k) },
+				func() (any, error) {
+					keys, err := st.Keys.SigningKeys(ctx)
+					if err != nil || len(keys) != 1 {
+						return nil, fmt.Errorf("%d keys, %w", len(keys), err)
+					}
+					return keys[0], nil
+				},
+				func(v any) {
+					k := v.(*SigningKey)
+					k.PrivateJWK[0], k.Algorithm = 'x', "x"
+				})
+			ut := &UpstreamTokens{ID: "u1", GrantID: "g1", Sealed: []byte{1, 2, 3}, Version: 1, ExpiresAt: now.Add(time.Hour)}
+			checkCopied(t, "upstream tokens", ut, func() error { return st.UpstreamTokens.SaveUpstreamTokens(ctx, ut) },
+				func() (any, error) { return st.UpstreamTokens.UpstreamTokens(ctx, "u1") },
+				func(v any) {
+					ut := v.(*UpstreamTokens)
+					ut.Sealed[0], ut.GrantID, ut.LeaseOwner = 9, "x", "x"
+				})
+		})
+	}
+}
+
+// checkCopied saves rec, changes it, reads it back, changes what the read
+// returned and reads it again: both reads must equal rec as it was saved.
+func checkCopied(t *testing.T, what string, rec any, save func() error, get func() (any, error), change func(any)) {
+	t.Helper()
+	want, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := save(); err != nil {
+		t.Fatalf("%s: save: %v", what, err)
+	}
+	change(rec)
+	for _, when := range []string{"after changing the saved record", "after changing the record read"} {
+		got, err := get()
+		if err != nil {
+			t.Fatalf("%s: read %s: %v", what, when, err)
+		}
+		if data, _ := json.Marshal(got); !bytes.Equal(data, want) {
+			t.Errorf("%s: read %s:\n%s\nwant\n%s", what, when, data, want)
+		}
+		change(got)
 	}
 }
