@@ -5,6 +5,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -614,5 +615,45 @@ func TestUpstreamLoginEveryStore(t *testing.T) {
 				t.Errorf("replayed state: %d", resp.StatusCode)
 			}
 		})
+	}
+}
+
+// TestExpiresIn: expires_in counts as a positive number of seconds of at
+// most nine digits, written as a JSON number or a string of digits;
+// anything else (signs, fractions, exponents, separators, empty, zero,
+// too long) leaves the expiry unknown.
+func TestExpiresIn(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		raw  string
+		want int64
+		ok   bool
+	}{
+		{`3600`, 3600, true},
+		{`"3600"`, 3600, true},
+		{`0003600`, 3600, true},
+		{`999999999`, 999999999, true},
+		{`"999999999"`, 999999999, true},
+		{`1000000000`, 0, false},
+		{`18446744073709551616`, 0, false},
+		{`99999999999999999999999`, 0, false},
+		{`0`, 0, false},
+		{`""`, 0, false},
+		{``, 0, false},
+		{`-1`, 0, false},
+		{`"-3600"`, 0, false},
+		{`+3600`, 0, false},
+		{`3600.5`, 0, false},
+		{`3.6e3`, 0, false},
+		{`"3_600"`, 0, false},
+		{`"0x10"`, 0, false},
+		{`" 3600"`, 0, false},
+		{`null`, 0, false},
+		{`true`, 0, false},
+	} {
+		n, ok := expiresIn(json.RawMessage(tc.raw))
+		if ok != tc.ok || ok && n != tc.want {
+			t.Errorf("expiresIn(%s) = %d, %v; want %d, %v", tc.raw, n, ok, tc.want, tc.ok)
+		}
 	}
 }
