@@ -111,8 +111,9 @@ func (u *upstream) refresh(ctx context.Context, refreshToken string) (*vaultedTo
 	return t, nil
 }
 
-// expiresIn reads expires_in as a JSON number (or, as some providers send
-// it, a string of digits) of at most ten years.
+// expiresIn reads expires_in as a positive JSON integer (or, as some
+// providers send it, a string of digits) of at most nine digits, some
+// thirty years.
 func expiresIn(raw json.RawMessage) (int64, bool) {
 	s := strings.Trim(string(raw), `"`)
 	n, err := strconv.ParseUint(s, 10, 64) // digits only
