@@ -657,3 +657,38 @@ func TestExpiresIn(t *testing.T) {
 		}
 	}
 }
+
+// TestUpstreamCookieNames: on https the upstream binding cookie is
+// __Host-mcpauth-upstream, Secure, HttpOnly, SameSite=Lax on path /
+// without domain, and an unprefixed cookie of the same name is not read;
+// on plain http it is mcpauth-upstream, still HttpOnly and Lax.
+func TestUpstreamCookieNames(t *testing.T) {
+	t.Parallel()
+	kept := strings.Repeat("k", 43)
+	for _, tc := range []struct {
+		https          bool
+		name, stranger string
+	}{
+		{true, "__Host-mcpauth-upstream", "mcpauth-upstream"},
+		{false, "mcpauth-upstream", "__Host-mcpauth-upstream"},
+	} {
+		s := &Server{}
+		s.cfg.https = tc.https
+		for _, sent := range []string{"", tc.name, tc.stranger} {
+			r := httptest.NewRequest(http.MethodGet, "/authorize", nil)
+			if sent != "" {
+				r.AddCookie(&http.Cookie{Name: sent, Value: kept})
+			}
+			w := httptest.NewRecorder()
+			v := s.upstreamBrowserID(w, r)
+			if (v == kept) != (sent == tc.name) || len(v) != 43 {
+				t.Errorf("https %v, cookie %q sent: value %q", tc.https, sent, v)
+			}
+			c := w.Result().Cookies()
+			if len(c) != 1 || c[0].Name != tc.name || c[0].Value != v || c[0].Secure != tc.https || !c[0].HttpOnly ||
+				c[0].SameSite != http.SameSiteLaxMode || c[0].Path != "/" || c[0].Domain != "" {
+				t.Errorf("https %v, cookie %q sent: set %+v", tc.https, sent, c)
+			}
+		}
+	}
+}
