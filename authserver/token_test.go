@@ -3,11 +3,13 @@ package authserver
 import (
 	"encoding/base64"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcpauth/mcpauth/internal/jwtassert"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/pkce"
 )
@@ -326,6 +328,45 @@ func TestClientAuthentication(t *testing.T) {
 				t.Fatal("error body echoes a secret")
 			}
 		})
+	}
+}
+
+// TestParseClientAuthMethods: each authentication method alone is
+// recognised; any two or three in one request are invalid_request,
+// whatever order they are looked for in.
+func TestParseClientAuthMethods(t *testing.T) {
+	t.Parallel()
+	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte(basicID+":"+basicSecret))
+	assertion := url.Values{"client_assertion_type": {jwtassert.ClientAssertionType}, "client_assertion": {"a.b.c"}, "client_id": {basicID}}
+	for _, tc := range []struct {
+		name   string
+		header string
+		form   url.Values
+		method string // "" for invalid_request
+	}{
+		{"none", "", url.Values{"client_id": {publicID}}, oauthmeta.AuthMethodNone},
+		{"basic", basic, url.Values{}, oauthmeta.AuthMethodClientSecretBasic},
+		{"post", "", url.Values{"client_id": {postID}, "client_secret": {postSecret}}, oauthmeta.AuthMethodClientSecretPost},
+		{"assertion", "", assertion, oauthmeta.AuthMethodPrivateKeyJWT},
+		{"basic and post", basic, url.Values{"client_secret": {basicSecret}}, ""},
+		{"basic and assertion", basic, assertion, ""},
+		{"basic and assertion type only", basic, url.Values{"client_assertion_type": {jwtassert.ClientAssertionType}}, ""},
+		{"post and assertion", "", url.Values{"client_secret": {"s"}, "client_assertion": {"a.b.c"}, "client_id": {basicID}}, ""},
+		{"all three", basic, url.Values{"client_secret": {"s"}, "client_assertion": {"a.b.c"}}, ""},
+	} {
+		for range 10 {
+			r := httptest.NewRequest(http.MethodPost, "/token", nil)
+			if tc.header != "" {
+				r.Header.Set("Authorization", tc.header)
+			}
+			p, oe := parseClientAuth(r, tc.form)
+			switch {
+			case tc.method == "" && (oe == nil || oe.Code != oauthmeta.CodeInvalidRequest):
+				t.Fatalf("%s: %+v, %v; want invalid_request", tc.name, p, oe)
+			case tc.method != "" && (oe != nil || p.method != tc.method):
+				t.Fatalf("%s: %+v, %v; want %s", tc.name, p, oe, tc.method)
+			}
+		}
 	}
 }
 
