@@ -102,8 +102,9 @@ func (s *Server) initDownstream() error {
 		a.Scopes, a.Clients = slices.Clone(a.Scopes), maps.Clone(a.Clients)
 		apis = append(apis, a)
 	}
+	exchangers := slices.Collect(maps.Values(identity))
 	for _, a := range apis {
-		if hasResource(slices.Collect(maps.Values(identity)), a.Resource) {
+		if hasResource(exchangers, a.Resource) {
 			return configErr("DownstreamAPIs", "an API's resource may not be an exchanging client's resource")
 		}
 	}
