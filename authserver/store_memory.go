@@ -261,8 +261,8 @@ func (m *MemoryStore) dropExpiredPending(id string, now time.Time) {
 }
 
 // Sweep implements [Sweeper]: it drops codes, grants, refresh tokens,
-// consents and revocation entries that expired before now, and pending
-// authorizations expired at now.
+// consents, revocation entries and upstream tokens that expired before
+// now, and pending authorizations expired at now.
 func (m *MemoryStore) Sweep(_ context.Context, now time.Time) error {
 	// Oldest first, so the reads leave the recency order as it was.
 	for _, k := range m.pending.Keys() {
