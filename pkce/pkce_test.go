@@ -101,3 +101,35 @@ func FuzzVerifier(f *testing.F) {
 		}
 	})
 }
+
+// TestValidChallengeShape: a challenge is exactly the unpadded base64url
+// encoding of 32 bytes. The decoder behind the check skips CR and LF, so
+// those are refused by the decoded length; a last character with non-zero
+// spare bits, padding, the standard alphabet and non-ASCII bytes are
+// refused; x/oauth2's challenges (the Go SDK's) pass.
+func TestValidChallengeShape(t *testing.T) {
+	t.Parallel()
+	const zeroSpareBits = "AEIMQUYcgkosw048"
+	for _, c := range "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_" {
+		ch := rfcChallenge[:42] + string(c)
+		if got, want := ValidChallenge(ch), strings.ContainsRune(zeroSpareBits, c); got != want {
+			t.Errorf("ValidChallenge(%q) = %v, want %v", ch, got, want)
+		}
+	}
+	for _, ch := range []string{
+		"", rfcChallenge[:42], rfcChallenge + "A", rfcChallenge + "=",
+		rfcChallenge[:42] + "\n", rfcChallenge[:42] + "\r", rfcChallenge[:20] + "\n" + rfcChallenge[21:],
+		rfcChallenge[:20] + "\r\n" + rfcChallenge[22:], rfcChallenge[:20] + "+" + rfcChallenge[21:],
+		rfcChallenge[:20] + "/" + rfcChallenge[21:], rfcChallenge[:20] + "." + rfcChallenge[21:],
+		rfcChallenge[:41] + "é", rfcChallenge[:42] + "\xff", rfcChallenge[:42] + "\x00",
+	} {
+		if ValidChallenge(ch) {
+			t.Errorf("ValidChallenge(%q) = true", ch)
+		}
+	}
+	for range 100 {
+		if ch := oauth2.S256ChallengeFromVerifier(oauth2.GenerateVerifier()); !ValidChallenge(ch) {
+			t.Fatalf("x/oauth2 challenge %q refused", ch)
+		}
+	}
+}

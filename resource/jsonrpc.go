@@ -107,21 +107,6 @@ func headerEquals(hv string, body []byte) bool {
 	return hv == string(body)
 }
 
-// scanMessage validates that body is exactly one JSON object (a JSON
-// array, a batch, is refused) and extracts method, params.name/uri and the
-// protocol version from params._meta. It reads the body with a
-// jsontext.Decoder (RFC 8259 grammar, valid UTF-8 throughout) and refuses
-// what could make it and the MCP handler read the body differently: a
-// duplicate "method", "params", "name", "uri" or "_meta" member, and,
-// since the SDK decodes with encoding/json v1, which matches member names
-// without regard to case, a case variant of one. Duplicates elsewhere are
-// the handler's to judge, as the policy does not read them.
-func scanMessage(body []byte) (mcpMessage, error) {
-	var m mcpMessage
-	err := m.scan(body)
-	return m, err
-}
-
 // bodyDecoder is a jsontext.Decoder with the buffer it reads, kept in
 // bodyDecoders between requests so that the decoder's state and its
 // stacks are reused.
@@ -132,8 +117,16 @@ type bodyDecoder struct {
 
 var bodyDecoders = sync.Pool{New: func() any { return new(bodyDecoder) }}
 
-// scan is scanMessage into m, which must be zero. On an error m is zero
-// again.
+// scan validates that body is exactly one JSON object (a JSON array, a
+// batch, is refused) and extracts into m, which must be zero, method,
+// params.name/uri and the protocol version from params._meta; on an error
+// m is zero again. It reads the body with a jsontext.Decoder (RFC 8259
+// grammar, valid UTF-8 throughout) and refuses what could make it and the
+// MCP handler read the body differently: a duplicate "method", "params",
+// "name", "uri" or "_meta" member, and, since the SDK decodes with
+// encoding/json v1, which matches member names without regard to case, a
+// case variant of one. Duplicates elsewhere are the handler's to judge, as
+// the policy does not read them.
 func (m *mcpMessage) scan(body []byte) error {
 	bd := bodyDecoders.Get().(*bodyDecoder)
 	defer func() {

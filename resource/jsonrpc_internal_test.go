@@ -10,6 +10,13 @@ import (
 	"unicode/utf8"
 )
 
+// scanMessage is [mcpMessage.scan] into a new message.
+func scanMessage(body []byte) (mcpMessage, error) {
+	var m mcpMessage
+	err := m.scan(body)
+	return m, err
+}
+
 func TestScanMessage(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -46,6 +46,8 @@ func (c *Claims) timeFields() [3]**float64 {
 // in the Claims holding NaN, which go-json-experiment decodes into in place
 // of allocating; a time still NaN afterwards was absent (JSON has no NaN)
 // and its pointer is nil again, and a JSON null sets it to nil as before.
+// Storage no pointer uses is left zero, so no NaN stays behind to make two
+// decodes of one payload compare unequal.
 func DecodeClaims(payload []byte, v any) error {
 	r, ok := v.(registered)
 	if !ok {
@@ -61,8 +63,11 @@ func DecodeClaims(payload []byte, v any) error {
 	}
 	err := jsonx.DecodeObject(payload, v)
 	for i, p := range fields {
-		if *p == &c.times[i] && math.IsNaN(c.times[i]) {
-			*p = nil
+		switch {
+		case *p != &c.times[i]: // null, or the caller's own storage
+			c.times[i] = 0
+		case math.IsNaN(c.times[i]): // absent
+			*p, c.times[i] = nil, 0
 		}
 	}
 	return err

@@ -3,6 +3,7 @@ package jwtverify
 import (
 	"errors"
 	"math"
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -150,6 +151,29 @@ func TestDecodeClaimsTimes(t *testing.T) {
 	for _, f := range []*float64{q.Expiry, q.NotBefore, q.IssuedAt} {
 		if f != nil && math.IsNaN(*f) {
 			t.Fatal("NaN time after a failed decode")
+		}
+	}
+}
+
+// TestDecodeClaimsLeavesNoNaN: after a decode, successful or not, the
+// time storage holds no NaN, so two decodes of one payload are equal
+// (reflect.DeepEqual treats NaN as unequal to itself).
+func TestDecodeClaimsLeavesNoNaN(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{`{}`, `{"exp":null,"nbf":null,"iat":null}`, `{"exp":1}`,
+		`{"exp":1,"exp":2}`, `{"exp":"1"}`, `[]`} {
+		var a, b Claims
+		errA, errB := DecodeClaims([]byte(in), &a), DecodeClaims([]byte(in), &b)
+		if (errA == nil) != (errB == nil) {
+			t.Fatalf("%s: %v, then %v", in, errA, errB)
+		}
+		for i, f := range a.times {
+			if math.IsNaN(f) {
+				t.Errorf("%s: time storage %d is NaN", in, i)
+			}
+		}
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("%s: two decodes differ: %+v, %+v", in, a, b)
 		}
 	}
 }

@@ -47,11 +47,13 @@ func TestSealOpen(t *testing.T) {
 		v   []byte
 		ctx string
 	}{
-		"other context": {sealed, "signing-key:k2"},
-		"tampered":      {flipped, "signing-key:k1"},
-		"truncated":     {sealed[:10], "signing-key:k1"},
-		"empty":         {nil, "signing-key:k1"},
-		"bad version":   {append([]byte{9}, sealed[1:]...), "signing-key:k1"},
+		"other context":  {sealed, "signing-key:k2"},
+		"tampered":       {flipped, "signing-key:k1"},
+		"truncated":      {sealed[:10], "signing-key:k1"},
+		"header only":    {sealed[:1+8], "signing-key:k1"},
+		"cut in the tag": {sealed[:1+8+12+15], "signing-key:k1"},
+		"empty":          {nil, "signing-key:k1"},
+		"bad version":    {append([]byte{9}, sealed[1:]...), "signing-key:k1"},
 	}
 	for name, c := range cases {
 		if _, err := r.Open(c.v, c.ctx); !errors.Is(err, seal.ErrOpen) {
