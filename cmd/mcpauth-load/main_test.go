@@ -107,3 +107,21 @@ func TestRunRefreshShort(t *testing.T) {
 		}
 	}
 }
+
+// TestNewRefreshTargetFailure: a set-up whose storage cannot be opened
+// fails with the error and releases what it had (the listener), without
+// stopping a server that never started.
+func TestNewRefreshTargetFailure(t *testing.T) {
+	t.Parallel()
+	// Nothing listens on port 1 of the loopback: the connection is refused.
+	url := "postgres://postgres@127.0.0.1:1/load?sslmode=disable&connect_timeout=5"
+	for _, mode := range []string{"postgres", "postgres3"} {
+		tgt, err := newRefreshTarget(context.Background(), mode, url, "BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=", t.TempDir())
+		if err == nil || tgt != nil {
+			t.Fatalf("%s: %v, %v", mode, tgt, err)
+		}
+	}
+	if _, err := newRefreshTarget(context.Background(), "nope", "", "", t.TempDir()); err == nil || !strings.Contains(err.Error(), "unknown set-up") {
+		t.Fatalf("unknown set-up: %v", err)
+	}
+}

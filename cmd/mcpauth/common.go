@@ -224,13 +224,25 @@ func cutPair(flagName, spec, form string) (string, string, error) {
 	return k, v, nil
 }
 
-// parseFile reads the file a flag names and parses it, saying which flag
-// (and file) was at fault.
+// maxFlagFile bounds a file a flag names (a policy, a key): a device or a
+// wrong file is refused rather than read whole.
+const maxFlagFile = 4 << 20
+
+// parseFile reads the file a flag names (at most maxFlagFile bytes) and
+// parses it, saying which flag (and file) was at fault.
 func parseFile[T any](flagName, path string, parse func([]byte) (T, error)) (T, error) {
-	data, err := os.ReadFile(path)
+	var zero T
+	f, err := os.Open(path)
 	if err != nil {
-		var zero T
 		return zero, fmt.Errorf("%s: %w", flagName, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFlagFile+1))
+	if err != nil {
+		return zero, fmt.Errorf("%s: %w", flagName, err)
+	}
+	if len(data) > maxFlagFile {
+		return zero, fmt.Errorf("%s %s: larger than %d bytes", flagName, path, maxFlagFile)
 	}
 	v, err := parse(data)
 	if err != nil {

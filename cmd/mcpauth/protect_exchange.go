@@ -65,10 +65,15 @@ func (p *passUpstreamFlags) config(issuers []string, insecureHTTP bool, getenv f
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case p.tokenURL == "" || p.clientID == "" || p.clientSecret == "" || p.audience == "":
+	if p.tokenURL == "" || p.clientID == "" || p.clientSecret == "" || p.audience == "" {
 		return nil, errors.New("--pass-upstream-token needs --exchange-token-url, --exchange-client-id, --exchange-client-secret and --upstream-audience")
-	case p.cacheTTL < 0:
+	}
+	// A secret on the command line is refused before anything else.
+	secret, err := envSecret("--exchange-client-secret", p.clientSecret, getenv)
+	if err != nil {
+		return nil, err
+	}
+	if p.cacheTTL < 0 {
 		return nil, errors.New("--exchange-cache-ttl: negative duration")
 	}
 	if err := checkServiceURL("--exchange-token-url", p.tokenURL, insecureHTTP); err != nil {
@@ -83,10 +88,6 @@ func (p *passUpstreamFlags) config(issuers []string, insecureHTTP bool, getenv f
 	}
 	if !atIssuer {
 		return nil, fmt.Errorf("--exchange-token-url: %s is not at the origin of an --issuer: the access token is sent only to its issuer", tu.Redacted())
-	}
-	secret, err := envSecret("--exchange-client-secret", p.clientSecret, getenv)
-	if err != nil {
-		return nil, err
 	}
 	cfg := resource.ExchangeConfig{
 		TokenEndpoint: p.tokenURL, ClientID: p.clientID, ClientSecret: secret,

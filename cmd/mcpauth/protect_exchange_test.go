@@ -277,6 +277,8 @@ func TestPassUpstreamFlags(t *testing.T) {
 		{"exchange flags alone", append(append([]string{}, base...), exchange...), "need --pass-upstream-token", ""},
 		{"literal secret", with("X-Upstream-Token", "--exchange-client-secret", "rs-secret"), "env:VAR", ""},
 		{"empty secret", with("X-Upstream-Token", "--exchange-client-secret", "env:NOPE"), "NOPE is empty", ""},
+		{"literal secret and a token URL of another origin", with("X-Upstream-Token", "--exchange-client-secret", "rs-secret", "--exchange-token-url", "http://127.0.0.1:9001/token"), "env:VAR", ""},
+		{"literal secret and a negative cache TTL", with("X-Upstream-Token", "--exchange-client-secret", "rs-secret", "--exchange-cache-ttl", "-1s"), "env:VAR", ""},
 		{"token URL of another origin", with("X-Upstream-Token", "--exchange-token-url", "http://127.0.0.1:9001/token"), "not at the origin of an --issuer", ""},
 		{"negative cache TTL", with("X-Upstream-Token", "--exchange-cache-ttl", "-1s"), "negative", ""},
 	}

@@ -659,6 +659,81 @@ func TestResumeStream(t *testing.T) {
 	}
 }
 
+// TestResumeKeepsSession: a broken stream is resumed in the session it
+// belonged to, even when another request started a new session while the
+// resumption waited for its retry delay: the event id means nothing in the
+// new one.
+func TestResumeKeepsSession(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	current := "s-1"
+	resumedIn := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body := readBody(r)
+		mu.Lock()
+		cur := current
+		mu.Unlock()
+		switch {
+		case r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "":
+			select {
+			case resumedIn <- r.Header.Get("Mcp-Session-Id"):
+			default:
+			}
+			sse(w, `{"jsonrpc":"2.0","id":1,"result":{"resumed":true}}`)
+		case r.Method == http.MethodGet:
+			w.WriteHeader(http.StatusMethodNotAllowed)
+		case r.Method == http.MethodDelete:
+		case strings.Contains(body, `"initialize"`):
+			var m struct {
+				ID json.RawMessage `json:"id"`
+			}
+			_ = json.Unmarshal([]byte(body), &m)
+			w.Header().Set("Mcp-Session-Id", cur)
+			jsonAnswer(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"protocolVersion":"2025-11-25"}}`)
+		case r.Header.Get("Mcp-Session-Id") != cur:
+			http.Error(w, "no such session", http.StatusNotFound)
+		case strings.Contains(body, `"tools/call"`):
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, "retry: 1500\nid: e1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":1}}\n\n")
+		case strings.Contains(body, `"tools/list"`):
+			jsonAnswer(w, `{"jsonrpc":"2.0","id":2,"result":{"session":"`+cur+`"}}`)
+		default:
+			w.WriteHeader(http.StatusAccepted)
+		}
+	}))
+	defer srv.Close()
+	h := startBridge(t, context.Background(), Config{URL: srv.URL})
+	h.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`)
+	h.recv()
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`)
+	if m := h.recv(); m["method"] != "notifications/progress" {
+		t.Fatalf("progress: %v", m)
+	}
+	// The stream broke; while its resumption waits, the server forgets
+	// s-1 and the next request starts s-2.
+	mu.Lock()
+	current = "s-2"
+	mu.Unlock()
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	if m := h.recv(); m["id"] != 2.0 {
+		t.Fatalf("tools/list: %v", m)
+	}
+	select {
+	case <-resumedIn:
+		t.Fatal("resumed before the new session started: the retry delay was too short for this machine")
+	default:
+	}
+	select {
+	case sid := <-resumedIn:
+		if sid != "s-1" {
+			t.Errorf("resumed in session %q, want s-1, the stream's own", sid)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no resumption")
+	}
+	h.recv() // the answer to id 1
+}
+
 // TestPrimingEvent: the priming event of a 2025-11-25 stream (an id and
 // empty data) is not relayed and is no error: the answer after it
 // reaches the host, and a stream that breaks right after it is resumed

@@ -261,7 +261,9 @@ func (b *Bridge) resume(ctx context.Context, lastID string, retry time.Duration)
 		return nil, ctx.Err()
 	case <-t.C:
 	}
-	resp, err := b.openStream(ctx, lastID)
+	// The session the stream belongs to, not one started while waiting:
+	// its event ids mean nothing in another.
+	resp, err := b.openStream(ctx, sid, version, lastID)
 	if err != nil {
 		return nil, err
 	}
@@ -273,10 +275,9 @@ func (b *Bridge) resume(ctx context.Context, lastID string, retry time.Duration)
 	return resp.Body, nil
 }
 
-// openStream GETs the session's event stream, after the event lastID if
-// set (Last-Event-ID).
-func (b *Bridge) openStream(ctx context.Context, lastID string) (*http.Response, error) {
-	sid, version := b.sessionState()
+// openStream GETs the event stream of session sid, after the event lastID
+// if set (Last-Event-ID).
+func (b *Bridge) openStream(ctx context.Context, sid, version, lastID string) (*http.Response, error) {
 	req, err := b.newRequest(ctx, http.MethodGet, nil, sid, version)
 	if err != nil {
 		return nil, err
@@ -409,7 +410,8 @@ func (b *Bridge) startGET() {
 func (b *Bridge) listen(ctx context.Context) {
 	lastID, failures := "", 0
 	for ctx.Err() == nil && failures < maxGETFailures {
-		resp, err := b.openStream(ctx, lastID)
+		sid, version := b.sessionState()
+		resp, err := b.openStream(ctx, sid, version, lastID)
 		switch {
 		case err != nil:
 			failures++
