@@ -372,6 +372,14 @@ func TestGetWithHeaderCredentialStaysAtOrigin(t *testing.T) {
 	if _, err := following.GetWithHeader(context.Background(), srv.URL+"/redirect", "", h); !errors.Is(err, ErrRedirect) {
 		t.Fatalf("following fetcher: err = %v, want ErrRedirect", err)
 	}
+	// A header name not in canonical form is sent canonicalised, so it is
+	// refused like the canonical one.
+	for _, name := range []string{"authorization", "DPoP", "cookie"} {
+		lower := http.Header{name: {"Bearer tok"}}
+		if _, err := following.GetWithHeader(context.Background(), srv.URL+"/redirect", "", lower); !errors.Is(err, ErrRedirect) {
+			t.Fatalf("following fetcher, header %q: err = %v, want ErrRedirect", name, err)
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if otherHits != 0 {
