@@ -440,3 +440,48 @@ func TestConfigValidation(t *testing.T) {
 		}
 	})
 }
+
+// TestSameRedirect: a stored registration serves a redirect URI that is
+// the same string, or (RFC 8252 §7.3) an http loopback IP literal redirect
+// that differs only in port; "localhost" and https must match exactly.
+// applicationType calls both loopback literals and "localhost" native.
+func TestSameRedirect(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		registered, requested string
+		want                  bool
+	}{
+		{"http://127.0.0.1:3000/cb", "http://127.0.0.1:3000/cb", true},
+		{"http://127.0.0.1:3000/cb", "http://127.0.0.1:4000/cb", true},
+		{"http://127.0.0.1/cb", "http://127.0.0.1:4000/cb", true},
+		{"http://127.5.6.7:3000/cb", "http://127.5.6.7:4000/cb", true},
+		{"http://[::1]:3000/cb", "http://[::1]:4000/cb", true},
+		{"http://[::ffff:127.0.0.1]:3000/cb", "http://[::ffff:127.0.0.1]:4000/cb", true},
+		{"http://localhost:3000/cb", "http://localhost:3000/cb", true},
+		{"http://localhost:3000/cb", "http://localhost:4000/cb", false},
+		{"http://LOCALHOST:3000/cb", "http://LOCALHOST:4000/cb", false},
+		{"http://localhost.:3000/cb", "http://localhost.:4000/cb", false},
+		{"http://127.1:3000/cb", "http://127.1:4000/cb", false},
+		{"http://[fe80::1%25lo]:3000/cb", "http://[fe80::1%25lo]:4000/cb", false},
+		{"https://127.0.0.1:3000/cb", "https://127.0.0.1:4000/cb", false},
+		{"http://127.0.0.1:3000/cb", "http://127.0.0.2:3000/cb", false},
+		{"http://127.0.0.1:3000/cb", "http://[::1]:3000/cb", false},
+		{"http://127.0.0.1:3000/cb", "http://127.0.0.1:4000/other", false},
+		{"http://127.0.0.1:3000/cb?a=1", "http://127.0.0.1:4000/cb?a=2", false},
+		{"http://10.0.0.1:3000/cb", "http://10.0.0.1:4000/cb", false},
+	}
+	for _, tt := range tests {
+		if got := sameRedirect(tt.registered, tt.requested); got != tt.want {
+			t.Errorf("sameRedirect(%q, %q) = %v, want %v", tt.registered, tt.requested, got, tt.want)
+		}
+	}
+	c := &Client{}
+	for uri, want := range map[string]string{
+		"http://127.0.0.1:3000/cb": "native", "http://[::1]:3000/cb": "native", "http://localhost:3000/cb": "native",
+		"http://LOCALHOST:3000/cb": "native", "http://localhost.:3000/cb": "web", "https://app.example.com/cb": "web",
+	} {
+		if got := c.applicationType(uri); got != want {
+			t.Errorf("applicationType(%q) = %q, want %q", uri, got, want)
+		}
+	}
+}

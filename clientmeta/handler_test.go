@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -49,6 +50,26 @@ func TestHandlerServes(t *testing.T) {
 	if rec2.Code != http.StatusNotModified || rec2.Body.Len() != 0 {
 		t.Fatalf("conditional GET: %d", rec2.Code)
 	}
+	if h2 := rec2.Header(); h2.Get("ETag") != rec.Header().Get("ETag") || h2.Get("Cache-Control") != "public, max-age=3600" ||
+		h2.Get("Content-Type") != "" || h2.Get("Content-Length") != "" {
+		t.Fatalf("conditional GET headers: %v", h2)
+	}
+	// A weak validator and a list naming the ETag match as well (RFC 9110
+	// §13.1.2: If-None-Match compares weakly); another ETag does not.
+	for inm, want := range map[string]int{
+		"W/" + rec.Header().Get("ETag"):        http.StatusNotModified,
+		`"other", ` + rec.Header().Get("ETag"): http.StatusNotModified,
+		"*":                                    http.StatusNotModified,
+		`"other"`:                              http.StatusOK,
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/oauth/client.json", nil)
+		req.Header.Set("If-None-Match", inm)
+		r := httptest.NewRecorder()
+		h.ServeHTTP(r, req)
+		if r.Code != want {
+			t.Errorf("If-None-Match %s: %d, want %d", inm, r.Code, want)
+		}
+	}
 
 	rec3 := httptest.NewRecorder()
 	h.ServeHTTP(rec3, httptest.NewRequest(http.MethodPost, "/oauth/client.json", nil))
@@ -60,6 +81,10 @@ func TestHandlerServes(t *testing.T) {
 	h.ServeHTTP(rec4, httptest.NewRequest(http.MethodHead, "/oauth/client.json", nil))
 	if rec4.Code != http.StatusOK || rec4.Body.Len() != 0 {
 		t.Fatalf("HEAD: %d, %d bytes", rec4.Code, rec4.Body.Len())
+	}
+	if got, want := rec4.Header().Get("Content-Length"), strconv.Itoa(rec.Body.Len()); got != want ||
+		rec4.Header().Get("Content-Type") != "application/json" {
+		t.Fatalf("HEAD: Content-Length %q (want %q), Content-Type %q", got, want, rec4.Header().Get("Content-Type"))
 	}
 
 	tg := newTarget(t, h)

@@ -1,11 +1,17 @@
 package dpop_test
 
 import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
 	"testing"
 
 	jose "github.com/go-jose/go-jose/v4"
 
 	"github.com/mcpauth/mcpauth/dpop"
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 )
 
 func TestJKTVectors(t *testing.T) {
@@ -44,6 +50,15 @@ func TestJKTRejectsNonKeys(t *testing.T) {
 	for _, k := range []any{nil, "key", []byte("secret")} {
 		if _, err := dpop.JKT(k); err == nil {
 			t.Fatalf("JKT(%T) succeeded", k)
+		}
+	}
+	// Key types a proof may carry, but keys it may not: RSA under 2048
+	// bits, a curve without a JWS algorithm.
+	weak := oauthtest.Must(rsa.GenerateKey(rand.Reader, 1024))
+	p224 := oauthtest.Must(ecdsa.GenerateKey(elliptic.P224(), rand.Reader))
+	for name, k := range map[string]crypto.PublicKey{"RSA 1024": &weak.PublicKey, "P-224": &p224.PublicKey} {
+		if _, err := dpop.JKT(k); err == nil {
+			t.Fatalf("JKT(%s) succeeded", name)
 		}
 	}
 }

@@ -65,8 +65,10 @@ func (e *Error) Is(target error) bool {
 }
 
 // ParseError decodes an RFC 6749 §5.2 error body. The "error" member is
-// required and must be a valid error code (RFC 6749 §5.2: %x20-21 / %x23-5B /
-// %x5D-7E).
+// required and must be a valid error code: characters of RFC 6749 §5.2
+// (%x20-21 / %x23-5B / %x5D-7E) without the space, which no registered
+// code has, so a code is one scope-token. "error_description" is kept as
+// sent.
 func ParseError(data []byte) (*Error, error) {
 	var e Error
 	if err := jsonx.DecodeObject(data, &e); err != nil {

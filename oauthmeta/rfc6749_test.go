@@ -21,6 +21,11 @@ func TestParseError(t *testing.T) {
 		{in: `{"error_description":"x"}`, wantErr: ErrMissingField},
 		{in: `{"error":"a\"b"}`, wantErr: ErrMalformed},
 		{in: `{"error":"two words"}`, wantErr: ErrMalformed},
+		{in: `{"error":"a\\b"}`, wantErr: ErrMalformed},
+		{in: `{"error":"a\tb"}`, wantErr: ErrMalformed},
+		{in: `{"error":"a\u007fb"}`, wantErr: ErrMalformed},
+		{in: `{"error":"caf\u00e9"}`, wantErr: ErrMalformed},
+		{in: `{"error":"x!#[]~_"}`, want: &Error{Code: "x!#[]~_"}},
 		{in: `<html>`, wantErr: ErrMalformed},
 	}
 	for _, tt := range tests {

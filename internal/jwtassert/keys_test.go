@@ -3,6 +3,7 @@ package jwtassert_test
 import (
 	"context"
 	"crypto"
+	"crypto/ecdh"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
@@ -31,6 +32,7 @@ func TestParsePrivateKeyPEM(t *testing.T) {
 	weak := oauthtest.Must(rsa.GenerateKey(rand.Reader, 1024))
 	_, ed, _ := ed25519.GenerateKey(rand.Reader)
 	p224 := oauthtest.Must(ecdsa.GenerateKey(elliptic.P224(), rand.Reader))
+	x25519 := oauthtest.Must(ecdh.X25519().GenerateKey(rand.Reader))
 	pkcs8 := func(k any) []byte { return oauthtest.Must(x509.MarshalPKCS8PrivateKey(k)) }
 	sec1 := func(k *ecdsa.PrivateKey) []byte { return oauthtest.Must(x509.MarshalECPrivateKey(k)) }
 	tests := []struct {
@@ -47,6 +49,8 @@ func TestParsePrivateKeyPEM(t *testing.T) {
 			pemBlock("EC PRIVATE KEY", sec1(ec))...), want: &ec.PublicKey},
 		{name: "PKCS #1 RSA", pem: pemBlock("RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(rsaKey)), want: &rsaKey.PublicKey},
 		{name: "weak RSA", pem: pemBlock("RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(weak)), wantErr: true},
+		{name: "PKCS #8 weak RSA", pem: pemBlock("PRIVATE KEY", pkcs8(weak)), wantErr: true},
+		{name: "PKCS #8 X25519", pem: pemBlock("PRIVATE KEY", pkcs8(x25519)), wantErr: true},
 		{name: "P-224", pem: pemBlock("EC PRIVATE KEY", sec1(p224)), wantErr: true},
 		{name: "public key", pem: pemBlock("PUBLIC KEY", oauthtest.Must(x509.MarshalPKIXPublicKey(&ec.PublicKey))), wantErr: true},
 		{name: "encrypted PKCS #8", pem: pemBlock("ENCRYPTED PRIVATE KEY", []byte{1, 2, 3}), wantErr: true},

@@ -135,7 +135,15 @@ func (f *Fetcher) Get(ctx context.Context, rawURL, accept string) (*Response, er
 // reach rawURL's origin and nothing else, so such a Fetcher needs
 // MaxRedirects zero, where any redirect is an error.
 func (f *Fetcher) GetWithHeader(ctx context.Context, rawURL, accept string, header http.Header) (*Response, error) {
-	if f.opts.MaxRedirects > 0 && hasAny(header, credentialHeaders[:]) {
+	// Names canonicalised first, as they are sent: "authorization" is
+	// sent as Authorization and must be refused as one.
+	hdr := make(http.Header, len(header)+2)
+	for k, vs := range header {
+		for _, v := range vs {
+			hdr.Add(k, v)
+		}
+	}
+	if f.opts.MaxRedirects > 0 && hasAny(hdr, credentialHeaders[:]) {
 		return nil, fmt.Errorf("%w: credentials are sent only by a fetcher that follows no redirects", ErrRedirect)
 	}
 	u, err := f.checkURL(rawURL)
@@ -146,11 +154,7 @@ func (f *Fetcher) GetWithHeader(ctx context.Context, rawURL, accept string, head
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidURL, err)
 	}
-	for k, vs := range header {
-		for _, v := range vs {
-			req.Header.Add(k, v)
-		}
-	}
+	req.Header = hdr
 	req.Header.Set("Accept", cmp.Or(accept, "application/json"))
 	req.Header.Set("User-Agent", f.opts.UserAgent)
 	resp, err := f.client.Do(req)

@@ -113,6 +113,13 @@ func TestSchemeRefusedBeforeResolution(t *testing.T) {
 		{"http://example.com/x", Options{}, ErrScheme},
 		{"http://example.com/x", Options{InsecureAllowHTTPLoopback: true}, ErrScheme},
 		{"http://127.0.0.1/x", Options{}, ErrScheme},
+		// Plain http in insecure mode: loopback IP literals and "localhost"
+		// only, not names that merely look like them.
+		{"http://localhost./x", Options{InsecureAllowHTTPLoopback: true}, ErrScheme},
+		{"http://localhost.example.com/x", Options{InsecureAllowHTTPLoopback: true}, ErrScheme},
+		{"http://127.1/x", Options{InsecureAllowHTTPLoopback: true}, ErrScheme},
+		{"http://[fe80::1%25lo]/x", Options{InsecureAllowHTTPLoopback: true}, ErrScheme},
+		{"http://10.0.0.1/x", Options{InsecureAllowHTTPLoopback: true}, ErrScheme},
 		{"javascript:alert(1)", Options{}, ErrInvalidURL},
 		{"file:///etc/passwd", Options{}, ErrInvalidURL},
 		{"ftp://example.com/x", Options{}, ErrScheme},
@@ -314,6 +321,22 @@ func TestInsecureAllowLoopback(t *testing.T) {
 	}
 }
 
+// TestCheckURLLoopbackHosts: in insecure mode plain http passes the URL
+// check for every spelling of a loopback host, and for none without it.
+func TestCheckURLLoopbackHosts(t *testing.T) {
+	t.Parallel()
+	insecure, strict := New(Options{InsecureAllowHTTPLoopback: true}), New(Options{})
+	for _, u := range []string{"http://localhost/x", "http://LOCALHOST:8080/x", "http://127.0.0.1/x", "http://127.255.0.1/x",
+		"http://[::1]:8080/x", "http://[::ffff:127.0.0.1]/x"} {
+		if err := insecure.CheckURL(u); err != nil {
+			t.Errorf("insecure CheckURL(%q) = %v", u, err)
+		}
+		if err := strict.CheckURL(u); !errors.Is(err, ErrScheme) {
+			t.Errorf("strict CheckURL(%q) = %v, want ErrScheme", u, err)
+		}
+	}
+}
+
 func TestClientSharesGuards(t *testing.T) {
 	t.Parallel()
 	f := New(Options{Resolver: oauthtest.NewResolverSeq(oauthtest.Addrs("169.254.169.254")), Dial: oauthtest.ForbidDial(t)})
@@ -371,6 +394,14 @@ func TestGetWithHeaderCredentialStaysAtOrigin(t *testing.T) {
 	following := New(Options{InsecureAllowHTTPLoopback: true, MaxRedirects: 2})
 	if _, err := following.GetWithHeader(context.Background(), srv.URL+"/redirect", "", h); !errors.Is(err, ErrRedirect) {
 		t.Fatalf("following fetcher: err = %v, want ErrRedirect", err)
+	}
+	// A header name not in canonical form is sent canonicalised, so it is
+	// refused like the canonical one.
+	for _, name := range []string{"authorization", "DPoP", "cookie"} {
+		lower := http.Header{name: {"Bearer tok"}}
+		if _, err := following.GetWithHeader(context.Background(), srv.URL+"/redirect", "", lower); !errors.Is(err, ErrRedirect) {
+			t.Fatalf("following fetcher, header %q: err = %v, want ErrRedirect", name, err)
+		}
 	}
 	mu.Lock()
 	defer mu.Unlock()
