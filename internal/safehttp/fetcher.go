@@ -230,9 +230,11 @@ func (f *Fetcher) checkContentType(ct string) error {
 		return nil
 	}
 	mt, _, err := mime.ParseMediaType(ct)
-	ok := slices.ContainsFunc(f.opts.ContentTypes, func(want string) bool { return strings.EqualFold(mt, want) })
+	var ok bool
 	if f.opts.ContentTypes == nil {
 		ok = mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
+	} else {
+		ok = slices.ContainsFunc(f.opts.ContentTypes, func(want string) bool { return strings.EqualFold(mt, want) })
 	}
 	if err != nil || !ok {
 		return &ContentTypeError{ContentType: ct}
