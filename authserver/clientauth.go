@@ -44,16 +44,19 @@ type presented struct {
 func parseClientAuth(r *http.Request, form url.Values) (presented, *oauthmeta.Error) {
 	var p presented
 	scheme, _, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-	for method, present := range map[string]bool{
-		oauthmeta.AuthMethodClientSecretBasic: strings.EqualFold(scheme, "Basic"),
-		oauthmeta.AuthMethodClientSecretPost:  form.Has("client_secret"),
-		oauthmeta.AuthMethodPrivateKeyJWT:     form.Has("client_assertion") || form.Has("client_assertion_type"),
+	for _, m := range [...]struct {
+		method  string
+		present bool
+	}{
+		{oauthmeta.AuthMethodClientSecretBasic, strings.EqualFold(scheme, "Basic")},
+		{oauthmeta.AuthMethodClientSecretPost, form.Has("client_secret")},
+		{oauthmeta.AuthMethodPrivateKeyJWT, form.Has("client_assertion") || form.Has("client_assertion_type")},
 	} {
-		if present && p.method != "" {
+		if m.present && p.method != "" {
 			return p, oauthErr(oauthmeta.CodeInvalidRequest, "more than one client authentication method")
 		}
-		if present {
-			p.method = method
+		if m.present {
+			p.method = m.method
 		}
 	}
 	formID := form.Get("client_id")
