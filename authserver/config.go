@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/clientmeta"
+	"github.com/mcpauth/mcpauth/replay"
 )
 
 // ConsentMode says how the authorization endpoint obtains the user's
@@ -172,11 +173,16 @@ type Config struct {
 	// Storage overrides individual stores. Nil fields use DataDir or
 	// memory.
 	Storage Storage
-	// Replay, when set, is the replay store of DPoP proofs, client
-	// assertions and JWT-bearer grants, shared by every replica (see
-	// package redisreplay). Nil means an in-memory cache in each verifier,
-	// which is correct for one replica only.
-	Replay ReplayStore
+	// Replay, when set, records the "jti" of DPoP proofs at the token
+	// endpoint, of private_key_jwt client assertions and of JWT-bearer
+	// grants (workload tokens and ID-JAGs) until they expire. Replicas of
+	// one issuer must share one (package redisreplay keeps one on Redis),
+	// or a proof or assertion accepted at one replica could be replayed at
+	// another. A key the store reports with replay.ErrReplayed is refused
+	// as replayed; any other error refuses the request with
+	// temporarily_unavailable (fail closed). Nil means an in-memory store
+	// in each verifier, which is correct for one replica only.
+	Replay replay.Store
 
 	// RateLimit bounds the token, registration, introspection and
 	// revocation endpoints and, per IP, the browser endpoints

@@ -143,8 +143,8 @@
 // are stored sealed and re-read every [Config.KeyReloadInterval], and a
 // database outage answers temporarily_unavailable. Its schema migrations
 // are embedded and applied by [OpenPostgresStore]. Replicas also share one
-// [ReplayStore] for DPoP proofs, client assertions and JWT grants (package
-// redisreplay keeps it on Redis).
+// replay store ([Config.Replay]) for DPoP proofs, client assertions and
+// JWT grants (package redisreplay keeps it on Redis).
 //
 // It deliberately does not: authenticate users itself (every grant is for
 // [Config.Subject], or for the user of the upstream provider),

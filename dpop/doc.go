@@ -22,8 +22,8 @@
 //     key, htm, htu after RFC 3986 normalization, the iat window, "ath"
 //     (present exactly when a token is presented, and equal to its hash),
 //     nonces, and jti replay (keyed by key thumbprint and jti, in a bounded
-//     bounded in-memory cache unless VerifierConfig.Replay is set). [ProofFromHeader] enforces "at most one
-//     DPoP header".
+//     in-memory store unless VerifierConfig.Replay names a shared
+//     replay.Store). [ProofFromHeader] enforces "at most one DPoP header".
 //   - §6 / RFC 7638 key binding: [JKT], [Prover.JKT], [Proof.JKT] and
 //     [Proof.CheckBinding] for comparing the proof key with "cnf.jkt".
 //   - §7.1 the DPoP authentication scheme and its WWW-Authenticate challenge

@@ -16,9 +16,9 @@ import (
 
 	"github.com/mcpauth/mcpauth/internal/clock"
 	"github.com/mcpauth/mcpauth/internal/jwkset"
-	"github.com/mcpauth/mcpauth/internal/jwtassert/replay"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/internal/lru"
+	"github.com/mcpauth/mcpauth/replay"
 )
 
 // Defaults for the zero values of [VerifierConfig].
@@ -56,10 +56,13 @@ type VerifierConfig struct {
 	// 8 KiB, enough for an RSA-4096 proof; negative is an error.
 	MaxProofSize int
 	// Replay records accepted (key thumbprint, jti) pairs until the proof
-	// could no longer be accepted ("iat" + IATWindow). Nil means a private
-	// in-memory cache of MaxReplayEntries entries; share a store between
-	// instances that serve the same URIs. Use must report a key seen
-	// before and still live with an error, and fail closed.
+	// could no longer be accepted ("iat" + IATWindow). A key the store
+	// reports with an error wrapping replay.ErrReplayed refuses the proof
+	// with [ErrReplayedProof]; any other error with
+	// [ErrReplayCheckUnavailable] (fail closed). Nil means a private
+	// replay.Memory of MaxReplayEntries entries; share a store between
+	// instances that serve the same URIs (package redisreplay keeps one on
+	// Redis).
 	Replay replay.Store
 	// MaxReplayEntries sizes the private replay cache used when Replay is
 	// nil. Zero means 1 048 576 (about 100 MB when full). A full cache refuses new
@@ -120,7 +123,7 @@ func NewVerifier(cfg VerifierConfig) (*Verifier, error) {
 		return nil, errors.New("dpop: negative IATWindow, Leeway, MaxProofSize or KeyCacheSize")
 	}
 	if v.replay == nil {
-		c, err := replay.New(replay.Config{MaxEntries: cfg.MaxReplayEntries, Now: cfg.Now})
+		c, err := replay.NewMemory(replay.MemoryConfig{MaxEntries: cfg.MaxReplayEntries, Now: cfg.Now})
 		if err != nil {
 			return nil, fmt.Errorf("dpop: %w", err)
 		}

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/dpop"
-	"github.com/mcpauth/mcpauth/internal/jwtassert/replay"
 	"github.com/mcpauth/mcpauth/oauthmeta"
+	"github.com/mcpauth/mcpauth/replay"
 
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 )

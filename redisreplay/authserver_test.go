@@ -43,7 +43,7 @@ func TestAuthServerClientAssertionReplay(t *testing.T) {
 		as, err := authserver.New(authserver.Config{
 			Issuer: issuer, InsecureAllowHTTPLoopback: true, Scopes: []string{"mcp:tools"},
 			Clients: []authserver.Client{{ID: "svc", JWKS: set, GrantTypes: []string{oauthmeta.GrantTypeClientCredentials}}},
-			Replay:  redisreplay.ForAuthServer(c, "mcpauth:as:"+issuer+":"),
+			Replay:  redisreplay.New(c, "mcpauth:as:"+issuer+":"),
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -15,7 +15,7 @@
 // with no detail, or 503, at a resource server). It does not fall back to
 // memory.
 //
-// [ForResource] returns the store for resource.DPoPConfig.Replay and
-// [ForAuthServer] the one for authserver.Config.Replay; [NewClient] opens
-// a client with bounded timeouts from a redis:// URL.
+// [New] returns the [replay.Store] for dpop.VerifierConfig.Replay,
+// resource.DPoPConfig.Replay or authserver.Config.Replay; [NewClient]
+// opens a client with bounded timeouts from a redis:// URL.
 package redisreplay

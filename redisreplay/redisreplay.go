@@ -10,8 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/mcpauth/mcpauth/authserver"
-	"github.com/mcpauth/mcpauth/resource"
+	"github.com/mcpauth/mcpauth/replay"
 )
 
 // Timeouts of a client from [NewClient]: a replay check waits at most
@@ -38,29 +37,25 @@ func NewClient(url string) (*redis.Client, error) {
 	return redis.NewClient(opt), nil
 }
 
-// Store records identifiers on Redis. It is safe for concurrent use.
+// Store is a [replay.Store] on Redis. It is safe for concurrent use.
 type Store struct {
-	c        redis.Cmdable
-	prefix   string
-	replayed error
+	c      redis.Cmdable
+	prefix string
 }
 
-// ForResource returns a store for resource.DPoPConfig.Replay. prefix
-// namespaces its keys (for example "mcpauth:rs:" plus the resource URL);
-// every replica of one resource must use the same prefix.
-func ForResource(c redis.Cmdable, prefix string) *Store {
-	return &Store{c: c, prefix: prefix, replayed: resource.ErrDPoPReplayed}
+// New returns a store on c for dpop.VerifierConfig.Replay,
+// resource.DPoPConfig.Replay or authserver.Config.Replay. prefix
+// namespaces its keys (for example "mcpauth:rs:" plus the resource URL, or
+// "mcpauth:as:" plus the issuer): every replica of one resource or issuer
+// must use the same prefix, and different services different ones. New
+// sends nothing to Redis.
+func New(c redis.Cmdable, prefix string) *Store {
+	return &Store{c: c, prefix: prefix}
 }
 
-// ForAuthServer returns a store for authserver.Config.Replay; every
-// replica of one issuer must use the same prefix.
-func ForAuthServer(c redis.Cmdable, prefix string) *Store {
-	return &Store{c: c, prefix: prefix, replayed: authserver.ErrReplayed}
-}
-
-// Use records key until the instant until. It returns an error wrapping
-// the consumer's replay sentinel if key is already recorded, and another
-// error if Redis could not record it.
+// Use implements [replay.Store]: it records key until the instant until,
+// and returns [replay.ErrReplayed] if key is already recorded, or another
+// error if Redis could not record it (or until is zero).
 func (s *Store) Use(ctx context.Context, key string, until time.Time) error {
 	sum := sha256.Sum256([]byte(key))
 	k := s.prefix + hex.EncodeToString(sum[:])
@@ -73,7 +68,7 @@ func (s *Store) Use(ctx context.Context, key string, until time.Time) error {
 	ok, err := s.c.SetArgs(ctx, k, "1", redis.SetArgs{Mode: "NX", ExpireAt: until}).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
-		return s.replayed
+		return replay.ErrReplayed
 	case err != nil:
 		return fmt.Errorf("redisreplay: recording the identifier failed: %w", err)
 	case ok != "OK":

@@ -13,16 +13,15 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/mcpauth/mcpauth/authserver"
 	"github.com/mcpauth/mcpauth/internal/testdb"
 	"github.com/mcpauth/mcpauth/redisreplay"
-	"github.com/mcpauth/mcpauth/resource"
+	"github.com/mcpauth/mcpauth/replay"
 )
 
 // TestUse: an identifier is accepted once across clients (replicas), even
-// when they race; the replay answer is each consumer's sentinel; prefixes
-// keep consumers apart; a past expiry records nothing; with Redis down
-// every use fails, and not as a replay.
+// when they race; a replay wraps replay.ErrReplayed; prefixes keep
+// services apart; a past expiry records nothing; with Redis down every use
+// fails, and not as a replay.
 func TestUse(t *testing.T) {
 	ctx := context.Background()
 	r := testdb.StartRedis(t)
@@ -33,7 +32,7 @@ func TestUse(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = c.Close() })
-		clients[i] = &redisreplayClient{raw: c, rs: redisreplay.ForResource(c, "rs:"), as: redisreplay.ForAuthServer(c, "as:")}
+		clients[i] = &redisreplayClient{raw: c, rs: redisreplay.New(c, "rs:"), as: redisreplay.New(c, "as:")}
 	}
 	until := time.Now().Add(time.Minute)
 
@@ -45,8 +44,8 @@ func TestUse(t *testing.T) {
 			switch {
 			case err == nil:
 				wins.Add(1)
-			case !errors.Is(err, resource.ErrDPoPReplayed):
-				t.Errorf("Use = %v, want ErrDPoPReplayed", err)
+			case !errors.Is(err, replay.ErrReplayed):
+				t.Errorf("Use = %v, want replay.ErrReplayed", err)
 			}
 		})
 	}
@@ -57,8 +56,8 @@ func TestUse(t *testing.T) {
 	if err := clients[0].as.Use(ctx, "jkt|jti-1", until); err != nil {
 		t.Fatalf("another prefix saw the key: %v", err)
 	}
-	if err := clients[1].as.Use(ctx, "jkt|jti-1", until); !errors.Is(err, authserver.ErrReplayed) {
-		t.Fatalf("authorization server replay: %v, want authserver.ErrReplayed", err)
+	if err := clients[1].as.Use(ctx, "jkt|jti-1", until); !errors.Is(err, replay.ErrReplayed) {
+		t.Fatalf("replay under the other prefix: %v, want replay.ErrReplayed", err)
 	}
 	for range 2 {
 		if err := clients[0].rs.Use(ctx, "expired", time.Now().Add(-time.Second)); err != nil {
@@ -67,7 +66,7 @@ func TestUse(t *testing.T) {
 	}
 
 	// No expiry is refused, not recorded forever, and not as a replay.
-	if err := clients[0].rs.Use(ctx, "no-expiry", time.Time{}); err == nil || errors.Is(err, resource.ErrDPoPReplayed) {
+	if err := clients[0].rs.Use(ctx, "no-expiry", time.Time{}); err == nil || errors.Is(err, replay.ErrReplayed) {
 		t.Fatalf("zero expiry: %v, want a failure that is not a replay", err)
 	}
 	if n, err := clients[0].raw.Exists(ctx, "rs:"+hexSHA256("no-expiry")).Result(); err != nil || n != 0 {
@@ -77,7 +76,7 @@ func TestUse(t *testing.T) {
 	r.Stop()
 	for _, s := range []*redisreplay.Store{clients[0].rs, clients[1].as} {
 		err := s.Use(ctx, "jkt|jti-2", until)
-		if err == nil || errors.Is(err, resource.ErrDPoPReplayed) || errors.Is(err, authserver.ErrReplayed) {
+		if err == nil || errors.Is(err, replay.ErrReplayed) {
 			t.Fatalf("with Redis down: %v; want a failure that is not a replay", err)
 		}
 	}
@@ -86,6 +85,9 @@ func TestUse(t *testing.T) {
 		t.Fatalf("after Redis is back: %v", err)
 	}
 }
+
+// redisreplay.Store is the one replay seam every verifier takes.
+var _ replay.Store = (*redisreplay.Store)(nil)
 
 type redisreplayClient struct {
 	raw    *redis.Client

@@ -106,16 +106,12 @@ func classOf(err error) *class {
 	return nil
 }
 
-// The two reasons a caller's own implementation reports, and so exported:
-// the rest are unexported, and told apart through [Error.Reason].
-var (
-	// ErrUnknownKey (class ErrInvalidToken) is what a [KeySource] returns
-	// (or wraps) when no key has the requested ID.
-	ErrUnknownKey error = errUnknownKey
-	// ErrDPoPReplayed (class ErrInvalidDPoPProof) is what a
-	// [DPoPReplayStore] returns (or wraps) for a key it has seen.
-	ErrDPoPReplayed error = errDPoPReplayed
-)
+// ErrUnknownKey (class ErrInvalidToken) is what a [KeySource] returns (or
+// wraps) when no key has the requested ID: the one reason a caller's own
+// implementation reports, and so exported. The other reasons are told
+// apart through [Error.Reason]; a replay store reports a replayed proof
+// with replay.ErrReplayed.
+var ErrUnknownKey error = errUnknownKey
 
 // Reasons for ErrInvalidToken.
 var (

@@ -36,6 +36,7 @@ var (
 	ErrDPoPTokenHash         = errDPoPTokenHash
 	ErrDPoPNonceRequired     = errDPoPNonceRequired
 	ErrDPoPNonceInvalid      = errDPoPNonceInvalid
+	ErrDPoPReplayed          = errDPoPReplayed
 	ErrDPoPReplayUnavailable = errDPoPReplayUnavailable
 	ErrDPoPNonceUnavailable  = errDPoPNonceUnavailable
 	ErrMultipleCredentials   = errMultipleCredentials

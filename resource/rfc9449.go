@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/dpop"
-	"github.com/mcpauth/mcpauth/internal/jwtassert/replay"
+	"github.com/mcpauth/mcpauth/replay"
 )
 
 // schemeDPoP is the RFC 9449 §7.1 authentication scheme.
@@ -71,10 +71,12 @@ type DPoPConfig struct {
 	MaxProofBytes int
 	// Replay records the (key, jti) of every accepted proof until it
 	// could no longer be accepted, so a replayed proof is refused (RFC 9449
-	// §11.1). Nil means an in-memory store private to the Verifier, bounded
-	// by MaxReplayEntries; instances behind one load balancer that serve
-	// the same resource must share a store.
-	Replay DPoPReplayStore
+	// §11.1): a key the store reports with replay.ErrReplayed gets 401
+	// invalid_dpop_proof, any other error 503. Nil means an in-memory store
+	// private to the Verifier, bounded by MaxReplayEntries; instances behind
+	// one load balancer that serve the same resource must share a store
+	// (package redisreplay keeps one on Redis).
+	Replay replay.Store
 	// MaxReplayEntries bounds the in-memory replay store used when Replay
 	// is nil: about 100 bytes per entry, each kept for IATWindow plus
 	// Leeway at most. A full store refuses new proofs (503) rather than
@@ -103,27 +105,6 @@ type DPoPNonceSource interface {
 	CheckNonce(ctx context.Context, nonce string) error
 }
 
-// DPoPReplayStore records single-use keys for the DPoP replay check. Use
-// records key until the instant until and returns nil, or returns an error
-// wrapping [ErrDPoPReplayed] if key was recorded before and has not
-// expired; any other error refuses the proof with 503 (fail closed).
-// Implementations must be safe for concurrent use.
-type DPoPReplayStore interface {
-	Use(ctx context.Context, key string, until time.Time) error
-}
-
-// replayAdapter turns a DPoPReplayStore's replay answer into the one
-// package dpop recognises.
-type replayAdapter struct{ s DPoPReplayStore }
-
-func (a replayAdapter) Use(ctx context.Context, key string, until time.Time) error {
-	err := a.s.Use(ctx, key, until)
-	if errors.Is(err, ErrDPoPReplayed) {
-		return replay.ErrReplayed
-	}
-	return err
-}
-
 // dpopState is a Verifier's DPoP configuration.
 type dpopState struct {
 	mode     DPoPMode
@@ -146,10 +127,7 @@ func newDPoP(cfg DPoPConfig, resource string, now func() time.Time) (*dpopState,
 		return nil, fmt.Errorf("%w: unknown DPoP mode %d", ErrInvalidConfig, int(cfg.Mode))
 	}
 	vc := dpop.VerifierConfig{Algorithms: cfg.Algorithms, IATWindow: cfg.IATWindow, Leeway: cfg.Leeway,
-		MaxProofSize: cfg.MaxProofBytes, MaxReplayEntries: cfg.MaxReplayEntries, Now: now}
-	if cfg.Replay != nil {
-		vc.Replay = replayAdapter{cfg.Replay}
-	}
+		MaxProofSize: cfg.MaxProofBytes, Replay: cfg.Replay, MaxReplayEntries: cfg.MaxReplayEntries, Now: now}
 	switch {
 	case cfg.Nonces != nil && cfg.NonceKey != nil:
 		return nil, fmt.Errorf("%w: DPoP NonceKey and Nonces are exclusive", ErrInvalidConfig)
@@ -212,7 +190,7 @@ var dpopReasons = []struct{ from, to error }{
 	{dpop.ErrStaleProof, errDPoPProofTime},
 	{dpop.ErrFutureProof, errDPoPProofTime},
 	{dpop.ErrATHMismatch, errDPoPTokenHash}, // also an ath without a token
-	{dpop.ErrReplayedProof, ErrDPoPReplayed},
+	{dpop.ErrReplayedProof, errDPoPReplayed},
 	{dpop.ErrNonceRequired, errDPoPNonceRequired},
 	{dpop.ErrNonceInvalid, errDPoPNonceInvalid},
 	{dpop.ErrKeyMismatch, errDPoPKeyMismatch},

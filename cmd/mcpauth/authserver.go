@@ -258,7 +258,7 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 			return err
 		}
 		defer c.Close()
-		cfg.Replay = redisreplay.ForAuthServer(c, "mcpauth:as:"+cfg.Issuer+":")
+		cfg.Replay = redisreplay.New(c, "mcpauth:as:"+cfg.Issuer+":")
 	}
 	as, err := authserver.New(cfg)
 	if err != nil {

@@ -70,7 +70,7 @@ func (f *protectFlags) dpopConfig(cfg *resource.Config) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.DPoP.Replay = redisreplay.ForResource(c, "mcpauth:rs:"+cfg.Resource+":")
+	cfg.DPoP.Replay = redisreplay.New(c, "mcpauth:rs:"+cfg.Resource+":")
 	return func() { _ = c.Close() }, nil
 }
 

@@ -8,9 +8,9 @@ import (
 	"io"
 	"time"
 
-	"github.com/mcpauth/mcpauth/internal/jwtassert/replay"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/oauthmeta"
+	"github.com/mcpauth/mcpauth/replay"
 )
 
 // Wire constants of JWT client authentication.

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mcpauth/mcpauth/internal/jwtassert/replay"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/oauthmeta"
+	"github.com/mcpauth/mcpauth/replay"
 )
 
 // DefaultMaxGrantLifetime is how far in the future a verifier accepts an

@@ -13,9 +13,9 @@ import (
 	"github.com/mcpauth/mcpauth/internal/clock"
 	"github.com/mcpauth/mcpauth/internal/jsonx"
 	"github.com/mcpauth/mcpauth/internal/jwkset"
-	"github.com/mcpauth/mcpauth/internal/jwtassert/replay"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/oauthmeta"
+	"github.com/mcpauth/mcpauth/replay"
 )
 
 // Defaults shared by the verifiers.
@@ -80,7 +80,7 @@ func newCore(c coreConfig) (*core, error) {
 		replay: c.replay, now: c.now, code: c.code, b64: base64.RawURLEncoding.Strict(),
 	}
 	if k.replay == nil {
-		r, err := replay.New(replay.Config{MaxEntries: c.maxReplayEntries, Now: c.now})
+		r, err := replay.NewMemory(replay.MemoryConfig{MaxEntries: c.maxReplayEntries, Now: c.now})
 		if err != nil {
 			return nil, err
 		}

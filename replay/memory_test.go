@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpauth/mcpauth/internal/jwtassert/replay"
+	"github.com/mcpauth/mcpauth/replay"
 )
 
 type fakeClock struct{ ns atomic.Int64 }
@@ -22,7 +22,7 @@ func newClock() *fakeClock {
 func (c *fakeClock) Now() time.Time          { return time.Unix(0, c.ns.Load()) }
 func (c *fakeClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
 
-func TestCacheUse(t *testing.T) {
+func TestMemoryUse(t *testing.T) {
 	t.Parallel()
 	type step struct {
 		advance time.Duration
@@ -57,13 +57,13 @@ func TestCacheUse(t *testing.T) {
 			{0, "a", time.Minute, nil},
 			{0, "a", time.Minute, replay.ErrReplayed},
 		}},
-		{"full cache fails closed", 2, []step{
+		{"full store fails closed", 2, []step{
 			{0, "a", time.Minute, nil},
 			{0, "b", time.Minute, nil},
 			{0, "c", time.Minute, replay.ErrFull},
 			{0, "a", time.Minute, replay.ErrReplayed},
 		}},
-		{"full cache frees expired entries", 2, []step{
+		{"full store frees expired entries", 2, []step{
 			{0, "a", time.Minute, nil},
 			{0, "b", 2 * time.Minute, nil},
 			{time.Minute, "c", time.Minute, nil},
@@ -80,7 +80,7 @@ func TestCacheUse(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			clk := newClock()
-			c, err := replay.New(replay.Config{MaxEntries: tt.max, Now: clk.Now})
+			c, err := replay.NewMemory(replay.MemoryConfig{MaxEntries: tt.max, Now: clk.Now})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,17 +95,17 @@ func TestCacheUse(t *testing.T) {
 	}
 }
 
-func TestNewRejectsNegativeCapacity(t *testing.T) {
+func TestNewMemoryRejectsNegativeCapacity(t *testing.T) {
 	t.Parallel()
-	if _, err := replay.New(replay.Config{MaxEntries: -1}); err == nil {
-		t.Fatal("New accepted a negative MaxEntries")
+	if _, err := replay.NewMemory(replay.MemoryConfig{MaxEntries: -1}); err == nil {
+		t.Fatal("NewMemory accepted a negative MaxEntries")
 	}
 }
 
-func TestCacheEvictsLazily(t *testing.T) {
+func TestMemoryEvictsLazily(t *testing.T) {
 	t.Parallel()
 	clk := newClock()
-	c, err := replay.New(replay.Config{Now: clk.Now})
+	c, err := replay.NewMemory(replay.MemoryConfig{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,9 +126,9 @@ func TestCacheEvictsLazily(t *testing.T) {
 	}
 }
 
-func TestCacheConcurrentUseAcceptsEachKeyOnce(t *testing.T) {
+func TestMemoryConcurrentUseAcceptsEachKeyOnce(t *testing.T) {
 	t.Parallel()
-	c, err := replay.New(replay.Config{})
+	c, err := replay.NewMemory(replay.MemoryConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,33 +155,4 @@ func TestCacheConcurrentUseAcceptsEachKeyOnce(t *testing.T) {
 	if accepted.Load() != keys {
 		t.Fatalf("accepted %d uses, want exactly %d", accepted.Load(), keys)
 	}
-}
-
-func ExampleNew() {
-	cache, err := replay.New(replay.Config{MaxEntries: 10000})
-	if err != nil {
-		panic(err)
-	}
-	ctx := context.Background()
-	until := time.Now().Add(5 * time.Minute)
-	fmt.Println(cache.Use(ctx, "client-1\x00jti-42", until))
-	fmt.Println(errors.Is(cache.Use(ctx, "client-1\x00jti-42", until), replay.ErrReplayed))
-	// Output:
-	// <nil>
-	// true
-}
-
-func ExampleCache_Use() {
-	cache, _ := replay.New(replay.Config{})
-	var store replay.Store = cache // the seam verifiers accept
-	err := store.Use(context.Background(), "jkt\x00jti", time.Now().Add(time.Minute))
-	fmt.Println(err)
-	// Output: <nil>
-}
-
-func ExampleCache_Len() {
-	cache, _ := replay.New(replay.Config{})
-	_ = cache.Use(context.Background(), "a", time.Now().Add(time.Minute))
-	fmt.Println(cache.Len())
-	// Output: 1
 }

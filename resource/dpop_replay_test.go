@@ -1,0 +1,78 @@
+package resource_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpauth/mcpauth/dpop"
+	"github.com/mcpauth/mcpauth/replay"
+	"github.com/mcpauth/mcpauth/resource"
+)
+
+// mapReplay is a replay.Store written outside the module's internals, as a
+// user would: it reports a replay with its own error wrapping
+// replay.ErrReplayed, and fails with err when set.
+type mapReplay struct {
+	mu   sync.Mutex
+	seen map[string]time.Time
+	err  error
+}
+
+func (m *mapReplay) Use(_ context.Context, key string, until time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err != nil {
+		return m.err
+	}
+	if _, ok := m.seen[key]; ok {
+		return fmt.Errorf("mapreplay: key %q: %w", key, replay.ErrReplayed)
+	}
+	m.seen[key] = until
+	return nil
+}
+
+// TestDPoPSharedReplayStore: two instances sharing a store of the caller's
+// own refuse a proof the other accepted with 401 invalid_dpop_proof (RFC
+// 9449 §11.1), not as an outage; a failing store fails closed with 503 and
+// no challenge.
+func TestDPoPSharedReplayStore(t *testing.T) {
+	t.Parallel()
+	store := &mapReplay{seen: map[string]time.Time{}}
+	a := newDPoPFixture(t, resource.DPoPAllowed, func(c *resource.Config) { c.DPoP.Replay = store })
+	b := &dpopFixture{fixture: newFixture(t, func(c *resource.Config) {
+		c.DPoP = resource.DPoPConfig{Mode: resource.DPoPAllowed, Replay: store}
+		c.Issuers[0].Keys = resource.StaticKeys{{ID: "k1", Public: a.key.Public()}}
+	})}
+	p := a.proof(t, a.bound)
+	if rec, _ := a.serve(dpopPost("DPoP", a.bound, p)); rec.Code != 200 {
+		t.Fatalf("first instance: %d %q", rec.Code, rec.Header().Values("WWW-Authenticate"))
+	}
+	if len(store.seen) != 1 {
+		t.Fatalf("the shared store holds %d keys after one proof, want 1", len(store.seen))
+	}
+	rec, _ := b.serve(dpopPost("DPoP", a.bound, p))
+	if rec.Code != 401 {
+		t.Fatalf("second instance, replayed proof: %d, want 401", rec.Code)
+	}
+	checkDPoPChallenges(t, rec.Header(), resource.DPoPAllowed, "DPoP", "invalid_dpop_proof")
+	ev := b.events.all()
+	if e := ev[len(ev)-1]; !errors.Is(e.Err, resource.ErrDPoPReplayed) || !errors.Is(e.Err, dpop.ErrReplayedProof) || e.Reason != "DPoP proof replayed" {
+		t.Errorf("audit Err = %v, Reason %q; want the replayed-proof reason", e.Err, e.Reason)
+	}
+
+	down := newDPoPFixture(t, resource.DPoPAllowed, func(c *resource.Config) {
+		c.DPoP.Replay = &mapReplay{seen: map[string]time.Time{}, err: errors.New("mapreplay: storage down")}
+	})
+	rec, _ = down.serve(dpopPost("DPoP", down.bound, down.proof(t, down.bound)))
+	if rec.Code != 503 || rec.Header().Get("WWW-Authenticate") != "" {
+		t.Fatalf("failing replay store: %d %q; want 503 without a challenge", rec.Code, rec.Header().Values("WWW-Authenticate"))
+	}
+	ev = down.events.all()
+	if e := ev[len(ev)-1]; !errors.Is(e.Err, resource.ErrDPoPReplayUnavailable) || !errors.Is(e.Err, resource.ErrUnavailable) {
+		t.Errorf("failing store: audit Err = %v, want the replay-unavailable reason", e.Err)
+	}
+}
