@@ -23,10 +23,12 @@ import (
 // proxies, is counted by its own address whatever it claims.
 //
 // The walk fails closed: an element that cannot be parsed, an "unknown"
-// or obfuscated RFC 7239 identifier, an element over 512 bytes or a chain
-// of more than 16 trusted addresses ends it at the last trusted address
-// (a proxy's), never at one a client chose. At most 16 elements of 512
-// bytes are read, from the right end, whatever the header's size.
+// or obfuscated RFC 7239 identifier, an element over 512 bytes or a
+// client further than 16 elements from the header's right end ends it at
+// the last trusted address (a proxy's), never at one a client chose. At
+// most 16 elements of 512 bytes are read, from the right end, whatever
+// the header's size. A request whose peer is not an IP address (a Unix
+// socket) reads no header, and all such requests share one address.
 //
 // Trust only proxies that append to (or set) the header named by Header,
 // and that cannot be reached around. A client whose own address is within

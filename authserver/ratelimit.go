@@ -31,8 +31,8 @@ import (
 // a proxy shares the proxy's buckets). An IPv6 address counts by its /64
 // prefix, the smallest block a subscriber or site is usually given, so a
 // host cannot multiply its budget, or cycle the bounded tables, with the
-// 2^64 addresses of one /64. An IPv4-mapped IPv6 address counts
-// as the IPv4 address.
+// 2^64 addresses of one /64. An IPv4-mapped IPv6 address counts as the
+// IPv4 address.
 //
 // Four kinds of bucket apply:
 //
@@ -60,14 +60,14 @@ type RateLimit struct {
 	// PerIP is requests per second per client address at the token,
 	// registration, introspection and revocation endpoints. Zero means 10.
 	PerIP float64
-	// PerClient is requests per second per (client address, client_id) pair and
-	// per authenticated confidential client_id. Zero means 10.
+	// PerClient is requests per second per (client address, client_id)
+	// pair and per authenticated confidential client_id. Zero means 10.
 	PerClient float64
-	// Burst is the bucket size of the per-IP, per-(IP, client_id) and
-	// per-client buckets. Zero means 20.
+	// Burst is the bucket size of the per-address, per-(address,
+	// client_id) and per-client buckets. Zero means 20.
 	Burst int
-	// PerIPBrowser is requests per second per client address at the browser
-	// endpoints (GET /authorize, POST /consent, the upstream login
+	// PerIPBrowser is requests per second per client address at the
+	// browser endpoints (GET /authorize, POST /consent, the upstream login
 	// callback). Zero means 2: a login takes two or three such requests,
 	// so an address (a household or an office behind one NAT) may
 	// sustain a login every second or so once its burst is spent.
@@ -210,9 +210,9 @@ func (s *Server) limitByIP(next http.HandlerFunc) http.HandlerFunc {
 }
 
 // limitBrowserByIP wraps a browser endpoint's handler with the
-// per-address browser limit. A refused request gets 429, Retry-After and the HTML
-// error page, before anything of it is read: it is neither validated nor
-// redirected to the client it names.
+// per-address browser limit. A refused request gets 429, Retry-After and
+// the HTML error page, before anything of it is read: it is neither
+// validated nor redirected to the client it names.
 func (s *Server) limitBrowserByIP(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if ok, wait := s.limits.browser.allow(s.bucketKey(r), s.clock.Now()); !ok {

@@ -38,25 +38,26 @@ const (
 // Bounds of the walk. Whatever the size of the header (the HTTP server
 // bounds it), at most MaxHops elements of it, each of at most
 // MaxElementBytes, are looked at, from the right: a longer element, or a
-// chain of more than MaxHops trusted proxies, ends the walk at the last
-// trusted address.
+// client further than MaxHops elements from the right end (behind that
+// many trusted addresses), ends the walk at the last trusted address.
 const (
 	MaxHops         = 16
 	MaxElementBytes = 512
 )
 
 // Resolver finds client addresses. A nil or zero Resolver trusts no
-// proxy: the client address is always the peer's. A Resolver is immutable and safe
-// for concurrent use.
+// proxy: the client address is always the peer's. A Resolver is
+// immutable and safe for concurrent use.
 type Resolver struct {
 	trusted []netip.Prefix
 	header  Header
 }
 
 // New returns a resolver that believes header when the peer is within
-// trusted. Its errors name the refused prefix and no package. Each prefix must be valid and narrower than /0 (trusting every
+// trusted. Each prefix must be valid and narrower than /0 (trusting every
 // address would let any client name its own address); an IPv4-mapped IPv6
-// prefix is taken as the IPv4 prefix it maps.
+// prefix is taken as the IPv4 prefix it maps. Its errors name the refused
+// prefix, not the package, so callers can show them as they are.
 func New(trusted []netip.Prefix, header Header) (*Resolver, error) {
 	if header != XForwardedFor && header != Forwarded {
 		return nil, fmt.Errorf("unknown forwarding header %d", header)
