@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/clientmeta"
+	"github.com/mcpauth/mcpauth/internal/clientaddr"
 	"github.com/mcpauth/mcpauth/replay"
 )
 
@@ -189,6 +190,11 @@ type Config struct {
 	// (authorization, consent, upstream callback). Zero fields take their
 	// defaults.
 	RateLimit RateLimit
+	// TrustedProxies are the load balancers and reverse proxies whose
+	// forwarding header names the client address that the rate limits
+	// count by (see [TrustedProxies]). The zero value trusts none: the
+	// address is the connection's peer.
+	TrustedProxies TrustedProxies
 	// MaxBodyBytes caps every request body. Zero means
 	// [DefaultMaxBodyBytes].
 	MaxBodyBytes int64
@@ -227,6 +233,7 @@ type settings struct {
 	issuerPath   string // path of the issuer without trailing "/"
 	issuerOrigin string // scheme://host[:port]
 	https        bool
+	clientAddrs  *clientaddr.Resolver // of TrustedProxies, made by validate
 }
 
 func (c *Config) withDefaults() settings {

@@ -123,10 +123,11 @@
 //     users, groups and email domains to the scopes they may obtain:
 //     requested ∩ allowed, access_denied (with iss and state) when nothing
 //     or a required scope is refused.
-//   - Bounded bodies; rate limits per IP (a separate bucket for the
-//     authorization, consent and upstream callback endpoints), per (IP,
-//     claimed client_id) and, once a confidential client has
-//     authenticated, per client ([RateLimit]);
+//   - Bounded bodies; rate limits per client address (a separate bucket
+//     for the authorization, consent and upstream callback endpoints), per
+//     (address, claimed client_id) and, once a confidential client has
+//     authenticated, per client ([RateLimit]); behind load balancers the
+//     address they forwarded for ([TrustedProxies]);
 //     no secret or token in any log or error.
 //
 // Storage is a set of small interfaces ([ClientStore], [CodeStore],

@@ -4,8 +4,8 @@ import (
 	"cmp"
 	"hash/maphash"
 	"math"
-	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"time"
@@ -25,9 +25,18 @@ import (
 // request has not been looked at). Zero fields take their defaults;
 // math.Inf(1) disables a limit; negative values are refused.
 //
+// Requests count by client address: the connection's peer, or behind
+// load balancers and reverse proxies the address they forwarded the
+// request for ([Config.TrustedProxies]; without it, every client behind
+// a proxy shares the proxy's buckets). An IPv6 address counts by its /64
+// prefix, the smallest block a subscriber or site is usually given, so a
+// host cannot multiply its budget, or cycle the bounded tables, with the
+// 2^64 addresses of one /64. An IPv4-mapped IPv6 address counts as the
+// IPv4 address.
+//
 // Four kinds of bucket apply:
 //
-//   - per client IP address, to every request at the browser endpoints
+//   - per client address, to every request at the browser endpoints
 //     ([RateLimit.PerIPBrowser], [RateLimit.BrowserBurst]): each
 //     authorization request that shows a consent page or starts an
 //     upstream login saves a pending authorization for 10 minutes, and
@@ -36,8 +45,8 @@ import (
 //     default, under a seventh of the table) and a flood from one
 //     address neither fills the table nor pushes out other users'
 //     logins;
-//   - per client IP address, to every request at the other endpoints;
-//   - per (client IP address, client_id named in the request), to every
+//   - per client address, to every request at the other endpoints;
+//   - per (client address, client_id named in the request), to every
 //     token, introspection and revocation request, before the client
 //     authenticates: failed guesses are throttled per address, and
 //     requests from other addresses naming a client never spend the
@@ -48,16 +57,17 @@ import (
 //     that anyone could spend in its name: its requests are bounded per
 //     address.
 type RateLimit struct {
-	// PerIP is requests per second per client IP. Zero means 10.
+	// PerIP is requests per second per client address at the token,
+	// registration, introspection and revocation endpoints. Zero means 10.
 	PerIP float64
-	// PerClient is requests per second per (client IP, client_id) pair and
-	// per authenticated confidential client_id. Zero means 10.
+	// PerClient is requests per second per (client address, client_id)
+	// pair and per authenticated confidential client_id. Zero means 10.
 	PerClient float64
-	// Burst is the bucket size of the per-IP, per-(IP, client_id) and
-	// per-client buckets. Zero means 20.
+	// Burst is the bucket size of the per-address, per-(address,
+	// client_id) and per-client buckets. Zero means 20.
 	Burst int
-	// PerIPBrowser is requests per second per client IP at the browser
-	// endpoints (GET /authorize, POST /consent, the upstream login
+	// PerIPBrowser is requests per second per client address at the
+	// browser endpoints (GET /authorize, POST /consent, the upstream login
 	// callback). Zero means 2: a login takes two or three such requests,
 	// so an address (a household or an office behind one NAT) may
 	// sustain a login every second or so once its burst is spent.
@@ -148,15 +158,15 @@ func (ls *limiterSet[K]) tracked() int {
 // unpredictable without the seed) would only merge two buckets of one
 // address.
 type attemptKey struct {
-	addr   string
+	addr   netip.Addr
 	client uint64
 }
 
 // rateLimits are the server's four bucket tables (see [RateLimit]).
 type rateLimits struct {
 	seed     maphash.Seed
-	browser  *limiterSet[string]
-	ip       *limiterSet[string]
+	browser  *limiterSet[netip.Addr]
+	ip       *limiterSet[netip.Addr]
 	attempts *limiterSet[attemptKey]
 	clients  *limiterSet[string]
 }
@@ -165,26 +175,33 @@ type rateLimits struct {
 func newRateLimits(rl RateLimit) *rateLimits {
 	return &rateLimits{
 		seed:     maphash.MakeSeed(),
-		browser:  newLimiterSet[string](rl.PerIPBrowser, rl.BrowserBurst, rl.MaxTracked),
-		ip:       newLimiterSet[string](rl.PerIP, rl.Burst, rl.MaxTracked),
+		browser:  newLimiterSet[netip.Addr](rl.PerIPBrowser, rl.BrowserBurst, rl.MaxTracked),
+		ip:       newLimiterSet[netip.Addr](rl.PerIP, rl.Burst, rl.MaxTracked),
 		attempts: newLimiterSet[attemptKey](rl.PerClient, rl.Burst, rl.MaxTracked),
 		clients:  newLimiterSet[string](rl.PerClient, rl.Burst, rl.MaxTracked),
 	}
 }
 
-// clientIP is the peer address of r. Forwarding headers are not trusted.
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
+// addrKey is the key of the buckets of the client address a: a itself,
+// or the /64 prefix of an IPv6 address. Requests whose peer is no IP
+// address (the zero netip.Addr) share one key.
+func addrKey(a netip.Addr) netip.Addr {
+	if a.Is6() {
+		p, _ := a.Prefix(64)
+		return p.Addr()
 	}
-	return host
+	return a
 }
 
-// limitByIP wraps next with the per-IP limit.
+// bucketKey is the key of the per-address buckets of r.
+func (s *Server) bucketKey(r *http.Request) netip.Addr {
+	return addrKey(s.clientAddr(r))
+}
+
+// limitByIP wraps next with the per-address limit.
 func (s *Server) limitByIP(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if ok, wait := s.limits.ip.allow(clientIP(r), s.clock.Now()); !ok {
+		if ok, wait := s.limits.ip.allow(s.bucketKey(r), s.clock.Now()); !ok {
 			s.writeRateLimited(w, wait)
 			return
 		}
@@ -192,13 +209,13 @@ func (s *Server) limitByIP(next http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// limitBrowserByIP wraps a browser endpoint's handler with the per-IP
-// browser limit. A refused request gets 429, Retry-After and the HTML
-// error page, before anything of it is read: it is neither validated nor
-// redirected to the client it names.
+// limitBrowserByIP wraps a browser endpoint's handler with the
+// per-address browser limit. A refused request gets 429, Retry-After and
+// the HTML error page, before anything of it is read: it is neither
+// validated nor redirected to the client it names.
 func (s *Server) limitBrowserByIP(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if ok, wait := s.limits.browser.allow(clientIP(r), s.clock.Now()); !ok {
+		if ok, wait := s.limits.browser.allow(s.bucketKey(r), s.clock.Now()); !ok {
 			setRetryAfter(w, wait)
 			s.renderError(w, r, http.StatusTooManyRequests, oauthErr(oauthmeta.CodeTemporarilyUnavailable,
 				"too many requests from your network address; try again in a moment"))
@@ -213,7 +230,7 @@ func (s *Server) limitBrowserByIP(next http.HandlerFunc) http.HandlerFunc {
 // keyed by the client_id the request names (none is a client_id of its
 // own); false means the response was written.
 func (s *Server) allowAttempt(w http.ResponseWriter, r *http.Request, form url.Values) bool {
-	key := attemptKey{addr: clientIP(r), client: maphash.String(s.limits.seed, claimedClientID(r, form))}
+	key := attemptKey{addr: s.bucketKey(r), client: maphash.String(s.limits.seed, claimedClientID(r, form))}
 	ok, wait := s.limits.attempts.allow(key, s.clock.Now())
 	if !ok {
 		s.writeRateLimited(w, wait)

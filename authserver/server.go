@@ -129,6 +129,10 @@ func (st *settings) validate() error {
 	if err := st.RateLimit.validate(); err != nil {
 		return err
 	}
+	var err error
+	if st.clientAddrs, err = st.TrustedProxies.resolver(); err != nil {
+		return err
+	}
 	if slices.ContainsFunc(st.Scopes, func(sc string) bool { return !oauthmeta.ValidScopeToken(sc) }) {
 		return configErr("Scopes", "invalid scope token")
 	}

@@ -49,6 +49,7 @@ type authserverFlags struct {
 	upstream                            upstreamFlags
 	vault                               vaultFlags
 	downstream                          downstreamFlags
+	limits                              limitFlags
 	// Shared storage for several replicas.
 	databaseURL, keyEncryptionKey, redisURL, dpopNonceKey string
 	oldKeyEncryptionKeys                                  listFlag
@@ -82,6 +83,7 @@ func parseAuthserverFlags(args []string, stderr io.Writer) (*authserverFlags, er
 	f.upstream.register(fs)
 	f.vault.register(fs)
 	f.downstream.register(fs)
+	f.limits.register(fs)
 	fs.BoolVar(&f.dpopNonce, "dpop-nonce", false, "require server-provided DPoP nonces at the token endpoint (RFC 9449 §8)")
 	registerDPoPNonceKey(fs, &f.dpopNonceKey)
 	fs.BoolVar(&f.noDPoP, "no-dpop", false, "turn DPoP off (every token is a Bearer token)")
@@ -192,6 +194,9 @@ func (f *authserverFlags) config(addr net.Addr, logger *slog.Logger) (authserver
 		return cfg, err
 	}
 	if cfg.DownstreamAPIs, err = f.downstream.config(); err != nil {
+		return cfg, err
+	}
+	if cfg.RateLimit, cfg.TrustedProxies, err = f.limits.config(); err != nil {
 		return cfg, err
 	}
 	for _, list := range []struct {

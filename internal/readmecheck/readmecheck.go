@@ -88,6 +88,7 @@ var Imports = map[string]string{
 	"fmt":         "fmt",
 	"http":        "net/http",
 	"log":         "log",
+	"netip":       "net/netip",
 	"os":          "os",
 	"slog":        "log/slog",
 	"time":        "time",
