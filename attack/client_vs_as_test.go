@@ -2,11 +2,15 @@ package attack
 
 import (
 	"encoding/json"
+	"html"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpauth/mcpauth/authserver"
 	"github.com/mcpauth/mcpauth/clientmeta"
@@ -380,6 +384,118 @@ func TestCIMDAttacksAS(t *testing.T) {
 		code := a.code(base+"/good.json", appRedirect, v)
 		if status, m := a.redeem(base+"/good.json", code, appRedirect, v); status != 200 {
 			t.Errorf("%d %v", status, m)
+		}
+	})
+	a.sec.Check(t)
+}
+
+// TestRememberedConsentAS replays FastMCP's GHSA-6x8h-498w-gv8c against
+// the authorization server with RememberConsent. The victim once approved
+// the client https://app.example.com/client.json (a Client ID Metadata
+// Document: the same client_id at every authorization server) in their
+// browser. The same client later starts a login at the attacker's
+// authorization server, which so learns the client's redirect URI and
+// state, and sends the victim's browser to our /authorize with them, the
+// shared client_id and a PKCE challenge of its own. A client that does not
+// check RFC 9207 "iss" would hand the resulting code to the attacker, who
+// would redeem it with its verifier. The browser's fetch metadata says where
+// the navigation came from: "cross-site" from the attacker's page, "none"
+// when the attacker redirected the navigation the client started (the
+// client opens the browser at the attacker's authorization endpoint),
+// nothing at all in an old browser. Each gets the consent page, no code;
+// the control (a navigation from our own site, which the attacker cannot
+// make) shows that the remembered consent alone would have given the
+// attacker tokens.
+func TestRememberedConsentAS(t *testing.T) {
+	t.Parallel()
+	const clientID = "https://app.example.com/client.json"
+	a := newASAttacker(t, func(n *vnet, c *authserver.Config) {
+		r, err := clientmeta.NewResolver(*nethook.Set(&clientmeta.ResolverConfig{TLSConfig: n.TLS()}, nethook.Net{Resolver: n, Dial: n.Dial}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.ClientMetadata = r
+		c.Consent = authserver.ConsentPrompt
+		c.RememberConsent = true
+	})
+	a.n.Serve("app.example.com", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"client_id": clientID, "client_name": "App", "redirect_uris": []string{appRedirect},
+			"token_endpoint_auth_method": "none", "grant_types": []string{"authorization_code"}, "response_types": []string{"code"}})
+	}))
+	jar, _ := cookiejar.New(nil)
+	victim := &http.Client{Transport: a.n.Transport(), Jar: jar, Timeout: 10 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(q url.Values, site string) (int, *url.URL, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, a.as.Issuer+"/authorize?"+q.Encode(), nil)
+		if site != "" {
+			req.Header.Set("Sec-Fetch-Site", site)
+			req.Header.Set("Sec-Fetch-Mode", "navigate")
+			req.Header.Set("Sec-Fetch-Dest", "document")
+		}
+		resp, err := victim.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		loc, _ := url.Parse(resp.Header.Get("Location"))
+		return resp.StatusCode, loc, string(body)
+	}
+
+	// The victim's own first login: the page, approved.
+	v := pkce.GenerateVerifier()
+	a.sec.Add(v)
+	status, _, page := get(authzQuery(clientID, appRedirect, v), "none")
+	form := url.Values{"action": {"approve"}}
+	for _, m := range regexp.MustCompile(`name="(request|csrf_token)" value="([^"]*)"`).FindAllStringSubmatch(page, -1) {
+		form.Set(m[1], html.UnescapeString(m[2]))
+	}
+	if status != http.StatusOK || form.Get("request") == "" {
+		t.Fatalf("first authorization: %d, want the consent page", status)
+	}
+	req, _ := http.NewRequest(http.MethodPost, a.as.Issuer+"/consent", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", a.as.Issuer)
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	resp, err := victim.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), appRedirect+"?code=") {
+		t.Fatalf("approval: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+
+	// The attacker's request: the client's redirect URI and state, its own
+	// challenge.
+	attackerVerifier := pkce.GenerateVerifier()
+	a.sec.Add(attackerVerifier)
+	attack := authzQuery(clientID, appRedirect, attackerVerifier)
+	attack.Set("state", "state-the-client-sent-the-attacker")
+	for _, tc := range []struct{ name, site string }{
+		{"from the attacker's page (cross-site)", "cross-site"},
+		{"the attacker's redirect of the navigation the client started (none)", "none"},
+		{"in a browser without fetch metadata", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, loc, body := get(attack, tc.site)
+			a.sec.Seen(body)
+			if status != http.StatusOK || loc.String() != "" || !strings.Contains(body, `value="approve"`) {
+				t.Fatalf("status %d, Location %q; want the consent page and no code", status, loc)
+			}
+		})
+	}
+	t.Run("control: a navigation from our own site", func(t *testing.T) {
+		status, loc, _ := get(attack, "same-origin")
+		code := loc.Query().Get("code")
+		if status != http.StatusFound || code == "" {
+			t.Fatalf("status %d, Location %q; want the remembered consent to apply", status, loc)
+		}
+		a.sec.Add(code)
+		if status, m := a.redeem(clientID, code, appRedirect, attackerVerifier); status != http.StatusOK {
+			t.Fatalf("redeeming with the attacker's verifier: %d %v; the attack cases above would prove nothing", status, m)
 		}
 	})
 	a.sec.Check(t)

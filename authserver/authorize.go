@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 
+	"github.com/mcpauth/mcpauth/internal/safehttp"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/pkce"
 )
@@ -22,6 +23,10 @@ type authRequest struct {
 	resources       []string
 	subject         string // the user; empty until known (see userOf)
 	upstreamTokens  string // the login's record in the token vault, if any
+	// browser is the hash of the remember cookie of the browser that a
+	// remembered consent may apply to (see rememberingBrowser) or that
+	// approved req on our page (approvingBrowser); empty otherwise.
+	browser string
 }
 
 // handleAuthorize is the authorization endpoint (OAuth 2.1 §4.1.1): code
@@ -79,6 +84,14 @@ func (s *Server) clientAndRedirect(ctx context.Context, q url.Values) (*authRequ
 		req.redirectURI = client.RedirectURIs[0]
 	default:
 		return nil, oauthErr(oauthmeta.CodeInvalidRequest, "redirect_uri is required")
+	}
+	own, _ := url.Parse(s.cfg.issuerOrigin)
+	if u, err := url.Parse(req.redirectURI); err != nil || safehttp.SameOrigin(u, own) {
+		// An authorization response sent back into this server would be
+		// a navigation from our own origin to whatever the client put in
+		// its redirect URI, such as our /authorize for another client,
+		// where a remembered consent applies (see rememberingBrowser).
+		return nil, oauthErr(oauthmeta.CodeInvalidRequest, "redirect_uri may not point at this authorization server")
 	}
 	return req, nil
 }
@@ -181,7 +194,10 @@ func hasResource(list []string, res string) bool {
 	return slices.ContainsFunc(list, func(r string) bool { return oauthmeta.SameResource(r, res) })
 }
 
-// decide applies the consent mode to a valid request.
+// decide applies the consent mode to a valid request. With
+// RememberConsent, the page is skipped only for a browser that may use a
+// remembered consent (see rememberingBrowser); every other request gets
+// the page first, before any upstream login.
 func (s *Server) decide(w http.ResponseWriter, r *http.Request, req *authRequest) {
 	switch s.cfg.Consent {
 	case ConsentDeny:
@@ -189,17 +205,19 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, req *authRequest
 	case ConsentAuto:
 		s.approve(w, r, req)
 	default:
-		if s.upstream != nil && s.cfg.RememberConsent {
+		req.browser = s.rememberingBrowser(r)
+		switch {
+		case req.browser == "":
+			s.showConsent(w, r, req)
+		case s.upstream != nil:
 			// The user is known only after the upstream login, so the
 			// remembered consent is checked at the callback.
 			s.startUpstream(w, r, req, false)
-			return
-		}
-		if s.consentRemembered(r.Context(), req) {
+		case s.consentRemembered(r.Context(), req):
 			s.approve(w, r, req)
-			return
+		default:
+			s.showConsent(w, r, req)
 		}
-		s.showConsent(w, r, req)
 	}
 }
 

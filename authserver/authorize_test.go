@@ -93,6 +93,10 @@ func TestAuthorizeNoRedirect(t *testing.T) {
 		{"AS-05 missing client_id", func(q url.Values) { q.Del("client_id") }, 400, "invalid_request"},
 		{"AS-05 repeated client_id", func(q url.Values) { q.Add("client_id", basicID) }, 400, "invalid_request"},
 		{"CIMD-01 http client_id URL", func(q url.Values) { q.Set("client_id", "http://client.example.com/c.json") }, 400, "invalid_client"},
+		// A registered loopback redirect URI on this server's own port:
+		// the response would be a navigation from our origin to whatever
+		// the client chose, such as our /authorize (see TestRememberedConsent).
+		{"redirect_uri at this server's origin", func(q url.Values) { q.Set("redirect_uri", h.url("/callback")) }, 400, "invalid_request"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

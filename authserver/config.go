@@ -115,8 +115,14 @@ type Config struct {
 	// Consent is how approval is obtained. The zero value shows the page.
 	Consent ConsentMode
 	// RememberConsent skips the page when the same user already approved
-	// the same client, redirect URI, scopes and resources. False (the zero
-	// value) asks every time.
+	// the same client, redirect URI, scopes and resources, in the same
+	// browser (a SameSite=Strict cookie set by the approval), and the
+	// browser reports the request as a top-level navigation from this
+	// server's own origin or site (Sec-Fetch-Site same-origin or
+	// same-site). A cross-site request, one the browser reports as "none"
+	// (as it does for a URL an application opened, even after another site
+	// redirected it) and one without these headers all see the page. False
+	// (the zero value) asks every time.
 	RememberConsent bool
 	// Subject is the user every grant is issued for when there is no
 	// Upstream. Empty means [DefaultSubject].

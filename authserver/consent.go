@@ -3,11 +3,13 @@ package authserver
 import (
 	"cmp"
 	"context"
+	"crypto/subtle"
 	"embed"
 	"errors"
 	"html/template"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -203,6 +205,7 @@ func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request) {
 		s.redirectError(w, r, req, oauthErr(oauthmeta.CodeAccessDenied, "the user denied the request"))
 		return
 	}
+	req.browser = s.approvingBrowser(w, r)
 	if s.upstream != nil && req.subject == "" {
 		// Approved on our page, in this browser: now the user logs in
 		// upstream, with a state bound to the same browser.
@@ -213,25 +216,150 @@ func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request) {
 	s.approve(w, r, req)
 }
 
-// consentRemembered reports whether RememberConsent is on and the user
-// already approved at least this much for this client and redirect URI.
-func (s *Server) consentRemembered(ctx context.Context, req *authRequest) bool {
+// Remembered consent ([Config.RememberConsent]) skips the page only when
+// the record of an earlier approval by the same user for the same client,
+// redirect URI, scopes and resources meets a browser that both
+//
+//   - made this request as a top-level navigation from a page of this
+//     server's own site ([navigatedFromOwnSite]), and
+//   - approved that client and redirect URI on our consent page before: it
+//     carries the rememberCookie set by that approval, whose hash the
+//     record lists.
+//
+// Neither alone is enough. The cookie keeps an approval to the browsers
+// it was made in (a new browser sees the page), but it is sent on requests
+// an attacker composed; the fetch metadata says who composed the request.
+//
+// The attack this stops (FastMCP's GHSA-6x8h-498w-gv8c): a client whose
+// metadata-document client_id is the same at every authorization server
+// starts a login at a malicious one, which sends the browser to our
+// /authorize with that client_id, the client's redirect URI and state, and
+// a PKCE challenge of its own. Were the page skipped, our code would reach
+// the client, which (not checking RFC 9207 "iss") hands it to the
+// malicious server, which redeems it with its verifier. The code goes to a
+// redirect URI the user did approve in this browser, so that approval is
+// no defence by itself: what differs is who composed the request.
+//
+// Only the browser can tell who composed the request, and it does so
+// reliably only for a navigation that started on our own site. One that
+// another site starts is "cross-site", also through that site's redirect.
+// But when the client opens the browser at the malicious server's
+// authorization endpoint, the browser counts the whole chain, that
+// server's redirect to us included, as the user's own navigation: "none",
+// as for a typed URL, with SameSite=Strict cookies (browser_test.go,
+// TestRememberedConsentInBrowser, shows both in Chromium). So "none" shows
+// the page, as does a request without these headers (an old browser, or no
+// browser), and with them every MCP client that opens the system browser
+// at /authorize: remembered consent serves clients on this server's own
+// site, such as a web application on a sibling host. Pages of that site
+// are trusted as our own: one that sends browsers to our /authorize with
+// parameters someone else chose (an open redirect on a sibling host)
+// reopens the attack. Our own responses never do: no authorization
+// response is sent to this server's own origin (see
+// [Server.clientAndRedirect]).
+
+// rememberCookie is the name of the cookie that binds remembered consents
+// to the browser in which the user approved, without the __Host- prefix of
+// [Server.cookieName]. SameSite=Strict: it serves only requests from our
+// own site.
+const rememberCookie = "mcpauth-remember"
+
+// maxConsentBrowsers bounds the browsers a remembered consent lists; the
+// oldest approval is forgotten first.
+const maxConsentBrowsers = 8
+
+// navigatedFromOwnSite reports whether the browser says r is a top-level
+// navigation that started on this server's own origin or site (Fetch
+// Metadata: Sec-Fetch-Site same-origin or same-site, Sec-Fetch-Mode
+// navigate, Sec-Fetch-Dest document, each sent once). Anything else,
+// "cross-site", "none" or no header, is false.
+func navigatedFromOwnSite(r *http.Request) bool {
+	one := func(name string) string {
+		if v := r.Header.Values(name); len(v) == 1 {
+			return v[0]
+		}
+		return ""
+	}
+	site := one("Sec-Fetch-Site")
+	return (site == "same-origin" || site == "same-site") &&
+		one("Sec-Fetch-Mode") == "navigate" && one("Sec-Fetch-Dest") == "document"
+}
+
+// rememberingBrowser returns the hash of r's remember cookie when a
+// remembered consent may apply to r: RememberConsent is on, r is a
+// navigation from our own site, and it carries the cookie. "" otherwise.
+func (s *Server) rememberingBrowser(r *http.Request) string {
+	if !s.cfg.RememberConsent || !navigatedFromOwnSite(r) {
+		return ""
+	}
+	if v := cookieValue(r, s.cookieName(rememberCookie)); len(v) == 43 {
+		return tokenKey(v)
+	}
+	return ""
+}
+
+// approvingBrowser returns the hash of the remember cookie of the browser
+// that approved on our consent page, after setting the cookie (a fresh one
+// when the browser has none) to live as long as the consent it records.
+// "" when RememberConsent is off.
+func (s *Server) approvingBrowser(w http.ResponseWriter, r *http.Request) string {
 	if !s.cfg.RememberConsent {
+		return ""
+	}
+	name := s.cookieName(rememberCookie)
+	v := cookieValue(r, name)
+	if len(v) != 43 {
+		v = randomToken(32)
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: name, Value: v, Path: "/", HttpOnly: true, Secure: s.cfg.https,
+		SameSite: http.SameSiteStrictMode, MaxAge: int(DefaultConsentTTL.Seconds()),
+	})
+	return tokenKey(v)
+}
+
+// consentRemembered reports whether the user already approved at least
+// req's scopes and resources for its client and redirect URI in the
+// browser req.browser names. It is false without such a browser (see
+// [Server.rememberingBrowser]).
+func (s *Server) consentRemembered(ctx context.Context, req *authRequest) bool {
+	if !s.cfg.RememberConsent || req.browser == "" {
 		return false
 	}
 	c, err := s.store.Consents.Consent(ctx, s.userOf(req), req.client.ID)
 	return err == nil && s.clock.Now().Before(c.ExpiresAt) && c.RedirectURI == req.redirectURI &&
-		subset(req.scopes, c.Scopes) && subset(req.resources, c.Resources)
+		subset(req.scopes, c.Scopes) && subset(req.resources, c.Resources) && listsBrowser(c.Browsers, req.browser)
 }
 
+// listsBrowser reports, in constant time for each entry, whether hashes
+// holds browser.
+func listsBrowser(hashes []string, browser string) bool {
+	found := 0
+	for _, h := range hashes {
+		found |= subtle.ConstantTimeCompare([]byte(h), []byte(browser))
+	}
+	return found == 1
+}
+
+// rememberConsent records that the user approved req in the browser
+// req.browser names. The browsers of an earlier approval for the same
+// client and redirect URI stay listed, up to maxConsentBrowsers.
 func (s *Server) rememberConsent(ctx context.Context, req *authRequest) {
-	if !s.cfg.RememberConsent {
+	if !s.cfg.RememberConsent || req.browser == "" {
 		return
 	}
 	now := s.clock.Now()
+	var browsers []string
+	if old, err := s.store.Consents.Consent(ctx, s.userOf(req), req.client.ID); err == nil &&
+		now.Before(old.ExpiresAt) && old.RedirectURI == req.redirectURI {
+		browsers = slices.DeleteFunc(slices.Clone(old.Browsers), func(h string) bool { return h == req.browser })
+	}
+	browsers = append(browsers, req.browser)
+	browsers = browsers[max(0, len(browsers)-maxConsentBrowsers):]
 	err := s.store.Consents.SaveConsent(ctx, &Consent{
 		Subject: s.userOf(req), ClientID: req.client.ID, RedirectURI: req.redirectURI,
-		Scopes: req.scopes, Resources: req.resources, GrantedAt: now, ExpiresAt: now.Add(DefaultConsentTTL),
+		Scopes: req.scopes, Resources: req.resources, Browsers: browsers,
+		GrantedAt: now, ExpiresAt: now.Add(DefaultConsentTTL),
 	})
 	if err != nil {
 		s.log.WarnContext(ctx, "saving consent failed", "err", err)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -263,7 +264,7 @@ func TestConsentModes(t *testing.T) {
 		}
 		q2, _ := authParams(publicID, publicCB)
 		q2.Set("scope", "mcp:read")
-		if resp := h.authorize(q2); resp.StatusCode != http.StatusFound || !location(t, resp).Query().Has("code") {
+		if resp := b.navigate(q2, fetchSite("same-origin")); resp.StatusCode != http.StatusFound || !location(t, resp).Query().Has("code") {
 			t.Fatalf("same client, same scope: %d, want a direct redirect", resp.StatusCode)
 		}
 		q3, _ := authParams(publicID, publicCB)
@@ -317,5 +318,216 @@ func TestConsentPendingExpires(t *testing.T) {
 	h.clock.Advance(pendingTTL)
 	if resp := b.submit(form, nil); resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("status %d", resp.StatusCode)
+	}
+}
+
+// navigate sends GET /authorize?q from b with the given request headers
+// (a browser's fetch metadata, see fetchSite).
+func (b *browser) navigate(q url.Values, hdr map[string]string) *http.Response {
+	b.t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, b.h.url("/authorize?"+q.Encode()), nil)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := b.client.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	b.t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// fetchSite is the fetch metadata of a browser's top-level navigation
+// whose Sec-Fetch-Site is site.
+func fetchSite(site string) map[string]string {
+	return map[string]string{"Sec-Fetch-Site": site, "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}
+}
+
+// approveIn loads the consent page for q in b, as a navigation the user
+// started (Sec-Fetch-Site none: an MCP client opened the browser), and
+// approves it.
+func approveIn(t *testing.T, b *browser, q url.Values) url.Values {
+	t.Helper()
+	resp := b.navigate(q, fetchSite("none"))
+	body, _ := io.ReadAll(resp.Body)
+	form := url.Values{"action": {"approve"}}
+	for _, m := range hiddenField.FindAllStringSubmatch(string(body), -1) {
+		form.Set(m[1], html.UnescapeString(m[2]))
+	}
+	if resp.StatusCode != http.StatusOK || form.Get("request") == "" {
+		t.Fatalf("first authorization: %d, want the consent page", resp.StatusCode)
+	}
+	sub := b.submit(form, nil)
+	if sub.StatusCode != http.StatusSeeOther || !location(t, sub).Query().Has("code") {
+		t.Fatalf("approval: %d", sub.StatusCode)
+	}
+	return form
+}
+
+// consentShown fails t unless resp is our consent page: no redirect, no
+// code.
+func consentShown(t *testing.T, resp *http.Response) {
+	t.Helper()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Location") != "" || !strings.Contains(string(body), `name="csrf_token"`) {
+		t.Fatalf("status %d, Location %q; want the consent page", resp.StatusCode, resp.Header.Get("Location"))
+	}
+}
+
+// consentSkipped fails t unless resp redirects a code to the client.
+func consentSkipped(t *testing.T, resp *http.Response) {
+	t.Helper()
+	if resp.StatusCode != http.StatusFound || !location(t, resp).Query().Has("code") {
+		t.Fatalf("status %d; want a code without the consent page", resp.StatusCode)
+	}
+}
+
+// TestRememberedConsent: after one approval with RememberConsent, the page
+// is skipped only for a top-level navigation from this server's own site
+// in a browser that approved the same client and redirect URI. A request
+// another site sent the browser on (GHSA-6x8h-498w-gv8c: a malicious
+// authorization server with a shared client_id and its own PKCE
+// challenge), one the browser reports as the user's own ("none", which is
+// also what a redirect after an app opened the browser reports), one
+// without fetch metadata, and one from a new browser all get the page.
+func TestRememberedConsent(t *testing.T) {
+	t.Parallel()
+	h := promptHarness(t, func(c *Config) { c.RememberConsent = true })
+	victim := newBrowser(t, h)
+	req := func(client, redirect string) url.Values {
+		q, _ := authParams(client, redirect) // a fresh challenge: the attacker's
+		q.Set("scope", "mcp:read")
+		q.Set("resource", testResource)
+		return q
+	}
+	approveIn(t, victim, req(publicID, publicCB))
+	approveIn(t, victim, req(webID, webCB))
+	other := newBrowser(t, h) // approved another client only
+	approveIn(t, other, req(basicID, publicCB))
+	forged := newBrowser(t, h)
+	jarURL, _ := url.Parse(h.issuer)
+	forged.client.Jar.SetCookies(jarURL, []*http.Cookie{{Name: "mcpauth-remember", Value: strings.Repeat("A", 43)}})
+
+	with := func(site string, extra map[string]string) map[string]string {
+		hdr := fetchSite(site)
+		for k, v := range extra {
+			hdr[k] = v
+		}
+		return hdr
+	}
+	tests := []struct {
+		name     string
+		b        *browser
+		q        url.Values
+		hdr      map[string]string
+		remember bool
+	}{
+		{"same-origin navigation in the approving browser", victim, req(publicID, publicCB), fetchSite("same-origin"), true},
+		{"same-site navigation in the approving browser", victim, req(publicID, publicCB), fetchSite("same-site"), true},
+		{"cross-site navigation", victim, req(publicID, publicCB), fetchSite("cross-site"), false},
+		{"navigation the browser calls the user's own (none)", victim, req(publicID, publicCB), fetchSite("none"), false},
+		{"no fetch metadata", victim, req(publicID, publicCB), nil, false},
+		{"not a navigation", victim, req(publicID, publicCB), with("same-origin", map[string]string{"Sec-Fetch-Mode": "cors", "Sec-Fetch-Dest": "empty"}), false},
+		{"navigation of a frame", victim, req(publicID, publicCB), with("same-origin", map[string]string{"Sec-Fetch-Dest": "iframe"}), false},
+		{"unknown Sec-Fetch-Site", victim, req(publicID, publicCB), with("Same-Origin", nil), false},
+		{"another redirect URI of the approved client", victim, req(webID, "https://app.example.com/other"), fetchSite("same-origin"), false},
+		{"same client and redirect URI, more scopes", victim, func() url.Values { q := req(publicID, publicCB); q.Set("scope", "mcp:read mcp:write"); return q }(), fetchSite("same-origin"), false},
+		{"new browser, same-origin navigation", newBrowser(t, h), req(publicID, publicCB), fetchSite("same-origin"), false},
+		{"new browser without fetch metadata", newBrowser(t, h), req(publicID, publicCB), nil, false},
+		{"browser that approved another client", other, req(publicID, publicCB), fetchSite("same-origin"), false},
+		{"made-up remember cookie", forged, req(publicID, publicCB), fetchSite("same-origin"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := tt.b.navigate(tt.q, tt.hdr)
+			if tt.remember {
+				consentSkipped(t, resp)
+			} else {
+				consentShown(t, resp)
+			}
+		})
+	}
+	t.Run("two Sec-Fetch-Site headers", func(t *testing.T) {
+		r, _ := http.NewRequest(http.MethodGet, h.url("/authorize?"+req(publicID, publicCB).Encode()), nil)
+		for k, v := range fetchSite("same-origin") {
+			r.Header.Set(k, v)
+		}
+		r.Header.Add("Sec-Fetch-Site", "cross-site")
+		resp, err := victim.client.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		consentShown(t, resp)
+	})
+	t.Run("a client whose redirect URI is our own /authorize", func(t *testing.T) {
+		// Deny (or approve) on its page would send the browser, from our
+		// own origin, to our /authorize for the victim's client with the
+		// attacker's challenge: a same-origin navigation in the approving
+		// browser. Such a client gets an error page instead.
+		target := h.url("/authorize?" + req(publicID, publicCB).Encode())
+		info := h.register(t, `{"client_name":"Helpful","redirect_uris":["`+target+`"],"token_endpoint_auth_method":"none","application_type":"native"}`)
+		q, _ := authParams(info.ClientID, target)
+		resp := victim.navigate(q, fetchSite("none"))
+		if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Location") != "" {
+			t.Fatalf("status %d, Location %q; want an error page", resp.StatusCode, resp.Header.Get("Location"))
+		}
+	})
+	t.Run("a second browser that approves is remembered as well", func(t *testing.T) {
+		approveIn(t, other, req(publicID, publicCB))
+		consentSkipped(t, other.navigate(req(publicID, publicCB), fetchSite("same-origin")))
+		consentSkipped(t, victim.navigate(req(publicID, publicCB), fetchSite("same-origin")))
+	})
+}
+
+// TestRememberCookie: the remember cookie is set by the approval, never by
+// merely loading the page, with __Host-, Secure, HttpOnly, SameSite=Strict
+// and the consent's lifetime on an https issuer.
+func TestRememberCookie(t *testing.T) {
+	t.Parallel()
+	h := promptHarness(t, func(c *Config) { c.RememberConsent = true })
+	b := newBrowser(t, h)
+	q, _ := authParams(publicID, publicCB)
+	resp, _, form := b.page(q)
+	for _, c := range resp.Cookies() {
+		if c.Name == "mcpauth-remember" {
+			t.Fatal("loading the page set the remember cookie")
+		}
+	}
+	form.Set("action", "approve")
+	var got *http.Cookie
+	for _, c := range b.submit(form, nil).Cookies() {
+		if c.Name == "mcpauth-remember" {
+			got = c
+		}
+	}
+	if got == nil || !got.HttpOnly || got.SameSite != http.SameSiteStrictMode || got.Path != "/" || got.Domain != "" ||
+		got.MaxAge != int(DefaultConsentTTL.Seconds()) {
+		t.Fatalf("remember cookie on http loopback: %+v", got)
+	}
+
+	s := mustNew(t, Config{Issuer: "https://as.example.com", Clients: testClients(), Scopes: []string{"mcp:read"}, RememberConsent: true})
+	qw, _ := authParams(webID, webCB)
+	page := serve(s, http.MethodGet, "https://as.example.com/authorize?"+qw.Encode())
+	fields := url.Values{"action": {"approve"}}
+	for _, m := range hiddenField.FindAllStringSubmatch(page.Body.String(), -1) {
+		fields.Set(m[1], html.UnescapeString(m[2]))
+	}
+	post := httptest.NewRequest(http.MethodPost, "https://as.example.com/consent", strings.NewReader(fields.Encode()))
+	post.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	post.Header.Set("Origin", "https://as.example.com")
+	post.Header.Set("Sec-Fetch-Site", "same-origin")
+	for _, c := range page.Result().Cookies() {
+		post.AddCookie(c)
+	}
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, post)
+	if w.Code != http.StatusSeeOther {
+		t.Fatalf("https approval: %d %s", w.Code, w.Body)
+	}
+	c := w.Result().Cookies()
+	if len(c) != 1 || c[0].Name != "__Host-mcpauth-remember" || !c[0].Secure || !c[0].HttpOnly ||
+		c[0].SameSite != http.SameSiteStrictMode || c[0].Path != "/" || c[0].Domain != "" {
+		t.Fatalf("https remember cookie: %+v", c)
 	}
 }

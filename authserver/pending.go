@@ -39,7 +39,7 @@ func pendingRecord(id, csrf, browser string, req *authRequest, expires time.Time
 
 // request returns the authorization request p holds.
 func (p *PendingAuthorization) request() *authRequest {
-	return &authRequest{
+	r := &authRequest{
 		client:          p.Client,
 		redirectURI:     p.RedirectURI,
 		redirectURISent: p.RedirectURISent,
@@ -50,6 +50,10 @@ func (p *PendingAuthorization) request() *authRequest {
 		subject:         p.Subject,
 		upstreamTokens:  p.UpstreamTokens,
 	}
+	if p.Upstream != nil {
+		r.browser = p.Upstream.RememberBrowser
+	}
+	return r
 }
 
 // pendingMatcher returns a match function for [PendingStore.TakePending]

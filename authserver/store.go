@@ -210,13 +210,18 @@ type RefreshToken struct {
 
 // Consent is a remembered approval.
 type Consent struct {
-	Subject     string    `json:"sub"`
-	ClientID    string    `json:"client_id"`
-	RedirectURI string    `json:"redirect_uri"`
-	Scopes      []string  `json:"scopes,omitempty"`
-	Resources   []string  `json:"resources,omitempty"`
-	GrantedAt   time.Time `json:"granted_at"`
-	ExpiresAt   time.Time `json:"expires_at"`
+	Subject     string   `json:"sub"`
+	ClientID    string   `json:"client_id"`
+	RedirectURI string   `json:"redirect_uri"`
+	Scopes      []string `json:"scopes,omitempty"`
+	Resources   []string `json:"resources,omitempty"`
+	// Browsers are the base64url SHA-256 of the remember-consent cookies
+	// of the browsers in which the user approved this client and redirect
+	// URI on the consent page, oldest first: the consent is applied only
+	// in one of them.
+	Browsers  []string  `json:"browsers,omitempty"`
+	GrantedAt time.Time `json:"granted_at"`
+	ExpiresAt time.Time `json:"expires_at"`
 }
 
 // SigningKey is an access token signing key with its schedule: it is
@@ -269,10 +274,17 @@ type PendingAuthorization struct {
 
 // PendingUpstreamLogin is what the callback from the upstream provider
 // needs: the ID token's expected nonce, the PKCE verifier for the code
-// exchange, and whether the user already approved the request on our
-// consent page.
+// exchange, whether the user already approved the request on our consent
+// page, and the browser a remembered consent is recorded for or may apply
+// to.
 type PendingUpstreamLogin struct {
 	Nonce     string `json:"nonce"`
 	Verifier  string `json:"code_verifier"`
 	Consented bool   `json:"consented,omitempty"`
+	// RememberBrowser is the base64url SHA-256 of the browser's
+	// remember-consent cookie ([Config.RememberConsent]): of the browser
+	// that approved, when Consented, or else of one whose authorization
+	// request was a navigation from this server's own site. Empty
+	// otherwise: then no remembered consent is recorded or applied.
+	RememberBrowser string `json:"remember_browser,omitempty"`
 }

@@ -307,6 +307,7 @@ func cloneConsent(c *Consent) *Consent {
 	d := *c
 	d.Scopes = slices.Clone(c.Scopes)
 	d.Resources = slices.Clone(c.Resources)
+	d.Browsers = slices.Clone(c.Browsers)
 	return &d
 }
 

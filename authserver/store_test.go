@@ -626,12 +626,12 @@ func TestStoreRecordsCopied(t *testing.T) {
 					rt.GrantID, rt.Rotated = "x", true
 				})
 			cs := &Consent{Subject: "u", ClientID: "c1", RedirectURI: "https://a.example/cb", Scopes: []string{"s"},
-				Resources: []string{"https://r.example"}, GrantedAt: now, ExpiresAt: now.Add(time.Hour)}
+				Resources: []string{"https://r.example"}, Browsers: []string{"b1"}, GrantedAt: now, ExpiresAt: now.Add(time.Hour)}
 			checkCopied(t, "consent", cs, func() error { return st.Consents.SaveConsent(ctx, cs) },
 				func() (any, error) { return st.Consents.Consent(ctx, "u", "c1") },
 				func(v any) {
 					cs := v.(*Consent)
-					cs.Scopes[0], cs.Resources[0], cs.RedirectURI = "x", "x", "x"
+					cs.Scopes[0], cs.Resources[0], cs.Browsers[0], cs.RedirectURI = "x", "x", "x", "x"
 				})
 			k := &SigningKey{ID: "kid1", Algorithm: "ES256", PrivateJWK: []byte(`{"kty":"EC"}`), CreatedAt: now, ActiveAt: now}
 			checkCopied(t, "signing key", k, func() error { return st.Keys.SaveSigningKey(ctx, k) },

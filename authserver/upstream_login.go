@@ -67,7 +67,7 @@ func (s *Server) startUpstream(w http.ResponseWriter, r *http.Request, req *auth
 	state, nonce, verifier := randomToken(32), randomToken(32), oauth2.GenerateVerifier()
 	rec := pendingRecord(upstreamPendingID(state), "", browser, req, s.clock.Now().Add(upstreamLoginTTL))
 	rec.CSRFHash = ""
-	rec.Upstream = &PendingUpstreamLogin{Nonce: nonce, Verifier: verifier, Consented: consented}
+	rec.Upstream = &PendingUpstreamLogin{Nonce: nonce, Verifier: verifier, Consented: consented, RememberBrowser: req.browser}
 	if err := s.store.Pending.SavePending(r.Context(), rec); err != nil {
 		s.renderStoreError(w, r, "saving an upstream login failed", err)
 		return
@@ -89,8 +89,9 @@ func (s *Server) upstreamUnavailable(w http.ResponseWriter, r *http.Request, err
 // It redeems the state (only in the browser that started the login, only
 // once), exchanges the code with the PKCE verifier, verifies the ID token,
 // applies the allow-list and then either issues our code to the MCP client
-// (the user approved it on our consent page, or approved it before and
-// RememberConsent is on) or shows the consent page.
+// (the user approved it on our consent page, or approved it before in the
+// browser that started the login, see [Server.consentRemembered]) or shows
+// the consent page.
 func (s *Server) handleUpstreamCallback(w http.ResponseWriter, r *http.Request) {
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil || len(q["state"]) != 1 || len(q["code"]) > 1 || len(q["iss"]) > 1 {

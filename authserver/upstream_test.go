@@ -500,39 +500,74 @@ func TestUpstreamGroupsClaim(t *testing.T) {
 	}
 }
 
-// TestUpstreamRememberedConsent: with RememberConsent the user logs in
-// upstream first; the consent page follows the first time, and is skipped
-// the second time for the same user, client, redirect URI and scopes, but
-// not for more scopes.
+// TestUpstreamRememberedConsent: with an upstream login and
+// RememberConsent, a request that may use a remembered consent (a
+// navigation from our own site, in a browser that approved before) goes to
+// the login first: the page is skipped after it for the same user, client,
+// redirect URI and scopes, and shown for more scopes. Every other request
+// (cross-site, GHSA-6x8h-498w-gv8c; without fetch metadata; from a new
+// browser) gets the consent page before the login, as without
+// RememberConsent.
 func TestUpstreamRememberedConsent(t *testing.T) {
 	h, _ := upstreamHarness(t, func(c *Config) { c.RememberConsent = true })
 	b := newBrowser(t, h)
-	q, _ := authParams(publicID, publicCB)
-	q.Set("scope", "mcp:read")
-	through := func(q url.Values) *http.Response {
-		resp := b.do(h.url("/authorize?" + q.Encode()))
+	req := func(scope string) url.Values {
+		q, _ := authParams(publicID, publicCB)
+		q.Set("scope", scope)
+		return q
+	}
+	// through follows our redirect to the provider and its redirect back to
+	// our callback, and returns our answer there.
+	through := func(b *browser, resp *http.Response) *http.Response {
+		t.Helper()
 		up := location(t, resp)
 		return b.do(location(t, b.do(up.String())).String())
 	}
-	resp := through(q)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("first login: %d, want our consent page", resp.StatusCode)
+	approve := func(b *browser, resp *http.Response) *http.Response {
+		t.Helper()
+		body, _ := io.ReadAll(resp.Body)
+		form := url.Values{"action": {"approve"}}
+		for _, m := range hiddenField.FindAllStringSubmatch(string(body), -1) {
+			form.Set(m[1], m[2])
+		}
+		return b.submit(form, nil)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	form := url.Values{"action": {"approve"}}
-	for _, m := range hiddenField.FindAllStringSubmatch(string(body), -1) {
-		form.Set(m[1], m[2])
+	// The first time: our page, then the login, then a code.
+	first := b.navigate(req("mcp:read"), fetchSite("none"))
+	if first.StatusCode != http.StatusOK {
+		t.Fatalf("first authorization: %d, want the consent page before the login", first.StatusCode)
 	}
-	if loc := location(t, b.submit(form, nil)); loc.Query().Get("code") == "" {
-		t.Fatalf("approval: %s", loc)
+	if loc := location(t, through(b, approve(b, first))); loc.Query().Get("code") == "" {
+		t.Fatalf("approval and login: %s", loc)
 	}
-	if loc := location(t, through(q)); loc.Query().Get("code") == "" {
-		t.Fatalf("second login: %s, want a code without the page", loc)
+	t.Run("same-origin navigation in the approving browser", func(t *testing.T) {
+		consentSkipped(t, through(b, b.navigate(req("mcp:read"), fetchSite("same-origin"))))
+	})
+	for _, tc := range []struct {
+		name string
+		hdr  map[string]string
+	}{
+		{"cross-site navigation", fetchSite("cross-site")},
+		{"none", fetchSite("none")},
+		{"no fetch metadata", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			consentShown(t, b.navigate(req("mcp:read"), tc.hdr))
+		})
 	}
-	q.Set("scope", "mcp:read mcp:write")
-	if resp := through(q); resp.StatusCode != http.StatusOK {
-		t.Fatalf("more scopes: %d, want the consent page", resp.StatusCode)
-	}
+	t.Run("new browser", func(t *testing.T) {
+		consentShown(t, newBrowser(t, h).navigate(req("mcp:read"), fetchSite("same-origin")))
+	})
+	t.Run("more scopes", func(t *testing.T) {
+		page := through(b, b.navigate(req("mcp:read mcp:write"), fetchSite("same-origin")))
+		if page.StatusCode != http.StatusOK {
+			t.Fatalf("more scopes: %d, want the consent page after the login", page.StatusCode)
+		}
+		if loc := location(t, approve(b, page)); loc.Query().Get("code") == "" {
+			t.Fatalf("approving more scopes: %s", loc)
+		}
+		consentSkipped(t, through(b, b.navigate(req("mcp:read mcp:write"), fetchSite("same-origin"))))
+	})
 }
 
 func TestUpstreamConfigErrors(t *testing.T) {

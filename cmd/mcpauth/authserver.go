@@ -76,7 +76,7 @@ func parseAuthserverFlags(args []string, stderr io.Writer) (*authserverFlags, er
 	fs.BoolVar(&f.noRegistration, "no-registration", false, "turn dynamic client registration off")
 	fs.Var(&f.resources, "resource", "allowed resource indicator (repeatable; default: any https URI)")
 	fs.StringVar(&f.signingAlg, "signing-alg", authserver.DefaultSigningAlgorithm, "access token signing algorithm: ES256, RS256 or EdDSA")
-	fs.BoolVar(&f.rememberConsent, "remember-consent", false, "skip the consent page for a client the user already approved")
+	fs.BoolVar(&f.rememberConsent, "remember-consent", false, "skip the consent page for a client the user approved before in this browser, on a navigation from this server's own site")
 	fs.BoolVar(&f.insecureHTTP, "insecure-http", false, "allow a plain-http issuer (loopback hosts only)")
 	fs.Var(&f.faults, "insecure-fault", "misbehave on purpose to test clients: "+strings.Join(authserver.FaultNames(), ", ")+" (repeatable)")
 	f.log.register(fs, "info")
