@@ -1,36 +1,8 @@
-// Package identity parses the email addresses and domain names that
-// identify users, strictly, so that every rule matching them (the
-// authorization server's allow-list and grant policy, the identity headers
-// of the protect proxy) reads an address the same way.
-//
-// An address is accepted only in a conservative subset of the RFC 5322
-// §3.4.1 addr-spec, "local@domain", where
-//
-//   - the whole address is at most 254 octets (RFC 5321 §4.5.3.1.3, less
-//     the angle brackets of a path), and has exactly one "@";
-//   - the local part is a dot-atom (RFC 5322 §3.2.3) of 1 to 64 octets
-//     (RFC 5321 §4.5.3.1.1) whose atoms use only the ASCII letters, digits,
-//     "_", "+" and "-": no quoted string ("a@b"@example.com), no comment, no
-//     space, control character or NUL, and none of the other atext
-//     characters such as "%" and "!" (the percent and bang source-route
-//     forms, in which a@evil.example%example.com is delivered to evil), or
-//     "'", "/", "=", "?" and "`", which are rare in identity addresses and
-//     unsafe where an address ends up in a header, a log or a shell;
-//   - the domain is a domain name by [ParseDomain].
-//
-// Anything else is refused, never rewritten: a string that needs
-// normalising is not an address that can be trusted to mean one mailbox.
-// An address outside this subset may still be a real mailbox; its owner
-// can be matched by their provider's user identifier instead.
-//
-// Addresses are compared by [Email.String], which lower-cases the ASCII
-// letters of both parts: domain names are case-insensitive (RFC 4343),
-// and although RFC 5321 §2.4 lets a server treat a local part's case as
-// significant, the identity providers whose verified addresses are
-// matched here treat "Alice" and "alice" as one mailbox. Since both parts
-// are ASCII, no Unicode case folding or normalisation is ever applied:
-// "boſſ@example.com" (U+017F) is not an address, and certainly not
-// "boss@example.com".
+// Package identity parses the email addresses, domain names and names that
+// identify users, strictly and in one place, so that every rule matching
+// them (the authorization server's allow-list and grant policy, the
+// identity headers of the protect proxy) reads them the same way. Nothing
+// is normalised and nothing is folded by Unicode rules.
 package identity
 
 import (
@@ -68,8 +40,28 @@ type Email struct {
 	at   int    // index of the "@" in addr
 }
 
-// ParseEmail parses s as an address by the rules of the package
-// documentation. The error matches [ErrInvalid].
+// ParseEmail parses s as an email address. It accepts only a conservative
+// subset of the RFC 5322 §3.4.1 addr-spec "local@domain", in which
+//
+//   - the whole address is at most 254 octets (RFC 5321 §4.5.3.1.3, less
+//     the angle brackets of a path), and has exactly one "@";
+//   - the local part is a dot-atom (RFC 5322 §3.2.3) of 1 to 64 octets
+//     (RFC 5321 §4.5.3.1.1) whose atoms use only the ASCII letters, digits,
+//     "_", "+" and "-": no quoted string ("a@b"@example.com), no comment, no
+//     space, control character or NUL, and none of the other atext
+//     characters such as "%" and "!" (the percent and bang source-route
+//     forms, in which a%evil.example@example.com may be relayed to
+//     a@evil.example), or "'", "/", "=", "?" and "`", which are rare in
+//     identity addresses and unsafe where an address ends up in a header,
+//     a log or a shell;
+//   - the domain is a domain name by [ParseDomain].
+//
+// Anything else is refused, never rewritten: a string that needs
+// normalising is not an address that can be trusted to mean one mailbox.
+// An address outside this subset may still be a real mailbox; its owner
+// can be matched by their provider's user identifier instead.
+//
+// The error matches [ErrInvalid].
 func ParseEmail(s string) (Email, error) {
 	if len(s) > maxAddress {
 		return Email{}, invalid("email address longer than 254 octets")
@@ -91,8 +83,14 @@ func ParseEmail(s string) (Email, error) {
 	return Email{addr: ascii.ToLower(s[:at]) + "@" + domain, at: at}, nil
 }
 
-// String returns the address with its ASCII letters lower-cased, the form
-// in which two addresses are compared; "" for the zero Email.
+// String returns the address with the ASCII letters of both parts
+// lower-cased, the form in which two addresses are compared ("" for the
+// zero Email). Domain names are case-insensitive (RFC 4343); RFC 5321 §2.4
+// lets a server treat a local part's case as significant, but the identity
+// providers whose verified addresses are matched here treat "Alice" and
+// "alice" as one mailbox. As both parts are ASCII, no Unicode case folding
+// or normalisation is ever applied: "boſſ@example.com" (U+017F) is no
+// address, and certainly not "boss@example.com".
 func (e Email) String() string { return e.addr }
 
 // Domain returns the domain, lower-cased; "" for the zero Email.
