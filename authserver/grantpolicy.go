@@ -127,7 +127,7 @@ func compileGrantPolicy(p *GrantPolicy, supported []string) (*compiledGrantPolic
 		// In order, so that of two spellings of one entry the error
 		// always names the same.
 		for _, k := range slices.Sorted(maps.Keys(m.in)) {
-			scopes, err := check(m.what+" "+k, m.in[k])
+			scopes, err := check(fmt.Sprintf("%s %.60q", m.what, k), m.in[k])
 			if err != nil {
 				return nil, err
 			}
