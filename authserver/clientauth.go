@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcpauth/mcpauth/clientmeta"
+	"github.com/mcpauth/mcpauth/internal/ascii"
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -48,7 +49,7 @@ func parseClientAuth(r *http.Request, form url.Values) (presented, *oauthmeta.Er
 		method  string
 		present bool
 	}{
-		{oauthmeta.AuthMethodClientSecretBasic, strings.EqualFold(scheme, "Basic")},
+		{oauthmeta.AuthMethodClientSecretBasic, ascii.EqualFold(scheme, "Basic")},
 		{oauthmeta.AuthMethodClientSecretPost, form.Has("client_secret")},
 		{oauthmeta.AuthMethodPrivateKeyJWT, form.Has("client_assertion") || form.Has("client_assertion_type")},
 	} {
@@ -111,7 +112,7 @@ func parseAssertionAuth(p *presented, form url.Values) *oauthmeta.Error {
 // form-urlencoded (RFC 6749 §2.3.1).
 func parseBasic(header string) (id, secret string, ok bool) {
 	scheme, rest, found := strings.Cut(header, " ")
-	if !found || !strings.EqualFold(scheme, "Basic") {
+	if !found || !ascii.EqualFold(scheme, "Basic") {
 		return "", "", false
 	}
 	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(rest))

@@ -3,8 +3,8 @@ package authserver
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
-	"strings"
 
 	"github.com/mcpauth/mcpauth/internal/jsonx"
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -43,12 +43,16 @@ import (
 //	 "email_domains": {"example.com": ["mcp:write"]},
 //	 "required": ["mcp:admin"]}
 //
-// Users entries match like [AllowList.Users]: an entry with "@" is an email
-// (case-insensitive, verified unless AllowList.InsecureAllowUnverifiedEmail),
-// any other is the provider's user identifier ("sub", or the IDField of a
-// plain OAuth 2.0 provider: at GitHub the numeric id, never the login).
-// Groups match the groups claim exactly, and email domains match the
-// domain of a verified email exactly, case-insensitively.
+// Entries are parsed and matched exactly as those of [AllowList]. Users
+// entries match like [AllowList.Users]: an entry with "@" is an email
+// (ASCII case-insensitive, verified unless
+// AllowList.InsecureAllowUnverifiedEmail), any other is the provider's
+// user identifier ("sub", or the IDField of a plain OAuth 2.0 provider: at
+// GitHub the numeric id, never the login), matched exactly. Groups match
+// the groups claim exactly, and email domains match the domain of a
+// verified email exactly, without regard to ASCII case. A user's email
+// that is not an accepted address matches no users or email_domains
+// entry.
 type GrantPolicy struct {
 	// Default is allowed to every admitted user.
 	Default []string `json:"default,omitempty"`
@@ -64,9 +68,11 @@ type GrantPolicy struct {
 }
 
 // ParseGrantPolicy decodes a grant policy from its JSON form strictly: one
-// object, names matched case-sensitively, duplicate names, unknown names
-// and two entries for one email or domain (in different case) refused, so
-// a misspelt rule never goes unenforced. Errors match [ErrConfig].
+// object, names matched case-sensitively, duplicate names, unknown names,
+// two entries for one email or domain (in different case), and entries
+// that are not accepted addresses, domain names, identifiers or group
+// names (as for [AllowList]) refused, so a misspelt rule never goes
+// unenforced. Errors match [ErrConfig].
 func ParseGrantPolicy(data []byte) (*GrantPolicy, error) {
 	var p GrantPolicy
 	if err := jsonx.DecodeObjectStrict(data, &p); err != nil {
@@ -78,13 +84,12 @@ func ParseGrantPolicy(data []byte) (*GrantPolicy, error) {
 	return &p, nil
 }
 
-// compiledGrantPolicy is a validated policy with emails and domains
-// lower-cased.
+// compiledGrantPolicy is a validated policy, its entries parsed as the
+// allow-list's.
 type compiledGrantPolicy struct {
-	def, required  []string
-	ids, emails    map[string][]string
-	groups, domain map[string][]string
-	ceiling        []string // every scope any entry allows
+	def, required []string
+	rules         *identityRules[[]string]
+	ceiling       []string // every scope any entry allows
 }
 
 // compileGrantPolicy validates p; with supported non-nil, every scope it
@@ -93,10 +98,7 @@ func compileGrantPolicy(p *GrantPolicy, supported []string) (*compiledGrantPolic
 	if p == nil {
 		return nil, nil
 	}
-	c := &compiledGrantPolicy{
-		ids: map[string][]string{}, emails: map[string][]string{},
-		groups: map[string][]string{}, domain: map[string][]string{},
-	}
+	c := &compiledGrantPolicy{rules: newIdentityRules[[]string]()}
 	check := func(where string, scopes []string) ([]string, error) {
 		for _, sc := range scopes {
 			if got, err := oauthmeta.ParseScope(sc); err != nil || len(got) != 1 || got[0] != sc {
@@ -116,31 +118,25 @@ func compileGrantPolicy(p *GrantPolicy, supported []string) (*compiledGrantPolic
 	for _, m := range []struct {
 		what string
 		in   map[string][]string
-		fold func(string) (map[string][]string, bool) // the map for a name, and whether it ignores case
+		add  func(string, []string) (bool, error)
 	}{
-		{"users", p.Users, func(k string) (map[string][]string, bool) {
-			if strings.Contains(k, "@") {
-				return c.emails, true
-			}
-			return c.ids, false
-		}},
-		{"groups", p.Groups, func(string) (map[string][]string, bool) { return c.groups, false }},
-		{"email_domains", p.EmailDomains, func(string) (map[string][]string, bool) { return c.domain, true }},
+		{"users", p.Users, c.rules.addUser},
+		{"groups", p.Groups, c.rules.addGroup},
+		{"email_domains", p.EmailDomains, c.rules.addDomain},
 	} {
-		for k, scopes := range m.in {
-			if k == "" || strings.TrimSpace(k) != k {
-				return nil, configErr("GrantPolicy", fmt.Sprintf("%s: empty name or one with surrounding spaces", m.what))
-			}
-			dst, fold := m.fold(k)
-			key := k
-			if fold {
-				key = strings.ToLower(k)
-			}
-			if _, dup := dst[key]; dup {
-				return nil, configErr("GrantPolicy", fmt.Sprintf("%s: %.60q appears twice", m.what, k))
-			}
-			if dst[key], err = check(m.what+" "+k, scopes); err != nil {
+		// In order, so that of two spellings of one entry the error
+		// always names the same.
+		for _, k := range slices.Sorted(maps.Keys(m.in)) {
+			scopes, err := check(fmt.Sprintf("%s %.60q", m.what, k), m.in[k])
+			if err != nil {
 				return nil, err
+			}
+			dup, err := m.add(k, scopes)
+			switch {
+			case err != nil:
+				return nil, configErr("GrantPolicy", m.what+": "+err.Error())
+			case dup:
+				return nil, configErr("GrantPolicy", fmt.Sprintf("%s: %.60q appears twice", m.what, k))
 			}
 		}
 	}
@@ -152,31 +148,17 @@ func compileGrantPolicy(p *GrantPolicy, supported []string) (*compiledGrantPolic
 	return c, nil
 }
 
-// allowed returns the scopes id may obtain. Email entries need a verified
-// email unless unverifiedOK.
-func (c *compiledGrantPolicy) allowed(id *UpstreamIdentity, unverifiedOK bool) []string {
+// allowed returns the scopes the user k may obtain.
+func (c *compiledGrantPolicy) allowed(k *userKeys) []string {
 	out := slices.Clone(c.def)
-	add := func(scopes []string) { out = appendNew(out, scopes...) }
-	if !strings.Contains(id.Subject, "@") {
-		add(c.ids[id.Subject])
-	}
-	for _, g := range id.Groups {
-		add(c.groups[g])
-	}
-	if id.Email != "" && (id.EmailVerified || unverifiedOK) {
-		email := strings.ToLower(id.Email)
-		add(c.emails[email])
-		if at := strings.LastIndexByte(email, '@'); at > 0 {
-			add(c.domain[email[at+1:]])
-		}
-	}
+	c.rules.match(k, func(scopes []string) { out = appendNew(out, scopes...) })
 	return out
 }
 
 // apply returns the scopes of requested that id may obtain, or the
 // access_denied error the client gets.
-func (c *compiledGrantPolicy) apply(id *UpstreamIdentity, unverifiedOK bool, requested []string) ([]string, *oauthmeta.Error) {
-	allowed := c.allowed(id, unverifiedOK)
+func (c *compiledGrantPolicy) apply(k *userKeys, requested []string) ([]string, *oauthmeta.Error) {
+	allowed := c.allowed(k)
 	if len(allowed) == 0 {
 		return nil, oauthErr(oauthmeta.CodeAccessDenied, "this user may obtain no scope")
 	}
@@ -195,14 +177,14 @@ func (c *compiledGrantPolicy) apply(id *UpstreamIdentity, unverifiedOK bool, req
 	return out, nil
 }
 
-// applyGrantPolicy narrows req's scopes to what the upstream user id may
+// applyGrantPolicy narrows req's scopes to what the upstream user k may
 // obtain; the error is for the MCP client's redirect.
-func (s *Server) applyGrantPolicy(ctx context.Context, req *authRequest, id *UpstreamIdentity) *oauthmeta.Error {
+func (s *Server) applyGrantPolicy(ctx context.Context, req *authRequest, k *userKeys) *oauthmeta.Error {
 	p := s.upstream.policy
 	if p == nil {
 		return nil
 	}
-	scopes, oe := p.apply(id, s.upstream.cfg.Allow.InsecureAllowUnverifiedEmail, req.scopes)
+	scopes, oe := p.apply(k, req.scopes)
 	if oe != nil {
 		s.log.InfoContext(ctx, "grant policy refused the request", "client_id", req.client.ID, "reason", oe.Description)
 		return oe

@@ -96,7 +96,7 @@ func TestGrantPolicyApply(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, oe := tc.policy.apply(tc.id, tc.unverified, tc.requested)
+			got, oe := tc.policy.apply(keysOf(tc.id, tc.unverified), tc.requested)
 			if tc.denied {
 				if oe == nil || oe.Code != oauthmeta.CodeAccessDenied {
 					t.Fatalf("apply = %v, %v; want access_denied", got, oe)

@@ -346,6 +346,9 @@ func TestParseClientAuthMethods(t *testing.T) {
 	}{
 		{"none", "", url.Values{"client_id": {publicID}}, oauthmeta.AuthMethodNone},
 		{"basic", basic, url.Values{}, oauthmeta.AuthMethodClientSecretBasic},
+		{"basic in other case", "bASIC" + strings.TrimPrefix(basic, "Basic"), url.Values{}, oauthmeta.AuthMethodClientSecretBasic},
+		// U+017F folds to "s" under Unicode rules only: not Basic.
+		{"long s in the scheme", "Baſic" + strings.TrimPrefix(basic, "Basic"), url.Values{"client_id": {publicID}}, oauthmeta.AuthMethodNone},
 		{"post", "", url.Values{"client_id": {postID}, "client_secret": {postSecret}}, oauthmeta.AuthMethodClientSecretPost},
 		{"assertion", "", assertion, oauthmeta.AuthMethodPrivateKeyJWT},
 		{"basic and post", basic, url.Values{"client_secret": {basicSecret}}, ""},

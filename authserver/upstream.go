@@ -107,64 +107,6 @@ type UpstreamConfig struct {
 	Timeout time.Duration
 }
 
-// AllowList says which upstream users may log in: a user is admitted when
-// any non-empty list matches. Email rules need a verified email unless
-// InsecureAllowUnverifiedEmail is set.
-type AllowList struct {
-	// EmailDomains admits users whose email is at one of these domains
-	// (case-insensitive, exact domain: "example.com" does not admit
-	// "sub.example.com" or "badexample.com").
-	EmailDomains []string
-	// Users admits these users, by email (case-insensitive) or by the
-	// provider's "sub". An entry with an "@" is an email and matches only
-	// the email claim (verified, as above): at providers whose "sub" is a
-	// username or an unverified email, a user could otherwise pick the
-	// "sub" "alice@example.com" and pass for Alice.
-	Users []string
-	// Groups admits members of any of these groups (exact match), as
-	// listed in the ID token's groups claim.
-	Groups []string
-	// AllowAnyUser admits every user the provider authenticates. It must
-	// be set explicitly when the lists above are all empty.
-	AllowAnyUser bool
-	// InsecureAllowUnverifiedEmail lets EmailDomains and Users match an
-	// email the provider does not mark "email_verified": true. False (the
-	// zero value) means such an email matches nothing, since at many
-	// providers users type any address they like.
-	InsecureAllowUnverifiedEmail bool
-}
-
-func (a *AllowList) empty() bool {
-	return len(a.EmailDomains) == 0 && len(a.Users) == 0 && len(a.Groups) == 0
-}
-
-// admits reports whether id passes the allow-list.
-func (a *AllowList) admits(id *UpstreamIdentity) bool {
-	if a.AllowAnyUser {
-		return true
-	}
-	if !strings.Contains(id.Subject, "@") && slices.Contains(a.Users, id.Subject) {
-		return true
-	}
-	for _, g := range id.Groups {
-		if slices.Contains(a.Groups, g) {
-			return true
-		}
-	}
-	if id.Email == "" || !(id.EmailVerified || a.InsecureAllowUnverifiedEmail) {
-		return false
-	}
-	if slices.ContainsFunc(a.Users, func(u string) bool { return strings.EqualFold(u, id.Email) }) {
-		return true
-	}
-	at := strings.LastIndexByte(id.Email, '@')
-	if at < 1 {
-		return false
-	}
-	domain := id.Email[at+1:]
-	return slices.ContainsFunc(a.EmailDomains, func(d string) bool { return strings.EqualFold(d, domain) })
-}
-
 // UpstreamIdentity is a user as the upstream provider's ID token describes
 // them.
 type UpstreamIdentity struct {
@@ -194,6 +136,7 @@ type upstream struct {
 	oauthMeta       *providerMetadata
 	acceptJSON      *http.Client
 	userInfoFetcher *safehttp.Fetcher
+	allow           *allowRules
 	policy          *compiledGrantPolicy // nil without a GrantPolicy
 
 	timeout time.Duration
@@ -257,6 +200,10 @@ func (s *Server) initUpstream() error {
 	if err != nil || iss.RawQuery != "" || iss.Fragment != "" || f.CheckURL(c.Issuer) != nil {
 		return configErr("Upstream.Issuer", "must be an https URL without query or fragment (http only to loopback with Fetch.InsecureAllowHTTPLoopback)")
 	}
+	allow, err := compileAllowList(&c.Allow)
+	if err != nil {
+		return err
+	}
 	policy, err := compileGrantPolicy(c.GrantPolicy, s.cfg.Scopes)
 	if err != nil {
 		return err
@@ -270,7 +217,7 @@ func (s *Server) initUpstream() error {
 			return configErr("Upstream.ClientKey", err.Error())
 		}
 	}
-	s.upstream = &upstream{assertions: assertions, policy: policy,
+	s.upstream = &upstream{assertions: assertions, allow: allow, policy: policy,
 		cfg: *c, scopes: upstreamScopes(c), fetcher: f, now: s.clock.Now, timeout: opts.Timeout,
 	}
 	s.upstream.cfg.GroupsClaim = cmp.Or(c.GroupsClaim, DefaultUpstreamGroupsClaim)

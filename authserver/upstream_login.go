@@ -119,12 +119,16 @@ func (s *Server) handleUpstreamCallback(w http.ResponseWriter, r *http.Request) 
 		s.redirectError(w, r, l.req, oe)
 		return
 	}
-	if !s.upstream.cfg.Allow.admits(id) {
+	keys := keysOf(id, s.upstream.cfg.Allow.InsecureAllowUnverifiedEmail)
+	if keys.emailRefused {
+		s.log.InfoContext(r.Context(), "upstream email is not an accepted address: it matches no email rule", "client_id", l.req.client.ID)
+	}
+	if !s.upstream.allow.admits(keys) {
 		s.log.InfoContext(r.Context(), "upstream user refused by the allow-list", "client_id", l.req.client.ID)
 		s.redirectError(w, r, l.req, oauthErr(oauthmeta.CodeAccessDenied, "this user may not use this server"))
 		return
 	}
-	if oe := s.applyGrantPolicy(r.Context(), l.req, id); oe != nil {
+	if oe := s.applyGrantPolicy(r.Context(), l.req, keys); oe != nil {
 		s.redirectError(w, r, l.req, oe)
 		return
 	}

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"golang.org/x/oauth2"
 
+	"github.com/mcpauth/mcpauth/internal/ascii"
 	"github.com/mcpauth/mcpauth/internal/jsonx"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -194,7 +194,7 @@ func (u *upstream) identity(ctx context.Context, tok *oauth2.Token, nonce string
 		}
 		return u.verifyIDToken(ctx, raw, nonce)
 	}
-	if tt := tok.TokenType; tt != "" && !strings.EqualFold(tt, "bearer") {
+	if tt := tok.TokenType; tt != "" && !ascii.EqualFold(tt, "bearer") {
 		return nil, fmt.Errorf("%w: token_type %.20q is not Bearer", errUserInfo, tt)
 	}
 	return u.userInfo(ctx, tok.AccessToken)

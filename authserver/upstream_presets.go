@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
-	"strings"
+
+	"github.com/mcpauth/mcpauth/internal/ascii"
 )
 
 // Upstream preset names for [UpstreamPreset].
@@ -63,7 +64,7 @@ func UpstreamPreset(name, tenant string) (*UpstreamConfig, error) {
 	case PresetGoogle:
 		return &UpstreamConfig{Issuer: "https://accounts.google.com"}, nil
 	case PresetEntra:
-		switch strings.ToLower(tenant) {
+		switch ascii.ToLower(tenant) {
 		case "":
 			return nil, configErr("Upstream", "the entra preset needs a tenant (directory ID or domain)")
 		case "common", "organizations", "consumers":

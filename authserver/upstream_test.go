@@ -464,7 +464,11 @@ func TestUpstreamAllowList(t *testing.T) {
 		{"empty list admits nobody", AllowList{}, verified, false},
 	}
 	for _, tc := range tests {
-		if got := tc.allow.admits(tc.id); got != tc.want {
+		allow, err := compileAllowList(&tc.allow)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := allow.admits(keysOf(tc.id, tc.allow.InsecureAllowUnverifiedEmail)); got != tc.want {
 			t.Errorf("%s: admits = %v, want %v", tc.name, got, tc.want)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/client/tokenstore"
+	"github.com/mcpauth/mcpauth/internal/ascii"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -287,7 +288,7 @@ func (c *Client) ttl(h http.Header) time.Duration {
 	for _, v := range h.Values("Cache-Control") {
 		for _, d := range strings.Split(v, ",") {
 			name, val, _ := strings.Cut(strings.TrimSpace(d), "=")
-			switch strings.ToLower(name) {
+			switch ascii.ToLower(name) {
 			case "no-store", "no-cache":
 				return 0
 			case "max-age":

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/client/tokenstore"
 	"github.com/mcpauth/mcpauth/dpop"
+	"github.com/mcpauth/mcpauth/internal/ascii"
 	"github.com/mcpauth/mcpauth/internal/jwkset"
 	"github.com/mcpauth/mcpauth/internal/lru"
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -108,7 +109,7 @@ type dpopKey struct {
 }
 
 // originOf returns scheme://host[:port] of u: nonces are per server.
-func originOf(u *url.URL) string { return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host) }
+func originOf(u *url.URL) string { return ascii.ToLower(u.Scheme) + "://" + ascii.ToLower(u.Host) }
 
 func (s *dpopState) nonce(u *url.URL) string {
 	n, _ := s.nonces.Get(originOf(u))
@@ -137,7 +138,7 @@ func (s *dpopState) proof(k *dpopKey, method string, u *url.URL, accessToken str
 // configured key, or the generated one stored with tok. It returns nil
 // for a Bearer token and for a DPoP-bound token whose key is unavailable.
 func (s *dpopState) forToken(tok *tokenstore.Token) *dpopKey {
-	if s == nil || tok == nil || !strings.EqualFold(tok.TokenType, dpop.TokenType) || tok.DPoPJKT == "" {
+	if s == nil || tok == nil || !ascii.EqualFold(tok.TokenType, dpop.TokenType) || tok.DPoPJKT == "" {
 		return nil
 	}
 	if s.fixed != nil && s.fixed.JKT() == tok.DPoPJKT {
@@ -160,7 +161,7 @@ func (s *dpopState) forToken(tok *tokenstore.Token) *dpopKey {
 // tokenUsable reports whether tok can be used by this client: a DPoP-bound
 // token only with the key it is bound to.
 func (c *Client) tokenUsable(tok *tokenstore.Token) bool {
-	if tok == nil || !strings.EqualFold(tok.TokenType, dpop.TokenType) {
+	if tok == nil || !ascii.EqualFold(tok.TokenType, dpop.TokenType) {
 		return true
 	}
 	return c.dpop.forToken(tok) != nil
@@ -171,7 +172,7 @@ func (c *Client) tokenUsable(tok *tokenstore.Token) bool {
 // (RFC 9449 §7.1, "ath" = hash of the token).
 func (c *Client) setAuthorization(req *http.Request, tok *tokenstore.Token) error {
 	tok.SetAuthHeader(req) // the stored token_type: "Bearer" or "DPoP"
-	if !strings.EqualFold(tok.TokenType, dpop.TokenType) {
+	if !ascii.EqualFold(tok.TokenType, dpop.TokenType) {
 		return nil
 	}
 	k := c.dpop.forToken(tok)
@@ -211,7 +212,7 @@ func (c *Client) dpopNonceChallenge(req *http.Request, resp *http.Response) bool
 // the Bearer or DPoP scheme, or "".
 func presentedToken(v string) string {
 	scheme, tok, ok := strings.Cut(v, " ")
-	if !ok || (!strings.EqualFold(scheme, "Bearer") && !strings.EqualFold(scheme, dpop.Scheme)) {
+	if !ok || (!ascii.EqualFold(scheme, "Bearer") && !ascii.EqualFold(scheme, dpop.Scheme)) {
 		return ""
 	}
 	return strings.TrimSpace(tok)

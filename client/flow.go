@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/mcpauth/mcpauth/client/tokenstore"
+	"github.com/mcpauth/mcpauth/internal/ascii"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -44,7 +44,7 @@ func (c *Client) respond(ctx context.Context, resource string, status int, h htt
 
 // insufficientScope reports a challenge with error="insufficient_scope".
 func insufficientScope(ch oauthmeta.Challenge) bool {
-	return strings.EqualFold(ch.Value(oauthmeta.ParamError), string(oauthmeta.CodeInsufficientScope))
+	return ascii.EqualFold(ch.Value(oauthmeta.ParamError), string(oauthmeta.CodeInsufficientScope))
 }
 
 func (c *Client) unauthorized(ctx context.Context, resource string, ch challenge, sent string, a *attempts) error {

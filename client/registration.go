@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/client/tokenstore"
+	"github.com/mcpauth/mcpauth/internal/ascii"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -126,7 +127,7 @@ func sameRedirect(registered, requested string) bool {
 		return false
 	}
 	// RFC 8252 §7.3: loopback IP literals, not "localhost".
-	return oauthmeta.IsLoopbackHost(a.Hostname()) && !strings.EqualFold(a.Hostname(), "localhost") && a.Hostname() == b.Hostname() && a.EscapedPath() == b.EscapedPath() &&
+	return oauthmeta.IsLoopbackHost(a.Hostname()) && !ascii.EqualFold(a.Hostname(), "localhost") && a.Hostname() == b.Hostname() && a.EscapedPath() == b.EscapedPath() &&
 		a.RawQuery == b.RawQuery
 }
 

@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"net/http"
-	"strings"
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/client/tokenstore"
 	"github.com/mcpauth/mcpauth/dpop"
+	"github.com/mcpauth/mcpauth/internal/ascii"
 	"github.com/mcpauth/mcpauth/internal/lru"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
 )
@@ -71,7 +71,7 @@ func (h *OAuthHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, err
 	if err != nil || tok == nil {
 		return nil, err
 	}
-	if strings.EqualFold(tok.TokenType, dpop.TokenType) && !h.wrapped.Load() {
+	if ascii.EqualFold(tok.TokenType, dpop.TokenType) && !h.wrapped.Load() {
 		return nil, ErrDPoPTransport
 	}
 	return oauth2.StaticTokenSource(bearerToken(tok)), nil
@@ -118,7 +118,7 @@ func (t *sdkTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
-	if tok == nil || tok.AccessToken != sent || !strings.EqualFold(tok.TokenType, dpop.TokenType) {
+	if tok == nil || tok.AccessToken != sent || !ascii.EqualFold(tok.TokenType, dpop.TokenType) {
 		resp, err := t.base.RoundTrip(req)
 		if err == nil {
 			c.dpop.remember(req.URL, resp.Header) // a nonce of the first 401 serves the first proof

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/client/tokenstore"
 	"github.com/mcpauth/mcpauth/dpop"
+	"github.com/mcpauth/mcpauth/internal/ascii"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -62,7 +62,7 @@ func (c *Client) exchangeCode(ctx context.Context, rec *pendingAuthorization, co
 func (c *Client) refreshToken(ctx context.Context, d *tokenstore.Discovery, reg *tokenstore.Registration, old *tokenstore.Token) (*tokenstore.Token, error) {
 	md := d.AuthServer
 	dp := c.dpop.forToken(old)
-	if dp == nil && strings.EqualFold(old.TokenType, dpop.TokenType) {
+	if dp == nil && ascii.EqualFold(old.TokenType, dpop.TokenType) {
 		return nil, fmt.Errorf("%w: %w: DPoP-bound token without its DPoP key", ErrTokenResponse, ErrTokenType)
 	}
 	if dp != nil {
@@ -150,10 +150,10 @@ func (c *Client) newToken(tok *oauth2.Token, key *dpopKey, requested, prevGrante
 		RequestedScopes: slices.Clone(requested),
 	}
 	switch {
-	case strings.EqualFold(tok.TokenType, "Bearer") && key != nil && key.required:
+	case ascii.EqualFold(tok.TokenType, "Bearer") && key != nil && key.required:
 		return nil, fmt.Errorf("%w: the authorization server issued a Bearer token for a resource that accepts only DPoP-bound tokens", ErrDPoPUnsupported)
-	case strings.EqualFold(tok.TokenType, "Bearer"):
-	case strings.EqualFold(tok.TokenType, dpop.TokenType) && key != nil:
+	case ascii.EqualFold(tok.TokenType, "Bearer"):
+	case ascii.EqualFold(tok.TokenType, dpop.TokenType) && key != nil:
 		t.TokenType, t.DPoPJKT, t.DPoPKey = dpop.TokenType, key.p.JKT(), slices.Clone(key.jwk)
 	default:
 		return nil, fmt.Errorf("%w: %w", ErrTokenResponse, ErrTokenType)

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"golang.org/x/oauth2"
 
 	"github.com/mcpauth/mcpauth/client/tokenstore"
 	"github.com/mcpauth/mcpauth/dpop"
+	"github.com/mcpauth/mcpauth/internal/ascii"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -134,7 +134,7 @@ func (c *Client) TokenSource(ctx context.Context, serverURL string) oauth2.Token
 			return nil, err
 		case tok == nil:
 			return nil, fmt.Errorf("%w: no token after authorization", ErrAuthorizer)
-		case strings.EqualFold(tok.TokenType, dpop.TokenType):
+		case ascii.EqualFold(tok.TokenType, dpop.TokenType):
 			return nil, ErrDPoPTransport
 		}
 		return bearerToken(tok), nil

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcpauth/mcpauth/internal/ascii"
 )
 
 // freshness returns how long a fetched document may be reused, following
@@ -17,7 +19,7 @@ func freshness(h http.Header, now time.Time, def, maxTTL time.Duration) time.Dur
 	for _, line := range h.Values("Cache-Control") {
 		for _, d := range strings.Split(line, ",") {
 			name, value, _ := strings.Cut(strings.TrimSpace(d), "=")
-			switch strings.ToLower(strings.TrimSpace(name)) {
+			switch ascii.ToLower(strings.TrimSpace(name)) {
 			case "no-store", "no-cache":
 				return 0
 			case "max-age":

@@ -3,6 +3,8 @@ package clientmeta
 import (
 	"net/url"
 	"strings"
+
+	"github.com/mcpauth/mcpauth/internal/ascii"
 )
 
 // maxClientIDLength bounds a client_id URL.
@@ -15,7 +17,7 @@ const maxClientIDLength = 2048
 // refuses the http ones; minted identifiers never look like this
 // (requirement AS-17).
 func IsURLClientID(clientID string) bool {
-	lower := strings.ToLower(clientID[:min(len(clientID), len("https://"))])
+	lower := ascii.ToLower(clientID[:min(len(clientID), len("https://"))])
 	return strings.HasPrefix(lower, "https://") || strings.HasPrefix(lower, "http://")
 }
 
@@ -79,6 +81,6 @@ func hasForbiddenChar(s string) bool {
 // isDotSegment reports whether seg is "." or "..", also percent-encoded
 // (RFC 3986 §2.3: %2E is an unreserved character and equivalent to ".").
 func isDotSegment(seg string) bool {
-	s := strings.ReplaceAll(strings.ToLower(seg), "%2e", ".")
+	s := strings.ReplaceAll(ascii.ToLower(seg), "%2e", ".")
 	return s == "." || s == ".."
 }

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/mcpauth/mcpauth/internal/ascii"
 )
 
 // TrustPolicy decides whether a client_id URL may be resolved at all
@@ -36,7 +38,7 @@ func AllowHosts(hosts ...string) TrustPolicy {
 	exact := make([]string, 0, len(hosts))
 	var suffixes []string
 	for _, h := range hosts {
-		h = strings.ToLower(strings.TrimSpace(h))
+		h = ascii.ToLower(strings.TrimSpace(h))
 		if rest, ok := strings.CutPrefix(h, "*."); ok {
 			suffixes = append(suffixes, "."+rest)
 			continue
@@ -44,7 +46,7 @@ func AllowHosts(hosts ...string) TrustPolicy {
 		exact = append(exact, h)
 	}
 	return TrustPolicyFunc(func(_ context.Context, u *url.URL) error {
-		host := strings.ToLower(u.Hostname())
+		host := ascii.ToLower(u.Hostname())
 		if slices.Contains(exact, host) || slices.ContainsFunc(suffixes, func(s string) bool {
 			return strings.HasSuffix(host, s) && len(host) > len(s)
 		}) {

@@ -359,6 +359,11 @@ func TestAllowHosts(t *testing.T) {
 			t.Errorf("AllowHosts(%s) = %v, want ok=%v", tt.host, err, tt.ok)
 		}
 	}
+	// Hosts compare by ASCII case only: Unicode lower-cases the Kelvin
+	// sign (U+212A) to "k".
+	if AllowHosts("kit.example").AllowClientID(context.Background(), &url.URL{Scheme: "https", Host: "\u212Ait.example", Path: "/c.json"}) == nil {
+		t.Error("AllowHosts(kit.example) admitted \u212Ait.example")
+	}
 	if AllowHosts().AllowClientID(context.Background(), &url.URL{Host: "x"}) == nil {
 		t.Error("an empty allowlist admitted a host")
 	}

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/mcpauth/mcpauth/internal/ascii"
 )
 
 // maxURLLength bounds the URLs normalizeHTU accepts.
@@ -30,7 +32,7 @@ func normalizeHTU(raw string) (string, error) {
 	if err != nil {
 		return "", fail(ErrInvalidRequest, "URL is not a URI")
 	}
-	scheme := strings.ToLower(u.Scheme)
+	scheme := ascii.ToLower(u.Scheme)
 	if scheme != "https" && scheme != "http" {
 		return "", fail(ErrInvalidRequest, "URL is not http or https")
 	}
@@ -54,7 +56,7 @@ func normalizeHTU(raw string) (string, error) {
 var defaultPort = map[string]string{"https": "443", "http": "80"}
 
 func normalizeHost(scheme string, u *url.URL) (string, error) {
-	host := strings.ToLower(u.Hostname())
+	host := ascii.ToLower(u.Hostname())
 	if host == "" || !validHost(host, u.Host) {
 		return "", fail(ErrInvalidRequest, "URL has an empty or invalid host")
 	}

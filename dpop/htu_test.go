@@ -35,6 +35,8 @@ func TestNormalizeHTU(t *testing.T) {
 		{name: "bad port", in: "https://h:99999/x", wantErr: true},
 		{name: "opaque", in: "https:h/x", wantErr: true},
 		{name: "space", in: "https://h/a b", wantErr: true},
+		{name: "Kelvin sign, lower-cased to k by Unicode rules", in: "https://\u212Aey.example/x", wantErr: true},
+		{name: "long s", in: "https://aſ.example/x", wantErr: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

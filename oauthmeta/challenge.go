@@ -3,6 +3,8 @@ package oauthmeta
 import (
 	"slices"
 	"strings"
+
+	"github.com/mcpauth/mcpauth/internal/ascii"
 )
 
 // Challenge is one authentication challenge of a WWW-Authenticate header
@@ -11,8 +13,10 @@ import (
 // scope, error, error_description, error_uri) and the RFC 9728 §5.1
 // resource_metadata parameter.
 type Challenge struct {
-	// Scheme is the auth-scheme, e.g. "Bearer" or "DPoP". Compare it with
-	// strings.EqualFold: schemes are case-insensitive.
+	// Scheme is the auth-scheme, e.g. "Bearer" or "DPoP". Schemes are
+	// case-insensitive in their ASCII letters only: compare them with
+	// [FindChallenge], or by ASCII rules (strings.EqualFold also matches
+	// non-ASCII letters such as the Kelvin sign to "k").
 	Scheme string
 	// Token68 is the token68 form of the credentials, if the challenge used
 	// it instead of parameters.
@@ -111,7 +115,7 @@ func (c Challenge) String() string {
 // paramIndex returns the index of the named parameter, matching names
 // case-insensitively, or -1.
 func paramIndex(params []Param, name string) int {
-	return slices.IndexFunc(params, func(p Param) bool { return strings.EqualFold(p.Name, name) })
+	return slices.IndexFunc(params, func(p Param) bool { return ascii.EqualFold(p.Name, name) })
 }
 
 // Limits on what ParseChallenges accepts.
@@ -155,7 +159,7 @@ func ParseChallenges(headers ...string) ([]Challenge, error) {
 // case-insensitively.
 func FindChallenge(challenges []Challenge, scheme string) (Challenge, bool) {
 	for _, c := range challenges {
-		if strings.EqualFold(c.Scheme, scheme) {
+		if ascii.EqualFold(c.Scheme, scheme) {
 			return c, true
 		}
 	}

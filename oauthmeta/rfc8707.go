@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+
+	"github.com/mcpauth/mcpauth/internal/ascii"
 )
 
 // CanonicalResource returns the canonical form of an MCP server URI used as an
@@ -33,12 +35,12 @@ func CanonicalResource(raw string) (string, error) {
 	if u.User != nil {
 		return "", errField(ErrInvalidResource, "resource", "user information")
 	}
-	scheme := strings.ToLower(u.Scheme)
+	scheme := ascii.ToLower(u.Scheme)
 	host := u.Hostname()
 	if host == "" || !asciiHost(host) {
 		return "", errField(ErrInvalidResource, "resource", "invalid host")
 	}
-	host = strings.ToLower(host)
+	host = ascii.ToLower(host)
 	if strings.Contains(host, ":") {
 		// Only a bracketed IPv6 literal may contain colons.
 		if !strings.HasPrefix(u.Host, "[") {

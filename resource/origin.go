@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/mcpauth/mcpauth/internal/ascii"
 )
 
 // checkOrigin applies the Origin allowlist (TR-01; MCP 2026-07-28
@@ -89,7 +91,7 @@ func canonicalOrigin(o string) (string, error) {
 // normalizeOrigin lower-cases an origin and drops a default port, so
 // "HTTPS://App.example.com:443" and "https://app.example.com" compare equal.
 func normalizeOrigin(o string) string {
-	o = strings.ToLower(o)
+	o = ascii.ToLower(o)
 	switch {
 	case strings.HasPrefix(o, "https://"):
 		o = strings.TrimSuffix(o, ":443")

@@ -57,7 +57,9 @@ func (g *guardTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return g.base.RoundTrip(req)
 }
 
-// findInboundToken names where req carries an inbound token, or "".
+// findInboundToken names where req carries an inbound token, or "". It
+// is a detector, so its names and schemes are matched with Unicode case
+// folding (strings.EqualFold), which can only find more.
 func (v *Verifier) findInboundToken(req *http.Request) string {
 	known := v.knownToken
 	if tok := inboundToken(req.Context()); tok != "" {

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/mcpauth/mcpauth/internal/ascii"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
 )
 
@@ -61,9 +62,9 @@ func parseAuthorization(h string, maxToken int, withDPoP bool) (credential, erro
 	name, rest, _ := strings.Cut(h, " ")
 	var scheme string
 	switch {
-	case strings.EqualFold(name, schemeBearer):
+	case ascii.EqualFold(name, schemeBearer):
 		scheme = schemeBearer
-	case withDPoP && strings.EqualFold(name, schemeDPoP):
+	case withDPoP && ascii.EqualFold(name, schemeDPoP):
 		scheme = schemeDPoP
 	default:
 		return credential{}, ErrNoToken
@@ -115,7 +116,7 @@ func queryHasToken(rawQuery string) bool {
 		return true
 	}
 	for k := range q {
-		if strings.EqualFold(k, "access_token") {
+		if ascii.EqualFold(k, "access_token") {
 			return true
 		}
 	}
@@ -124,7 +125,7 @@ func queryHasToken(rawQuery string) bool {
 
 func containsFold(s, sub string) bool {
 	for i := 0; i+len(sub) <= len(s); i++ {
-		if strings.EqualFold(s[i:i+len(sub)], sub) {
+		if ascii.EqualFold(s[i:i+len(sub)], sub) {
 			return true
 		}
 	}
@@ -133,7 +134,7 @@ func containsFold(s, sub string) bool {
 
 func isFormBody(r *http.Request) bool {
 	ct := r.Header["Content-Type"]
-	if len(ct) == 0 || !strings.Contains(strings.ToLower(ct[0]), "form") {
+	if len(ct) == 0 || !strings.Contains(ascii.ToLower(ct[0]), "form") {
 		return false
 	}
 	mt, _, err := mime.ParseMediaType(ct[0])

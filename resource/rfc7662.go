@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpauth/mcpauth/internal/ascii"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -143,7 +144,7 @@ func (in *introspector) check(body []byte, r *oauthmeta.IntrospectionResponse, n
 	if r.Cnf != nil {
 		jkt = r.Cnf.JKT
 	}
-	switch strings.ToLower(r.TokenType) {
+	switch ascii.ToLower(r.TokenType) {
 	case "", "bearer", "access_token", "urn:ietf:params:oauth:token-type:access_token":
 	case "dpop": // RFC 9449 §6.2, with its binding
 		if in.v.dpop == nil || jkt == "" {

@@ -3,11 +3,11 @@ package resource
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
 
+	"github.com/mcpauth/mcpauth/internal/ascii"
 	"github.com/mcpauth/mcpauth/internal/jwkset"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -104,7 +104,7 @@ func schemeFor(jkt string) string {
 // payload option.
 func (v *Verifier) checkHeader(h *jose.Header) error {
 	typ, _ := h.ExtraHeaders[jose.HeaderType].(string)
-	if !jwtverify.TypeIs(typ, "at+jwt") && !(v.allowJWTType && strings.EqualFold(typ, "JWT")) {
+	if !jwtverify.TypeIs(typ, "at+jwt") && !(v.allowJWTType && ascii.EqualFold(typ, "JWT")) {
 		return errTokenType
 	}
 	if _, ok := h.ExtraHeaders["b64"]; ok {

@@ -11,11 +11,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/mcpauth/mcpauth/client"
 	"github.com/mcpauth/mcpauth/client/tokenstore"
+	"github.com/mcpauth/mcpauth/internal/ascii"
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -246,7 +246,7 @@ func (t *scopeTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	values := make([]string, 0, len(challenges))
 	for _, c := range challenges {
-		if strings.EqualFold(c.Scheme, "Bearer") {
+		if ascii.EqualFold(c.Scheme, "Bearer") {
 			c = withScopes(c, t.scopes)
 		}
 		values = append(values, c.String())
@@ -265,7 +265,7 @@ func withScopes(c oauthmeta.Challenge, extra []string) oauthmeta.Challenge {
 	}
 	params := slices.Clone(c.Params)
 	for i, p := range params {
-		if strings.EqualFold(p.Name, oauthmeta.ParamScope) {
+		if ascii.EqualFold(p.Name, oauthmeta.ParamScope) {
 			params[i].Value = oauthmeta.FormatScope(scopes)
 			c.Params = params
 			return c

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	identityrules "github.com/mcpauth/mcpauth/internal/identity"
 	"github.com/mcpauth/mcpauth/resource"
 )
 
@@ -29,8 +30,12 @@ const maxIdentityHeaders = 6
 // identityHeaders returns the identity headers of a request's verified
 // token, computed once per verification (resource.Derived) rather than
 // decoding the claims for every request. Values that are not printable
-// ASCII are left out (and logged, once per verification) rather than
-// mangled.
+// ASCII, and an email that is not an address by the rules of
+// internal/identity (the authorization server's allow-list rules: one "@",
+// no "%", quotes or spaces, an ASCII domain name), are left out (and
+// logged, once per verification) rather than mangled, so that an upstream
+// matching X-Forwarded-Email by its domain never reads
+// "attacker@evil.com@example.com" as an address at example.com.
 func identityHeaders(logger *slog.Logger) *resource.Derived[*forwardedIdentity] {
 	return resource.NewDerived(func(info *resource.TokenInfo) *forwardedIdentity {
 		var claims struct {
@@ -53,6 +58,8 @@ func identityHeaders(logger *slog.Logger) *resource.Derived[*forwardedIdentity] 
 			case kv[1] == "":
 			case !printableASCII(kv[1]):
 				logger.Warn("identity value not forwarded: not printable ASCII", "header", kv[0])
+			case kv[0] == headerEmail && !acceptedEmail(kv[1]):
+				logger.Warn("identity value not forwarded: not an accepted email address", "header", kv[0])
 			default:
 				id.storage[id.n] = kv[1]
 				id.names[id.n], id.values[id.n] = kv[0], id.storage[id.n:id.n+1:id.n+1]
@@ -61,6 +68,13 @@ func identityHeaders(logger *slog.Logger) *resource.Derived[*forwardedIdentity] 
 		}
 		return id
 	})
+}
+
+// acceptedEmail reports whether s is an email address by the rules of
+// internal/identity.
+func acceptedEmail(s string) bool {
+	_, err := identityrules.ParseEmail(s)
+	return err == nil
 }
 
 // len is the number of identity headers; 0 for nil (no verified token).

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpauth/mcpauth/authserver"
 )
 
 func TestUpstreamFlags(t *testing.T) {
@@ -140,6 +143,55 @@ func TestGrantPolicyFlag(t *testing.T) {
 			}
 			if err != nil || c.GrantPolicy == nil || len(c.GrantPolicy.Groups["mcp-admins"]) != 2 {
 				t.Fatalf("config: %v %+v", err, c)
+			}
+		})
+	}
+}
+
+// TestAllowFlagsParsedAtStart: an --allow-user, --allow-email-domain,
+// --allow-group or grant policy entry that is not an accepted address,
+// domain name, identifier or group name stops the server at start-up
+// instead of becoming a rule that admits a crafted address.
+func TestAllowFlagsParsedAtStart(t *testing.T) {
+	policy := func(json string) string {
+		p := filepath.Join(t.TempDir(), "policy.json")
+		if err := os.WriteFile(p, []byte(json), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	base := []string{"--insecure-http", "--upstream", "https://idp.example", "--upstream-client-id", "c"}
+	tests := []struct {
+		name string
+		args []string
+		ok   bool
+	}{
+		{"accepted", []string{"--allow-user", "BOSS@Partner.org", "--allow-user", "583231", "--allow-email-domain", "EXAMPLE.com", "--allow-group", "staff"}, true},
+		{"user with two @", []string{"--allow-user", "attacker@evil.com@example.com"}, false},
+		{"user with long s", []string{"--allow-user", "boſſ@partner.org"}, false},
+		{"user with percent", []string{"--allow-user", "a%40evil.com@example.com"}, false},
+		{"domain with Cyrillic а", []string{"--allow-email-domain", "exаmple.com"}, false},
+		{"domain with @", []string{"--allow-email-domain", "@example.com"}, false},
+		{"domain with trailing dot", []string{"--allow-email-domain", "example.com."}, false},
+		{"empty group", []string{"--allow-group", ""}, false},
+		{"policy domain", []string{"--allow-any-user", "--grant-policy", policy(`{"email_domains":{"exаmple.com":["mcp:tools"]}}`)}, false},
+		{"policy user", []string{"--allow-any-user", "--grant-policy", policy(`{"users":{"a@example.com\u0000@evil.com":["mcp:tools"]}}`)}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := parseAuthserverFlags(append(slices.Clone(base), tc.args...), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := f.config(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9000}, nil)
+			if err == nil {
+				var as *authserver.Server
+				if as, err = authserver.New(cfg); err == nil {
+					_ = as.Close()
+				}
+			}
+			if tc.ok != (err == nil) || !tc.ok && (!errors.Is(err, authserver.ErrConfig) || !strings.Contains(err.Error(), "is not a")) {
+				t.Fatalf("err = %v, want accepted %v (else a configuration error naming the entry)", err, tc.ok)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mcpauth/mcpauth/internal/ascii"
 	"github.com/mcpauth/mcpauth/internal/jsonx"
 )
 
@@ -73,10 +74,10 @@ func (t *ByteSet) All(s string) bool {
 // "at+jwt": case-insensitively, with or without the "application/" prefix
 // (RFC 7515 §4.1.9).
 func TypeIs(typ, want string) bool {
-	if len(typ) > len("application/") && strings.EqualFold(typ[:len("application/")], "application/") {
+	if len(typ) > len("application/") && ascii.HasPrefixFold(typ, "application/") {
 		typ = typ[len("application/"):]
 	}
-	return strings.EqualFold(typ, want)
+	return ascii.EqualFold(typ, want)
 }
 
 // ErrNotCompact: a string that is not a JWS in compact serialization, or

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpauth/mcpauth/internal/ascii"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -234,7 +235,7 @@ func (f *Fetcher) checkContentType(ct string) error {
 	if f.opts.ContentTypes == nil {
 		ok = mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
 	} else {
-		ok = slices.ContainsFunc(f.opts.ContentTypes, func(want string) bool { return strings.EqualFold(mt, want) })
+		ok = slices.ContainsFunc(f.opts.ContentTypes, func(want string) bool { return ascii.EqualFold(mt, want) })
 	}
 	if err != nil || !ok {
 		return &ContentTypeError{ContentType: ct}
@@ -282,7 +283,7 @@ func (f *Fetcher) resolve(ctx context.Context, host string) ([]netip.Addr, error
 	if a, err := netip.ParseAddr(host); err == nil {
 		return []netip.Addr{a}, nil
 	}
-	if strings.EqualFold(host, "localhost") {
+	if ascii.EqualFold(host, "localhost") {
 		// RFC 6761 §6.3: never ask DNS about localhost.
 		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
 	}

@@ -4,7 +4,8 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
+
+	"github.com/mcpauth/mcpauth/internal/ascii"
 )
 
 // credentialHeaders are the request headers that carry credentials meant
@@ -21,8 +22,8 @@ func SameOrigin(a, b *url.URL) bool {
 	if a == nil || b == nil || a.Host == "" || b.Host == "" {
 		return false
 	}
-	return strings.EqualFold(a.Scheme, b.Scheme) &&
-		strings.EqualFold(a.Hostname(), b.Hostname()) &&
+	return ascii.EqualFold(a.Scheme, b.Scheme) &&
+		ascii.EqualFold(a.Hostname(), b.Hostname()) &&
 		originPort(a) == originPort(b)
 }
 
@@ -30,7 +31,7 @@ func originPort(u *url.URL) string {
 	if p := u.Port(); p != "" {
 		return p
 	}
-	switch strings.ToLower(u.Scheme) {
+	switch ascii.ToLower(u.Scheme) {
 	case "http":
 		return "80"
 	case "https":

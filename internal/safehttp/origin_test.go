@@ -23,6 +23,10 @@ func TestSameOrigin(t *testing.T) {
 		{"https://example.com/", "https://api.example.com/", false},
 		{"http://[::1]:80/", "http://[::1]/", true},
 		{"/relative", "/relative", false},
+		// Host names compare by ASCII case only: U+017F folds to "s" and
+		// the Kelvin sign U+212A to "k" under Unicode rules.
+		{"https://aſ.example/", "https://as.example/", false},
+		{"https://\u212Aey.example/", "https://key.example/", false},
 	} {
 		a, _ := url.Parse(tc.a)
 		b, _ := url.Parse(tc.b)

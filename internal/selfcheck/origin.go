@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"strings"
+
+	"github.com/mcpauth/mcpauth/internal/ascii"
 )
 
 // checkOrigin: a disallowed Origin gets 403 (TR-01), before authentication
@@ -89,7 +91,7 @@ func exposes(h http.Header, name string) bool {
 	for _, v := range h.Values("Access-Control-Expose-Headers") {
 		for _, f := range strings.Split(v, ",") {
 			f = strings.TrimSpace(f)
-			if f == "*" || strings.EqualFold(f, name) {
+			if f == "*" || ascii.EqualFold(f, name) {
 				return true
 			}
 		}
