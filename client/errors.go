@@ -113,7 +113,10 @@ var (
 	ErrForbidden = errors.New("client: forbidden")
 
 	// ErrGrantUnsupported: the authorization server does not list the
-	// grant type of the configured Grant in grant_types_supported.
+	// grant type of the configured Grant in grant_types_supported, or,
+	// for an [EnterpriseAuthorization], lists
+	// authorization_grant_profiles_supported without the ID-JAG profile.
+	// Nothing was sent to the IdP or the token endpoint.
 	ErrGrantUnsupported = errors.New("client: authorization server does not support the grant type")
 	// ErrAssertion: a JWT the client would present as a grant (a workload
 	// identity token, an ID-JAG) could not be obtained, is not addressed to
