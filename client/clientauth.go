@@ -1,7 +1,10 @@
 package client
 
 import (
+	"encoding/base64"
 	"fmt"
+	"maps"
+	"net/http"
 	"net/url"
 
 	"golang.org/x/oauth2"
@@ -88,4 +91,22 @@ func (a *clientAuth) encode(audience string) (*oauth2Auth, error) {
 		o.sent = append(o.sent, assertion)
 	}
 	return o, nil
+}
+
+// addTo puts o on a request that x/oauth2 does not send (RFC 7009
+// revocation), as x/oauth2 puts it on a token request: with
+// client_secret_basic the form-encoded id and secret in the Authorization
+// header (RFC 6749 §2.3.1), otherwise client_id, and client_secret when
+// there is one, in the body; then the method's own parameters.
+func (o *oauth2Auth) addTo(form url.Values, h http.Header) {
+	if o.style == oauth2.AuthStyleInHeader {
+		cred := url.QueryEscape(o.id) + ":" + url.QueryEscape(o.secret)
+		h.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(cred)))
+	} else {
+		form.Set("client_id", o.id)
+		if o.secret != "" {
+			form.Set("client_secret", o.secret)
+		}
+	}
+	maps.Copy(form, o.params)
 }

@@ -112,6 +112,13 @@ var (
 	// cannot fix (no insufficient_scope challenge).
 	ErrForbidden = errors.New("client: forbidden")
 
+	// ErrRevocation: [Client.Logout] deleted the token locally, but
+	// revoking it at the authorization server (RFC 7009) failed or was
+	// refused (the server's *oauthmeta.Error is wrapped when it sent
+	// one): the server may still honour it until it expires. A warning,
+	// not a reason to retry the logout.
+	ErrRevocation = errors.New("client: token revocation at the authorization server failed")
+
 	// ErrGrantUnsupported: the authorization server does not list the
 	// grant type of the configured Grant in grant_types_supported, or,
 	// for an [EnterpriseAuthorization], lists

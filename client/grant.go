@@ -33,6 +33,9 @@ type grantFlow interface {
 	// run obtains a token at the authorization server of g.d, which
 	// clientID allows.
 	run(ctx context.Context, g *grantRun) (*tokenstore.Token, error)
+	// authentication is how the client authenticates at the token
+	// endpoint (and, on logout, the revocation endpoint).
+	authentication() *clientAuth
 }
 
 // Credentials authenticate a machine client at a token endpoint (OAuth 2.1

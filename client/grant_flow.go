@@ -56,6 +56,8 @@ func (g *ClientCredentials) prepare(c *Client) (grantFlow, error) {
 
 func (f *ccFlow) clientID(issuer string) (string, bool) { return f.auth.clientID, f.b.allows(issuer) }
 
+func (f *ccFlow) authentication() *clientAuth { return f.auth }
+
 func (f *ccFlow) run(ctx context.Context, g *grantRun) (*tokenstore.Token, error) {
 	form := url.Values{"grant_type": {oauthmeta.GrantTypeClientCredentials}}
 	return f.c.grantToken(ctx, g, form, f.auth, pickScopes(f.scopes, g.scopes))
@@ -91,6 +93,8 @@ const anonymousWorkload = "workload-identity"
 func (f *wifFlow) clientID(issuer string) (string, bool) {
 	return cmp.Or(f.auth.clientID, anonymousWorkload), f.b.allows(issuer)
 }
+
+func (f *wifFlow) authentication() *clientAuth { return f.auth }
 
 func (f *wifFlow) run(ctx context.Context, g *grantRun) (*tokenstore.Token, error) {
 	a, err := f.w.assertion(ctx, g.d.AuthServer.Issuer)
@@ -135,6 +139,8 @@ func (e *EnterpriseAuthorization) prepare(c *Client) (grantFlow, error) {
 }
 
 func (f *emaFlow) clientID(issuer string) (string, bool) { return f.auth.clientID, f.b.allows(issuer) }
+
+func (f *emaFlow) authentication() *clientAuth { return f.auth }
 
 func (f *emaFlow) run(ctx context.Context, g *grantRun) (*tokenstore.Token, error) {
 	advertised, err := checkIDJAGSupport(g.d.AuthServer)

@@ -62,6 +62,7 @@ type ASOptions struct {
 	DPoPAlgs              []string // dpop_signing_alg_values_supported
 	JWKSURI               string   // jwks_uri
 	NoRegistration        bool     // no registration_endpoint
+	RevocationEndpoint    string   // revocation_endpoint, published as is; "" = none
 	AuthMethods           []string // token_endpoint_auth_methods_supported; nil = ["none"]
 	RegisterMethod        string   // force the registered method in DCR responses
 	ScopesSupported       []string
@@ -304,6 +305,9 @@ func metadata(w http.ResponseWriter, o ASOptions, origin string) {
 	}
 	if !o.NoRegistration {
 		md["registration_endpoint"] = base + "/register"
+	}
+	if o.RevocationEndpoint != "" {
+		md["revocation_endpoint"] = o.RevocationEndpoint
 	}
 	if o.ScopesSupported != nil {
 		md["scopes_supported"] = o.ScopesSupported
