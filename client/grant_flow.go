@@ -164,9 +164,10 @@ func (f *emaFlow) run(ctx context.Context, g *grantRun) (*tokenstore.Token, erro
 // whether the authorization server of md can take an ID-JAG
 // (Enterprise-Managed Authorization §6): it must list the JWT-bearer grant,
 // and a non-empty authorization_grant_profiles_supported must name the
-// ID-JAG profile. The member is optional (the extension says a client
-// "can" check it), so its absence is tolerated and reported as advertised
-// false, for a failure to mention.
+// ID-JAG profile. The member is optional (a SHOULD for the server in the
+// ID-JAG draft §7.2; the extension says a client "can" check it), so its
+// absence is tolerated and reported as advertised false, for a failure to
+// mention.
 func checkIDJAGSupport(md *oauthmeta.AuthServerMetadata) (advertised bool, err error) {
 	if !md.SupportsGrantType(oauthmeta.GrantTypeJWTBearer) {
 		return false, fmt.Errorf("%w: %s", ErrGrantUnsupported, oauthmeta.GrantTypeJWTBearer)
