@@ -13,8 +13,13 @@ import (
 )
 
 // attempts counts the authorizations one operation has started
-// (requirement CL-15). The zero value is a fresh budget.
-type attempts struct{ n int }
+// (requirement CL-15), and whether it already replaced a dynamic
+// registration the token endpoint refused (at most once). The zero value
+// is a fresh budget.
+type attempts struct {
+	n            int
+	reregistered bool
+}
 
 // respond reacts to a 401 or 403 from the MCP server resource (canonical).
 // sent is the access token the refused request carried, "" for none. A nil
@@ -163,6 +168,11 @@ func (c *Client) login(ctx context.Context, resource string, ch challenge, fresh
 	rec, tok, err := c.complete(ctx, redirect, state)
 	if err != nil {
 		c.pending.Remove(state)
+		if rec != nil && refusedClient(err) && c.replaceRegistration(ctx, rec, a) {
+			// The code is bound to the refused client_id: a fresh
+			// authorization with a new registration, not the same code.
+			return c.login(ctx, resource, ch, fresh, scopes, a)
+		}
 		return err
 	}
 	tk := tokenstore.Key{Issuer: rec.issuer, Resource: rec.indicator, ClientID: rec.registration.ClientID}

@@ -62,9 +62,9 @@ func (e *env) storedToken(ctx context.Context) (*tokenstore.Key, *tokenstore.Tok
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	reg, err := e.store.Registration(ctx, d.Issuer)
-	if err != nil {
-		e.t.Fatal(err)
+	reg := e.c.currentRegistration(ctx, d.Issuer)
+	if reg == nil {
+		e.t.Fatal("no registration")
 	}
 	k := tokenstore.Key{Issuer: d.Issuer, Resource: d.ResourceIndicator, ClientID: reg.ClientID}
 	tok, err := e.store.Token(ctx, k)

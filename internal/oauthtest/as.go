@@ -192,6 +192,11 @@ func (s *AS) Paths() []string { return cloneLocked(&s.mu, &s.paths) }
 // Update changes the options of a running server.
 func (s *AS) Update(fn func(*ASOptions)) { locked(&s.mu, func() { fn(&s.opts) }) }
 
+// ForgetClient deletes a registered client, as servers that expire dynamic
+// registrations do: its client_id then gets invalid_client at the token
+// endpoint and is refused at the authorization endpoint.
+func (s *AS) ForgetClient(id string) { locked(&s.mu, func() { delete(s.clients, id) }) }
+
 // Hits returns how often path was requested.
 func (s *AS) Hits(path string) int {
 	return len(slices.DeleteFunc(s.Paths(), func(p string) bool { return p != path }))
