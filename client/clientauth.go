@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"maps"
-	"net/http"
 	"net/url"
 
 	"golang.org/x/oauth2"
@@ -94,19 +93,19 @@ func (a *clientAuth) encode(audience string) (*oauth2Auth, error) {
 }
 
 // addTo puts o on a request that x/oauth2 does not send (RFC 7009
-// revocation), as x/oauth2 puts it on a token request: with
-// client_secret_basic the form-encoded id and secret in the Authorization
-// header (RFC 6749 §2.3.1), otherwise client_id, and client_secret when
-// there is one, in the body; then the method's own parameters.
-func (o *oauth2Auth) addTo(form url.Values, h http.Header) {
+// revocation) as x/oauth2 puts it on a token request: the method's
+// parameters, and client_id and the secret when there is one, into form;
+// with client_secret_basic it returns the Authorization header with the
+// form-encoded id and secret instead (RFC 6749 §2.3.1), else "".
+func (o *oauth2Auth) addTo(form url.Values) (authorization string) {
+	maps.Copy(form, o.params)
 	if o.style == oauth2.AuthStyleInHeader {
 		cred := url.QueryEscape(o.id) + ":" + url.QueryEscape(o.secret)
-		h.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(cred)))
-	} else {
-		form.Set("client_id", o.id)
-		if o.secret != "" {
-			form.Set("client_secret", o.secret)
-		}
+		return "Basic " + base64.StdEncoding.EncodeToString([]byte(cred))
 	}
-	maps.Copy(form, o.params)
+	form.Set("client_id", o.id)
+	if o.secret != "" {
+		form.Set("client_secret", o.secret)
+	}
+	return ""
 }

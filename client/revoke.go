@@ -57,14 +57,13 @@ func (c *Client) revoke(ctx context.Context, md *oauthmeta.AuthServerMetadata, a
 		return err
 	}
 	form := url.Values{"token": {token}, "token_type_hint": {hint}}
-	header := make(http.Header)
-	a.addTo(form, header)
+	authorization := a.addTo(form)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, md.RevocationEndpoint, strings.NewReader(form.Encode()))
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUnsafeURL, err)
 	}
-	for k, v := range header {
-		req.Header[k] = v
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
