@@ -146,6 +146,16 @@ func (s *Server) initTrustedIssuers() error {
 	return nil
 }
 
+// grantProfiles returns authorization_grant_profiles_supported: the ID-JAG
+// profile when GrantIDJAG issuers are trusted, else none (the field is
+// then omitted).
+func (s *Server) grantProfiles() []string {
+	if s.grants == nil || s.grants.idjag == nil {
+		return nil
+	}
+	return []string{oauthmeta.GrantProfileIDJAG}
+}
+
 // grantTypes returns grant_types_supported.
 func (s *Server) grantTypes() []string {
 	gts := []string{oauthmeta.GrantTypeAuthorizationCode, oauthmeta.GrantTypeRefreshToken, oauthmeta.GrantTypeClientCredentials}

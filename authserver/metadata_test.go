@@ -1,6 +1,10 @@
 package authserver
 
 import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"io"
@@ -116,6 +120,66 @@ func TestMetadataOptionalFeatures(t *testing.T) {
 	}
 	if rec := serve(s, http.MethodPost, "https://as.example.com/register"); rec.Code != http.StatusNotFound {
 		t.Fatalf("register: %d", rec.Code)
+	}
+}
+
+// TestMetadataGrantProfiles: the served document lists the ID-JAG
+// authorization grant profile exactly when ID-JAGs are accepted with the
+// JWT-bearer grant (Enterprise-Managed Authorization §6), and omits the
+// member otherwise: workload identity alone, or the IdP role, which issues
+// ID-JAGs but does not accept them.
+func TestMetadataGrantProfiles(t *testing.T) {
+	t.Parallel()
+	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := &priv.PublicKey
+	workload := TrustedIssuer{Issuer: "https://oidc.platform.example.com", PublicKeys: []crypto.PublicKey{key}}
+	idjag := TrustedIssuer{Issuer: "https://idp.example.com", Kind: GrantIDJAG, PublicKeys: []crypto.PublicKey{key}}
+	for _, tc := range []struct {
+		name    string
+		mutate  func(*Config)
+		profile bool
+	}{
+		{"no trusted issuers", nil, false},
+		{"workload identity only", func(c *Config) { c.TrustedIssuers = []TrustedIssuer{workload} }, false},
+		{"ID-JAG issuer", func(c *Config) { c.TrustedIssuers = []TrustedIssuer{idjag} }, true},
+		{"both", func(c *Config) { c.TrustedIssuers = []TrustedIssuer{workload, idjag} }, true},
+		{"identity provider role", func(c *Config) {
+			c.Clients = []Client{{ID: "app", Secret: "s", GrantTypes: []string{oauthmeta.GrantTypeTokenExchange}}}
+			c.IdentityProvider = &IdentityProviderConfig{
+				IDTokenIssuers: []TrustedIssuer{{Issuer: "https://sso.example.com", PublicKeys: []crypto.PublicKey{key}}},
+				Audiences:      []IDJAGAudience{{Issuer: "https://auth.mcp.example.com", ClientIDs: map[string]string{"app": "app"}}},
+			}
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := Config{Issuer: "https://as.example.com", Scopes: []string{"mcp:read"}}
+			if tc.mutate != nil {
+				tc.mutate(&cfg)
+			}
+			s := mustNew(t, cfg)
+			rec := serve(s, http.MethodGet, "https://as.example.com/.well-known/oauth-authorization-server")
+			var doc map[string]json.RawMessage
+			if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil {
+				t.Fatal(err)
+			}
+			raw, present := doc["authorization_grant_profiles_supported"]
+			m, err := oauthmeta.ParseAuthServerMetadata(rec.Body.Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case !tc.profile && present:
+				t.Fatalf("authorization_grant_profiles_supported %s published", raw)
+			case tc.profile && !slices.Equal(m.AuthorizationGrantProfilesSupported, []string{oauthmeta.GrantProfileIDJAG}):
+				t.Fatalf("authorization_grant_profiles_supported %s, want [%q]", raw, oauthmeta.GrantProfileIDJAG)
+			case tc.profile && !m.SupportsGrantType(oauthmeta.GrantTypeJWTBearer):
+				t.Fatalf("the profile is listed without the JWT-bearer grant: %v", m.GrantTypesSupported)
+			}
+		})
 	}
 }
 

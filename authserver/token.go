@@ -157,8 +157,10 @@ func (s *Server) tokenRequest(w http.ResponseWriter, r *http.Request, confidenti
 }
 
 // parseForm reads an application/x-www-form-urlencoded body of at most
-// MaxBodyBytes. Parameters other than resource must not repeat (RFC 6749
-// §3.2); query parameters are ignored.
+// MaxBodyBytes. Parameters must not repeat (RFC 6749 §3.2), except the
+// target parameters that may: resource (RFC 8707 §2), and audience in a
+// token exchange (RFC 8693 §2.1), whose handler answers more than one
+// target with invalid_target; query parameters are ignored.
 func (s *Server) parseForm(w http.ResponseWriter, r *http.Request) (url.Values, *oauthmeta.Error) {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/x-www-form-urlencoded" {
@@ -172,8 +174,9 @@ func (s *Server) parseForm(w http.ResponseWriter, r *http.Request) (url.Values, 
 		}
 		return nil, oauthErr(oauthmeta.CodeInvalidRequest, "malformed form body")
 	}
+	exchange := r.PostForm.Get("grant_type") == oauthmeta.GrantTypeTokenExchange
 	for k, v := range r.PostForm {
-		if len(v) > 1 && k != "resource" {
+		if len(v) > 1 && k != "resource" && (k != "audience" || !exchange) {
 			return nil, oauthErr(oauthmeta.CodeInvalidRequest, "parameter repeated: "+safeParamName(k))
 		}
 	}

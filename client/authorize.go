@@ -43,6 +43,7 @@ type pendingAuthorization struct {
 	redirectURI   string
 	scopes        []string
 	registration  *tokenstore.Registration
+	registered    bool // registration was obtained for this request, not reused
 	auth          *clientAuth
 	dpop          *dpopKey // the key the tokens are bound to; nil: Bearer
 	created       time.Time
@@ -99,7 +100,7 @@ func (r *AuthorizationRequest) Start(ctx context.Context, redirectURI string) (s
 		return "", err
 	}
 	c, md := r.c, r.d.AuthServer
-	reg, err := c.registration(ctx, r.d, redirectURI)
+	reg, registered, err := c.registration(ctx, r.d, redirectURI)
 	if err != nil {
 		return "", err
 	}
@@ -114,6 +115,7 @@ func (r *AuthorizationRequest) Start(ctx context.Context, redirectURI string) (s
 		redirectURI:           redirectURI,
 		scopes:                slices.Clone(r.scopes),
 		registration:          reg,
+		registered:            registered,
 		auth:                  registeredAuth(reg, md),
 		dpop:                  r.dpop,
 		created:               c.clock.Now(),

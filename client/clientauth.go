@@ -1,7 +1,9 @@
 package client
 
 import (
+	"encoding/base64"
 	"fmt"
+	"maps"
 	"net/url"
 
 	"golang.org/x/oauth2"
@@ -88,4 +90,22 @@ func (a *clientAuth) encode(audience string) (*oauth2Auth, error) {
 		o.sent = append(o.sent, assertion)
 	}
 	return o, nil
+}
+
+// addTo puts o on a request that x/oauth2 does not send (RFC 7009
+// revocation) as x/oauth2 puts it on a token request: the method's
+// parameters, and client_id and the secret when there is one, into form;
+// with client_secret_basic it returns the Authorization header with the
+// form-encoded id and secret instead (RFC 6749 §2.3.1), else "".
+func (o *oauth2Auth) addTo(form url.Values) (authorization string) {
+	maps.Copy(form, o.params)
+	if o.style == oauth2.AuthStyleInHeader {
+		cred := url.QueryEscape(o.id) + ":" + url.QueryEscape(o.secret)
+		return "Basic " + base64.StdEncoding.EncodeToString([]byte(cred))
+	}
+	form.Set("client_id", o.id)
+	if o.secret != "" {
+		form.Set("client_secret", o.secret)
+	}
+	return ""
 }

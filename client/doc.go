@@ -51,7 +51,11 @@
 //     application_type (CL-17); otherwise [ErrNoRegistration]. Credentials
 //     are bound to their issuer and never shown to another (CL-18); a
 //     resource that moves away from the issuer of pre-registered
-//     credentials is [ErrIssuerChanged], not a silent new registration.
+//     credentials is [ErrIssuerChanged], not a silent new registration. A
+//     stored dynamic registration the token endpoint refuses with
+//     invalid_client (the server deleted it) is dropped, with its token,
+//     and replaced once per operation by a new registration and a fresh
+//     authorization; the refused code or refresh token is not sent again.
 //  5. The [Authorizer] gets the user through the authorization request: PKCE
 //     S256 (CL-09), a single-use state whose record holds the verifier, the
 //     expected issuer, the token endpoint, the resource, the redirect URI

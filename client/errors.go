@@ -112,8 +112,18 @@ var (
 	// cannot fix (no insufficient_scope challenge).
 	ErrForbidden = errors.New("client: forbidden")
 
+	// ErrRevocation: [Client.Logout] deleted the token locally, but
+	// revoking it at the authorization server (RFC 7009) failed or was
+	// refused (the server's *oauthmeta.Error is wrapped when it sent
+	// one): the server may still honour it until it expires. A warning,
+	// not a reason to retry the logout.
+	ErrRevocation = errors.New("client: token revocation at the authorization server failed")
+
 	// ErrGrantUnsupported: the authorization server does not list the
-	// grant type of the configured Grant in grant_types_supported.
+	// grant type of the configured Grant in grant_types_supported, or,
+	// for an [EnterpriseAuthorization], lists
+	// authorization_grant_profiles_supported without the ID-JAG profile.
+	// Nothing was sent to the IdP or the token endpoint.
 	ErrGrantUnsupported = errors.New("client: authorization server does not support the grant type")
 	// ErrAssertion: a JWT the client would present as a grant (a workload
 	// identity token, an ID-JAG) could not be obtained, is not addressed to

@@ -50,7 +50,14 @@ func issuerOf(ln net.Listener) string { return "http://" + ln.Addr().String() }
 // startASOn starts an authorization server on ln.
 func startASOn(t *testing.T, ln net.Listener, clock *oauthtest.Clock, mutate func(*authserver.Config)) (*authserver.Server, string) {
 	t.Helper()
-	issuer := issuerOf(ln)
+	srv := newAS(t, issuerOf(ln), clock, mutate)
+	serveOn(t, ln, srv)
+	return srv, issuerOf(ln)
+}
+
+// newAS returns an authorization server for issuer, not yet served.
+func newAS(t *testing.T, issuer string, clock *oauthtest.Clock, mutate func(*authserver.Config)) *authserver.Server {
+	t.Helper()
 	cfg := authserver.Config{
 		Issuer: issuer, InsecureAllowHTTPLoopback: true, Scopes: []string{"mcp"}, DefaultScopes: []string{"mcp"},
 		Consent: authserver.ConsentAuto, DisableClientIDMetadataDocuments: true, Now: clock.Now,
@@ -64,12 +71,17 @@ func startASOn(t *testing.T, ln net.Listener, clock *oauthtest.Clock, mutate fun
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	hs := httptest.NewUnstartedServer(srv)
+	return srv
+}
+
+// serveOn serves h on ln until the test ends.
+func serveOn(t *testing.T, ln net.Listener, h http.Handler) {
+	t.Helper()
+	hs := httptest.NewUnstartedServer(h)
 	hs.Listener.Close()
 	hs.Listener = ln
 	hs.Start()
 	t.Cleanup(hs.Close)
-	return srv, issuer
 }
 
 // testRS is a protected MCP endpoint: it verifies the authorization

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -12,8 +13,13 @@ import (
 )
 
 // attempts counts the authorizations one operation has started
-// (requirement CL-15). The zero value is a fresh budget.
-type attempts struct{ n int }
+// (requirement CL-15), and whether it already replaced a dynamic
+// registration the token endpoint refused (at most once). The zero value
+// is a fresh budget.
+type attempts struct {
+	n            int
+	reregistered bool
+}
 
 // respond reacts to a 401 or 403 from the MCP server resource (canonical).
 // sent is the access token the refused request carried, "" for none. A nil
@@ -162,6 +168,11 @@ func (c *Client) login(ctx context.Context, resource string, ch challenge, fresh
 	rec, tok, err := c.complete(ctx, redirect, state)
 	if err != nil {
 		c.pending.Remove(state)
+		if rec != nil && refusedClient(err) && c.replaceRegistration(ctx, rec, a) {
+			// The code is bound to the refused client_id: a fresh
+			// authorization with a new registration, not the same code.
+			return c.login(ctx, resource, ch, fresh, scopes, a)
+		}
 		return err
 	}
 	tk := tokenstore.Key{Issuer: rec.issuer, Resource: rec.indicator, ClientID: rec.registration.ClientID}
@@ -224,18 +235,64 @@ func (c *Client) Login(ctx context.Context, serverURL string) error {
 	return c.unauthorized(ctx, resource, challenge{}, "", &attempts{})
 }
 
-// Logout forgets the token stored for the MCP server at serverURL. The
+// Logout ends the client's session with the MCP server at serverURL.
+// When the authorization server's metadata names a revocation_endpoint,
+// the stored tokens are revoked there first (RFC 7009: the refresh token,
+// then the access token), each request bounded by Config.Timeout and
+// sent with the client's token endpoint authentication; then the token is
+// deleted from the store, whatever the revocation's outcome. The
 // registration is kept: it is reused by the next login.
+//
+// An error wrapping ErrRevocation means the token is deleted locally but
+// the server did not confirm its revocation (a warning to show the user);
+// any other error means the token may still be stored.
 func (c *Client) Logout(ctx context.Context, serverURL string) error {
 	resource, err := c.canonicalResource(serverURL)
 	if err != nil {
 		return err
 	}
-	st, err := c.tokenState(ctx, resource)
-	if err != nil || st == nil {
+	st, unlock, err := c.lockedState(ctx, resource)
+	if err != nil {
 		return err
 	}
-	return c.store.DeleteToken(ctx, st.key)
+	defer unlock()
+	if st == nil {
+		return nil // never logged in
+	}
+	if l, ok := c.store.(tokenstore.Locker); ok {
+		unlockStore, err := l.Lock(ctx, st.key)
+		if err != nil {
+			return err
+		}
+		defer unlockStore()
+	}
+	// Read again under the store's lock: a refresh in another process may
+	// have rotated the refresh token. A token bound to a DPoP key this
+	// client lacks is revoked and deleted too.
+	tok, err := c.store.Token(ctx, st.key)
+	if errors.Is(err, tokenstore.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	revoked := c.revokeTokens(ctx, st, tok)
+	// The deletion happens even when ctx ended during the revocation.
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.Timeout)
+	defer cancel()
+	if err := c.store.DeleteToken(dctx, st.key); err != nil {
+		if revoked != nil {
+			c.log.WarnContext(ctx, "token revocation failed", "issuer", st.key.Issuer, "error", revoked)
+		}
+		return err
+	}
+	if revoked != nil {
+		c.log.WarnContext(ctx, "token deleted locally; revocation failed", "issuer", st.key.Issuer, "error", revoked)
+		return revoked
+	}
+	c.log.InfoContext(ctx, "logged out", "resource", resource, "issuer", st.key.Issuer,
+		"revoked", st.d.AuthServer.RevocationEndpoint != "")
+	return nil
 }
 
 // subset reports whether every member of a is in b.

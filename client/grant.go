@@ -33,6 +33,9 @@ type grantFlow interface {
 	// run obtains a token at the authorization server of g.d, which
 	// clientID allows.
 	run(ctx context.Context, g *grantRun) (*tokenstore.Token, error)
+	// authentication is how the client authenticates at the token
+	// endpoint (and, on logout, the revocation endpoint).
+	authentication() *clientAuth
 }
 
 // Credentials authenticate a machine client at a token endpoint (OAuth 2.1
@@ -214,6 +217,14 @@ func (w *WorkloadIdentity) assertion(ctx context.Context, audience string) (stri
 // Identity Assertion JWT Authorization Grant (ID-JAG) addressed to the MCP
 // server's authorization server and resource, which the client then
 // presents with the JWT-bearer grant (RFC 7523).
+//
+// Before asking the IdP, the client reads the authorization server's
+// metadata (the extension's §6): without the JWT-bearer grant in
+// grant_types_supported, or with an authorization_grant_profiles_supported
+// that does not list "urn:ietf:params:oauth:grant-profile:id-jag", the
+// grant fails with ErrGrantUnsupported and the ID token is never sent. The
+// member is optional, so a server that omits it is tried; if it then
+// refuses the ID-JAG, the error says the profile was not advertised.
 type EnterpriseAuthorization struct {
 	// IdPTokenEndpoint is the IdP's token endpoint. Required; https, or
 	// http to loopback with Config.InsecureAllowHTTPLoopback.

@@ -8,6 +8,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -150,23 +151,32 @@ type idjagSetup struct {
 	idp, resAS     string
 	rs             *testRS
 	idTokenExpires time.Duration
+	idpRequests    atomic.Int64 // requests the IdP received
 }
 
 const ssoIssuer = "https://sso.example.com"
 
-func newIDJAGSetup(t *testing.T) *idjagSetup {
+func newIDJAGSetup(t *testing.T) *idjagSetup { return newIDJAGSetupWith(t, nil) }
+
+// newIDJAGSetupWith is newIDJAGSetup with the resource authorization
+// server's metadata document passed through edit first (nil: as is).
+func newIDJAGSetupWith(t *testing.T, edit func(doc map[string]any)) *idjagSetup {
 	t.Helper()
 	s := &idjagSetup{clock: oauthtest.NewClock(oauthtest.Epoch()), sso: oauthtest.NewKey(t, "ES256", "sso")}
 	idpLn, asLn := listen(t), listen(t)
 	s.idp, s.resAS = issuerOf(idpLn), issuerOf(asLn)
-	startASOn(t, idpLn, s.clock, func(c *authserver.Config) {
+	idp := newAS(t, s.idp, s.clock, func(c *authserver.Config) {
 		c.Clients = []authserver.Client{{ID: "idp-app", Secret: "idp-secret", GrantTypes: []string{oauthmeta.GrantTypeTokenExchange}}}
 		c.IdentityProvider = &authserver.IdentityProviderConfig{
 			IDTokenIssuers: []authserver.TrustedIssuer{{Issuer: ssoIssuer, PublicKeys: []crypto.PublicKey{s.sso.Public()}}},
 			Audiences:      []authserver.IDJAGAudience{{Issuer: s.resAS, ClientIDs: map[string]string{"idp-app": "mcp-app"}}},
 		}
 	})
-	startASOn(t, asLn, s.clock, func(c *authserver.Config) {
+	serveOn(t, idpLn, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.idpRequests.Add(1)
+		idp.ServeHTTP(w, r)
+	}))
+	resAS := newAS(t, s.resAS, s.clock, func(c *authserver.Config) {
 		c.Clients = []authserver.Client{
 			{ID: "mcp-app", Secret: "mcp-secret", GrantTypes: []string{oauthmeta.GrantTypeJWTBearer}},
 			{ID: "other-app", Secret: "other-secret", GrantTypes: []string{oauthmeta.GrantTypeJWTBearer}},
@@ -174,8 +184,37 @@ func newIDJAGSetup(t *testing.T) *idjagSetup {
 		c.TrustedIssuers = []authserver.TrustedIssuer{{Issuer: s.idp, Kind: authserver.GrantIDJAG, JWKSURI: s.idp + "/jwks.json"}}
 		c.KeyFetch.InsecureAllowHTTPLoopback = true
 	})
+	if edit == nil {
+		serveOn(t, asLn, resAS)
+	} else {
+		serveOn(t, asLn, editedMetadata(t, resAS, edit))
+	}
 	s.rs = startRS(t, s.clock, s.resAS, false)
 	return s
+}
+
+// editedMetadata serves h, with its RFC 8414 metadata passed through edit.
+func editedMetadata(t *testing.T, h http.Handler, edit func(doc map[string]any)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, "/.well-known/") {
+			h.ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		var doc map[string]any
+		if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &doc) != nil {
+			w.WriteHeader(rec.Code)
+			return
+		}
+		edit(doc)
+		body, err := json.Marshal(doc)
+		if err != nil {
+			t.Error(err)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	})
 }
 
 func (s *idjagSetup) idToken(t *testing.T, exp time.Duration) string {
@@ -243,6 +282,63 @@ func TestEnterpriseManagedAuthorizationEndToEnd(t *testing.T) {
 			t.Fatalf("err = %v", err)
 		}
 	})
+}
+
+// TestEnterpriseAuthorizationGrantProfile: the client reads the
+// authorization server's authorization_grant_profiles_supported
+// (Enterprise-Managed Authorization §6) and grant_types_supported before
+// it asks the IdP: a server that lists other profiles only, or lacks the
+// JWT-bearer grant, is refused with ErrGrantUnsupported and the IdP never
+// sees the ID token; a server that omits the optional member is tried,
+// and its refusal says that the profile was not advertised.
+func TestEnterpriseAuthorizationGrantProfile(t *testing.T) {
+	t.Parallel()
+	set := func(k string, v any) func(map[string]any) { return func(doc map[string]any) { doc[k] = v } }
+	omit := func(doc map[string]any) { delete(doc, "authorization_grant_profiles_supported") }
+	for _, tc := range []struct {
+		name        string
+		edit        func(map[string]any)
+		mcpClient   string // the client at the MCP authorization server; "" = mcp-app
+		wantErr     error
+		wantIdP     bool   // the IdP was asked
+		wantMessage string // in the error
+	}{
+		{"advertised by the authorization server", func(doc map[string]any) {
+			if p, _ := doc["authorization_grant_profiles_supported"].([]any); len(p) != 1 || p[0] != oauthmeta.GrantProfileIDJAG {
+				t.Errorf("authorization_grant_profiles_supported = %v", doc["authorization_grant_profiles_supported"])
+			}
+		}, "", nil, true, ""},
+		{"another profile only", set("authorization_grant_profiles_supported", []string{"urn:example:grant-profile:other"}), "",
+			client.ErrGrantUnsupported, false, "authorization_grant_profiles_supported does not list " + oauthmeta.GrantProfileIDJAG},
+		{"no JWT-bearer grant", set("grant_types_supported", []string{"authorization_code", "refresh_token"}), "",
+			client.ErrGrantUnsupported, false, oauthmeta.GrantTypeJWTBearer},
+		{"member omitted", omit, "", nil, true, ""},
+		{"member omitted, ID-JAG refused", omit, "other-app", client.ErrTokenResponse, true,
+			"does not advertise " + oauthmeta.GrantProfileIDJAG},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := newIDJAGSetupWith(t, tc.edit)
+			g := s.grant(t, s.idToken(t, time.Hour))
+			if tc.mcpClient != "" {
+				g.Credentials = client.Credentials{ClientID: tc.mcpClient, ClientSecret: "other-secret"}
+			}
+			c := newClient(t, s.clock, func(c *client.Config) { c.Authorizer, c.Grant = nil, g })
+			resp, err := call(t, c, s.rs.url)
+			switch {
+			case tc.wantErr == nil && (err != nil || resp.StatusCode != http.StatusOK):
+				t.Fatalf("call: %v %v", resp, err)
+			case tc.wantErr != nil && !errors.Is(err, tc.wantErr):
+				t.Fatalf("err = %v, want %v", err, tc.wantErr)
+			case err != nil && !strings.Contains(err.Error(), tc.wantMessage):
+				t.Fatalf("err = %v, want it to say %q", err, tc.wantMessage)
+			}
+			// The IdP is asked for an ID-JAG, or not at all.
+			if asked := s.idpRequests.Load() > 0; asked != tc.wantIdP {
+				t.Fatalf("IdP asked: %v, want %v", asked, tc.wantIdP)
+			}
+		})
+	}
 }
 
 // TestIDJAGNegative: the IdP issues ID-JAGs only for configured audiences;

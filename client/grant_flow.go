@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/mcpauth/mcpauth/client/tokenstore"
@@ -55,6 +56,8 @@ func (g *ClientCredentials) prepare(c *Client) (grantFlow, error) {
 
 func (f *ccFlow) clientID(issuer string) (string, bool) { return f.auth.clientID, f.b.allows(issuer) }
 
+func (f *ccFlow) authentication() *clientAuth { return f.auth }
+
 func (f *ccFlow) run(ctx context.Context, g *grantRun) (*tokenstore.Token, error) {
 	form := url.Values{"grant_type": {oauthmeta.GrantTypeClientCredentials}}
 	return f.c.grantToken(ctx, g, form, f.auth, pickScopes(f.scopes, g.scopes))
@@ -90,6 +93,8 @@ const anonymousWorkload = "workload-identity"
 func (f *wifFlow) clientID(issuer string) (string, bool) {
 	return cmp.Or(f.auth.clientID, anonymousWorkload), f.b.allows(issuer)
 }
+
+func (f *wifFlow) authentication() *clientAuth { return f.auth }
 
 func (f *wifFlow) run(ctx context.Context, g *grantRun) (*tokenstore.Token, error) {
 	a, err := f.w.assertion(ctx, g.d.AuthServer.Issuer)
@@ -135,13 +140,47 @@ func (e *EnterpriseAuthorization) prepare(c *Client) (grantFlow, error) {
 
 func (f *emaFlow) clientID(issuer string) (string, bool) { return f.auth.clientID, f.b.allows(issuer) }
 
+func (f *emaFlow) authentication() *clientAuth { return f.auth }
+
 func (f *emaFlow) run(ctx context.Context, g *grantRun) (*tokenstore.Token, error) {
+	advertised, err := checkIDJAGSupport(g.d.AuthServer)
+	if err != nil {
+		return nil, err
+	}
 	scopes := pickScopes(f.e.Scopes, g.scopes)
 	jag, err := f.exchange(ctx, g.d.AuthServer.Issuer, g.d.ResourceIndicator, scopes)
 	if err != nil {
 		return nil, err
 	}
-	return f.c.jwtBearer(ctx, g, jag, f.auth, scopes)
+	tok, err := f.c.jwtBearer(ctx, g, jag, f.auth, scopes)
+	if err != nil && !advertised {
+		return nil, fmt.Errorf("%w (the authorization server does not advertise %s in authorization_grant_profiles_supported)",
+			err, oauthmeta.GrantProfileIDJAG)
+	}
+	return tok, err
+}
+
+// checkIDJAGSupport decides, before the user's ID token goes to the IdP,
+// whether the authorization server of md can take an ID-JAG
+// (Enterprise-Managed Authorization §6): it must list the JWT-bearer grant,
+// and a non-empty authorization_grant_profiles_supported must name the
+// ID-JAG profile. The member is optional (a SHOULD for the server in the
+// ID-JAG draft §7.2; the extension says a client "can" check it), so its
+// absence is tolerated and reported as advertised false, for a failure to
+// mention.
+func checkIDJAGSupport(md *oauthmeta.AuthServerMetadata) (advertised bool, err error) {
+	if !md.SupportsGrantType(oauthmeta.GrantTypeJWTBearer) {
+		return false, fmt.Errorf("%w: %s", ErrGrantUnsupported, oauthmeta.GrantTypeJWTBearer)
+	}
+	profiles := md.AuthorizationGrantProfilesSupported
+	if len(profiles) == 0 {
+		return false, nil
+	}
+	if !slices.Contains(profiles, oauthmeta.GrantProfileIDJAG) {
+		return false, fmt.Errorf("%w: authorization_grant_profiles_supported does not list %s",
+			ErrGrantUnsupported, oauthmeta.GrantProfileIDJAG)
+	}
+	return true, nil
 }
 
 // exchange obtains an ID-JAG for (issuer, resource) at the IdP: an RFC

@@ -29,14 +29,15 @@ const maxRegistrationResponse = 1 << 20
 // issuer; a stored registration from an earlier run; the Client ID Metadata
 // Document when the server supports it; dynamic registration (CL-17); else
 // a clear error. Credentials are looked up by exact issuer only, so they
-// are never shown to another server (CL-18).
-func (c *Client) registration(ctx context.Context, d *tokenstore.Discovery, redirectURI string) (*tokenstore.Registration, error) {
+// are never shown to another server (CL-18). registered reports a dynamic
+// registration made by this call.
+func (c *Client) registration(ctx context.Context, d *tokenstore.Discovery, redirectURI string) (r *tokenstore.Registration, registered bool, err error) {
 	if r := c.preRegistered(d.Issuer); r != nil {
-		return r, nil
+		return r, false, nil
 	}
 	md := d.AuthServer
 	if r, err := c.store.Registration(ctx, d.Issuer); err == nil && c.reusable(r, md, redirectURI) {
-		return r, nil
+		return r, false, nil
 	}
 	if c.cfg.ClientIDMetadataURL != "" && md.ClientIDMetadataDocumentSupported {
 		r := &tokenstore.Registration{
@@ -44,25 +45,67 @@ func (c *Client) registration(ctx context.Context, d *tokenstore.Discovery, redi
 			TokenEndpointAuthMethod: oauthmeta.AuthMethodNone, RegisteredAt: c.clock.Now(),
 		}
 		if err := c.store.PutRegistration(ctx, r); err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		return r, nil
+		return r, false, nil
 	}
 	if !c.cfg.DisableDynamicRegistration && md.RegistrationEndpoint != "" {
 		r, err := c.register(ctx, md, redirectURI)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if err := c.store.PutRegistration(ctx, r); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		c.log.InfoContext(ctx, "registered dynamically", "registration", r)
-		return r, nil
+		return r, true, nil
 	}
 	if len(c.cfg.PreRegistered) > 0 {
-		return nil, fmt.Errorf("%w (%w)", ErrIssuerChanged, ErrNoRegistration)
+		return nil, false, fmt.Errorf("%w (%w)", ErrIssuerChanged, ErrNoRegistration)
 	}
-	return nil, ErrNoRegistration
+	return nil, false, ErrNoRegistration
+}
+
+// refusedClient reports a token endpoint answer of invalid_client (RFC
+// 6749 §5.2): the server does not know the client or its credentials,
+// which for a dynamic registration means it was deleted (some servers
+// delete idle ones, Cloudflare's after 90 days).
+func refusedClient(err error) bool {
+	return errors.Is(err, &oauthmeta.Error{Code: oauthmeta.CodeInvalidClient})
+}
+
+// replaceRegistration decides the recovery from an invalid_client at the
+// code exchange of rec: when rec used a dynamic registration stored by an
+// earlier run, and the operation has not replaced one yet, the stored
+// registration is dropped, so that the next authorization registers
+// anew; it reports whether to start that authorization. The code itself
+// is bound to the refused client_id and is never redeemed again. A
+// pre-registered or Client ID Metadata Document client, or a registration
+// made for this very authorization, is not replaced: the refusal is the
+// answer.
+func (c *Client) replaceRegistration(ctx context.Context, rec *pendingAuthorization, a *attempts) bool {
+	r := rec.registration
+	if r.Method != tokenstore.MethodDynamic || rec.registered || a.reregistered {
+		return false
+	}
+	a.reregistered = true
+	c.dropRegistration(ctx, r)
+	return true
+}
+
+// dropRegistration deletes the stored dynamic registration r, if it is
+// still the one stored (another process may have replaced it already).
+func (c *Client) dropRegistration(ctx context.Context, r *tokenstore.Registration) {
+	cur, err := c.store.Registration(ctx, r.Issuer)
+	if err != nil || cur.Method != tokenstore.MethodDynamic || cur.ClientID != r.ClientID {
+		return
+	}
+	if err := c.store.DeleteRegistration(ctx, r.Issuer); err != nil {
+		c.log.WarnContext(ctx, "could not delete a refused registration", "issuer", r.Issuer, "error", err)
+		return
+	}
+	c.log.WarnContext(ctx, "the authorization server refused the dynamic registration (invalid_client); registering again",
+		"issuer", r.Issuer, "registration", r)
 }
 
 // preRegistered returns the configured credentials bound to exactly issuer.

@@ -125,7 +125,7 @@ func TestCL17DynamicRegistration(t *testing.T) {
 			if redirect == "" {
 				redirect = DefaultRedirectURI
 			}
-			reg, err := e.c.registration(context.Background(), d, redirect)
+			reg, _, err := e.c.registration(context.Background(), d, redirect)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -218,12 +218,15 @@ func TestRegistrationReuse(t *testing.T) {
 			if err := e.store.PutRegistration(ctx, &st); err != nil {
 				t.Fatal(err)
 			}
-			reg, err := e.c.registration(ctx, d, tc.redirectTo)
+			reg, registered, err := e.c.registration(ctx, d, tc.redirectTo)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if reused := reg.ClientID == st.ClientID; reused != tc.wantReuse {
 				t.Errorf("reused = %v, want %v", reused, tc.wantReuse)
+			}
+			if registered == tc.wantReuse {
+				t.Errorf("registered = %v, with reuse %v", registered, tc.wantReuse)
 			}
 		})
 	}

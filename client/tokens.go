@@ -64,8 +64,8 @@ func (c *Client) currentToken(ctx context.Context, resource string) (*tokenstore
 		return nil, nil
 	}
 	tok, err := c.refresh(ctx, st, false)
-	if errors.Is(err, &oauthmeta.Error{Code: oauthmeta.CodeInvalidGrant}) {
-		return nil, nil // the grant is gone; a new authorization follows the 401
+	if errors.Is(err, &oauthmeta.Error{Code: oauthmeta.CodeInvalidGrant}) || errors.Is(err, errRegistrationDropped) {
+		return nil, nil // the grant (or client) is gone; a new authorization follows the 401
 	}
 	return tok, err
 }
@@ -97,10 +97,18 @@ func (c *Client) refresh(ctx context.Context, st *tokenState, afterRejection boo
 		}
 		tok, err := c.refreshToken(ctx, st.d, st.reg, old)
 		if err != nil {
-			if errors.Is(err, &oauthmeta.Error{Code: oauthmeta.CodeInvalidGrant}) {
-				_ = c.store.DeleteToken(ctx, st.key)
-			}
 			c.log.WarnContext(ctx, "token refresh failed", "issuer", st.key.Issuer, "error", err)
+			switch {
+			case errors.Is(err, &oauthmeta.Error{Code: oauthmeta.CodeInvalidGrant}):
+				_ = c.store.DeleteToken(ctx, st.key)
+			case refusedClient(err) && st.reg.Method == tokenstore.MethodDynamic:
+				// The refresh token is bound to the refused client: the
+				// token and the registration go, and the next
+				// authorization registers anew.
+				_ = c.store.DeleteToken(ctx, st.key)
+				c.dropRegistration(ctx, st.reg)
+				return nil, fmt.Errorf("%w: %w", errRegistrationDropped, err)
+			}
 			return nil, err
 		}
 		tok.RefreshedAfterRejection = afterRejection
@@ -113,6 +121,10 @@ func (c *Client) refresh(ctx context.Context, st *tokenState, afterRejection boo
 }
 
 var errNoRefreshToken = errors.New("client: no refresh token")
+
+// errRegistrationDropped: a refresh was refused with invalid_client, and
+// the dynamic registration and token it used were deleted.
+var errRegistrationDropped = errors.New("client: the dynamic registration was refused and dropped")
 
 // TokenSource returns an oauth2.TokenSource for the MCP server at
 // serverURL, for code written against golang.org/x/oauth2. Token returns

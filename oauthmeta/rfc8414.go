@@ -20,6 +20,13 @@ const (
 // PKCEMethodS256 is the only PKCE code challenge method MCP permits.
 const PKCEMethodS256 = "S256"
 
+// GrantProfileIDJAG is the authorization grant profile of the Identity
+// Assertion JWT Authorization Grant (draft-ietf-oauth-identity-assertion-
+// authz-grant §7.2), which an authorization server that accepts ID-JAGs
+// with the JWT-bearer grant lists in "authorization_grant_profiles_supported"
+// (the MCP Enterprise-Managed Authorization extension, §6).
+const GrantProfileIDJAG = "urn:ietf:params:oauth:grant-profile:id-jag"
+
 // AuthServerMetadata is the RFC 8414 §2 OAuth 2.0 Authorization Server
 // Metadata document, which OpenID Connect Discovery 1.0 extends; the members
 // MCP uses are typed, the rest are ignored when decoding.
@@ -86,6 +93,12 @@ type AuthServerMetadata struct {
 	// UserinfoEndpoint is "userinfo_endpoint" (OpenID Connect Discovery 1.0
 	// §3). OPTIONAL; informational only.
 	UserinfoEndpoint string `json:"userinfo_endpoint,omitempty"`
+	// AuthorizationGrantProfilesSupported is
+	// "authorization_grant_profiles_supported"
+	// (draft-ietf-oauth-identity-assertion-authz-grant §7.2): the
+	// authorization grant profiles the token endpoint accepts, such as
+	// [GrantProfileIDJAG]. OPTIONAL.
+	AuthorizationGrantProfilesSupported []string `json:"authorization_grant_profiles_supported,omitempty"`
 }
 
 // AuthServerMetadataURLs returns the metadata URLs to probe for issuer, in

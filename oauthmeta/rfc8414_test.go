@@ -145,11 +145,12 @@ func TestGoldenAuthServerMetadata(t *testing.T) {
 		RegistrationEndpoint:              "https://auth.example.com/register",
 		ScopesSupported:                   []string{"mcp:tools", "files:read"},
 		ResponseTypesSupported:            []string{"code"},
-		GrantTypesSupported:               []string{"authorization_code", "refresh_token"},
+		GrantTypesSupported:               []string{"authorization_code", "refresh_token", GrantTypeJWTBearer},
 		TokenEndpointAuthMethodsSupported: []string{"none", "client_secret_basic", "client_secret_post"},
 		CodeChallengeMethodsSupported:     []string{"S256"},
 		AuthorizationResponseISSParameterSupported: true,
 		ClientIDMetadataDocumentSupported:          true,
+		AuthorizationGrantProfilesSupported:        []string{GrantProfileIDJAG},
 	}
 	golden.JSON(t, "authorization_server_metadata.json", m)
 }

@@ -29,10 +29,6 @@ func callCommand() command {
 	return command{name: "call", summary: "call a tool of an MCP server and print the result as JSON", run: runCall}
 }
 
-func logoutCommand() command {
-	return command{name: "logout", summary: "forget the token kept for an MCP server", run: runLogout}
-}
-
 const clientDescription = `
 mcpauth's client library as a command: it finds the server's authorization server from its
 401 challenge and metadata, registers (a Client ID Metadata Document, dynamic registration or
@@ -166,7 +162,7 @@ func runLogin(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 		return err
 	}
 	defer func() { err = finish(err) }()
-	if err := s.client.Logout(ctx, s.url); err != nil {
+	if err := s.logout(ctx, stderr); err != nil {
 		return err
 	}
 	if err := s.login(ctx); err != nil {
@@ -286,19 +282,5 @@ func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) (err 
 	if res.IsError {
 		return errToolFailed
 	}
-	return nil
-}
-
-func runLogout(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
-	s, _, ctx, finish, err := clientCommand(ctx, "logout", "[flags] URL",
-		"Forget the token kept for the MCP server at URL (the client registration is kept).", args, stderr, nil, 1, 1)
-	if err != nil {
-		return err
-	}
-	defer func() { err = finish(err) }()
-	if err := s.client.Logout(ctx, s.url); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "logged out of %s\n", s.url)
 	return nil
 }

@@ -22,9 +22,6 @@ const (
 	// "requested_token_type" of the token exchange at the IdP and the
 	// "issued_token_type" of its response (§4.3).
 	TokenTypeIDJAG = "urn:ietf:params:oauth:token-type:id-jag"
-	// GrantProfileIDJAG is the value a resource authorization server lists
-	// in "authorization_grant_profiles_supported" (§7.2).
-	GrantProfileIDJAG = "urn:ietf:params:oauth:grant-profile:id-jag"
 )
 
 // DefaultIDJAGLifetime is how long a built ID-JAG is valid.

@@ -62,6 +62,7 @@ type ASOptions struct {
 	DPoPAlgs              []string // dpop_signing_alg_values_supported
 	JWKSURI               string   // jwks_uri
 	NoRegistration        bool     // no registration_endpoint
+	RevocationEndpoint    string   // revocation_endpoint, published as is; "" = none
 	AuthMethods           []string // token_endpoint_auth_methods_supported; nil = ["none"]
 	RegisterMethod        string   // force the registered method in DCR responses
 	ScopesSupported       []string
@@ -191,6 +192,11 @@ func (s *AS) Paths() []string { return cloneLocked(&s.mu, &s.paths) }
 // Update changes the options of a running server.
 func (s *AS) Update(fn func(*ASOptions)) { locked(&s.mu, func() { fn(&s.opts) }) }
 
+// ForgetClient deletes a registered client, as servers that expire dynamic
+// registrations do: its client_id then gets invalid_client at the token
+// endpoint and is refused at the authorization endpoint.
+func (s *AS) ForgetClient(id string) { locked(&s.mu, func() { delete(s.clients, id) }) }
+
 // Hits returns how often path was requested.
 func (s *AS) Hits(path string) int {
 	return len(slices.DeleteFunc(s.Paths(), func(p string) bool { return p != path }))
@@ -304,6 +310,9 @@ func metadata(w http.ResponseWriter, o ASOptions, origin string) {
 	}
 	if !o.NoRegistration {
 		md["registration_endpoint"] = base + "/register"
+	}
+	if o.RevocationEndpoint != "" {
+		md["revocation_endpoint"] = o.RevocationEndpoint
 	}
 	if o.ScopesSupported != nil {
 		md["scopes_supported"] = o.ScopesSupported
