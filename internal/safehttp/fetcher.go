@@ -46,7 +46,9 @@ type Options struct {
 	// net.Dialer with a 5 s connect timeout.
 	Dial DialFunc
 	// TLSConfig is the client TLS configuration, for example to trust a test
-	// server's certificate. Nil means the system roots.
+	// server's certificate. Nil means the system roots. [New] keeps a copy:
+	// net/http writes to the configuration of a transport it uses, so one
+	// value shared by several fetchers would be a data race.
 	TLSConfig *tls.Config
 	// InsecureAllowHTTPLoopback permits targets on 127.0.0.0/8 and ::1 (and
 	// plain http to them), for an authorization server or test server on
@@ -90,7 +92,7 @@ func New(opts Options) *Fetcher {
 	transport := &http.Transport{
 		Proxy:                 nil, // never an environment proxy
 		DialContext:           f.dialContext,
-		TLSClientConfig:       opts.TLSConfig,
+		TLSClientConfig:       opts.TLSConfig.Clone(),
 		TLSHandshakeTimeout:   opts.Timeout,
 		ResponseHeaderTimeout: opts.Timeout,
 		MaxIdleConns:          16,

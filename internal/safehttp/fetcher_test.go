@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -407,5 +408,32 @@ func TestGetWithHeaderCredentialStaysAtOrigin(t *testing.T) {
 	defer mu.Unlock()
 	if otherHits != 0 {
 		t.Fatalf("the other origin was reached %d times", otherHits)
+	}
+}
+
+// TestSharedTLSConfig: fetchers built from one Options (and so one
+// *tls.Config) fetch at the same time. net/http sets up a transport's TLS
+// configuration on its first request and clones it on every dial, so
+// without a copy per fetcher the race detector reports the two transports
+// writing and reading the shared value.
+func TestSharedTLSConfig(t *testing.T) {
+	t.Parallel()
+	opts, _ := tlsTarget(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{}`)
+	}))
+	before := slices.Clone(opts.TLSConfig.NextProtos)
+	var wg sync.WaitGroup
+	for range 8 {
+		f := New(opts)
+		wg.Go(func() {
+			if _, err := f.Get(context.Background(), "https://example.com/doc.json", ""); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if !slices.Equal(opts.TLSConfig.NextProtos, before) {
+		t.Fatalf("the caller's TLS configuration was changed: NextProtos %q, was %q", opts.TLSConfig.NextProtos, before)
 	}
 }
