@@ -137,7 +137,7 @@ func defaultClient(timeout time.Duration, fetch safehttp.Options) *http.Client {
 		Timeout: timeout,
 		Transport: &http.Transport{
 			Proxy:                 nil,
-			TLSClientConfig:       fetch.TLSConfig,
+			TLSClientConfig:       fetch.TLSConfig.Clone(), // net/http writes to it
 			TLSHandshakeTimeout:   timeout,
 			ResponseHeaderTimeout: timeout,
 			MaxIdleConns:          4,
