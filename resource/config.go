@@ -52,10 +52,6 @@ type Config struct {
 	// [DefaultAlgorithms]. "none" and HMAC algorithms are refused (RFC 8725
 	// §3.1).
 	Algorithms []string
-	// InsecureAllowJWTType also accepts the legacy typ "JWT" besides
-	// "at+jwt" (RFC 9068 §4). False means at+jwt only, which keeps ID tokens
-	// and other JWTs out (RFC 8725 §3.11).
-	InsecureAllowJWTType bool
 	// Leeway is the clock skew allowed on exp, nbf and iat. Zero means
 	// [DefaultLeeway]; at most [MaxLeeway].
 	Leeway time.Duration
@@ -123,7 +119,8 @@ type Config struct {
 // Issuer is one trusted authorization server.
 type Issuer struct {
 	// Issuer is the issuer identifier, compared byte for byte with "iss"
-	// (RS-09). REQUIRED.
+	// (RS-09). REQUIRED. It may hold the placeholder {tid} once, for a
+	// multi-tenant Entra application: see [Profile].TenantIDs.
 	Issuer string
 	// JWKSURI is the issuer's JWK Set URL. Empty means it is taken from
 	// the issuer's validated RFC 8414 metadata on first use. Ignored when
@@ -132,6 +129,11 @@ type Issuer struct {
 	// Keys resolves the issuer's signing keys. Nil means a [RemoteKeys]
 	// that New creates (without I/O) and [Verifier.Close] closes.
 	Keys KeySource
+	// Profile describes the issuer's access tokens when they are not RFC
+	// 9068 tokens: an identity provider's preset, the token types,
+	// audiences, scope and client claims it uses. The zero value is RFC
+	// 9068: typ at+jwt only, the resource in "aud", scopes in "scope".
+	Profile Profile
 }
 
 func (c *Config) validate() error {

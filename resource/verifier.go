@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -32,7 +33,7 @@ type Verifier struct {
 	issuers      map[string]*issuerState
 	issuerOrder  []string
 	joseAlgs     []jose.SignatureAlgorithm
-	allowJWTType bool
+	profiled     bool // an issuer has a Profile: claims decoded for it
 	leeway       time.Duration
 	policy       *compiledPolicy
 	cache        *tokenCache
@@ -55,8 +56,10 @@ type Verifier struct {
 }
 
 type issuerState struct {
-	issuer string
-	keys   KeySource
+	issuer  string
+	keys    KeySource
+	profile *tokenProfile // nil: RFC 9068
+	tenant  string        // the tenant an issuer template was filled with
 }
 
 // New validates cfg and returns a Verifier. It performs no I/O and starts
@@ -75,7 +78,6 @@ func New(cfg Config) (*Verifier, error) {
 		resource:     res,
 		audiences:    map[string]struct{}{res: {}},
 		issuers:      map[string]*issuerState{},
-		allowJWTType: cfg.InsecureAllowJWTType,
 		leeway:       cmp.Or(cfg.Leeway, DefaultLeeway),
 		audit:        cfg.Audit,
 		logger:       cfg.Logger,
@@ -135,34 +137,91 @@ func New(cfg Config) (*Verifier, error) {
 }
 
 func (v *Verifier) setIssuers(cfg *Config, p oauthmeta.URLPolicy) error {
-	for _, is := range cfg.Issuers {
-		if err := p.CheckIssuer(is.Issuer); err != nil {
-			return fmt.Errorf("%w: issuer: %w", ErrInvalidConfig, err)
+	for i, is := range cfg.Issuers {
+		profile, err := compileProfile(is.Profile)
+		if err != nil {
+			return fmt.Errorf("issuers[%d] (%s): %w", i, is.Issuer, err)
 		}
-		if _, dup := v.issuers[is.Issuer]; dup {
-			return fmt.Errorf("%w: issuer listed twice", ErrInvalidConfig)
+		names, tenants, err := issuerNames(is)
+		if err != nil {
+			return fmt.Errorf("issuers[%d] (%s): %w", i, is.Issuer, err)
+		}
+		for _, name := range names {
+			if err := p.CheckIssuer(name); err != nil {
+				return fmt.Errorf("%w: issuers[%d]: issuer: %w", ErrInvalidConfig, i, err)
+			}
+			if _, dup := v.issuers[name]; dup {
+				return fmt.Errorf("%w: issuers[%d]: issuer %s listed twice", ErrInvalidConfig, i, name)
+			}
+			v.issuers[name] = nil // reserved: a later duplicate is refused
 		}
 		keys := is.Keys
-		if keys == nil {
-			rk, err := NewRemoteKeys(RemoteKeysConfig{
-				Issuer:                    is.Issuer,
-				JWKSURI:                   is.JWKSURI,
-				RefetchInterval:           cfg.KeyRefetchInterval,
-				TLSConfig:                 cfg.TLSConfig,
-				InsecureAllowHTTPLoopback: cfg.InsecureAllowHTTPLoopback,
-				Logger:                    cfg.Logger,
-				Now:                       cfg.Now,
-			})
-			if err != nil {
+		if keys == nil && (len(tenants) == 0 || is.JWKSURI != "") {
+			// One key set for the issuer, or for every tenant of a
+			// template with a JWK Set URL of its own.
+			if keys, err = v.remoteKeys(cfg, names[0], is.JWKSURI, len(tenants) > 0); err != nil {
 				return err
 			}
-			keys = rk
-			v.owned = append(v.owned, rk)
 		}
-		v.issuers[is.Issuer] = &issuerState{issuer: is.Issuer, keys: keys}
-		v.issuerOrder = append(v.issuerOrder, is.Issuer)
+		for j, name := range names {
+			st := &issuerState{issuer: name, keys: keys, profile: profile}
+			if len(tenants) > 0 {
+				st.tenant = tenants[j]
+				if st.keys == nil { // this tenant's own metadata and keys
+					if st.keys, err = v.remoteKeys(cfg, name, "", false); err != nil {
+						return err
+					}
+				}
+			}
+			v.issuers[name] = st
+			v.issuerOrder = append(v.issuerOrder, name)
+		}
+		v.profiled = v.profiled || profile != nil
 	}
 	return nil
+}
+
+// issuerNames returns the issuer identifiers an Issuer stands for: its
+// own, or for a template holding {tid} the template filled with each of
+// the profile's tenants, and those tenants.
+func issuerNames(is Issuer) (names, tenants []string, err error) {
+	switch strings.Count(is.Issuer, tenantPlaceholder) {
+	case 0:
+		return []string{is.Issuer}, nil, nil
+	case 1:
+	default:
+		return nil, nil, fmt.Errorf("%w: Issuer: %s appears more than once", ErrInvalidConfig, tenantPlaceholder)
+	}
+	if len(is.Profile.TenantIDs) == 0 {
+		return nil, nil, fmt.Errorf("%w: Profile.TenantIDs: an issuer with %s needs the tenants it accepts (there is no \"any tenant\")",
+			ErrInvalidConfig, tenantPlaceholder)
+	}
+	for _, t := range is.Profile.TenantIDs {
+		names = append(names, strings.Replace(is.Issuer, tenantPlaceholder, t, 1))
+	}
+	return names, is.Profile.TenantIDs, nil
+}
+
+// remoteKeys creates a RemoteKeys that Close closes: by discovery from
+// issuer, or from jwksURI (shared: for every tenant of a template).
+func (v *Verifier) remoteKeys(cfg *Config, issuer, jwksURI string, shared bool) (KeySource, error) {
+	if shared {
+		issuer = ""
+	}
+	rk, err := NewRemoteKeys(RemoteKeysConfig{
+		Issuer:                    issuer,
+		JWKSURI:                   jwksURI,
+		RefetchInterval:           cfg.KeyRefetchInterval,
+		TLSConfig:                 cfg.TLSConfig,
+		InsecureAllowHTTPLoopback: cfg.InsecureAllowHTTPLoopback,
+		Logger:                    cfg.Logger,
+		Now:                       cfg.Now,
+	})
+	if err != nil {
+		return nil, err
+	}
+	v.owned = append(v.owned, rk)
+	return rk, nil
 }
 
 func (v *Verifier) setOrigins(allowed []string) error {
