@@ -75,17 +75,17 @@ func New(cfg Config) (*Verifier, error) {
 		return nil, err
 	}
 	v := &Verifier{
-		resource:     res,
-		audiences:    map[string]struct{}{res: {}},
-		issuers:      map[string]*issuerState{},
-		leeway:       cmp.Or(cfg.Leeway, DefaultLeeway),
-		audit:        cfg.Audit,
-		logger:       cfg.Logger,
-		clock:        cfg.Now,
-		maxToken:     cmp.Or(cfg.MaxTokenBytes, DefaultMaxTokenBytes),
-		maxBody:      cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
-		metadataTTL:  cmp.Or(cfg.MetadataTTL, DefaultMetadataTTL),
-		insecure:     cfg.InsecureAllowHTTPLoopback,
+		resource:    res,
+		audiences:   map[string]struct{}{res: {}},
+		issuers:     map[string]*issuerState{},
+		leeway:      cmp.Or(cfg.Leeway, DefaultLeeway),
+		audit:       cfg.Audit,
+		logger:      cfg.Logger,
+		clock:       cfg.Now,
+		maxToken:    cmp.Or(cfg.MaxTokenBytes, DefaultMaxTokenBytes),
+		maxBody:     cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
+		metadataTTL: cmp.Or(cfg.MetadataTTL, DefaultMetadataTTL),
+		insecure:    cfg.InsecureAllowHTTPLoopback,
 	}
 	if v.metadataURL, err = oauthmeta.ProtectedResourceMetadataURL(res); err != nil {
 		return nil, fmt.Errorf("%w: resource: %w", ErrInvalidConfig, err)
