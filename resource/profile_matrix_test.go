@@ -233,7 +233,7 @@ var presetMatrix = map[string]map[string]error{
 	"hydra": {
 		"hydra":             nil,
 		"hydra_no_audience": resource.ErrAudience, "hydra_id_token": resource.ErrAudience,
-		"rfc9068":  resource.ErrTokenType, "auth0_rfc9068": resource.ErrTokenType,
+		"rfc9068": resource.ErrTokenType, "auth0_rfc9068": resource.ErrTokenType,
 		"entra_v2": resource.ErrAudience, "entra_v2_app": resource.ErrAudience, "entra_v2_id_token": resource.ErrAudience,
 		"entra_v2_other_tenant": resource.ErrAudience, "entra_v1": resource.ErrAudience,
 		"okta": resource.ErrTokenType, "okta_id_token": resource.ErrTokenType,
