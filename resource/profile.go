@@ -372,5 +372,15 @@ func isTenantID(s string) bool {
 
 // profileError is a configuration error naming the Profile field.
 func profileError(field, format string, args ...any) error {
-	return fmt.Errorf("%w: Profile.%s: %s", ErrInvalidConfig, field, fmt.Sprintf(format, args...))
+	return &fieldError{field: "Profile." + field, msg: fmt.Sprintf(format, args...)}
 }
+
+// fieldError is a configuration error naming a field, and in a Config the
+// issuer it belongs to (where). It matches [ErrInvalidConfig].
+type fieldError struct{ where, field, msg string }
+
+func (e *fieldError) Error() string {
+	return ErrInvalidConfig.Error() + ": " + e.where + e.field + ": " + e.msg
+}
+
+func (e *fieldError) Unwrap() error { return ErrInvalidConfig }

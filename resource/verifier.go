@@ -138,13 +138,17 @@ func New(cfg Config) (*Verifier, error) {
 
 func (v *Verifier) setIssuers(cfg *Config, p oauthmeta.URLPolicy) error {
 	for i, is := range cfg.Issuers {
+		var names, tenants []string
 		profile, err := compileProfile(is.Profile)
-		if err != nil {
-			return fmt.Errorf("issuers[%d] (%s): %w", i, is.Issuer, err)
+		if err == nil {
+			names, tenants, err = issuerNames(is)
 		}
-		names, tenants, err := issuerNames(is)
+		var fe *fieldError
+		if errors.As(err, &fe) {
+			fe.where = fmt.Sprintf("issuers[%d] (%s): ", i, is.Issuer)
+		}
 		if err != nil {
-			return fmt.Errorf("issuers[%d] (%s): %w", i, is.Issuer, err)
+			return err
 		}
 		for _, name := range names {
 			if err := p.CheckIssuer(name); err != nil {
@@ -190,11 +194,11 @@ func issuerNames(is Issuer) (names, tenants []string, err error) {
 		return []string{is.Issuer}, nil, nil
 	case 1:
 	default:
-		return nil, nil, fmt.Errorf("%w: Issuer: %s appears more than once", ErrInvalidConfig, tenantPlaceholder)
+		return nil, nil, &fieldError{field: "Issuer", msg: tenantPlaceholder + " appears more than once"}
 	}
 	if len(is.Profile.TenantIDs) == 0 {
-		return nil, nil, fmt.Errorf("%w: Profile.TenantIDs: an issuer with %s needs the tenants it accepts (there is no \"any tenant\")",
-			ErrInvalidConfig, tenantPlaceholder)
+		return nil, nil, &fieldError{field: "Profile.TenantIDs",
+			msg: "an issuer with " + tenantPlaceholder + " needs the tenants it accepts (there is no \"any tenant\")"}
 	}
 	for _, t := range is.Profile.TenantIDs {
 		names = append(names, strings.Replace(is.Issuer, tenantPlaceholder, t, 1))
