@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -134,6 +135,29 @@ type Issuer struct {
 	// audiences, scope and client claims it uses. The zero value is RFC
 	// 9068: typ at+jwt only, the resource in "aud", scopes in "scope".
 	Profile Profile
+}
+
+// Identifiers returns the issuer identifiers is stands for: Issuer, or for
+// a template holding {tid} the template filled with each of
+// Profile.TenantIDs, in their order. Errors match [ErrInvalidConfig] and
+// name the field. The identifiers themselves are checked by [New].
+func (is Issuer) Identifiers() ([]string, error) {
+	switch strings.Count(is.Issuer, tenantPlaceholder) {
+	case 0:
+		return []string{is.Issuer}, nil
+	case 1:
+	default:
+		return nil, &fieldError{field: "Issuer", msg: tenantPlaceholder + " appears more than once"}
+	}
+	if len(is.Profile.TenantIDs) == 0 {
+		return nil, &fieldError{field: "Profile.TenantIDs",
+			msg: "an issuer with " + tenantPlaceholder + " needs the tenants it accepts (there is no \"any tenant\")"}
+	}
+	names := make([]string, 0, len(is.Profile.TenantIDs))
+	for _, t := range is.Profile.TenantIDs {
+		names = append(names, strings.Replace(is.Issuer, tenantPlaceholder, t, 1))
+	}
+	return names, nil
 }
 
 func (c *Config) validate() error {

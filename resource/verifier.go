@@ -185,23 +185,11 @@ func (v *Verifier) setIssuers(cfg *Config, p oauthmeta.URLPolicy) error {
 	return nil
 }
 
-// issuerNames returns the issuer identifiers an Issuer stands for: its
-// own, or for a template holding {tid} the template filled with each of
-// the profile's tenants, and those tenants.
+// issuerNames returns the identifiers of is and, for a template, the
+// tenants they were filled with.
 func issuerNames(is Issuer) (names, tenants []string, err error) {
-	switch strings.Count(is.Issuer, tenantPlaceholder) {
-	case 0:
-		return []string{is.Issuer}, nil, nil
-	case 1:
-	default:
-		return nil, nil, &fieldError{field: "Issuer", msg: tenantPlaceholder + " appears more than once"}
-	}
-	if len(is.Profile.TenantIDs) == 0 {
-		return nil, nil, &fieldError{field: "Profile.TenantIDs",
-			msg: "an issuer with " + tenantPlaceholder + " needs the tenants it accepts (there is no \"any tenant\")"}
-	}
-	for _, t := range is.Profile.TenantIDs {
-		names = append(names, strings.Replace(is.Issuer, tenantPlaceholder, t, 1))
+	if names, err = is.Identifiers(); err != nil || !strings.Contains(is.Issuer, tenantPlaceholder) {
+		return names, nil, err
 	}
 	return names, is.Profile.TenantIDs, nil
 }
