@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -367,4 +369,58 @@ func reasonOf(err error) string {
 		return err.Error()
 	}
 	return ""
+}
+
+// TestPresetsDocumented: the README's preset table has a row for every
+// preset that names its types, scope claims, client claim and required
+// values, as Effective gives them.
+func TestPresetsDocumented(t *testing.T) {
+	t.Parallel()
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for _, line := range strings.Split(string(readme), "\n") {
+		if name, ok := strings.CutPrefix(line, "| `"); ok && strings.Contains(line, "](http") {
+			name, _, _ = strings.Cut(name, "`")
+			rows[name] = line
+		}
+	}
+	for _, name := range resource.Presets() {
+		row, ok := rows[name]
+		if !ok {
+			t.Errorf("README has no row for the preset %s", name)
+			continue
+		}
+		p, err := resource.Profile{Preset: name, Audiences: []string{"x"}}.Effective()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cells := strings.Split(row, "|")
+		want := map[int][]string{2: {}, 4: {}, 5: {"`" + p.ClientClaim + "`"}, 6: {}}
+		for _, ty := range p.Types {
+			if ty == resource.TypeNone {
+				want[2] = append(want[2], " none")
+			} else {
+				want[2] = append(want[2], "`"+ty+"`")
+			}
+		}
+		for _, c := range p.ScopeClaims {
+			want[4] = append(want[4], "`"+c+"`")
+		}
+		for _, r := range p.RequiredClaims {
+			want[6] = append(want[6], "`"+r.Claim+"`")
+			for _, v := range r.Values {
+				want[6] = append(want[6], "`"+v+"`")
+			}
+		}
+		for col, parts := range want {
+			for _, part := range parts {
+				if len(cells) <= col || !strings.Contains(cells[col], part) {
+					t.Errorf("README row of %s: column %d lacks %s: %s", name, col, part, row)
+				}
+			}
+		}
+	}
 }
