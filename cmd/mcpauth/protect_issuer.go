@@ -51,39 +51,39 @@ var issuerFlagFields = []struct{ field, flag string }{
 // register defines --issuer (collected in urls as well, for the flags that
 // need the issuers' origins) and the per-issuer flags on fs.
 func (f *issuerFlags) register(fs *flag.FlagSet, urls *listFlag) {
-	fs.Func("issuer", "trusted authorization server (repeatable, at least one); the --issuer-* flags after it apply to it; "+
+	fs.Func("issuer", "trusted authorization server `URL` (repeatable, at least one); the --issuer-* flags after it apply to it; "+
 		"keys come from its metadata; {tid} in it stands for each --issuer-tenant", func(v string) error {
 		*urls = append(*urls, v)
 		f.list = append(f.list, &issuerOpts{url: v, given: map[string]bool{}})
 		return nil
 	})
-	f.once(fs, "issuer-profile", "the identity provider preset of the --issuer before it: "+strings.Join(resource.Presets(), ", ")+
+	f.once(fs, "issuer-profile", "the identity provider preset `NAME` of the --issuer before it: "+strings.Join(resource.Presets(), ", ")+
 		" (default: RFC 9068 tokens)", func(o *issuerOpts, v string) error {
 		o.profile.Preset = v
 		return nil
 	})
-	f.many(fs, "issuer-audience", "an aud value naming this server for the --issuer before it, besides --resource "+
+	f.many(fs, "issuer-audience", "an aud `VALUE` naming this server for the --issuer before it, besides --resource "+
 		"(an Entra API's client ID, an App ID URI, an API identifier; repeatable)", func(o *issuerOpts, v string) error {
 		o.profile.Audiences = append(o.profile.Audiences, v)
 		return nil
 	})
-	f.once(fs, "issuer-typ", "the accepted typ header values of the --issuer before it: at+jwt, JWT, none (spaces or commas; default: the preset's, or at+jwt)",
+	f.once(fs, "issuer-typ", "the accepted typ header `VALUES` of the --issuer before it: at+jwt, JWT, none (spaces or commas; default: the preset's, or at+jwt)",
 		func(o *issuerOpts, v string) error {
 			o.profile.Types = nonNil(fields(v))
 			return nil
 		})
-	f.once(fs, "issuer-scope-claims", "the claims holding scopes, in order, for the --issuer before it: names, dotted paths "+
+	f.once(fs, "issuer-scope-claims", "the `CLAIMS` holding scopes, in order, for the --issuer before it: names, dotted paths "+
 		"(realm_access.roles) or JSON Pointers (/resource_access/my.app/roles), spaces or commas (default: the preset's, or scope)",
 		func(o *issuerOpts, v string) error {
 			o.profile.ScopeClaims = nonNil(fields(v))
 			return claimPaths(o.profile.ScopeClaims...)
 		})
-	f.once(fs, "issuer-client-claim", "the claim naming the client, for the --issuer before it (default: the preset's, or client_id)",
+	f.once(fs, "issuer-client-claim", "the `CLAIM` naming the client, for the --issuer before it (default: the preset's, or client_id)",
 		func(o *issuerOpts, v string) error {
 			o.profile.ClientClaim = v
 			return claimPaths(v)
 		})
-	f.many(fs, "issuer-require", "`CLAIM=VALUE[,VALUE]`: a claim every access token of the --issuer before it carries with one of the values "+
+	f.many(fs, "issuer-require", "a `CLAIM=VALUE[,VALUE]` that every access token of the --issuer before it carries "+
 		"(repeatable; replaces the preset's requirement for the same claim)", func(o *issuerOpts, v string) error {
 		claim, values, ok := strings.Cut(v, "=")
 		if !ok || claim == "" || values == "" {
@@ -92,12 +92,12 @@ func (f *issuerFlags) register(fs *flag.FlagSet, urls *listFlag) {
 		o.profile.RequiredClaims = append(o.profile.RequiredClaims, resource.RequiredClaim{Claim: claim, Values: strings.Split(values, ",")})
 		return claimPaths(claim)
 	})
-	f.many(fs, "issuer-tenant", "an accepted tenant (Entra tid) of the --issuer before it (repeatable, or commas); required with {tid} in the issuer",
+	f.many(fs, "issuer-tenant", "an accepted tenant `TID` (Entra tid) of the --issuer before it (repeatable, or commas); required with {tid} in the issuer",
 		func(o *issuerOpts, v string) error {
 			o.profile.TenantIDs = append(o.profile.TenantIDs, fields(v)...)
 			return nil
 		})
-	f.many(fs, "issuer-client", "an accepted client of the --issuer before it, by the client claim (repeatable, or commas; default: any client)",
+	f.many(fs, "issuer-client", "an accepted client `ID` of the --issuer before it, by the client claim (repeatable, or commas; default: any client)",
 		func(o *issuerOpts, v string) error {
 			o.profile.ClientIDs = append(o.profile.ClientIDs, fields(v)...)
 			return nil
