@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"reflect"
 	"slices"
 
 	jose "github.com/go-jose/go-jose/v4"
@@ -75,10 +76,9 @@ func compileProfile(p Profile) (*tokenProfile, error) {
 	return tp, nil
 }
 
-func isZeroProfile(p *Profile) bool {
-	return p.Preset == "" && p.Types == nil && p.Audiences == nil && p.ScopeClaims == nil && p.ClientClaim == "" &&
-		p.RequiredClaims == nil && p.TenantIDs == nil && p.ClientIDs == nil && !p.InsecureAcceptMissingAudience
-}
+// isZeroProfile reports whether p is the zero Profile (an empty, non-nil
+// list is not: it is refused by name).
+func isZeroProfile(p *Profile) bool { return reflect.ValueOf(*p).IsZero() }
 
 func set(list []string) map[string]struct{} {
 	if len(list) == 0 {
