@@ -45,5 +45,5 @@ var (
 	reasonSignature            = refusal{resource.ErrInvalidToken, "signature is invalid"}
 	reasonTokenInQuery         = refusal{resource.ErrInvalidRequest, "access token in the query string"}
 	reasonTokenTooLarge        = refusal{resource.ErrInvalidToken, "token is too large"}
-	reasonTokenType            = refusal{resource.ErrInvalidToken, "token type is not at+jwt"}
+	reasonTokenType            = refusal{resource.ErrInvalidToken, "token type not accepted"}
 )

@@ -25,8 +25,9 @@ func timeError(err error) error {
 
 // checkAudience reports whether aud names this resource (RS-08): an exact
 // match first, then a match after RFC 8707 canonicalisation, so that
-// "HTTPS://H/mcp" is accepted for "https://h/mcp".
-func (v *Verifier) checkAudience(aud []string) error {
+// "HTTPS://H/mcp" is accepted for "https://h/mcp", then the audiences of
+// the issuer's profile p (nil for RFC 9068).
+func (v *Verifier) checkAudience(aud []string, p *tokenProfile) error {
 	for _, a := range aud {
 		if _, ok := v.audiences[a]; ok {
 			return nil
@@ -42,6 +43,9 @@ func (v *Verifier) checkAudience(aud []string) error {
 			}
 		}
 	}
+	if p != nil && p.audienceAccepted(aud) {
+		return nil
+	}
 	return errAudience
 }
 
@@ -49,8 +53,8 @@ func (v *Verifier) checkAudience(aud []string) error {
 // first. It returns the expiry and issue times. A bound token (one with
 // "cnf") passes only when allowBound is set (DPoP enabled, and the scheme
 // may carry one); which scheme may present it is decided later, per
-// request.
-func (v *Verifier) checkClaims(c *jwtverify.Claims, bound bool, now time.Time, allowBound bool) (exp, iat time.Time, err error) {
+// request. p is the issuer's profile, nil for RFC 9068.
+func (v *Verifier) checkClaims(c *jwtverify.Claims, bound bool, now time.Time, allowBound bool, p *tokenProfile) (exp, iat time.Time, err error) {
 	if bound && !allowBound {
 		// RS-18: a DPoP- or mTLS-bound token presented as a bearer token.
 		return exp, iat, errBoundToken
@@ -58,7 +62,7 @@ func (v *Verifier) checkClaims(c *jwtverify.Claims, bound bool, now time.Time, a
 	if exp, iat, err = (jwtverify.Times{Leeway: v.leeway}).Check(c, now); err != nil {
 		return exp, iat, timeError(err)
 	}
-	if err := v.checkAudience(c.Audience); err != nil {
+	if err := v.checkAudience(c.Audience, p); err != nil {
 		return exp, iat, err
 	}
 	return exp, iat, nil

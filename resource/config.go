@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -52,10 +53,6 @@ type Config struct {
 	// [DefaultAlgorithms]. "none" and HMAC algorithms are refused (RFC 8725
 	// §3.1).
 	Algorithms []string
-	// InsecureAllowJWTType also accepts the legacy typ "JWT" besides
-	// "at+jwt" (RFC 9068 §4). False means at+jwt only, which keeps ID tokens
-	// and other JWTs out (RFC 8725 §3.11).
-	InsecureAllowJWTType bool
 	// Leeway is the clock skew allowed on exp, nbf and iat. Zero means
 	// [DefaultLeeway]; at most [MaxLeeway].
 	Leeway time.Duration
@@ -123,7 +120,8 @@ type Config struct {
 // Issuer is one trusted authorization server.
 type Issuer struct {
 	// Issuer is the issuer identifier, compared byte for byte with "iss"
-	// (RS-09). REQUIRED.
+	// (RS-09). REQUIRED. It may hold the placeholder {tid} once, for a
+	// multi-tenant Entra application: see [Profile].TenantIDs.
 	Issuer string
 	// JWKSURI is the issuer's JWK Set URL. Empty means it is taken from
 	// the issuer's validated RFC 8414 metadata on first use. Ignored when
@@ -132,6 +130,34 @@ type Issuer struct {
 	// Keys resolves the issuer's signing keys. Nil means a [RemoteKeys]
 	// that New creates (without I/O) and [Verifier.Close] closes.
 	Keys KeySource
+	// Profile describes the issuer's access tokens when they are not RFC
+	// 9068 tokens: an identity provider's preset, the token types,
+	// audiences, scope and client claims it uses. The zero value is RFC
+	// 9068: typ at+jwt only, the resource in "aud", scopes in "scope".
+	Profile Profile
+}
+
+// Identifiers returns the issuer identifiers is stands for: Issuer, or for
+// a template holding {tid} the template filled with each of
+// Profile.TenantIDs, in their order. Errors match [ErrInvalidConfig] and
+// name the field. The identifiers themselves are checked by [New].
+func (is Issuer) Identifiers() ([]string, error) {
+	switch strings.Count(is.Issuer, tenantPlaceholder) {
+	case 0:
+		return []string{is.Issuer}, nil
+	case 1:
+	default:
+		return nil, &fieldError{field: "Issuer", msg: tenantPlaceholder + " appears more than once"}
+	}
+	if len(is.Profile.TenantIDs) == 0 {
+		return nil, &fieldError{field: "Profile.TenantIDs",
+			msg: "an issuer with " + tenantPlaceholder + " needs the tenants it accepts (there is no \"any tenant\")"}
+	}
+	names := make([]string, 0, len(is.Profile.TenantIDs))
+	for _, t := range is.Profile.TenantIDs {
+		names = append(names, strings.Replace(is.Issuer, tenantPlaceholder, t, 1))
+	}
+	return names, nil
 }
 
 func (c *Config) validate() error {

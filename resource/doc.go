@@ -33,6 +33,13 @@
 //     the policy needs is read with go-json-experiment's jsontext.Decoder;
 //     a case variant or duplicate of a member the policy reads is refused,
 //     as the SDK decodes with encoding/json v1, which folds case.
+//   - Identity providers' own access token shapes, per issuer ([Profile]):
+//     presets for Microsoft Entra ID (v2.0 and v1.0, multi-tenant through
+//     an issuer template and a tenant allow-list), Okta, Auth0, Keycloak,
+//     Amazon Cognito and Ory Hydra, or the token types, audiences, scope
+//     and client claims and required claim values set one by one; a token
+//     without an audience only with an explicit opt-in bound to named
+//     clients.
 //   - RFC 9449 DPoP ([DPoPConfig]), disabled by default, allowed beside
 //     Bearer, or required: the "DPoP" scheme for tokens whose "cnf"."jkt"
 //     names the key of the request's one DPoP proof; the proof checked

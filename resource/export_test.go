@@ -16,6 +16,10 @@ var (
 	ErrSignature             = errSignature
 	ErrIssuer                = errIssuer
 	ErrAudience              = errAudience
+	ErrRequiredClaim         = errRequiredClaim
+	ErrTenant                = errTenant
+	ErrNoClient              = errNoClient
+	ErrClient                = errClient
 	ErrExpired               = errExpired
 	ErrMissingExpiry         = errMissingExpiry
 	ErrNotYetValid           = errNotYetValid

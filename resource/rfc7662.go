@@ -155,7 +155,7 @@ func (in *introspector) check(body []byte, r *oauthmeta.IntrospectionResponse, n
 	}
 	c := jwtverify.Claims{Issuer: iss, Audience: r.Aud,
 		Expiry: numericDate(r.Exp), NotBefore: numericDate(r.Nbf), IssuedAt: numericDate(r.Iat)}
-	exp, iat, err := in.v.checkClaims(&c, r.Cnf != nil, now, in.v.dpop != nil)
+	exp, iat, err := in.v.checkClaims(&c, r.Cnf != nil, now, in.v.dpop != nil, nil)
 	if err != nil {
 		return nil, err
 	}

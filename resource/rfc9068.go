@@ -7,7 +7,6 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 
-	"github.com/mcpauth/mcpauth/internal/ascii"
 	"github.com/mcpauth/mcpauth/internal/jwkset"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -34,6 +33,9 @@ func (v *Verifier) verifyJWT(ctx context.Context, raw string, now time.Time, av 
 		return errMalformedToken
 	}
 	h := jws.Signatures[0].Protected
+	if v.profiled {
+		return v.verifyProfiled(ctx, jws, &h, now, av, scheme)
+	}
 	if err := v.checkHeader(&h); err != nil {
 		return err
 	}
@@ -48,7 +50,7 @@ func (v *Verifier) verifyJWT(ctx context.Context, raw string, now time.Time, av 
 		return errIssuer // RS-09: exact match with a configured issuer
 	}
 	bound := c.Confirmation != nil
-	exp, iat, err := v.checkClaims(&c.Claims, bound, now, v.dpop != nil && scheme == schemeDPoP)
+	exp, iat, err := v.checkClaims(&c.Claims, bound, now, v.dpop != nil && scheme == schemeDPoP, nil)
 	if err != nil {
 		return err
 	}
@@ -101,12 +103,18 @@ func schemeFor(jkt string) string {
 }
 
 // checkHeader applies the RFC 9068 §4 type rule and refuses the unencoded
-// payload option.
+// payload option (RFC 7797), for a Verifier whose issuers all issue RFC
+// 9068 tokens.
 func (v *Verifier) checkHeader(h *jose.Header) error {
 	typ, _ := h.ExtraHeaders[jose.HeaderType].(string)
-	if !jwtverify.TypeIs(typ, "at+jwt") && !(v.allowJWTType && ascii.EqualFold(typ, "JWT")) {
+	if !jwtverify.TypeIs(typ, "at+jwt") {
 		return errTokenType
 	}
+	return checkEncodedPayload(h)
+}
+
+// checkEncodedPayload refuses the unencoded payload option (RFC 7797).
+func checkEncodedPayload(h *jose.Header) error {
 	if _, ok := h.ExtraHeaders["b64"]; ok {
 		return errMalformedToken
 	}

@@ -23,12 +23,20 @@ type TokenInfo struct {
 	Issuer string
 	// Subject is "sub"; empty if the token has none.
 	Subject string
-	// ClientID is "client_id"; empty if the token has none.
+	// ClientID is the client the token was issued to: "client_id", or the
+	// claim the issuer's [Profile] names (such as "azp" or "cid"); empty
+	// if the token has none.
 	ClientID string
-	// Audience is "aud"; it contains the resource.
+	// Tenant is the "tid" claim of a token whose issuer's [Profile] reads
+	// it (the Entra presets, or one with TenantIDs); empty otherwise.
+	Tenant string
+	// Audience is "aud"; it contains the resource, or an audience of the
+	// issuer's [Profile], or is empty when the profile accepts a missing
+	// audience.
 	Audience []string
-	// Scopes are the granted scopes from "scope", as issued (before the
-	// policy's implied scopes are added).
+	// Scopes are the granted scopes from "scope", or from the claims the
+	// issuer's [Profile] names, as issued (before the policy's implied
+	// scopes are added).
 	Scopes []string
 	// Expiry is "exp".
 	Expiry time.Time

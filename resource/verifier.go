@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -32,7 +33,7 @@ type Verifier struct {
 	issuers      map[string]*issuerState
 	issuerOrder  []string
 	joseAlgs     []jose.SignatureAlgorithm
-	allowJWTType bool
+	profiled     bool // an issuer has a Profile: claims decoded for it
 	leeway       time.Duration
 	policy       *compiledPolicy
 	cache        *tokenCache
@@ -55,8 +56,10 @@ type Verifier struct {
 }
 
 type issuerState struct {
-	issuer string
-	keys   KeySource
+	issuer  string
+	keys    KeySource
+	profile *tokenProfile // nil: RFC 9068
+	tenant  string        // the tenant an issuer template was filled with
 }
 
 // New validates cfg and returns a Verifier. It performs no I/O and starts
@@ -72,18 +75,17 @@ func New(cfg Config) (*Verifier, error) {
 		return nil, err
 	}
 	v := &Verifier{
-		resource:     res,
-		audiences:    map[string]struct{}{res: {}},
-		issuers:      map[string]*issuerState{},
-		allowJWTType: cfg.InsecureAllowJWTType,
-		leeway:       cmp.Or(cfg.Leeway, DefaultLeeway),
-		audit:        cfg.Audit,
-		logger:       cfg.Logger,
-		clock:        cfg.Now,
-		maxToken:     cmp.Or(cfg.MaxTokenBytes, DefaultMaxTokenBytes),
-		maxBody:      cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
-		metadataTTL:  cmp.Or(cfg.MetadataTTL, DefaultMetadataTTL),
-		insecure:     cfg.InsecureAllowHTTPLoopback,
+		resource:    res,
+		audiences:   map[string]struct{}{res: {}},
+		issuers:     map[string]*issuerState{},
+		leeway:      cmp.Or(cfg.Leeway, DefaultLeeway),
+		audit:       cfg.Audit,
+		logger:      cfg.Logger,
+		clock:       cfg.Now,
+		maxToken:    cmp.Or(cfg.MaxTokenBytes, DefaultMaxTokenBytes),
+		maxBody:     cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
+		metadataTTL: cmp.Or(cfg.MetadataTTL, DefaultMetadataTTL),
+		insecure:    cfg.InsecureAllowHTTPLoopback,
 	}
 	if v.metadataURL, err = oauthmeta.ProtectedResourceMetadataURL(res); err != nil {
 		return nil, fmt.Errorf("%w: resource: %w", ErrInvalidConfig, err)
@@ -135,34 +137,83 @@ func New(cfg Config) (*Verifier, error) {
 }
 
 func (v *Verifier) setIssuers(cfg *Config, p oauthmeta.URLPolicy) error {
-	for _, is := range cfg.Issuers {
-		if err := p.CheckIssuer(is.Issuer); err != nil {
-			return fmt.Errorf("%w: issuer: %w", ErrInvalidConfig, err)
+	for i, is := range cfg.Issuers {
+		var names, tenants []string
+		profile, err := compileProfile(is.Profile)
+		if err == nil {
+			names, tenants, err = issuerNames(is)
 		}
-		if _, dup := v.issuers[is.Issuer]; dup {
-			return fmt.Errorf("%w: issuer listed twice", ErrInvalidConfig)
+		var fe *fieldError
+		if errors.As(err, &fe) {
+			fe.where = fmt.Sprintf("issuers[%d] (%s): ", i, is.Issuer)
+		}
+		if err != nil {
+			return err
+		}
+		for _, name := range names {
+			if err := p.CheckIssuer(name); err != nil {
+				return fmt.Errorf("%w: issuers[%d]: issuer: %w", ErrInvalidConfig, i, err)
+			}
+			if _, dup := v.issuers[name]; dup {
+				return fmt.Errorf("%w: issuers[%d]: issuer %s listed twice", ErrInvalidConfig, i, name)
+			}
+			v.issuers[name] = nil // reserved: a later duplicate is refused
 		}
 		keys := is.Keys
-		if keys == nil {
-			rk, err := NewRemoteKeys(RemoteKeysConfig{
-				Issuer:                    is.Issuer,
-				JWKSURI:                   is.JWKSURI,
-				RefetchInterval:           cfg.KeyRefetchInterval,
-				TLSConfig:                 cfg.TLSConfig,
-				InsecureAllowHTTPLoopback: cfg.InsecureAllowHTTPLoopback,
-				Logger:                    cfg.Logger,
-				Now:                       cfg.Now,
-			})
-			if err != nil {
+		if keys == nil && (len(tenants) == 0 || is.JWKSURI != "") {
+			// One key set for the issuer, or for every tenant of a
+			// template with a JWK Set URL of its own.
+			if keys, err = v.remoteKeys(cfg, names[0], is.JWKSURI, len(tenants) > 0); err != nil {
 				return err
 			}
-			keys = rk
-			v.owned = append(v.owned, rk)
 		}
-		v.issuers[is.Issuer] = &issuerState{issuer: is.Issuer, keys: keys}
-		v.issuerOrder = append(v.issuerOrder, is.Issuer)
+		for j, name := range names {
+			st := &issuerState{issuer: name, keys: keys, profile: profile}
+			if len(tenants) > 0 {
+				st.tenant = tenants[j]
+				if st.keys == nil { // this tenant's own metadata and keys
+					if st.keys, err = v.remoteKeys(cfg, name, "", false); err != nil {
+						return err
+					}
+				}
+			}
+			v.issuers[name] = st
+			v.issuerOrder = append(v.issuerOrder, name)
+		}
+		v.profiled = v.profiled || profile != nil
 	}
 	return nil
+}
+
+// issuerNames returns the identifiers of is and, for a template, the
+// tenants they were filled with.
+func issuerNames(is Issuer) (names, tenants []string, err error) {
+	if names, err = is.Identifiers(); err != nil || !strings.Contains(is.Issuer, tenantPlaceholder) {
+		return names, nil, err
+	}
+	return names, is.Profile.TenantIDs, nil
+}
+
+// remoteKeys creates a RemoteKeys that Close closes: by discovery from
+// issuer, or from jwksURI (shared: for every tenant of a template).
+func (v *Verifier) remoteKeys(cfg *Config, issuer, jwksURI string, shared bool) (KeySource, error) {
+	if shared {
+		issuer = ""
+	}
+	rk, err := NewRemoteKeys(RemoteKeysConfig{
+		Issuer:                    issuer,
+		JWKSURI:                   jwksURI,
+		RefetchInterval:           cfg.KeyRefetchInterval,
+		TLSConfig:                 cfg.TLSConfig,
+		InsecureAllowHTTPLoopback: cfg.InsecureAllowHTTPLoopback,
+		Logger:                    cfg.Logger,
+		Now:                       cfg.Now,
+	})
+	if err != nil {
+		return nil, err
+	}
+	v.owned = append(v.owned, rk)
+	return rk, nil
 }
 
 func (v *Verifier) setOrigins(allowed []string) error {

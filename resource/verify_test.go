@@ -235,16 +235,20 @@ func TestVerifyRSA(t *testing.T) {
 	}
 }
 
-// TestVerifyEdDSAAndLegacyType covers the allowlist and the opt-in legacy
-// typ.
+// TestVerifyEdDSAAndLegacyType covers the allowlist and the legacy typ
+// JWT, accepted only for an issuer whose profile lists it.
 func TestVerifyEdDSAAndLegacyType(t *testing.T) {
 	t.Parallel()
 	key := oauthtest.NewKey(t, oauthtest.EdDSA, "ed")
 	clock := oauthtest.NewClock(oauthtest.Epoch())
 	newV := func(algs []string, legacy bool) *resource.Verifier {
+		var p resource.Profile
+		if legacy {
+			p.Types = []string{resource.TypeAccessToken, resource.TypeJWT}
+		}
 		v, err := resource.New(resource.Config{
-			Resource: testResource, Algorithms: algs, InsecureAllowJWTType: legacy,
-			Issuers: []resource.Issuer{{Issuer: testIssuer, Keys: resource.StaticKeys{{ID: "ed", Public: key.Public()}}}},
+			Resource: testResource, Algorithms: algs,
+			Issuers: []resource.Issuer{{Issuer: testIssuer, Keys: resource.StaticKeys{{ID: "ed", Public: key.Public()}}, Profile: p}},
 			Now:     clock.Now,
 		})
 		if err != nil {
@@ -265,7 +269,7 @@ func TestVerifyEdDSAAndLegacyType(t *testing.T) {
 		t.Errorf("typ JWT without the opt-in: %v", err)
 	}
 	if _, err := newV([]string{"EdDSA"}, true).Verify(context.Background(), legacy); err != nil {
-		t.Errorf("typ JWT with InsecureAllowJWTType: %v", err)
+		t.Errorf("typ JWT with Profile.Types at+jwt JWT: %v", err)
 	}
 }
 

@@ -55,6 +55,7 @@ type protectFlags struct {
 	introspectURL, introspectClient, metricsAddr      string
 	sessionKey                                        string
 	issuers, origins                                  listFlag
+	issuerOpts                                        issuerFlags // each --issuer and the --issuer-* flags after it
 	insecureHTTP                                      bool
 	grace                                             time.Duration
 	log                                               logFlags
@@ -72,7 +73,7 @@ func parseProtectFlags(args []string, stderr io.Writer) (*protectFlags, error) {
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address (port 0 picks one)")
 	fs.StringVar(&f.upstream, "upstream", "", "the MCP endpoint to protect, e.g. http://127.0.0.1:3000/mcp (required)")
 	fs.StringVar(&f.resource, "resource", "", "this server's canonical URL, the token audience; default http://<addr> + the upstream's path")
-	fs.Var(&f.issuers, "issuer", "trusted authorization server; keys come from its metadata (repeatable, at least one)")
+	f.issuerOpts.register(fs, &f.issuers)
 	fs.StringVar(&f.scopes, "scopes", "", "scopes advertised in the metadata's scopes_supported (spaces or commas)")
 	fs.StringVar(&f.require, "require", "", "scopes every request needs (spaces or commas)")
 	fs.StringVar(&f.policy, "policy", "", "JSON scope policy file: per method, tool, resource and prompt (see resource.ParsePolicy)")
@@ -118,11 +119,9 @@ func (f *protectFlags) resourceConfig(addr net.Addr, upstream *url.URL, logger *
 	if err := checkServiceURL("--resource", cfg.Resource, f.insecureHTTP); err != nil {
 		return cfg, err
 	}
-	for _, iss := range f.issuers {
-		if err := checkServiceURL("--issuer", iss, f.insecureHTTP); err != nil {
-			return cfg, err
-		}
-		cfg.Issuers = append(cfg.Issuers, resource.Issuer{Issuer: iss})
+	var err error
+	if cfg.Issuers, err = f.issuerOpts.issuers(f.insecureHTTP, logger); err != nil {
+		return cfg, err
 	}
 	policy := &resource.Policy{}
 	if f.policy != "" {

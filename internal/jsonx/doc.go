@@ -13,7 +13,8 @@
 //
 // [DecodeObjectStrict] also refuses unknown names, for files the operator
 // writes (a misspelt rule must not be ignored); [DecodeArray] decodes a
-// top-level array (GitHub's /user/emails) by the same rules.
+// top-level array (GitHub's /user/emails) by the same rules, and [DecodeValue]
+// one value of any kind cut out of a document (a JWT claim).
 //
 // jsonx does not encode; encoding uses the standard library.
 package jsonx

@@ -86,3 +86,14 @@ func truncate(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// DecodeValue decodes data, which must hold exactly one JSON value of any
+// kind (a member already cut out of its document, such as a JWT claim),
+// into v by the rules of [DecodeObject]. The returned error never contains
+// the input.
+func DecodeValue(data []byte, v any) error {
+	if err := jsonv2.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%w: %s", ErrSyntax, describe(err))
+	}
+	return nil
+}

@@ -3,8 +3,11 @@ package jsonx
 import (
 	"bytes"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 type doc struct {
@@ -200,6 +203,37 @@ func FuzzDecodeArray(f *testing.F) {
 		var v []entry
 		if err := DecodeArray(data, &v); err == nil && len(bytes.TrimLeft(data, " \t\r\n")) > 0 && bytes.TrimLeft(data, " \t\r\n")[0] != '[' {
 			t.Fatalf("DecodeArray accepted a document that is not an array: %q", data)
+		}
+	})
+}
+
+// FuzzDecodeValue: DecodeValue accepts only one valid JSON value without
+// duplicate names (RFC 7493), and a valid value decodes to what it
+// decodes to inside an object by DecodeObject, so a claim cut out of a
+// payload is judged as it was inside it; errors never quote the input.
+func FuzzDecodeValue(f *testing.F) {
+	for _, s := range []string{`"a b"`, `["a","b"]`, `{"a":1}`, `{"a":1,"a":2}`, `[{"a":1,"a":2}]`, `null`, `1e400`,
+		`"\ud800"`, "\"\xff\"", ` "x" `, `"x" "y"`, `{"A":1,"a":2}`, `1,"x":2`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var v any
+		err := DecodeValue(data, &v)
+		if err != nil && len(data) > 4 && strings.Contains(err.Error(), string(data)) {
+			t.Fatalf("error quotes the input: %v", err)
+		}
+		if !jsontext.Value(data).IsValid() {
+			if err == nil {
+				t.Fatalf("accepted %q, which is not one valid JSON value", data)
+			}
+			return
+		}
+		var w struct {
+			V any `json:"v"`
+		}
+		werr := DecodeObject(append(append([]byte(`{"v":`), data...), '}'), &w)
+		if (err == nil) != (werr == nil) || err == nil && !reflect.DeepEqual(v, w.V) {
+			t.Fatalf("DecodeValue(%q) = %v, %v; inside an object: %v, %v", data, v, err, w.V, werr)
 		}
 	})
 }
