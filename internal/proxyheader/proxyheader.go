@@ -53,6 +53,21 @@ func NewRule(set ...string) Rule {
 // proxy sets, or a checked header in a spelling other than its canonical
 // one.
 func (r Rule) Drop(k string) bool {
+	if k == "" {
+		return false
+	}
+	// Most headers (Accept, Content-Type, User-Agent…) begin with a
+	// letter no listed name begins with.
+	switch normal(k[0]) {
+	case 'a', 'd', 'f', 'm', 'p', 'r', 'x':
+	default:
+		for _, n := range r.set {
+			if Same(k, n) {
+				return true
+			}
+		}
+		return false
+	}
 	for _, p := range identityPrefixes {
 		if len(k) >= len(p) && Same(k[:len(p)], p) {
 			return true
