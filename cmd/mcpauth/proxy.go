@@ -36,10 +36,11 @@ const (
 // it sets that header to the exchanged upstream token. Whatever the caller
 // sent under a name the proxy removes or sets goes in every spelling a
 // server could read as that name (X_Forwarded_User, x-forwarded_user, …):
-// proxyheader's one rule decides. It streams event streams and responses of unknown
-// length as they come (httputil.ReverseProxy flushes those after every
-// write whatever FlushInterval says); a response of known length is copied
-// without a flush per write, through buffers reused from a pool.
+// proxyheader's one rule decides. It streams event streams and responses
+// of unknown length as they come (httputil.ReverseProxy flushes those
+// after every write whatever FlushInterval says); a response of known
+// length is copied without a flush per write, through buffers reused from
+// a pool.
 func newProxy(upstream *url.URL, transport http.RoundTripper, logger *slog.Logger, pass string) *httputil.ReverseProxy {
 	identity := identityHeaders(logger)
 	var rule proxyheader.Rule

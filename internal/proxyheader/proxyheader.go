@@ -35,8 +35,9 @@ var (
 )
 
 // Rule decides which request headers a proxy forwards. The zero Rule
-// removes the owned and checked headers described in the package
-// documentation; [NewRule] adds headers of the proxy's own.
+// removes the identity and credential headers in every spelling and the
+// checked headers in any but their canonical one; [NewRule] adds headers
+// the proxy sets itself.
 type Rule struct {
 	set []string
 }
