@@ -21,6 +21,7 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
+	"github.com/mcpauth/mcpauth/internal/proxyheader"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -35,7 +36,9 @@ import (
 // official go-sdk's auth.RequireBearerToken with a straightforward go-jose
 // verifier (the issuer's keys fetched once at start, signature, iss, aud,
 // exp with 30 s leeway, scope mcp:tools) in front of the same proxy, which
-// forwards the token's subject as X-Forwarded-User like protect does. Both
+// removes credentials and identity headers in every spelling by protect's
+// rule (internal/proxyheader) and forwards the token's subject as
+// X-Forwarded-User like protect does. Both
 // print "listening on http://ADDR" when ready and stop on SIGTERM.
 const peerCommand = "peer"
 
@@ -109,7 +112,9 @@ func peerProxy(upstream *url.URL, identity bool) *httputil.ReverseProxy {
 			pr.Out.Host = ""
 			pr.SetXForwarded()
 			if identity {
-				pr.Out.Header.Del("Authorization")
+				// What protect removes, by the same rule: credentials
+				// and identity headers in every spelling.
+				pr.Out.Header = proxyheader.Rule{}.Forward(pr.Out.Header, 1)
 				if info := auth.TokenInfoFromContext(pr.In.Context()); info != nil {
 					pr.Out.Header.Set("X-Forwarded-User", info.UserID)
 				}

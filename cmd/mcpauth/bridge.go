@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -105,10 +106,35 @@ func runBridge(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		// A host that goes away must not kill the bridge with SIGPIPE
 		// before it has cleaned up: a write to stdout fails instead.
 		signal.Ignore(syscall.SIGPIPE)
+		// The memory bound README states; process-wide, like the
+		// signal, so only when this is the bridge process.
+		if os.Getenv("GOMEMLIMIT") == "" {
+			debug.SetMemoryLimit(bridgeMemoryLimit(*maxMessage))
+		}
 	}
 	s.logger.Info("bridge started", "url", serverURL)
 	return b.Run(ctx, stdin, stdout)
 }
+
+// bridgeMemoryLimit is the bridge process's soft memory limit
+// (runtime/debug.SetMemoryLimit) for messages of at most maxMessage bytes.
+// internal/bridge holds a message at most twice while it arrives and
+// reuses its buffers, so messages relayed one after another need at most
+// about 3 × maxMessage (a spare buffer kept from an earlier message, and a
+// larger message read in pieces and joined) besides the process's own few
+// MiB. The garbage collector, pacing itself on the live heap, would let
+// the garbage of earlier messages take the heap to twice that; the limit
+// has it collect sooner. Several large messages in flight at once need
+// more: the limit is soft, so the collector then runs more often and the
+// heap grows as it must. GOMEMLIMIT in the environment overrides it.
+func bridgeMemoryLimit(maxMessage int) int64 {
+	return 3*int64(maxMessage) + bridgeBaseMemory
+}
+
+// bridgeBaseMemory is the part of bridgeMemoryLimit for everything but the
+// messages: the runtime, TLS and HTTP connections and their buffers, the
+// client.
+const bridgeBaseMemory = 16 << 20
 
 // registerWithout registers the flags register defines, except those named.
 func registerWithout(fs *flag.FlagSet, register func(*flag.FlagSet), skip ...string) {

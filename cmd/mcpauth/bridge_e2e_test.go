@@ -16,7 +16,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -206,7 +208,13 @@ type bridgeCmd struct {
 
 func startBridgeProc(t *testing.T, args ...string) *bridgeCmd {
 	t.Helper()
-	b := &bridgeCmd{cmd: exec.Command(binary, append([]string{"bridge"}, args...)...), lines: make(chan map[string]any, 64)}
+	return startBridgeBin(t, binary, args...)
+}
+
+// startBridgeBin is startBridgeProc with the executable bin.
+func startBridgeBin(t *testing.T, bin string, args ...string) *bridgeCmd {
+	t.Helper()
+	b := &bridgeCmd{cmd: exec.Command(bin, append([]string{"bridge"}, args...)...), lines: make(chan map[string]any, 64)}
 	b.cmd.Stderr = &b.stderr
 	var err error
 	if b.stdin, err = b.cmd.StdinPipe(); err != nil {
@@ -283,9 +291,50 @@ func rpcError(m map[string]any) (int, string) {
 	return int(c), s
 }
 
+// largeAnswer and largeMaxMessage are the answers of the "large answers in
+// a row" test and the bridge's --max-message-size there.
+const (
+	largeAnswer     = 20 << 20
+	largeMaxMessage = 24 << 20
+)
+
+// bridgeRSSBoundKiB is the peak RSS README states for a bridge relaying
+// messages of at most max bytes one after another: 3 × max + 32 MiB.
+func bridgeRSSBoundKiB(max int) int64 { return (3*int64(max) + 32<<20) >> 10 }
+
+// rssBinary is an mcpauth executable whose memory is the program's own:
+// the one TestMain built, or, when that one has the race detector (whose
+// shadow memory would dwarf the bridge's), one built without it, once.
+func rssBinary(t *testing.T) string {
+	t.Helper()
+	if os.Getenv("E2E_RACE") == "" {
+		return binary
+	}
+	plainOnce.Do(func() {
+		out := filepath.Join(filepath.Dir(binary), "mcpauth-norace")
+		build := exec.Command("go", "build", "-o", out, ".")
+		if msg, err := build.CombinedOutput(); err != nil {
+			plainErr = fmt.Errorf("building mcpauth without -race: %v\n%s", err, msg)
+			return
+		}
+		plainBinary = out
+	})
+	if plainErr != nil {
+		t.Fatal(plainErr)
+	}
+	return plainBinary
+}
+
+var (
+	plainOnce   sync.Once
+	plainBinary string
+	plainErr    error
+)
+
 // TestE2EBridgeLifecycle, process level: a server killed mid-stream gives
 // the host an error and the bridge goes on; a 50 MB answer is an error
-// within bounded memory; stdin closed with requests in flight lets the
+// within bounded memory; large answers and requests one after another stay
+// within README's bound; stdin closed with requests in flight lets the
 // fast one finish, cancels the other after --grace, and exits 0; SIGTERM
 // does the same.
 func TestE2EBridgeLifecycle(t *testing.T) {
@@ -333,6 +382,43 @@ func TestE2EBridgeLifecycle(t *testing.T) {
 				}
 			}
 			fmt.Fprint(w, `"}}`)
+		case bytes.Contains(body, []byte(`"large"`)):
+			// An answer of largeAnswer bytes as JSON (with its length)
+			// or as one event of an event stream, or a small one.
+			var req struct {
+				ID     json.RawMessage `json:"id"`
+				Params struct {
+					Arguments struct {
+						As string `json:"as"`
+					} `json:"arguments"`
+				} `json:"params"`
+			}
+			_ = json.Unmarshal(body, &req)
+			head := `{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":{"content":[{"type":"text","text":"`
+			const tail = `"}]}}`
+			n := largeAnswer - len(head) - len(tail)
+			switch req.Params.Arguments.As {
+			case "sse":
+				w.Header().Set("Content-Type", "text/event-stream")
+				head = "data: " + head
+			case "json":
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Content-Length", strconv.Itoa(largeAnswer))
+			default:
+				w.Header().Set("Content-Type", "application/json")
+				n = 0
+			}
+			fmt.Fprint(w, head)
+			pad := strings.Repeat("x", 1<<20)
+			for ; n > 0; n -= len(pad) {
+				if _, err := io.WriteString(w, pad[:min(n, len(pad))]); err != nil {
+					return
+				}
+			}
+			fmt.Fprint(w, tail)
+			if req.Params.Arguments.As == "sse" {
+				fmt.Fprint(w, "\n\n")
+			}
 		case bytes.Contains(body, []byte(`"quick"`)):
 			started <- "quick"
 			<-release
@@ -349,7 +435,7 @@ func TestE2EBridgeLifecycle(t *testing.T) {
 	defer close(release)
 
 	t.Run("50 MB answer", func(t *testing.T) {
-		b := startBridgeProc(t, "--insecure-http", "--max-message-size", "1048576", "--store", filepath.Join(t.TempDir(), "t.json"), srv.URL+"/mcp")
+		b := startBridgeBin(t, rssBinary(t), "--insecure-http", "--max-message-size", "1048576", "--store", filepath.Join(t.TempDir(), "t.json"), srv.URL+"/mcp")
 		b.send(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"huge",`+meta+`}}`)
 		if code, msg := rpcError(b.recv(t)); code != bridge.CodeBadResponse || !strings.Contains(msg, "over the limit") {
 			t.Fatalf("50 MB: %d %s", code, msg)
@@ -358,11 +444,47 @@ func TestE2EBridgeLifecycle(t *testing.T) {
 		b.stdin.Close()
 		code := b.wait(t)
 		t.Logf("peak RSS %d KiB", rss)
-		if os.Getenv("E2E_RACE") != "" {
-			rss = 0 // the race detector's own memory hides the bridge's
-		}
 		if code != 0 || rss > 48<<10 {
 			t.Errorf("exit %d, peak RSS %d KiB (a 50 MB answer must not be held in memory)", code, rss)
+		}
+	})
+
+	t.Run("large messages in a row", func(t *testing.T) {
+		b := startBridgeBin(t, rssBinary(t), "--insecure-http", "--max-message-size", strconv.Itoa(largeMaxMessage),
+			"--store", filepath.Join(t.TempDir(), "t.json"), srv.URL+"/mcp")
+		// Three answers as events (read in pieces), three as JSON (of
+		// declared length), then two requests of the same size (with
+		// small answers).
+		pad := strings.Repeat("y", largeAnswer-256)
+		for i, kind := range []string{"sse", "sse", "sse", "json", "json", "json", "request", "request"} {
+			args := fmt.Sprintf(`{"as":%q}`, kind)
+			if kind == "request" {
+				args = fmt.Sprintf(`{"as":"small","pad":%q}`, pad)
+			}
+			b.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"large","arguments":%s,%s}}`, i, args, meta))
+			m := b.recv(t)
+			r, _ := m["result"].(map[string]any)
+			c, _ := r["content"].([]any)
+			if m["id"] != float64(i) || len(c) != 1 {
+				code, msg := rpcError(m)
+				t.Fatalf("message %d (%s): %d %s", i, kind, code, msg)
+			}
+			text, _ := c[0].(map[string]any)["text"].(string)
+			want := largeAnswer - len(`{"jsonrpc":"2.0","id":0,"result":{"content":[{"type":"text","text":""}]}}`)
+			if kind == "request" {
+				want = 0
+			}
+			if len(text) != want {
+				t.Fatalf("message %d (%s): %d bytes of text, want %d", i, kind, len(text), want)
+			}
+		}
+		rss := b.peakRSS(t)
+		b.stdin.Close()
+		code := b.wait(t)
+		bound := bridgeRSSBoundKiB(largeMaxMessage)
+		t.Logf("peak RSS %d KiB after eight messages of %d MiB (bound %d KiB)", rss, largeAnswer>>20, bound)
+		if code != 0 || rss > bound {
+			t.Errorf("exit %d, peak RSS %d KiB over the bound of %d KiB (README, \"bridge\")", code, rss, bound)
 		}
 	})
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/client"
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -274,5 +275,52 @@ func TestBrowserWaitFollowsTimeout(t *testing.T) {
 		if l, ok := a.(*client.Loopback); !ok || l.Timeout != f.timeout {
 			t.Errorf("--browser %s: %#v, want a Loopback waiting %s", browser, a, f.timeout)
 		}
+	}
+}
+
+// TestLoginPrintsGrantedScope: login prints the issuer and the scope the
+// token response granted, whatever the access token holds: a JWT without
+// a "scope" claim (Ory Hydra's carry "scp"), an opaque token, and no scope
+// at all, which prints none (once "scope %!q(<nil>)").
+func TestLoginPrintsGrantedScope(t *testing.T) {
+	t.Parallel()
+	key := oauthtest.NewKey(t, oauthtest.ES256, "k1")
+	hydra := key.Mint(t, oauthtest.AccessToken{Issuer: "https://hydra.example/", Subject: "alice", Audience: []string{"mcp"},
+		IssuedAt: oauthtest.Epoch(), Expiry: oauthtest.Epoch().Add(time.Hour), Extra: map[string]any{"scp": []string{"mcp:tools"}}})
+	tests := []struct {
+		name      string
+		supported []string // the resource's scopes_supported, asked for
+		response  map[string]any
+		want      string // what follows "logged in to URL"
+	}{
+		{"JWT with scp, response with scope", nil,
+			map[string]any{"access_token": hydra, "token_type": "Bearer", "scope": "mcp:tools offline"}, ` (issuer ISSUER, scope "mcp:tools offline")`},
+		{"opaque token, response with scope", nil,
+			map[string]any{"access_token": "opaque-token", "token_type": "Bearer", "scope": "mcp:tools"}, ` (issuer ISSUER, scope "mcp:tools")`},
+		{"no scope asked for or granted", nil,
+			map[string]any{"access_token": hydra, "token_type": "Bearer"}, ` (issuer ISSUER)`},
+		{"response without scope: as asked for", []string{"mcp:tools"},
+			map[string]any{"access_token": hydra, "token_type": "Bearer"}, ` (issuer ISSUER, scope "mcp:tools")`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			as := oauthtest.NewAS(t, oauthtest.ASOptions{})
+			as.Update(func(o *oauthtest.ASOptions) {
+				o.Faults = map[string]http.HandlerFunc{"/token": func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Content-Type", "application/json")
+					_ = json.NewEncoder(w).Encode(tc.response)
+				}}
+			})
+			rs := oauthtest.NewResource(t, oauthtest.ResourceOptions{ScopesSupported: tc.supported}, as)
+			u := rs.URL + "/mcp"
+			code, out, errOut := runCmd(t, "login", "--insecure-http", "--store", filepath.Join(t.TempDir(), "t.json"), "--browser", "http", u)
+			if code != 0 {
+				t.Fatalf("login: %d %q %s", code, out, errOut)
+			}
+			if want := "logged in to " + u + strings.ReplaceAll(tc.want, "ISSUER", as.URL) + "\n"; out != want {
+				t.Errorf("login printed %q, want %q", out, want)
+			}
+		})
 	}
 }

@@ -123,6 +123,7 @@ type session struct {
 	url     string
 	client  *client.Client
 	handler *client.OAuthHandler
+	store   *grantStore
 	scopes  []string
 	logger  *slog.Logger
 	dpop    bool // the client asks for DPoP-bound tokens
@@ -141,10 +142,11 @@ func (f *clientFlags) open(ctx context.Context, serverURL string, stderr io.Writ
 	if err != nil {
 		return nil, err
 	}
-	store, err := tokenstore.NewFile(path)
+	file, err := tokenstore.NewFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--store: %w", err)
 	}
+	store := &grantStore{File: file}
 	a, err := f.authorizer(stderr)
 	if err != nil {
 		return nil, err
@@ -178,7 +180,7 @@ func (f *clientFlags) open(ctx context.Context, serverURL string, stderr io.Writ
 	if err != nil {
 		return nil, err
 	}
-	return &session{url: serverURL, client: c, handler: h, scopes: fields(f.scopes), logger: logger, dpop: f.dpop != nil}, nil
+	return &session{url: serverURL, client: c, handler: h, store: store, scopes: fields(f.scopes), logger: logger, dpop: f.dpop != nil}, nil
 }
 
 // preRegistered binds --client-id to its issuer: --issuer, or the single

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/mcpauth/mcpauth/client"
+	"github.com/mcpauth/mcpauth/client/tokenstore"
 )
 
 func loginCommand() command {
@@ -172,12 +175,18 @@ func runLogin(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	if err != nil || tok == nil {
 		return fmt.Errorf("no token after login: %v", err)
 	}
-	p := jwtPayload(tok.AccessToken)
 	fmt.Fprintf(stdout, "logged in to %s", s.url)
-	if p != nil {
-		fmt.Fprintf(stdout, " (issuer %v, scope %q)", p["iss"], p["scope"])
+	// The issuer and scope the client stored with the token, not claims
+	// read from it: an access token need not be a JWT, nor have a "scope"
+	// claim (Ory Hydra's carry "scp").
+	if g, ok := s.store.lastGrant(); ok {
+		fmt.Fprintf(stdout, " (issuer %s", g.issuer)
+		if len(g.scopes) > 0 {
+			fmt.Fprintf(stdout, ", scope %q", strings.Join(g.scopes, " "))
+		}
+		fmt.Fprint(stdout, ")")
 	}
-	if jkt := dpopBinding(p); jkt != "" {
+	if jkt := dpopBinding(jwtPayload(tok.AccessToken)); jkt != "" {
 		fmt.Fprintf(stdout, "; DPoP-bound to key %s", jkt)
 	}
 	if !tok.Expiry.IsZero() {
@@ -185,6 +194,40 @@ func runLogin(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 	}
 	fmt.Fprintln(stdout)
 	return nil
+}
+
+// grantStore is the token file, noting the issuer and granted scopes of
+// the last token the client stored in it: those of the token response
+// (its scope, or, when it has none, the scopes asked for: RFC 6749 §5.1),
+// which login prints.
+type grantStore struct {
+	*tokenstore.File
+	mu   sync.Mutex
+	last grant
+	put  bool
+}
+
+type grant struct {
+	issuer string
+	scopes []string
+}
+
+// PutToken implements tokenstore.Store.
+func (s *grantStore) PutToken(ctx context.Context, k tokenstore.Key, t *tokenstore.Token) error {
+	if err := s.File.PutToken(ctx, k, t); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.last, s.put = grant{issuer: k.Issuer, scopes: slices.Clone(t.Scopes)}, true
+	return nil
+}
+
+// lastGrant returns what the last PutToken stored, false before any.
+func (s *grantStore) lastGrant() (grant, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last, s.put
 }
 
 // token returns the stored access token, refreshed if needed, or nil when

@@ -31,10 +31,12 @@ audience and the scopes --require and --policy ask for. The proxy serves the RFC
 at the path-inserted URL, answers 401/403 with the challenges MCP clients follow, streams event
 streams unbuffered, never forwards the Authorization header, and replaces any inbound
 X-Forwarded-User/-Email/-Preferred-Username/-Scopes/-Client-Id/-Issuer (and X-Auth-Request-*)
-headers with values from the validated token. Session IDs the upstream issues are bound to the
-user who opened the session: another user's token with one gets 404. Give every protect process
-that serves one resource the same --session-key (and the same --resource) so they accept each
-other's sessions; without it each process makes a random key, and sessions end with the process.
+headers with values from the validated token; a header it sets or removes goes in every
+spelling that servers read as the same name (X_Forwarded_User, x-forwarded_user). Session IDs
+the upstream issues are bound to the user who opened the session: another user's token with one
+gets 404. Give every protect process that serves one resource the same --session-key (and the
+same --resource) so they accept each other's sessions; without it each process makes a random
+key, and sessions end with the process.
 
 With --pass-upstream-token HEADER the protected server also gets the user's access token at the
 upstream identity provider (the analogue of oauth2-proxy's --pass-access-token): after verifying
@@ -176,10 +178,11 @@ func protectHandler(cfg resource.Config, upstream *url.URL, pass *upstreamTokenP
 	if err != nil {
 		return nil, nil, err
 	}
-	proxy := newProxy(upstream, transport, logger)
-	var next http.Handler = proxy
+	var next http.Handler
 	if pass != nil {
-		next = pass.wrap(v, proxy)
+		next = pass.wrap(v, newProxy(upstream, transport, logger, pass.header))
+	} else {
+		next = newProxy(upstream, transport, logger, "")
 	}
 	next = fullDuplex(next)
 	mux := http.NewServeMux()

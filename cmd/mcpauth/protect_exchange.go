@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httputil"
 	"net/url"
 	"strings"
 	"time"
 
+	"github.com/mcpauth/mcpauth/internal/proxyheader"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
 	"github.com/mcpauth/mcpauth/resource"
 )
@@ -118,7 +118,7 @@ func checkPassHeader(name string) (string, error) {
 		return "", fmt.Errorf("--pass-upstream-token: %q is not a header name (letters, digits and '-')", name)
 	}
 	c := http.CanonicalHeaderKey(name)
-	reserved := credentialHeader(c) || strings.HasPrefix(c, "Mcp-") || strings.HasPrefix(c, "Sec-") || strings.HasPrefix(c, "Proxy-")
+	reserved := proxyheader.Credential(c) || strings.HasPrefix(c, "Mcp-") || strings.HasPrefix(c, "Sec-") || strings.HasPrefix(c, "Proxy-")
 	switch c {
 	case "Cookie", "Set-Cookie", "Connection", "Keep-Alive", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
 		"Host", "Content-Length", "Content-Type", "Content-Encoding", "Expect", "Origin", "Forwarded",
@@ -140,17 +140,10 @@ type upstreamTokenKey struct{}
 // verified request's token, answers a failure itself (v.DenyExchange: 401
 // with a challenge when the authorization server refused the token, 503
 // when it is unreachable, 502 otherwise), and otherwise hands the request
-// to proxy, whose Rewrite then sets the header to the upstream token after
-// dropping whatever the caller sent under that name.
-func (p *upstreamTokenPass) wrap(v *resource.Verifier, proxy *httputil.ReverseProxy) http.Handler {
-	rewrite := proxy.Rewrite
-	proxy.Rewrite = func(pr *httputil.ProxyRequest) {
-		rewrite(pr)
-		pr.Out.Header.Del(p.header)
-		if t, ok := pr.In.Context().Value(upstreamTokenKey{}).(*resource.ExchangedToken); ok {
-			pr.Out.Header.Set(p.header, t.AccessToken)
-		}
-	}
+// to proxy (made by newProxy with p.header), which drops whatever the
+// caller sent under that name, in any spelling, and sets it to the
+// upstream token.
+func (p *upstreamTokenPass) wrap(v *resource.Verifier, proxy http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t, err := p.ex.Exchange(r.Context(), p.audience)
 		if err != nil {

@@ -10,6 +10,9 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/mcpauth/mcpauth/internal/proxyheader"
+	"github.com/mcpauth/mcpauth/resource"
 )
 
 // Identity headers the proxy sets from the validated token, after removing
@@ -23,45 +26,27 @@ const (
 	headerIssuer            = "X-Forwarded-Issuer"
 )
 
-// identityHeader reports whether an inbound header could be read upstream
-// as an identity asserted by a proxy. All of them are removed before
-// forwarding; X-Forwarded-For/-Host/-Proto are then set again by the proxy.
-func identityHeader(canonical string) bool {
-	for _, p := range []string{"X-Forwarded-", "X-Auth-Request-", "X-Mcpauth-"} {
-		if strings.HasPrefix(canonical, p) {
-			return true
-		}
-	}
-	switch canonical {
-	case "Forwarded", "X-Remote-User", "Remote-User", "X-User", "X-Email", "X-Real-Ip":
-		return true
-	}
-	return false
-}
-
-// credentialHeader reports whether an inbound header carries a credential
-// of the caller's: the token, a proxy's credentials, or a DPoP proof (which
-// the middleware removes only when DPoP is enabled).
-func credentialHeader(canonical string) bool {
-	switch canonical {
-	case "Authorization", "Proxy-Authorization", "Dpop":
-		return true
-	}
-	return false
-}
-
 // newProxy returns the reverse proxy to the upstream MCP endpoint. It runs
 // behind the resource middleware, which has already authenticated and
 // authorized the request, removed its Authorization header from the copy
 // the proxy gets, and bound the upstream's session IDs to their user. The
 // proxy never forwards credentials (RS-19) and replaces identity headers
 // with the validated token's claims, computed once per verified token (see
-// identityHeaders). It streams event streams and responses of unknown
-// length as they come (httputil.ReverseProxy flushes those after every
-// write whatever FlushInterval says); a response of known length is copied
-// without a flush per write, through buffers reused from a pool.
-func newProxy(upstream *url.URL, transport http.RoundTripper, logger *slog.Logger) *httputil.ReverseProxy {
+// identityHeaders); given pass, the canonical --pass-upstream-token header,
+// it sets that header to the exchanged upstream token. Whatever the caller
+// sent under a name the proxy removes or sets goes in every spelling a
+// server could read as that name (X_Forwarded_User, x-forwarded_user, …):
+// proxyheader's one rule decides. It streams event streams and responses
+// of unknown length as they come (httputil.ReverseProxy flushes those
+// after every write whatever FlushInterval says); a response of known
+// length is copied without a flush per write, through buffers reused from
+// a pool.
+func newProxy(upstream *url.URL, transport http.RoundTripper, logger *slog.Logger, pass string) *httputil.ReverseProxy {
 	identity := identityHeaders(logger)
+	var rule proxyheader.Rule
+	if pass != "" {
+		rule = proxyheader.NewRule(pass)
+	}
 	return &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			out := pr.Out
@@ -70,19 +55,17 @@ func newProxy(upstream *url.URL, transport http.RoundTripper, logger *slog.Logge
 			out.URL = &target
 			out.Host = "" // the upstream sees its own host name
 			id, _ := identity.Value(pr.In.Context())
-			// The outgoing header without credentials and identity
-			// headers, in a map sized for the X-Forwarded-For/-Host/-Proto
-			// and identity headers still to come (growing the clone
-			// twice cost more than this copy).
-			h := make(http.Header, len(out.Header)+3+id.len())
-			for k, v := range out.Header {
-				if !credentialHeader(k) && !identityHeader(k) {
-					h[k] = v
-				}
-			}
-			out.Header = h
+			// The outgoing header without credentials, identity headers
+			// and the pass header, in a map sized for the
+			// X-Forwarded-For/-Host/-Proto, identity and pass headers
+			// still to come (growing the clone twice cost more than this
+			// copy).
+			out.Header = rule.Forward(out.Header, 4+id.len())
 			pr.SetXForwarded()
 			id.set(out.Header)
+			if t, ok := pr.In.Context().Value(upstreamTokenKey{}).(*resource.ExchangedToken); ok && pass != "" {
+				out.Header[pass] = []string{t.AccessToken}
+			}
 		},
 		Transport:  transport,
 		BufferPool: newBufferPool(),

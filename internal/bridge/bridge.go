@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -77,6 +78,7 @@ type Bridge struct {
 	log   *slog.Logger
 	out   *hostWriter
 	sem   chan struct{}
+	bufs  bufPool // the buffers server messages are read into
 
 	stopping atomic.Bool // Run is shutting down: cancellations are CodeShutdown
 
@@ -187,7 +189,7 @@ func (b *Bridge) Run(ctx context.Context, stdin io.Reader, stdout io.Writer) err
 
 	lines := make(chan hostLine)
 	go func() {
-		hr := &hostReader{r: bufio.NewReaderSize(stdin, 64<<10), max: b.cfg.MaxMessageSize}
+		hr := &hostReader{r: bufio.NewReaderSize(stdin, 64<<10), max: b.cfg.MaxMessageSize, pool: &b.bufs}
 		for {
 			line, err := hr.next()
 			select {
@@ -229,6 +231,7 @@ loop:
 	}
 	b.log.Info("shutting down", "reason", reason)
 	b.shutdown(cancelBG)
+	b.bufs.close()
 	return nil
 }
 
@@ -239,6 +242,7 @@ loop:
 func (b *Bridge) dispatch(base, signal context.Context, line []byte) {
 	m, err := parseMessage(line)
 	if err != nil {
+		b.bufs.put(line)
 		code := CodeInvalidRequest
 		if !errors.Is(err, errBatch) && !errors.Is(err, errNotMessage) {
 			code = CodeParseError
@@ -247,8 +251,10 @@ func (b *Bridge) dispatch(base, signal context.Context, line []byte) {
 		return
 	}
 	if m.Method == "initialize" {
+		// Kept for a new session: a copy, as line goes back to the pool.
+		init, _ := parseMessage(bytes.Clone(m.raw))
 		b.mu.Lock()
-		b.init = m
+		b.init = init
 		b.mu.Unlock()
 	}
 	if m.isRequest() {
@@ -256,6 +262,7 @@ func (b *Bridge) dispatch(base, signal context.Context, line []byte) {
 		case b.sem <- struct{}{}:
 		case <-signal.Done():
 			_ = b.out.write(errorMessage(m.ID, CodeShutdown, "mcpauth bridge: exiting; the request was not sent"))
+			b.bufs.put(line)
 			return
 		}
 	}
@@ -280,6 +287,7 @@ func (b *Bridge) dispatch(base, signal context.Context, line []byte) {
 			if m.isRequest() {
 				<-b.sem
 			}
+			b.bufs.put(line) // nothing refers to the message any more
 		}()
 		b.handle(ctx, c)
 	}()

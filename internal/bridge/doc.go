@@ -42,6 +42,12 @@
 // rules, is not JSON-RPC, or ends before the answer becomes a JSON-RPC error
 // for the host with one of the codes below; the bridge keeps running.
 //
+// Memory: a message is read whole, held once if it declares its length
+// and at most twice while it arrives otherwise, and never copied after
+// that (the bytes read are relayed, their line breaks turned into spaces
+// in place). Large messages reuse a few buffers, so that the memory for
+// messages relayed one after another does not grow with their number.
+//
 // A 2025-11-25 POST stream that breaks before its answer, after an event
 // with an id, is resumed with GET and Last-Event-ID (at most three times,
 // after the server's retry delay, capped at ten seconds).

@@ -173,7 +173,8 @@ func (b *Bridge) relayAnswer(ctx context.Context, resp *http.Response, m *messag
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch mt {
 	case "application/json":
-		body, err := readCapped(resp.Body, b.cfg.MaxMessageSize)
+		body, err := readCapped(resp.Body, resp.ContentLength, b.cfg.MaxMessageSize, &b.bufs)
+		defer b.bufs.put(body) // once the answer has been written to the host
 		if err != nil {
 			return b.readFailure(ctx, err)
 		}
@@ -201,7 +202,8 @@ func (b *Bridge) relayAnswer(ctx context.Context, resp *http.Response, m *messag
 // id, is resumed with GET and Last-Event-ID (2025-11-25 §Resumability and
 // Redelivery) at most maxResumes times.
 func (b *Bridge) relayStream(ctx context.Context, body io.Reader, m *message, sink func(*message)) error {
-	sr := newSSEReader(body, b.cfg.MaxMessageSize)
+	sr := newSSEReader(body, b.cfg.MaxMessageSize, &b.bufs)
+	defer func() { sr.release() }()
 	lastID := ""
 	for resumes := 0; ; {
 		ev, err := sr.next()
@@ -218,7 +220,8 @@ func (b *Bridge) relayStream(ctx context.Context, body io.Reader, m *message, si
 				return b.readFailure(ctx, err)
 			}
 			defer next.Close()
-			sr = newSSEReader(next, b.cfg.MaxMessageSize)
+			sr.release()
+			sr = newSSEReader(next, b.cfg.MaxMessageSize, &b.bufs)
 			continue
 		}
 		lastID = cmp.Or(ev.id, lastID)
@@ -305,7 +308,7 @@ func (b *Bridge) readFailure(ctx context.Context, err error) error {
 // errorAnswer handles a 4xx or 5xx: a JSON-RPC error for the request in
 // the body is relayed as is; anything else becomes a bridge error.
 func (b *Bridge) errorAnswer(resp *http.Response, m *message, sink func(*message)) error {
-	body, _ := readCapped(resp.Body, maxErrorBody)
+	body, _ := readCapped(resp.Body, resp.ContentLength, maxErrorBody, nil)
 	if a, err := parseMessage(body); err == nil && a.Error != nil && m.isRequest() && a.answers(m.ID) {
 		sink(a)
 		return nil
@@ -426,7 +429,7 @@ func (b *Bridge) listen(ctx context.Context) {
 			b.log.Debug("GET stream", "status", resp.StatusCode)
 		default:
 			failures = 0
-			sr := newSSEReader(resp.Body, b.cfg.MaxMessageSize)
+			sr := newSSEReader(resp.Body, b.cfg.MaxMessageSize, &b.bufs)
 			for {
 				ev, err := sr.next()
 				if err != nil {
@@ -447,6 +450,7 @@ func (b *Bridge) listen(ctx context.Context) {
 				}
 				b.toHost(a)
 			}
+			sr.release()
 			resp.Body.Close()
 		}
 		t := time.NewTimer(time.Duration(failures+1) * time.Second)
@@ -479,16 +483,39 @@ func (b *Bridge) deleteSession() {
 	b.log.Debug("session deleted", "status", resp.StatusCode)
 }
 
-// readCapped reads r whole if it holds at most max bytes.
-func readCapped(r io.Reader, max int) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, int64(max)+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > max {
+// readCapped reads a body whole if it holds at most max bytes. A body of
+// declared length n (-1 if unknown) is read into one buffer of that size,
+// from pool when it is large; one of unknown length is accumulated (see
+// accumulator), never held more than twice. It returns the buffer holding
+// the body, or one borrowed from the pool (emptied) on failure: the
+// caller gives it back.
+func readCapped(r io.Reader, n int64, max int, pool *bufPool) ([]byte, error) {
+	switch {
+	case n > int64(max):
 		return nil, errTooLarge
+	case n >= 0:
+		var buf []byte
+		if n >= minPooled {
+			buf = pool.get(int(n))
+		}
+		if int64(cap(buf)) < n {
+			pool.put(buf)
+			buf = make([]byte, n, withHeadroom(int(n)))
+		}
+		data := buf[:n]
+		if _, err := io.ReadFull(r, data); err != nil {
+			return buf[:0], err
+		}
+		return data, nil
 	}
-	return data, nil
+	acc := accumulator{pool: pool}
+	if _, err := io.Copy(&acc, io.LimitReader(r, int64(max)+1)); err != nil {
+		return acc.first(), err
+	}
+	if acc.Len() > max {
+		return acc.first(), errTooLarge
+	}
+	return acc.Bytes(), nil
 }
 
 func drain(r io.ReadCloser) {

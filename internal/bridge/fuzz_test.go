@@ -23,7 +23,7 @@ func FuzzSSEReader(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const max = 64
-		r := newSSEReader(bytes.NewReader(data), max)
+		r := newSSEReader(bytes.NewReader(data), max, nil)
 		for range len(data) + 2 {
 			ev, err := r.next()
 			if err != nil {
@@ -77,7 +77,7 @@ func FuzzParseMessage(f *testing.F) {
 func FuzzHostReader(f *testing.F) {
 	f.Add([]byte("a\nbb\n" + strings.Repeat("c", 40) + "\nd"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		h := &hostReader{r: newSSEReader(bytes.NewReader(data), 16).r, max: 16}
+		h := &hostReader{r: newSSEReader(bytes.NewReader(data), 16, nil).r, max: 16}
 		for range len(data) + 2 {
 			line, err := h.next()
 			switch {

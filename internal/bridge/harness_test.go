@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -181,15 +182,23 @@ func readBody(r *http.Request) string {
 }
 
 // checkedWriter passes the bridge's stdout on to w, checking each line
-// (the bridge writes whole lines).
+// once its newline has been written (the bridge writes a message and its
+// newline separately). The bridge's writes are serialised.
 type checkedWriter struct {
-	t *testing.T
-	w io.Writer
+	t       *testing.T
+	w       io.Writer
+	pending []byte
 }
 
-func (c checkedWriter) Write(p []byte) (int, error) {
-	for _, line := range strings.Split(strings.TrimSuffix(string(p), "\n"), "\n") {
-		checkJSONRPCLine(c.t, []byte(line))
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	c.pending = append(c.pending, p...)
+	for {
+		i := bytes.IndexByte(c.pending, '\n')
+		if i < 0 {
+			break
+		}
+		checkJSONRPCLine(c.t, c.pending[:i])
+		c.pending = c.pending[i+1:]
 	}
 	return c.w.Write(p)
 }

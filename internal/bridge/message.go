@@ -33,16 +33,17 @@ const (
 
 // message is the JSON-RPC envelope of one MCP message, decoded strictly
 // (jsonx: case-sensitive names, no duplicates) so that the headers the
-// bridge derives from it agree with what the server reads.
+// bridge derives from it agree with what the server reads. ID, Params,
+// Result and Error are the raw members, sub-slices of raw.
 type message struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id,omitzero"`
-	Method  string          `json:"method,omitzero"`
-	Params  json.RawMessage `json:"params,omitzero"`
-	Result  json.RawMessage `json:"result,omitzero"`
-	Error   json.RawMessage `json:"error,omitzero"`
+	JSONRPC string
+	ID      json.RawMessage
+	Method  string
+	Params  json.RawMessage
+	Result  json.RawMessage
+	Error   json.RawMessage
 
-	raw []byte // the message, compacted to one line
+	raw []byte // the message, on one line
 }
 
 // params holds the members of params the bridge mirrors into headers.
@@ -59,14 +60,41 @@ var (
 	errBatch      = errors.New("JSON-RPC batches are not supported")
 )
 
-// parseMessage decodes one JSON-RPC message and compacts it to one line.
+// parseMessage decodes one JSON-RPC message and puts it on one line. It
+// takes data over: the message's raw form and members are sub-slices of
+// it, never copies (a message may be as large as Config.MaxMessageSize, and
+// each copy would count against the bridge's memory), and its line breaks
+// are replaced with spaces in place. Valid JSON has line breaks only
+// between tokens, where a space means the same: a string holds them
+// escaped.
 func parseMessage(data []byte) (*message, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) > 0 && data[0] == '[' {
 		return nil, errBatch
 	}
 	var m message
-	if err := jsonx.DecodeObject(data, &m); err != nil {
+	err := jsonx.Members(data, func(name string, v []byte) error {
+		var err error
+		switch name {
+		case "jsonrpc":
+			err = json.Unmarshal(v, &m.JSONRPC)
+		case "id":
+			m.ID = v
+		case "method":
+			err = json.Unmarshal(v, &m.Method)
+		case "params":
+			m.Params = v
+		case "result":
+			m.Result = v
+		case "error":
+			m.Error = v
+		}
+		if err != nil {
+			return errNotMessage // valid JSON, members of the wrong type
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	if m.JSONRPC != "2.0" {
@@ -79,12 +107,17 @@ func parseMessage(data []byte) (*message, error) {
 	case m.Method == "" && (m.ID == nil || hasResult == hasError):
 		return nil, errNotMessage
 	}
-	var buf bytes.Buffer
-	buf.Grow(len(data))
-	if err := json.Compact(&buf, data); err != nil {
-		return nil, errNotMessage
+	for _, lb := range []byte{'\n', '\r'} {
+		for rest := data; ; {
+			i := bytes.IndexByte(rest, lb)
+			if i < 0 {
+				break
+			}
+			rest[i] = ' '
+			rest = rest[i+1:]
+		}
 	}
-	m.raw = buf.Bytes()
+	m.raw = data
 	if m.ID != nil {
 		m.ID = compactID(m.ID)
 	}

@@ -49,7 +49,7 @@ func TestSDKParamHeaders(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
-	go func() { done <- b.Run(context.Background(), inR, checkedWriter{t, outW}); outW.Close() }()
+	go func() { done <- b.Run(context.Background(), inR, &checkedWriter{t: t, w: outW}); outW.Close() }()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -8,10 +8,13 @@ import (
 	"sync/atomic"
 )
 
-// hostReader reads the host's newline-delimited messages.
+// hostReader reads the host's newline-delimited messages; a large one
+// goes into a buffer from pool, which the caller gives back once the
+// message is done with.
 type hostReader struct {
-	r   *bufio.Reader
-	max int
+	r    *bufio.Reader
+	max  int
+	pool *bufPool
 }
 
 // next returns the next non-empty line. A line over the limit is read to
@@ -19,8 +22,9 @@ type hostReader struct {
 // an error and the next line is read normally.
 func (h *hostReader) next() ([]byte, error) {
 	for {
-		line, err := readLine(h.r, h.max, true)
+		line, err := readLine(h.r, h.max, true, h.pool)
 		if errors.Is(err, errTooLarge) {
+			h.pool.put(line)
 			return nil, err
 		}
 		if len(line) > 0 {
@@ -47,11 +51,11 @@ func newHostWriter(w io.Writer) *hostWriter {
 	return &hostWriter{w: w, broken: make(chan struct{})}
 }
 
-// write sends one compact JSON-RPC message (no newline inside) followed by
-// a newline. After a failed write (the host went away) it does nothing.
+// write sends one JSON-RPC message on one line (no line break inside)
+// followed by a newline: two writes under the lock, so that a large
+// message is not copied to append the newline. After a failed write (the
+// host went away) it does nothing.
 func (h *hostWriter) write(msg []byte) error {
-	line := make([]byte, 0, len(msg)+1)
-	line = append(append(line, msg...), '\n')
 	h.pending.Add(1)
 	defer func() { h.pending.Add(-1); h.finished.Add(1) }()
 	h.mu.Lock()
@@ -59,12 +63,18 @@ func (h *hostWriter) write(msg []byte) error {
 	if h.err != nil {
 		return h.err
 	}
-	if _, err := h.w.Write(line); err != nil {
+	if _, err := h.w.Write(msg); err != nil {
 		h.err = err
+	} else if _, err := h.w.Write(newline); err != nil {
+		h.err = err
+	}
+	if h.err != nil {
 		close(h.broken)
 	}
 	return h.err
 }
+
+var newline = []byte{'\n'}
 
 // stalled reports whether writes are waiting on the host and none has
 // returned since finished read before (a host that stopped reading stdout).

@@ -13,8 +13,10 @@
 //
 // [DecodeObjectStrict] also refuses unknown names, for files the operator
 // writes (a misspelt rule must not be ignored); [DecodeArray] decodes a
-// top-level array (GitHub's /user/emails) by the same rules, and [DecodeValue]
-// one value of any kind cut out of a document (a JWT claim).
+// top-level array (GitHub's /user/emails) by the same rules, [DecodeValue]
+// one value of any kind cut out of a document (a JWT claim), and [Members]
+// walks the members of an object by the same rules without copying their
+// values (the envelope of a large JSON-RPC message).
 //
 // jsonx does not encode; encoding uses the standard library.
 package jsonx
