@@ -14,6 +14,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
+	"github.com/mcpauth/mcpauth/internal/jwa"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -114,7 +115,7 @@ func (s *Server) parseAccessToken(raw string, now time.Time) (*accessClaims, err
 	if len(raw) > maxTokenLength {
 		return nil, errNotOurToken
 	}
-	tok, err := jwt.ParseSigned(raw, []jose.SignatureAlgorithm{jose.ES256, jose.RS256, jose.EdDSA})
+	tok, err := jwt.ParseSigned(raw, jwa.JOSE[jose.SignatureAlgorithm](jwa.Defaults(jwa.ServerToken)))
 	if err != nil || len(tok.Headers) != 1 {
 		return nil, errNotOurToken
 	}

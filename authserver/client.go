@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/clientmeta"
+	"github.com/mcpauth/mcpauth/internal/jwkset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -184,6 +185,15 @@ func (s *Server) clientFromDocument(doc *clientmeta.Document) (*Client, error) {
 	method := doc.AuthMethod()
 	if method != oauthmeta.AuthMethodNone && method != oauthmeta.AuthMethodPrivateKeyJWT {
 		return nil, oauthErr(oauthmeta.CodeInvalidClient, "token_endpoint_auth_method "+method+" is not supported")
+	}
+	// The document rule refuses private and symmetric keys but leaves the
+	// keys unparsed; they are judged here by the rule every JWK Set gets,
+	// so a document without a usable key is refused before anyone is asked
+	// to consent (and keySource parses them again to authenticate).
+	if len(doc.JWKS) > 0 && string(doc.JWKS) != "null" {
+		if _, err := jwkset.Parse(doc.JWKS); err != nil {
+			return nil, oauthErr(oauthmeta.CodeInvalidClient, "client metadata document is invalid")
+		}
 	}
 	grants := doc.GrantTypes
 	if len(grants) == 0 {

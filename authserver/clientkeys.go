@@ -14,6 +14,7 @@ import (
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
 	"github.com/mcpauth/mcpauth/internal/lru"
 	"github.com/mcpauth/mcpauth/internal/nethook"
+	"github.com/mcpauth/mcpauth/internal/remotekeys"
 )
 
 // DefaultMaxKeySets bounds the JWK sets fetched by URL that the server
@@ -45,19 +46,19 @@ type KeyFetchConfig struct {
 }
 
 // remoteKeySets is a bounded set of remote JWK sets by URL, each a
-// jwkset.RemoteKeys (jwx's jwk.Cache behind the SSRF-safe fetcher). It is
+// remotekeys.Set (jwx's jwk.Cache behind the SSRF-safe fetcher). It is
 // safe for concurrent use; close releases every set.
 type remoteKeySets struct {
 	cfg  KeyFetchConfig
 	now  func() time.Time
-	sets *lru.Cache[string, *jwkset.RemoteKeys] // closes what it drops
+	sets *lru.Cache[string, *remotekeys.Set] // closes what it drops
 
 	mu   sync.Mutex // serializes creation, so a URL gets one set
 	done bool
 }
 
 func newRemoteKeySets(cfg KeyFetchConfig, now func() time.Time) *remoteKeySets {
-	closeSet := func(_ string, k *jwkset.RemoteKeys) { _ = k.Close() }
+	closeSet := func(_ string, k *remotekeys.Set) { _ = k.Close() }
 	return &remoteKeySets{cfg: cfg, now: now,
 		sets: lru.New(cmp.Or(cfg.MaxSets, DefaultMaxKeySets), nil, closeSet)}
 }
@@ -73,12 +74,12 @@ func (r *remoteKeySets) source(uri string) (jwtassert.KeySource, error) {
 	if k, ok := r.sets.Get(uri); ok {
 		return remoteSource{k}, nil
 	}
-	cfg := jwkset.RemoteKeysConfig{
+	cfg := remotekeys.Config{
 		JWKSURI: uri, TLSConfig: r.cfg.TLSConfig, InsecureAllowHTTPLoopback: r.cfg.InsecureAllowHTTPLoopback,
 		Now: r.now,
 	}
 	nethook.Set(&cfg, nethook.Of(&r.cfg))
-	k, err := jwkset.NewRemoteKeys(cfg)
+	k, err := remotekeys.New(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -94,16 +95,16 @@ func (r *remoteKeySets) Close() error {
 	return nil
 }
 
-// remoteSource adapts jwkset.RemoteKeys to jwtassert.KeySource: an
+// remoteSource adapts remotekeys.Set to jwtassert.KeySource: an
 // unknown kid is "no key" (the assertion is refused as unverifiable), not
 // an outage, and so is a fetched set that jwkset.Parse refuses, exactly as
 // the same set given inline is (invalid_client, not
 // temporarily_unavailable).
-type remoteSource struct{ k *jwkset.RemoteKeys }
+type remoteSource struct{ k *remotekeys.Set }
 
 func (s remoteSource) Keys(ctx context.Context, kid string) ([]jwtassert.Key, error) {
 	keys, err := s.k.Keys(ctx, kid)
-	if errors.Is(err, jwkset.ErrUnknownKey) || errors.Is(err, jwkset.ErrInvalid) {
+	if errors.Is(err, remotekeys.ErrUnknownKey) || errors.Is(err, jwkset.ErrInvalid) {
 		return nil, nil
 	}
 	return keys, err
@@ -111,7 +112,7 @@ func (s remoteSource) Keys(ctx context.Context, kid string) ([]jwtassert.Key, er
 
 // keySource returns the verification keys of one party from exactly one
 // of a static JWK set, a jwks_uri or public keys. Inline and fetched sets
-// are judged by the same rule (jwkset.Parse, also behind jwkset.RemoteKeys).
+// are judged by the same rule (jwkset.Parse, also behind remotekeys.Set).
 func (s *Server) keySource(jwks json.RawMessage, jwksURI string, pubs []crypto.PublicKey) (jwtassert.KeySource, error) {
 	switch {
 	case len(jwks) > 0 && string(jwks) != "null":

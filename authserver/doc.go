@@ -80,9 +80,9 @@
 //     against mix-up cases.
 //   - Login at an upstream OpenID Connect provider ([Config.Upstream]):
 //     discovery, code flow with PKCE S256, state and nonce, ID token
-//     verification (signature by go-jose with keys from internal/jwkset;
-//     iss, aud, azp, exp, nonce with internal/jwtverify's claims and time
-//     rule), allow-lists ([AllowList]), our consent
+//     verification (signature by go-jose with keys from the provider's
+//     JWK Set; iss, aud, azp, exp, nonce by the module's one claims and
+//     time rule), allow-lists ([AllowList]), our consent
 //     page before the redirect upstream and a state bound to the browser
 //     (no confused deputy), grants for [UpstreamSubject] of (issuer, sub);
 //     the callback is [Server.UpstreamCallbackURL].
@@ -117,7 +117,7 @@
 //     ([UpstreamConfig.OAuth2], [OAuth2Provider]): the same code flow and
 //     state, the user read from its user-info endpoint (and the primary
 //     verified email from an emails endpoint) with the access token sent to
-//     that origin only, bounded and decoded by internal/jsonx; presets for
+//     that origin only, bounded and decoded strictly; presets for
 //     GitHub, Google and Microsoft Entra ID ([UpstreamPreset]).
 //   - A grant policy ([GrantPolicy], [ParseGrantPolicy]) mapping upstream
 //     users, groups and email domains to the scopes they may obtain:

@@ -18,7 +18,8 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/clientmeta"
-	"github.com/mcpauth/mcpauth/internal/jwkset"
+	"github.com/mcpauth/mcpauth/internal/jwa"
+	"github.com/mcpauth/mcpauth/internal/remotekeys"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/pkce"
 )
@@ -252,17 +253,17 @@ func FuzzUpstreamIDToken(f *testing.F) {
 }
 
 // staticKeys is a key source that never fetches.
-type staticKeys []jwkset.Key
+type staticKeys []jwa.Key
 
-func (k staticKeys) Keys(_ context.Context, kid string) ([]jwkset.Key, error) {
-	var out []jwkset.Key
+func (k staticKeys) Keys(_ context.Context, kid string) ([]jwa.Key, error) {
+	var out []jwa.Key
 	for _, key := range k {
 		if kid == "" || key.ID == kid {
 			out = append(out, key)
 		}
 	}
 	if len(out) == 0 {
-		return nil, jwkset.ErrUnknownKey
+		return nil, remotekeys.ErrUnknownKey
 	}
 	return out, nil
 }

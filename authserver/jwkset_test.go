@@ -105,7 +105,8 @@ func TestJWKSCasesClientJWKSURI(t *testing.T) {
 }
 
 // TestJWKSCasesCIMDJWKS runs the shared JWK Set table through the "jwks" of
-// a Client ID Metadata Document, parsed when the client authenticates.
+// a Client ID Metadata Document, parsed when the client is resolved (a
+// refused set gets no code) and when it authenticates.
 // Rows that are not a JSON value cannot be embedded in a document and are
 // covered by the tests above.
 func TestJWKSCasesCIMDJWKS(t *testing.T) {
@@ -135,12 +136,17 @@ func TestJWKSCasesCIMDJWKS(t *testing.T) {
 			loc := resp.Header.Get("Location")
 			u, _ := url.Parse(loc)
 			if resp.StatusCode != http.StatusFound || u == nil || u.Query().Get("code") == "" {
-				// The document itself was refused (a duplicate name
-				// anywhere in it, for instance): the client never gets a code.
+				// A refused set makes the client unusable before consent:
+				// the document itself is refused (a duplicate name anywhere
+				// in it, for instance) or its keys are, and the client never
+				// gets a code.
 				if !tt.Refused {
 					t.Fatalf("authorize: %d %s", resp.StatusCode, loc)
 				}
 				return
+			}
+			if tt.Refused {
+				t.Fatalf("authorize issued a code to a client whose jwks is refused: %s", loc)
 			}
 			res := h.token(url.Values{"grant_type": {"authorization_code"}, "code": {u.Query().Get("code")}, "code_verifier": {v},
 				"redirect_uri": {cimdCB}, "client_id": {clientID}, "client_assertion_type": {jwtassert.ClientAssertionType},

@@ -3,11 +3,6 @@ package authserver
 import (
 	"context"
 	"crypto"
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -18,11 +13,13 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/mcpauth/mcpauth/internal/jwa"
 )
 
 // supportedAlgorithm reports whether this server can sign with alg.
 func supportedAlgorithm(alg string) bool {
-	return alg == string(jose.ES256) || alg == string(jose.RS256) || alg == string(jose.EdDSA)
+	return slices.Contains(jwa.Defaults(jwa.ServerToken), alg)
 }
 
 // liveKey is a signing key ready to use.
@@ -258,18 +255,10 @@ func (k *keyring) verificationKey(kid string, now time.Time) (*jose.JSONWebKey, 
 
 // generateSigningKey makes a fresh key for alg.
 func generateSigningKey(alg string, now, activeAt time.Time) (*liveKey, error) {
-	var priv crypto.Signer
-	var err error
-	switch jose.SignatureAlgorithm(alg) {
-	case jose.ES256:
-		priv, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	case jose.RS256:
-		priv, err = rsa.GenerateKey(rand.Reader, 2048)
-	case jose.EdDSA:
-		_, priv, err = ed25519.GenerateKey(rand.Reader)
-	default:
+	if !supportedAlgorithm(alg) {
 		return nil, configErr("SigningAlgorithm", "must be ES256, RS256 or EdDSA")
 	}
+	priv, err := jwa.GenerateKey(alg)
 	if err != nil {
 		return nil, fmt.Errorf("authserver: generating signing key: %w", err)
 	}

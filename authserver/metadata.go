@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/mcpauth/mcpauth/internal/jwa"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -40,7 +41,7 @@ func (s *Server) Metadata() oauthmeta.AuthServerMetadata {
 		GrantTypesSupported:                        s.grantTypes(),
 		AuthorizationGrantProfilesSupported:        s.grantProfiles(),
 		TokenEndpointAuthMethodsSupported:          tokenMethods,
-		TokenEndpointAuthSigningAlgValuesSupported: []string{"ES256", "RS256", "PS256", "EdDSA"},
+		TokenEndpointAuthSigningAlgValuesSupported: jwa.Defaults(jwa.ClientAssertion),
 		DPoPSigningAlgValuesSupported:              s.dpopAlgorithms(),
 		RevocationEndpoint:                         s.endpoint(pathRevoke),
 		RevocationEndpointAuthMethodsSupported:     allMethods,

@@ -10,9 +10,10 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 
 	"github.com/mcpauth/mcpauth/internal/jsonx"
-	"github.com/mcpauth/mcpauth/internal/jwkset"
+	"github.com/mcpauth/mcpauth/internal/jwa"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/internal/nethook"
+	"github.com/mcpauth/mcpauth/internal/remotekeys"
 )
 
 // Bounds of ID token verification.
@@ -27,10 +28,7 @@ var errIDToken = errors.New("upstream ID token refused")
 
 // idTokenAlgorithms are the asymmetric JWS algorithms accepted on ID
 // tokens; "none" and the HMAC family never are.
-var idTokenAlgorithms = []jose.SignatureAlgorithm{
-	jose.RS256, jose.RS384, jose.RS512, jose.PS256, jose.PS384, jose.PS512,
-	jose.ES256, jose.ES384, jose.ES512, jose.EdDSA,
-}
+var idTokenAlgorithms = jwa.JOSE[jose.SignatureAlgorithm](jwa.Defaults(jwa.IDToken))
 
 // idTokenClaims are the ID token claims read here (OpenID Connect Core §2,
 // §5.1), decoded by the module's one JSON policy.
@@ -66,7 +64,7 @@ func (u *upstream) verifyIDToken(ctx context.Context, raw, nonce string) (*Upstr
 		return nil, fmt.Errorf("%w: provider keys: %w", errIDToken, err)
 	}
 	var payload []byte
-	for k := range jwkset.Candidates(keys, h.KeyID, h.Algorithm) {
+	for k := range jwa.Candidates(keys, h.KeyID, h.Algorithm) {
 		if payload, err = jws.Verify(k.Public); err == nil {
 			break
 		}
@@ -133,22 +131,22 @@ func stringList(v any) []string {
 }
 
 // keySource is the provider's JWK Set, from the module's key home
-// (jwkset.RemoteKeys: fetched through the guarded fetcher, refetched on an
+// (remotekeys.Set: fetched through the guarded fetcher, refetched on an
 // unknown "kid" at most once per interval, refreshed by its cache headers).
 // It is set by useJWKSURI after discovery.
 type keySource interface {
-	Keys(ctx context.Context, kid string) ([]jwkset.Key, error)
+	Keys(ctx context.Context, kid string) ([]jwa.Key, error)
 	Close() error
 }
 
 // providerKeys returns the provider's keys with kid; before discovery
 // there are none.
-func (u *upstream) providerKeys(ctx context.Context, kid string) ([]jwkset.Key, error) {
+func (u *upstream) providerKeys(ctx context.Context, kid string) ([]jwa.Key, error) {
 	u.mu.Lock()
 	keys := u.keys
 	u.mu.Unlock()
 	if keys == nil {
-		return nil, jwkset.ErrUnavailable
+		return nil, remotekeys.ErrUnavailable
 	}
 	return keys.Keys(ctx, kid)
 }
@@ -162,12 +160,12 @@ func (u *upstream) useJWKSURI(uri string) error {
 	if u.keys != nil && u.keysURI == uri {
 		return nil
 	}
-	cfg := jwkset.RemoteKeysConfig{
+	cfg := remotekeys.Config{
 		JWKSURI: uri, TLSConfig: u.cfg.Fetch.TLSConfig, InsecureAllowHTTPLoopback: u.cfg.Fetch.InsecureAllowHTTPLoopback,
 		Timeout: u.timeout, Now: u.now,
 	}
 	nethook.Set(&cfg, nethook.Of(&u.cfg.Fetch))
-	k, err := jwkset.NewRemoteKeys(cfg)
+	k, err := remotekeys.New(cfg)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/mcpauth/mcpauth/client/tokenstore"
 	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/internal/ascii"
-	"github.com/mcpauth/mcpauth/internal/jwkset"
+	"github.com/mcpauth/mcpauth/internal/jwa"
 	"github.com/mcpauth/mcpauth/internal/lru"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -62,8 +62,8 @@ type DPoPConfig struct {
 // generatedAlgorithms are the algorithms a generated key may have, in the
 // order of preference: small, fast keys first.
 var generatedAlgorithms = []string{
-	jwkset.ES256, jwkset.EdDSA, jwkset.ES384, jwkset.ES512,
-	jwkset.PS256, jwkset.RS256, jwkset.PS384, jwkset.RS384, jwkset.PS512, jwkset.RS512,
+	jwa.ES256, jwa.EdDSA, jwa.ES384, jwa.ES512,
+	jwa.PS256, jwa.RS256, jwa.PS384, jwa.RS384, jwa.PS512, jwa.RS512,
 }
 
 // dpopState is a Client's DPoP configuration, the parsed keys of stored

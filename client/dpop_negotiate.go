@@ -3,10 +3,6 @@ package client
 import (
 	"context"
 	"crypto"
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/rand"
-	"crypto/rsa"
 	"errors"
 	"fmt"
 	"net/http"
@@ -18,7 +14,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/client/tokenstore"
 	"github.com/mcpauth/mcpauth/dpop"
-	"github.com/mcpauth/mcpauth/internal/jwkset"
+	"github.com/mcpauth/mcpauth/internal/jwa"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -142,16 +138,7 @@ func describeAlgs(algs []string) string {
 
 // generate makes a new key for alg and its private JWK.
 func (s *dpopState) generate(alg string) (*dpopKey, error) {
-	var key crypto.Signer
-	var err error
-	switch {
-	case jwkset.Curve(alg) != nil:
-		key, err = ecdsa.GenerateKey(jwkset.Curve(alg), rand.Reader)
-	case alg == jwkset.EdDSA:
-		_, key, err = ed25519.GenerateKey(rand.Reader)
-	default:
-		key, err = rsa.GenerateKey(rand.Reader, jwkset.MinRSABits)
-	}
+	key, err := jwa.GenerateKey(alg)
 	if err != nil {
 		return nil, fmt.Errorf("client: DPoP key: %w", err)
 	}
@@ -173,7 +160,7 @@ var errStoredKey = errors.New("client: unusable stored DPoP key")
 // parseStoredKey reads a private JWK written by generate.
 func parseStoredKey(data []byte, now func() time.Time) (*dpop.Prover, error) {
 	var jwk jose.JSONWebKey
-	if err := jwk.UnmarshalJSON(data); err != nil || jwk.IsPublic() || !jwkset.Supported(jwk.Algorithm) {
+	if err := jwk.UnmarshalJSON(data); err != nil || jwk.IsPublic() || !jwa.Supported(jwk.Algorithm) {
 		return nil, errStoredKey
 	}
 	signer, ok := jwk.Key.(crypto.Signer)

@@ -34,9 +34,11 @@
 // special-use address.
 //
 // The package deliberately does not: match redirect URIs (the authorization
-// server does that, exactly), fetch jwks_uri (the authorization server does,
-// for private_key_jwt) or logo_uri, authenticate clients, or implement
-// Dynamic Client Registration.
+// server does that, exactly), parse the keys of jwks or fetch jwks_uri (the
+// authorization server does, for private_key_jwt; an inline jwks is only
+// checked to be a JWK Set without private or symmetric key material),
+// fetch logo_uri, authenticate clients, or implement Dynamic Client
+// Registration.
 //
 // Requirement IDs (CIMD-nn, AS-nn) refer to docs/requirements.md.
 package clientmeta

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcpauth/mcpauth/internal/jsonx"
-	"github.com/mcpauth/mcpauth/internal/jwkset"
+	"github.com/mcpauth/mcpauth/internal/jwa"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -63,11 +63,16 @@ func ParseDocument(data []byte, fetchedFrom string) (*Document, error) {
 //   - token_endpoint_auth_method is absent, "none" or "private_key_jwt"
 //     (which needs exactly one of jwks and jwks_uri); never a shared-secret
 //     method;
-//   - jwks, when present, passes the module's one JWK Set rule (no private
-//     or symmetric key, at least one signature verification key);
+//   - jwks, when present, is a JWK Set of public keys: an object whose
+//     "keys" is an array of JWKs, none of which carries private or
+//     symmetric key material;
 //   - response_types, when present, include "code";
 //   - client_uri, logo_uri, tos_uri, policy_uri and jwks_uri, when present,
 //     are https URLs.
+//
+// Which keys of jwks can verify the client's assertions is left to the
+// party that verifies them: an authorization server parses the set when the
+// client authenticates, by the rule it applies to a fetched jwks_uri.
 //
 // Errors wrap [ErrInvalidDocument] (and [ErrClientIDMismatch] or
 // [ErrSharedSecret] where they apply).
@@ -96,10 +101,8 @@ func (d *Document) Validate(url string) error {
 	if err := d.checkAuthMethod(); err != nil {
 		return err
 	}
-	if len(d.JWKS) > 0 && string(d.JWKS) != "null" {
-		if _, err := jwkset.Parse(d.JWKS); err != nil {
-			return errRule("jwks is not a usable JWK Set", ErrInvalidDocument)
-		}
+	if err := checkJWKS(d.JWKS); err != nil {
+		return err
 	}
 	if len(d.ResponseTypes) > 0 && !slices.Contains(d.ResponseTypes, "code") {
 		return errRule("response_types without code", ErrInvalidDocument)
@@ -111,6 +114,34 @@ func (d *Document) Validate(url string) error {
 	} {
 		if f.value != "" && strict.CheckURL(f.value) != nil {
 			return errRule(f.name+" is not an https URL", ErrInvalidDocument)
+		}
+	}
+	return nil
+}
+
+// checkJWKS applies the document's rule for an inline "jwks": absent, or a
+// JWK Set (RFC 7517 §5) of the client's public keys (RFC 7591 §2). A member
+// with private or symmetric key material ("d", "p", "q", "dp", "dq", "qi",
+// "oth", "k", or "kty" "oct") is refused, by the rule the module's JWK Set
+// parser refuses a whole set with: the document is public, so such a key is
+// a leaked secret, and a symmetric one would be a shared secret (CIMD-03).
+// The members are not parsed into keys here.
+func checkJWKS(jwks oauthmeta.RawJSON) error {
+	if len(jwks) == 0 || string(jwks) == "null" {
+		return nil
+	}
+	var set struct {
+		Keys *[]map[string]any `json:"keys"`
+	}
+	if jsonx.DecodeObject(jwks, &set) != nil || set.Keys == nil {
+		return errRule("jwks is not a JWK Set", ErrInvalidDocument)
+	}
+	for _, m := range *set.Keys {
+		if m == nil {
+			return errRule("jwks is not a JWK Set", ErrInvalidDocument)
+		}
+		if jwa.CheckPublic(m) != nil {
+			return errRule("jwks holds a private or symmetric key", ErrInvalidDocument)
 		}
 	}
 	return nil

@@ -203,8 +203,11 @@ func TestLocalhostOnly(t *testing.T) {
 
 // TestJWKSCasesDocument runs the shared JWK Set table
 // (oauthtest.JWKSCases) through a document's inline "jwks": a set the JWK
-// Set rule refuses makes the document invalid. Rows that are not a JSON
-// value cannot be embedded in a document.
+// Set rule refuses for its shape or for private or symmetric key material
+// makes the document invalid; a well-formed set of public keys is kept for
+// the verifier to judge (refused by the authorization server when no key
+// is usable), and a set the parser accepts is accepted. Rows that are not
+// a JSON value cannot be embedded in a document.
 func TestJWKSCasesDocument(t *testing.T) {
 	t.Parallel()
 	const id = "https://client.example.com/pk.json"
@@ -217,7 +220,7 @@ func TestJWKSCasesDocument(t *testing.T) {
 			doc := `{"client_id":"` + id + `","client_name":"C","redirect_uris":["https://client.example.com/cb"],` +
 				`"token_endpoint_auth_method":"private_key_jwt","jwks":` + string(tt.JWKS) + `}`
 			_, err := ParseDocument([]byte(doc), id)
-			if tt.Refused {
+			if tt.Refused && !tt.Unusable {
 				if !errors.Is(err, ErrInvalidDocument) {
 					t.Fatalf("ParseDocument = %v; want ErrInvalidDocument", err)
 				}
@@ -225,6 +228,51 @@ func TestJWKSCasesDocument(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatalf("ParseDocument: %v", err)
+			}
+		})
+	}
+}
+
+// TestDocumentJWKS: an inline "jwks" must be a JWK Set whose members are
+// JSON objects without private or symmetric key material; the keys
+// themselves are not parsed, so a set of unusable public keys passes.
+func TestDocumentJWKS(t *testing.T) {
+	t.Parallel()
+	const id = "https://client.example.com/pk.json"
+	const ec = `{"kty":"EC","crv":"P-256","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"}`
+	tests := []struct {
+		name, jwks string
+		wantErr    string // "" when the document is valid
+	}{
+		{"public EC key", `{"keys":[` + ec + `]}`, ""},
+		{"empty set", `{"keys":[]}`, ""},
+		{"unknown key type", `{"keys":[{"kty":"XYZ"}]}`, ""},
+		{"encryption key", `{"keys":[{"kty":"EC","use":"enc"}]}`, ""},
+		{"no keys member", `{}`, "jwks is not a JWK Set"},
+		{"keys member in another case", `{"Keys":[` + ec + `]}`, "jwks is not a JWK Set"},
+		{"keys not an array", `{"keys":{}}`, "jwks is not a JWK Set"},
+		{"member not an object", `{"keys":[` + ec + `,"key"]}`, "jwks is not a JWK Set"},
+		{"null member", `{"keys":[null]}`, "jwks is not a JWK Set"},
+		{"array", `[` + ec + `]`, "jwks is not a JWK Set"},
+		{"private EC key", `{"keys":[` + strings.Replace(ec, `"kty"`, `"d":"AA","kty"`, 1) + `]}`, "private or symmetric key"},
+		{"lone RSA prime", `{"keys":[{"kty":"RSA","n":"AQAB","e":"AQAB","p":"AQAB"}]}`, "private or symmetric key"},
+		{"symmetric key", `{"keys":[{"kty":"oct","k":"c2VjcmV0"}]}`, "private or symmetric key"},
+		{"oct key without k", `{"keys":[` + ec + `,{"kty":"oct"}]}`, "private or symmetric key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			doc := `{"client_id":"` + id + `","client_name":"C","redirect_uris":["https://client.example.com/cb"],` +
+				`"token_endpoint_auth_method":"private_key_jwt","jwks":` + tt.jwks + `}`
+			_, err := ParseDocument([]byte(doc), id)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("ParseDocument: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInvalidDocument) || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("ParseDocument = %v; want ErrInvalidDocument saying %q", err, tt.wantErr)
 			}
 		})
 	}

@@ -9,7 +9,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 
 	"github.com/mcpauth/mcpauth/internal/jsonx"
-	"github.com/mcpauth/mcpauth/internal/jwkset"
+	"github.com/mcpauth/mcpauth/internal/jwa"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
 )
 
@@ -73,8 +73,8 @@ func (v *Verifier) parseHeader(proof, seg string) (*proofHeader, error) {
 		return nil, fail(errInvalidJWK, "")
 	}
 	alg := *rh.Alg
-	switch err := jwkset.CheckKey(jwk.Key, alg); {
-	case errors.Is(err, jwkset.ErrKeyMismatch): // RFC 8725 §3.1
+	switch err := jwa.CheckKey(jwk.Key, alg); {
+	case errors.Is(err, jwa.ErrKeyMismatch): // RFC 8725 §3.1
 		return nil, fail(errAlgKeyMismatch, "")
 	case err != nil: // a weak or unsupported key
 		return nil, fail(errInvalidJWK, "")
@@ -100,7 +100,7 @@ func (v *Verifier) checkRawHeader(rh *rawHeader) error {
 	if rh.JWK == nil {
 		return fail(errMissingJWK, "")
 	}
-	if _, ok := jwkset.SecretMember(rh.JWK); ok {
+	if _, ok := jwa.SecretMember(rh.JWK); ok {
 		return fail(errPrivateJWK, "")
 	}
 	if a, ok := rh.JWK["alg"]; ok && a != *rh.Alg {

@@ -8,7 +8,7 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 
-	"github.com/mcpauth/mcpauth/internal/jwkset"
+	"github.com/mcpauth/mcpauth/internal/jwa"
 )
 
 // JKT returns the JWK SHA-256 thumbprint of a public key (RFC 7638 §3,
@@ -16,7 +16,7 @@ import (
 // token and of "dpop_jkt" in an authorization request (RFC 9449 §6.1, §10).
 // pub must be an *ecdsa.PublicKey, *rsa.PublicKey or ed25519.PublicKey.
 func JKT(pub crypto.PublicKey) (string, error) {
-	if _, err := jwkset.ForKey(pub); err != nil { // exactly the key types a proof can carry
+	if _, err := jwa.ForKey(pub); err != nil { // exactly the key types a proof can carry
 		return "", err
 	}
 	jwk := jose.JSONWebKey{Key: pub}

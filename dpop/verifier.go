@@ -15,7 +15,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 
 	"github.com/mcpauth/mcpauth/internal/clock"
-	"github.com/mcpauth/mcpauth/internal/jwkset"
+	"github.com/mcpauth/mcpauth/internal/jwa"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/internal/lru"
 	"github.com/mcpauth/mcpauth/replay"
@@ -104,13 +104,13 @@ type urlMemo struct{ raw, norm string }
 // NewVerifier validates cfg and returns a Verifier. It starts nothing in the
 // background.
 func NewVerifier(cfg VerifierConfig) (*Verifier, error) {
-	algs, err := jwkset.Allowlist(cfg.Algorithms, DefaultAlgorithms())
+	algs, err := jwa.Allowlist(cfg.Algorithms, DefaultAlgorithms())
 	if err != nil {
 		return nil, fmt.Errorf("dpop: %w", err)
 	}
 	v := &Verifier{
 		algs:     algs,
-		joseAlgs: jwkset.JOSE(algs),
+		joseAlgs: jwa.JOSE[jose.SignatureAlgorithm](algs),
 		window:   cmp.Or(cfg.IATWindow, DefaultIATWindow),
 		leeway:   cmp.Or(cfg.Leeway, DefaultLeeway),
 		maxSize:  cmp.Or(cfg.MaxProofSize, defaultMaxProofSize),

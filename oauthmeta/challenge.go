@@ -3,8 +3,6 @@ package oauthmeta
 import (
 	"slices"
 	"strings"
-
-	"github.com/mcpauth/mcpauth/internal/ascii"
 )
 
 // Challenge is one authentication challenge of a WWW-Authenticate header
@@ -115,7 +113,7 @@ func (c Challenge) String() string {
 // paramIndex returns the index of the named parameter, matching names
 // case-insensitively, or -1.
 func paramIndex(params []Param, name string) int {
-	return slices.IndexFunc(params, func(p Param) bool { return ascii.EqualFold(p.Name, name) })
+	return slices.IndexFunc(params, func(p Param) bool { return equalFold(p.Name, name) })
 }
 
 // Limits on what ParseChallenges accepts.
@@ -159,7 +157,7 @@ func ParseChallenges(headers ...string) ([]Challenge, error) {
 // case-insensitively.
 func FindChallenge(challenges []Challenge, scheme string) (Challenge, bool) {
 	for _, c := range challenges {
-		if ascii.EqualFold(c.Scheme, scheme) {
+		if equalFold(c.Scheme, scheme) {
 			return c, true
 		}
 	}

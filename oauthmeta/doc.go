@@ -29,7 +29,8 @@
 //     "OAuth Authorization URL Validation").
 //
 // Parsing is strict: documents must be one JSON object, names match
-// case-sensitively and duplicate names are errors (see internal/jsonx).
+// case-sensitively and duplicate names are errors ([DecodeJSON], which
+// types built on these can use too).
 // Errors name the failed rule and the field, never a token or secret.
 //
 // It deliberately does not: fetch anything, choose between authorization

@@ -118,3 +118,19 @@ func ExampleAppendScope() {
 	fmt.Println(s, len(s))
 	// Output: [mcp:tools files:read] 2
 }
+
+func ExampleDecodeJSON() {
+	// Metadata with a member of one's own, decoded by the package's rule.
+	var md struct {
+		oauthmeta.ProtectedResourceMetadata
+		Extra string `json:"example_extension"`
+	}
+	err := oauthmeta.DecodeJSON([]byte(`{"resource":"https://mcp.example.com/mcp","example_extension":"x"}`), &md)
+	fmt.Println(md.Resource, md.Extra, err)
+
+	err = oauthmeta.DecodeJSON([]byte(`{"resource":"https://good.example","RESOURCE":"https://evil.example","resource":"https://evil.example"}`), &md)
+	fmt.Println(errors.Is(err, oauthmeta.ErrMalformed), err)
+	// Output:
+	// https://mcp.example.com/mcp x <nil>
+	// true oauthmeta: malformed document: duplicate object name
+}

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/mcpauth/mcpauth/internal/jsonx"
 )
 
 // ErrorCode is a registered OAuth error code, the value of the "error"
@@ -71,8 +69,8 @@ func (e *Error) Is(target error) bool {
 // sent.
 func ParseError(data []byte) (*Error, error) {
 	var e Error
-	if err := jsonx.DecodeObject(data, &e); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+	if err := DecodeJSON(data, &e); err != nil {
+		return nil, err
 	}
 	if e.Code == "" {
 		return nil, errField(ErrMissingField, "error", "")
@@ -153,8 +151,8 @@ func ValidScopeToken(tok string) bool {
 // decide which types they accept.
 func ParseTokenResponse(data []byte) (*TokenResponse, error) {
 	var r TokenResponse
-	if err := jsonx.DecodeObject(data, &r); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+	if err := DecodeJSON(data, &r); err != nil {
+		return nil, err
 	}
 	if r.AccessToken == "" {
 		return nil, errField(ErrMissingField, "access_token", "")

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/mcpauth/mcpauth/internal/golden"
-	"github.com/mcpauth/mcpauth/internal/jsonx"
 )
 
 func TestParseError(t *testing.T) {
@@ -129,7 +128,7 @@ func TestIntrospectionAndRegistration(t *testing.T) {
 	golden.JSON(t, "client_information.json", ci)
 }
 
-// TestAudienceDecoders: the go-json-experiment decoder (internal/jsonx,
+// TestAudienceDecoders: the go-json-experiment decoder (DecodeJSON,
 // UnmarshalJSONFrom) and encoding/json (UnmarshalJSON) agree on "aud".
 func TestAudienceDecoders(t *testing.T) {
 	t.Parallel()
@@ -156,9 +155,9 @@ func TestAudienceDecoders(t *testing.T) {
 			var v2 struct {
 				Aud Audience `json:"aud"`
 			}
-			err := jsonx.DecodeObject([]byte(`{"aud":`+tt.in+`}`), &v2)
+			err := DecodeJSON([]byte(`{"aud":`+tt.in+`}`), &v2)
 			if (err == nil) != tt.ok || (tt.ok && !reflect.DeepEqual(v2.Aud, tt.want)) {
-				t.Fatalf("jsonx: got %#v, %v; want %#v, ok %v", v2.Aud, err, tt.want, tt.ok)
+				t.Fatalf("DecodeJSON: got %#v, %v; want %#v, ok %v", v2.Aud, err, tt.want, tt.ok)
 			}
 			var v1 Audience
 			err = v1.UnmarshalJSON([]byte(tt.in))
@@ -178,7 +177,7 @@ func TestAudienceReusesStorage(t *testing.T) {
 	v := struct {
 		Aud Audience `json:"aud"`
 	}{Aud: buf[:0:1]}
-	if err := jsonx.DecodeObject([]byte(`{"aud":"https://h/mcp"}`), &v); err != nil {
+	if err := DecodeJSON([]byte(`{"aud":"https://h/mcp"}`), &v); err != nil {
 		t.Fatal(err)
 	}
 	if len(v.Aud) != 1 || &v.Aud[0] != &buf[0] || buf[0] != "https://h/mcp" {
@@ -187,7 +186,7 @@ func TestAudienceReusesStorage(t *testing.T) {
 	var w struct {
 		Aud Audience `json:"aud"`
 	}
-	if err := jsonx.DecodeObject([]byte(`{"aud":"x"}`), &w); err != nil || !reflect.DeepEqual(w.Aud, Audience{"x"}) {
+	if err := DecodeJSON([]byte(`{"aud":"x"}`), &w); err != nil || !reflect.DeepEqual(w.Aud, Audience{"x"}) {
 		t.Fatalf("got %#v, %v", w.Aud, err)
 	}
 }

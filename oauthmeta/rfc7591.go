@@ -1,10 +1,6 @@
 package oauthmeta
 
-import (
-	"fmt"
-
-	"github.com/mcpauth/mcpauth/internal/jsonx"
-)
+import ()
 
 // Token endpoint authentication methods (RFC 7591 §2, RFC 7523, OAuth 2.1
 // §2.4).
@@ -92,8 +88,8 @@ type ClientInformation struct {
 // that client_id is present.
 func ParseClientInformation(data []byte) (*ClientInformation, error) {
 	var ci ClientInformation
-	if err := jsonx.DecodeObject(data, &ci); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+	if err := DecodeJSON(data, &ci); err != nil {
+		return nil, err
 	}
 	if ci.ClientID == "" {
 		return nil, errField(ErrMissingField, "client_id", "")

@@ -3,13 +3,10 @@ package oauthmeta
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-
-	"github.com/mcpauth/mcpauth/internal/jsonx"
 )
 
 // IntrospectionResponse is the RFC 7662 §2.2 token introspection response.
@@ -53,8 +50,8 @@ type Confirmation struct {
 // ParseIntrospectionResponse decodes an introspection response strictly.
 func ParseIntrospectionResponse(data []byte) (*IntrospectionResponse, error) {
 	var r IntrospectionResponse
-	if err := jsonx.DecodeObject(data, &r); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+	if err := DecodeJSON(data, &r); err != nil {
+		return nil, err
 	}
 	return &r, nil
 }
@@ -81,7 +78,7 @@ func (a *Audience) UnmarshalJSON(data []byte) error {
 }
 
 // UnmarshalJSONFrom accepts a string or an array of strings, nothing else,
-// read in place from a go-json-experiment decoder (internal/jsonx).
+// read in place from a go-json-experiment decoder ([DecodeJSON]).
 func (a *Audience) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	switch dec.PeekKind() {
 	case 'n':

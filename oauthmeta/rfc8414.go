@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/mcpauth/mcpauth/internal/jsonx"
 )
 
 // Well-known path suffixes for authorization server metadata.
@@ -144,8 +142,8 @@ func AuthServerMetadataURLs(issuer string) ([]string, error) {
 // [AuthServerMetadata.Validate] before trusting its contents.
 func ParseAuthServerMetadata(data []byte) (*AuthServerMetadata, error) {
 	var m AuthServerMetadata
-	if err := jsonx.DecodeObject(data, &m); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+	if err := DecodeJSON(data, &m); err != nil {
+		return nil, err
 	}
 	if m.Issuer == "" {
 		return nil, errField(ErrMissingField, "issuer", "")

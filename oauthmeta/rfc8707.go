@@ -4,8 +4,6 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
-
-	"github.com/mcpauth/mcpauth/internal/ascii"
 )
 
 // CanonicalResource returns the canonical form of an MCP server URI used as an
@@ -35,12 +33,12 @@ func CanonicalResource(raw string) (string, error) {
 	if u.User != nil {
 		return "", errField(ErrInvalidResource, "resource", "user information")
 	}
-	scheme := ascii.ToLower(u.Scheme)
+	scheme := strings.ToLower(u.Scheme) // ASCII: url.Parse accepts no other scheme
 	host := u.Hostname()
 	if host == "" || !asciiHost(host) {
 		return "", errField(ErrInvalidResource, "resource", "invalid host")
 	}
-	host = ascii.ToLower(host)
+	host = strings.ToLower(host) // ASCII, as just checked
 	if strings.Contains(host, ":") {
 		// Only a bracketed IPv6 literal may contain colons.
 		if !strings.HasPrefix(u.Host, "[") {

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-
-	"github.com/mcpauth/mcpauth/internal/jsonx"
 )
 
 // WellKnownProtectedResource is the RFC 9728 §3 well-known path suffix.
@@ -65,8 +63,8 @@ type ProtectedResourceMetadata struct {
 // [ProtectedResourceMetadata.Validate] before trusting its contents.
 func ParseProtectedResourceMetadata(data []byte) (*ProtectedResourceMetadata, error) {
 	var m ProtectedResourceMetadata
-	if err := jsonx.DecodeObject(data, &m); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+	if err := DecodeJSON(data, &m); err != nil {
+		return nil, err
 	}
 	if m.Resource == "" {
 		return nil, errField(ErrMissingField, "resource", "")

@@ -4,8 +4,6 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
-
-	"github.com/mcpauth/mcpauth/internal/ascii"
 )
 
 // URLPolicy decides which URLs a document fetched from another party may name
@@ -75,7 +73,7 @@ const maxURLLength = 2048
 // loopback IP literal (127.0.0.0/8, ::1, or an IPv4-mapped form of them) or
 // the name "localhost" (RFC 6761 §6.3).
 func IsLoopbackHost(host string) bool {
-	if ascii.EqualFold(host, "localhost") {
+	if equalFold(host, "localhost") {
 		return true
 	}
 	addr, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpauth/mcpauth/internal/jwa"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -23,7 +24,7 @@ const (
 
 // DefaultAlgorithms is the signing algorithm allowlist used when
 // [Config.Algorithms] is nil.
-func DefaultAlgorithms() []string { return []string{"ES256", "RS256"} }
+func DefaultAlgorithms() []string { return jwa.Defaults(jwa.AccessToken) }
 
 // Config configures a [Verifier]. [New] validates it; the zero value of each
 // optional field is documented and never turns a check off.

@@ -27,9 +27,9 @@
 //     exp, nbf/iat with leeway; jku, x5u and embedded jwk headers are never
 //     used; sender-constrained tokens (cnf) are refused as bearer tokens
 //     (RS-08…RS-10, RS-18). The claims are decoded and the times judged by
-//     the module's one JWT rule set (internal/jwtverify: case-sensitive
-//     names, duplicates refused, one NumericDate range); the algorithm and
-//     key-type rules are the key home's (internal/jwkset). The JSON-RPC body
+//     the module's one JWT rule set (case-sensitive names, duplicates
+//     refused, one NumericDate range), and the algorithm and key-type rules
+//     are the ones every verifier of the module applies. The JSON-RPC body
 //     the policy needs is read with go-json-experiment's jsontext.Decoder;
 //     a case variant or duplicate of a member the policy reads is refused,
 //     as the SDK decodes with encoding/json v1, which folds case.

@@ -5,19 +5,19 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mcpauth/mcpauth/internal/jwkset"
+	"github.com/mcpauth/mcpauth/internal/remotekeys"
 )
 
 // RemoteKeysConfig configures a [RemoteKeys]: the issuer (for RFC 8414
 // discovery of jwks_uri) or the JWK Set URL itself, the refetch and
 // refresh intervals, the fetch timeout, TLS and the loopback switch, and
 // the clock and logger.
-type RemoteKeysConfig = jwkset.RemoteKeysConfig
+type RemoteKeysConfig = remotekeys.Config
 
 // Defaults applied to zero-valued [RemoteKeysConfig] fields.
 const (
-	DefaultRefetchInterval    = jwkset.DefaultRefetchInterval
-	DefaultMinRefreshInterval = jwkset.DefaultMinRefreshInterval
+	DefaultRefetchInterval    = remotekeys.DefaultRefetchInterval
+	DefaultMinRefreshInterval = remotekeys.DefaultMinRefreshInterval
 )
 
 // RemoteKeys is a [KeySource] for one issuer's JWK Set, fetched through
@@ -30,12 +30,12 @@ const (
 // callers; when a fetch fails the last good keys stay in use. Construction
 // does no I/O; the first Keys call fetches. It is safe for concurrent use;
 // Close stops the background refresh.
-type RemoteKeys struct{ keys *jwkset.RemoteKeys }
+type RemoteKeys struct{ keys *remotekeys.Set }
 
 // NewRemoteKeys validates cfg. It performs no I/O and starts nothing.
 // Errors wrap [ErrInvalidConfig].
 func NewRemoteKeys(cfg RemoteKeysConfig) (*RemoteKeys, error) {
-	k, err := jwkset.NewRemoteKeys(cfg)
+	k, err := remotekeys.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
@@ -53,11 +53,11 @@ func (k *RemoteKeys) Keys(ctx context.Context, kid string) ([]Key, error) {
 	switch {
 	case err == nil:
 		return keys, nil
-	case errors.Is(err, jwkset.ErrUnknownKey):
+	case errors.Is(err, remotekeys.ErrUnknownKey):
 		return nil, ErrUnknownKey
-	case errors.Is(err, jwkset.ErrClosed):
+	case errors.Is(err, remotekeys.ErrClosed):
 		return nil, errVerifierClosed
-	case errors.Is(err, jwkset.ErrUnavailable):
+	case errors.Is(err, remotekeys.ErrUnavailable):
 		return nil, errors.Join(errKeysUnavailable, err)
 	}
 	return nil, err // the caller's context

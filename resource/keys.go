@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/mcpauth/mcpauth/internal/jwa"
 	"github.com/mcpauth/mcpauth/internal/jwkset"
 )
 
@@ -13,7 +14,7 @@ import (
 // any allowed algorithm that fits the key type), Public an
 // *ecdsa.PublicKey, an *rsa.PublicKey of 2048 bits or more or an
 // ed25519.PublicKey (other types never verify anything).
-type Key = jwkset.Key
+type Key = jwa.Key
 
 // KeySource resolves an issuer's signing keys. It only finds keys; parsing,
 // the algorithm allowlist and the signature check happen in the Verifier.
@@ -76,7 +77,7 @@ func checkAlgorithms(algs []string) ([]string, error) {
 	if algs != nil && len(algs) == 0 {
 		return nil, fmt.Errorf("%w: empty algorithm allowlist", ErrInvalidConfig)
 	}
-	out, err := jwkset.Allowlist(algs, DefaultAlgorithms())
+	out, err := jwa.Allowlist(algs, DefaultAlgorithms())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}

@@ -7,7 +7,7 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 
-	"github.com/mcpauth/mcpauth/internal/jwkset"
+	"github.com/mcpauth/mcpauth/internal/jwa"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -122,7 +122,7 @@ func checkEncodedPayload(h *jose.Header) error {
 }
 
 // verifySignature finds the keys for kid and checks the signature with
-// the candidates among them (jwkset.Candidates: at most four, each fitting
+// the candidates among them (jwa.Candidates: at most four, each fitting
 // alg).
 func verifySignature(ctx context.Context, jws *jose.JSONWebSignature, src KeySource, kid, alg string) error {
 	keys, err := src.Keys(ctx, kid)
@@ -137,7 +137,7 @@ func verifySignature(ctx context.Context, jws *jose.JSONWebSignature, src KeySou
 		}
 	}
 	tried := false
-	for k := range jwkset.Candidates(keys, kid, alg) {
+	for k := range jwa.Candidates(keys, kid, alg) {
 		tried = true
 		if _, err := jws.Verify(k.Public); err == nil {
 			return nil

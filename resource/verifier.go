@@ -15,7 +15,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 
 	"github.com/mcpauth/mcpauth/internal/clock"
-	"github.com/mcpauth/mcpauth/internal/jwkset"
+	"github.com/mcpauth/mcpauth/internal/jwa"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -101,7 +101,7 @@ func New(cfg Config) (*Verifier, error) {
 	if err != nil {
 		return nil, err
 	}
-	v.joseAlgs = jwkset.JOSE(algs)
+	v.joseAlgs = jwa.JOSE[jose.SignatureAlgorithm](algs)
 	if err := v.setIssuers(&cfg, p); err != nil {
 		return nil, err
 	}

@@ -18,7 +18,7 @@ import (
 // memory; it stays valid as long as data does. An error from fn ends the
 // walk and is returned as it is. The other errors never contain the input.
 func Members(data []byte, fn func(name string, value []byte) error) error {
-	if firstByte(data) != '{' {
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) == 0 || t[0] != '{' {
 		return ErrNotObject
 	}
 	// A bytes.Buffer is parsed in place: the values ReadValue returns

@@ -3,6 +3,7 @@ package jwkset_test
 import (
 	"testing"
 
+	"github.com/mcpauth/mcpauth/internal/jwa"
 	"github.com/mcpauth/mcpauth/internal/jwkset"
 )
 
@@ -31,11 +32,11 @@ func FuzzParse(f *testing.F) {
 			alg := k.Algorithm
 			if alg == "" {
 				var err error
-				if alg, err = jwkset.ForKey(k.Public); err != nil {
+				if alg, err = jwa.ForKey(k.Public); err != nil {
 					t.Fatalf("unusable key %T: %v", k.Public, err)
 				}
 			}
-			if err := jwkset.CheckKey(k.Public, alg); err != nil {
+			if err := jwa.CheckKey(k.Public, alg); err != nil {
 				t.Fatalf("key %T does not fit %s: %v", k.Public, alg, err)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpauth/mcpauth/internal/jwa"
 	"github.com/mcpauth/mcpauth/internal/jwkset"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 )
@@ -68,7 +69,7 @@ func TestSecretMember(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"d", "p", "q", "dp", "dq", "qi", "oth", "k"} {
 		m := map[string]any{"kty": "RSA", "n": "AQAB", "e": "AQAB", name: "x"}
-		if got, ok := jwkset.SecretMember(m); !ok || got != name {
+		if got, ok := jwa.SecretMember(m); !ok || got != name {
 			t.Errorf("SecretMember with %q = %q, %v", name, got, ok)
 		}
 		set := `{"keys":[{"kty":"EC","crv":"P-256","x":"a","y":"b","` + name + `":"x"}]}`
@@ -76,7 +77,7 @@ func TestSecretMember(t *testing.T) {
 			t.Errorf("Parse of a set with %q: %v", name, err)
 		}
 	}
-	if got, ok := jwkset.SecretMember(map[string]any{"kty": "EC", "crv": "P-256", "x": "a", "y": "b", "kid": "d"}); ok {
+	if got, ok := jwa.SecretMember(map[string]any{"kty": "EC", "crv": "P-256", "x": "a", "y": "b", "kid": "d"}); ok {
 		t.Errorf("a public key reported secret member %q", got)
 	}
 }

@@ -6,7 +6,7 @@
 // done by go-jose v4; keys are standard library types. The JWS compact
 // shape, the claims decoding (internal/jsonx) and the one exp/nbf/iat rule
 // with its NumericDate range come from internal/jwtverify; the algorithm
-// allowlist and the key-type rules from internal/jwkset. [Signer] is the
+// allowlist and the key-type rules from internal/jwa. [Signer] is the
 // module's one JWT signer: the signers here and package dpop's Prover
 // build on it.
 //
@@ -27,7 +27,8 @@
 //     at most five minutes ahead), nbf, iat, and jti uniqueness in a bounded
 //     replay cache (package replay), then the signature against the client's
 //     keys ([KeySource], [StaticKeys]; JWK Sets are parsed by
-//     internal/jwkset, the module's one JWK Set rule). Failures map to
+//     internal/jwkset, the module's one JWK Set rule; the selection by
+//     "kid" and "alg" is internal/jwa's). Failures map to
 //     invalid_client.
 //   - RFC 7523 §2.1 and §3 authorization grants: [GrantVerifier] accepts
 //     JWTs only from configured [TrustedIssuer]s, each with its own keys, and

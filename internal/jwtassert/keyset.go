@@ -4,12 +4,13 @@ import (
 	"context"
 	"crypto"
 
-	"github.com/mcpauth/mcpauth/internal/jwkset"
+	"github.com/mcpauth/mcpauth/internal/jwa"
 )
 
-// Key is one verification key, in standard library types only; JWK Sets
-// become Keys through internal/jwkset, the module's one JWK Set parser.
-type Key = jwkset.Key
+// Key is one verification key, in standard library types only
+// (internal/jwa's); JWK Sets become Keys through internal/jwkset, the
+// module's one JWK Set parser.
+type Key = jwa.Key
 
 // KeySource resolves the verification keys of one party (a client or a
 // trusted issuer). kid is the JWT's "kid" header, empty if it has none; a

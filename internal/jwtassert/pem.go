@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mcpauth/mcpauth/internal/jwkset"
+	"github.com/mcpauth/mcpauth/internal/jwa"
 )
 
 // ErrPrivateKey is wrapped by every error of [ParsePrivateKeyPEM].
@@ -43,7 +43,7 @@ func ParsePrivateKeyPEM(data []byte) (crypto.Signer, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := jwkset.ForKey(key.Public()); err != nil {
+		if _, err := jwa.ForKey(key.Public()); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrPrivateKey, err)
 		}
 		return key, nil

@@ -3,7 +3,10 @@ package jwtassert
 import (
 	"cmp"
 	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/rand"
+	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -12,9 +15,10 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/cryptosigner"
 
 	"github.com/mcpauth/mcpauth/internal/clock"
-	"github.com/mcpauth/mcpauth/internal/jwkset"
+	"github.com/mcpauth/mcpauth/internal/jwa"
 )
 
 // jtiBytes is the entropy of a generated jti: 128 bits.
@@ -26,7 +30,7 @@ type SignerConfig struct {
 	// Key signs. Required.
 	Key crypto.Signer
 	// Algorithm is the JWS "alg"; "" picks the one of the key type
-	// (jwkset.ForKey). It must be an asymmetric algorithm the key fits.
+	// (jwa.ForKey). It must be an asymmetric algorithm the key fits.
 	Algorithm string
 	// KeyID is the "kid" header; "" leaves it out.
 	KeyID string
@@ -55,23 +59,23 @@ func NewSigner(c SignerConfig) (*Signer, error) {
 	}
 	alg := c.Algorithm
 	if alg == "" {
-		a, err := jwkset.ForKey(c.Key.Public())
+		a, err := jwa.ForKey(c.Key.Public())
 		if err != nil {
 			return nil, fmt.Errorf("jwtassert: %w", err)
 		}
 		alg = a
 	}
-	if !jwkset.Supported(alg) {
+	if !jwa.Supported(alg) {
 		return nil, fmt.Errorf("jwtassert: algorithm %q is not an asymmetric JWS algorithm", alg)
 	}
-	if err := jwkset.CheckKey(c.Key.Public(), alg); err != nil {
+	if err := jwa.CheckKey(c.Key.Public(), alg); err != nil {
 		return nil, fmt.Errorf("jwtassert: key cannot sign %s: %w", alg, err)
 	}
 	opts := (&jose.SignerOptions{EmbedJWK: c.EmbedJWK}).WithType(jose.ContentType(c.Type))
 	if c.KeyID != "" {
 		opts = opts.WithHeader(jose.HeaderKey("kid"), c.KeyID)
 	}
-	s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.SignatureAlgorithm(alg), Key: jwkset.SigningKey(c.Key)}, opts)
+	s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.SignatureAlgorithm(alg), Key: signingKey(c.Key)}, opts)
 	if err != nil {
 		return nil, fmt.Errorf("jwtassert: signer: %w", err)
 	}
@@ -115,4 +119,18 @@ func (s *Signer) Sign(claims any) (string, error) {
 		return "", fmt.Errorf("jwtassert: sign: %w", err)
 	}
 	return obj.CompactSerialize()
+}
+
+// signingKey returns the value to put in go-jose's SigningKey.Key for k: the
+// key itself for the types go-jose signs with natively (*ecdsa.PrivateKey,
+// *rsa.PrivateKey, ed25519.PrivateKey), and any other crypto.Signer (a key
+// in an HSM or KMS) wrapped with go-jose's cryptosigner.
+func signingKey(k crypto.Signer) any {
+	switch k := k.(type) {
+	case *ecdsa.PrivateKey, *rsa.PrivateKey, ed25519.PrivateKey:
+		return k
+	case *ed25519.PrivateKey:
+		return *k
+	}
+	return cryptosigner.Opaque(k)
 }

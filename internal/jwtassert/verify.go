@@ -12,7 +12,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/internal/clock"
 	"github.com/mcpauth/mcpauth/internal/jsonx"
-	"github.com/mcpauth/mcpauth/internal/jwkset"
+	"github.com/mcpauth/mcpauth/internal/jwa"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/replay"
@@ -25,11 +25,6 @@ const (
 	// DefaultMaxSize bounds an assertion: 16 KiB.
 	DefaultMaxSize = 16 << 10
 )
-
-// defaultVerifyAlgs is the allowlist when none is configured.
-func defaultVerifyAlgs() []string {
-	return []string{jwkset.ES256, jwkset.RS256, jwkset.PS256, jwkset.EdDSA}
-}
 
 // core holds what both verifiers share: the accepted audiences, the
 // allowlist, time rules, size bound, replay store and clock. It is
@@ -67,7 +62,7 @@ func newCore(c coreConfig) (*core, error) {
 	if slices.Contains(c.audiences, "") {
 		return nil, errors.New("jwtassert: empty audience")
 	}
-	algs, err := jwkset.Allowlist(c.algs, defaultVerifyAlgs())
+	algs, err := jwa.Allowlist(c.algs, jwa.Defaults(jwa.ClientAssertion))
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +70,7 @@ func newCore(c coreConfig) (*core, error) {
 		return nil, errors.New("jwtassert: negative Leeway, MaxLifetime or MaxSize")
 	}
 	k := &core{
-		audiences: slices.Clone(c.audiences), algs: algs, joseAlgs: jwkset.JOSE(algs), leeway: cmp.Or(c.leeway, DefaultLeeway),
+		audiences: slices.Clone(c.audiences), algs: algs, joseAlgs: jwa.JOSE[jose.SignatureAlgorithm](algs), leeway: cmp.Or(c.leeway, DefaultLeeway),
 		maxLife: cmp.Or(c.maxLife, c.defLife), maxSize: cmp.Or(c.maxSize, DefaultMaxSize),
 		replay: c.replay, now: c.now, code: c.code, b64: base64.RawURLEncoding.Strict(),
 	}
@@ -134,7 +129,7 @@ func (k *core) parse(jwt string, typeOK func(typ string) bool) (*parsedJWT, erro
 	if err != nil || jsonx.DecodeObject(hdr, &p.hdr) != nil {
 		return nil, k.fail(ErrMalformed, "header")
 	}
-	if !jwkset.Supported(p.hdr.Alg) || !slices.Contains(k.algs, p.hdr.Alg) {
+	if !jwa.Supported(p.hdr.Alg) || !slices.Contains(k.algs, p.hdr.Alg) {
 		return nil, k.fail(ErrAlgNotAllowed, "")
 	}
 	if p.hdr.Crit != nil {
@@ -216,7 +211,7 @@ func (k *core) verifySignature(ctx context.Context, p *parsedJWT, keys KeySource
 		return Key{}, k.fail(ErrKeySourceUnavailable, "")
 	}
 	tried := false
-	for key := range jwkset.Candidates(all, p.hdr.Kid, p.hdr.Alg) {
+	for key := range jwa.Candidates(all, p.hdr.Kid, p.hdr.Alg) {
 		tried = true
 		if _, err := p.obj.Verify(key.Public); err == nil {
 			return key, nil

@@ -13,8 +13,8 @@
 //     for exp, nbf and iat with a leeway and an optional lifetime ceiling:
 //     [Times].
 //
-// Signatures are checked by go-jose; which algorithm fits which key is the
-// key home's rule (internal/jwkset). jwtverify does no I/O, keeps no state
+// Signatures are checked by go-jose; which algorithm fits which key is
+// internal/jwa's rule. jwtverify does no I/O, keeps no state
 // and does not know issuers, audiences or replay stores: each verifier
 // applies those with its own errors.
 package jwtverify

@@ -16,9 +16,10 @@ import (
 
 // JWKSCase is one row of the JWK Set table that every consumer of a peer's
 // JWK Set runs: the parser itself (internal/jwkset), the resource server's
-// static and remote key sets, the assertion verifier (internal/jwtassert)
-// and the authorization server's client keys, inline ("jwks") and fetched
-// ("jwks_uri"). One table keeps the rule identical everywhere.
+// static and remote key sets, the assertion verifier (internal/jwtassert),
+// the authorization server's client keys, inline ("jwks") and fetched
+// ("jwks_uri"), and the Client ID Metadata Document rule (package
+// clientmeta). One table keeps the rule identical everywhere.
 type JWKSCase struct {
 	// Name describes the row.
 	Name string
@@ -32,6 +33,12 @@ type JWKSCase struct {
 	WantIDs []string
 	// Refused means the whole set is refused.
 	Refused bool
+	// Unusable marks a refused set that is still a well-formed JWK Set of
+	// public keys, refused only for the parser's limits (size, number of
+	// members) or because no member is a usable verification key. A Client
+	// ID Metadata Document may carry it (package clientmeta does not parse
+	// keys); the parser and every verifier refuse it.
+	Unusable bool
 }
 
 // Verifies reports whether a consumer must accept a token signed by
@@ -92,7 +99,7 @@ func JWKSCases(t testing.TB) []JWKSCase {
 			Signer: ec, Refused: true},
 		{Name: "oct key without k", JWKS: set(pub(ec, nil), map[string]any{"kty": "oct", "kid": "hmac"}), Signer: ec, Refused: true},
 
-		{Name: "empty set", JWKS: []byte(`{"keys":[]}`), Signer: ec, Refused: true},
+		{Name: "empty set", JWKS: []byte(`{"keys":[]}`), Signer: ec, Refused: true, Unusable: true},
 		{Name: "no keys member", JWKS: []byte(`{}`), Signer: ec, Refused: true},
 		{Name: "keys member in another case", JWKS: []byte(strings.Replace(string(good), `"keys"`, `"Keys"`, 1)), Signer: ec, Refused: true},
 		{Name: "keys not an array", JWKS: []byte(`{"keys":{}}`), Signer: ec, Refused: true},
@@ -104,9 +111,9 @@ func JWKSCases(t testing.TB) []JWKSCase {
 		{Name: "duplicate member inside a key", JWKS: []byte(strings.Replace(string(good), `"kid":"ec"`, `"kid":"ec","kid":"ec"`, 1)),
 			Signer: ec, Refused: true},
 		{Name: "oversized", JWKS: []byte(strings.Replace(string(good), `{"keys"`, `{"pad":"`+strings.Repeat("a", 64<<10)+`","keys"`, 1)),
-			Signer: ec, Refused: true},
-		{Name: "more than 100 keys", JWKS: set(hundredOne...), Signer: ec, Refused: true},
-		{Name: "only unusable keys", JWKS: set(pub(enc, map[string]any{"use": "enc"})), Signer: enc, Refused: true},
+			Signer: ec, Refused: true, Unusable: true},
+		{Name: "more than 100 keys", JWKS: set(hundredOne...), Signer: ec, Refused: true, Unusable: true},
+		{Name: "only unusable keys", JWKS: set(pub(enc, map[string]any{"use": "enc"})), Signer: enc, Refused: true, Unusable: true},
 
 		{Name: "duplicate kid keeps both", JWKS: set(pub(dup1, nil), pub(dup2, nil)), Signer: dup2, WantIDs: []string{"dup", "dup"}},
 		{Name: "encryption key skipped", JWKS: set(pub(ec, nil), pub(enc, map[string]any{"use": "enc"})), Signer: enc, WantIDs: []string{"ec"}},

@@ -1,4 +1,4 @@
-package jwkset_test
+package jwa_test
 
 import (
 	"crypto/ecdsa"
@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/mcpauth/mcpauth/internal/jwkset"
+	"github.com/mcpauth/mcpauth/internal/jwa"
 )
 
 func TestCheckKey(t *testing.T) {
@@ -27,25 +27,25 @@ func TestCheckKey(t *testing.T) {
 		alg     string
 		wantErr error
 	}{
-		{"ES256 P-256", &p256.PublicKey, jwkset.ES256, nil},
-		{"ES384 P-384", &p384.PublicKey, jwkset.ES384, nil},
-		{"ES512 P-521", &p521.PublicKey, jwkset.ES512, nil},
-		{"ES256 P-384", &p384.PublicKey, jwkset.ES256, jwkset.ErrKeyMismatch},
-		{"RS256 RSA", &r2048.PublicKey, jwkset.RS256, nil},
-		{"PS512 RSA", &r2048.PublicKey, jwkset.PS512, nil},
-		{"RS256 RSA-1024", &r1024.PublicKey, jwkset.RS256, jwkset.ErrUnsupportedKey},
-		{"ES256 RSA", &r2048.PublicKey, jwkset.ES256, jwkset.ErrKeyMismatch},
-		{"EdDSA Ed25519", ed, jwkset.EdDSA, nil},
-		{"ES256 Ed25519", ed, jwkset.ES256, jwkset.ErrKeyMismatch},
-		{"HS256 bytes", []byte("secret"), "HS256", jwkset.ErrUnsupportedKey},
-		{"nil", nil, jwkset.ES256, jwkset.ErrUnsupportedKey},
-		{"nil ECDSA", (*ecdsa.PublicKey)(nil), jwkset.ES256, jwkset.ErrUnsupportedKey},
-		{"short Ed25519", ed25519.PublicKey{1, 2}, jwkset.EdDSA, jwkset.ErrUnsupportedKey},
+		{"ES256 P-256", &p256.PublicKey, jwa.ES256, nil},
+		{"ES384 P-384", &p384.PublicKey, jwa.ES384, nil},
+		{"ES512 P-521", &p521.PublicKey, jwa.ES512, nil},
+		{"ES256 P-384", &p384.PublicKey, jwa.ES256, jwa.ErrKeyMismatch},
+		{"RS256 RSA", &r2048.PublicKey, jwa.RS256, nil},
+		{"PS512 RSA", &r2048.PublicKey, jwa.PS512, nil},
+		{"RS256 RSA-1024", &r1024.PublicKey, jwa.RS256, jwa.ErrUnsupportedKey},
+		{"ES256 RSA", &r2048.PublicKey, jwa.ES256, jwa.ErrKeyMismatch},
+		{"EdDSA Ed25519", ed, jwa.EdDSA, nil},
+		{"ES256 Ed25519", ed, jwa.ES256, jwa.ErrKeyMismatch},
+		{"HS256 bytes", []byte("secret"), "HS256", jwa.ErrUnsupportedKey},
+		{"nil", nil, jwa.ES256, jwa.ErrUnsupportedKey},
+		{"nil ECDSA", (*ecdsa.PublicKey)(nil), jwa.ES256, jwa.ErrUnsupportedKey},
+		{"short Ed25519", ed25519.PublicKey{1, 2}, jwa.EdDSA, jwa.ErrUnsupportedKey},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if err := jwkset.CheckKey(tt.pub, tt.alg); !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
+			if err := jwa.CheckKey(tt.pub, tt.alg); !errors.Is(err, tt.wantErr) || (tt.wantErr == nil) != (err == nil) {
 				t.Fatalf("CheckKey = %v, want %v", err, tt.wantErr)
 			}
 		})
@@ -69,9 +69,9 @@ func TestAllowlist(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := jwkset.Allowlist(tt.in, []string{jwkset.ES256})
+			got, err := jwa.Allowlist(tt.in, []string{jwa.ES256})
 			if tt.wantErr {
-				if !errors.Is(err, jwkset.ErrUnsupportedAlg) {
+				if !errors.Is(err, jwa.ErrUnsupportedAlg) {
 					t.Fatalf("Allowlist(%v) = %v, %v; want ErrUnsupportedAlg", tt.in, got, err)
 				}
 				return
@@ -88,52 +88,45 @@ func TestForKey(t *testing.T) {
 	p384, _ := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
 	r, _ := rsa.GenerateKey(rand.Reader, 2048)
 	ed, _, _ := ed25519.GenerateKey(rand.Reader)
-	for pub, want := range map[any]string{&p384.PublicKey: jwkset.ES384, &r.PublicKey: jwkset.RS256, string(ed): ""} {
-		got, err := jwkset.ForKey(pub)
+	for pub, want := range map[any]string{&p384.PublicKey: jwa.ES384, &r.PublicKey: jwa.RS256, string(ed): ""} {
+		got, err := jwa.ForKey(pub)
 		if got != want || (want == "") != (err != nil) {
 			t.Fatalf("ForKey(%T) = %q, %v; want %q", pub, got, err, want)
 		}
 	}
-	if got, err := jwkset.ForKey(ed); got != jwkset.EdDSA || err != nil {
+	if got, err := jwa.ForKey(ed); got != jwa.EdDSA || err != nil {
 		t.Fatalf("ForKey(Ed25519) = %q, %v", got, err)
 	}
 }
 
 func ExampleCheckKey() {
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	fmt.Println(jwkset.CheckKey(&key.PublicKey, jwkset.ES256))
-	fmt.Println(errors.Is(jwkset.CheckKey(&key.PublicKey, jwkset.RS256), jwkset.ErrKeyMismatch))
+	fmt.Println(jwa.CheckKey(&key.PublicKey, jwa.ES256))
+	fmt.Println(errors.Is(jwa.CheckKey(&key.PublicKey, jwa.RS256), jwa.ErrKeyMismatch))
 	// Output:
 	// <nil>
 	// true
 }
 
 func ExampleAllowlist() {
-	algs, err := jwkset.Allowlist([]string{"ES256", "HS256"}, nil)
-	fmt.Println(algs, errors.Is(err, jwkset.ErrUnsupportedAlg))
+	algs, err := jwa.Allowlist([]string{"ES256", "HS256"}, nil)
+	fmt.Println(algs, errors.Is(err, jwa.ErrUnsupportedAlg))
 	// Output: [] true
 }
 
 func ExampleForKey() {
 	key, _ := rsa.GenerateKey(rand.Reader, 2048)
-	alg, _ := jwkset.ForKey(&key.PublicKey)
+	alg, _ := jwa.ForKey(&key.PublicKey)
 	fmt.Println(alg)
 	// Output: RS256
 }
 
 func ExampleSupported() {
-	fmt.Println(jwkset.Supported("EdDSA"), jwkset.Supported("none"))
+	fmt.Println(jwa.Supported("EdDSA"), jwa.Supported("none"))
 	// Output: true false
 }
 
 func ExampleCurve() {
-	fmt.Println(jwkset.Curve(jwkset.ES384).Params().Name)
+	fmt.Println(jwa.Curve(jwa.ES384).Params().Name)
 	// Output: P-384
-}
-
-func ExampleSigningKey() {
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	_, native := jwkset.SigningKey(key).(*ecdsa.PrivateKey)
-	fmt.Println(native)
-	// Output: true
 }

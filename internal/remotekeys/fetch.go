@@ -1,4 +1,4 @@
-package jwkset
+package remotekeys
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/lestrrat-go/httprc"
 	"github.com/lestrrat-go/jwx/v2/jwk"
 
+	"github.com/mcpauth/mcpauth/internal/jwkset"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -24,7 +25,7 @@ import (
 // schedules a new periodic refresh after every fetch it performs, so each
 // forced refresh would add another endless refresh chain. Every fetch, on
 // demand or in the background, goes through load.
-func (k *RemoteKeys) fetch(ctx context.Context) (*keySnapshot, error) {
+func (k *Set) fetch(ctx context.Context) (*keySnapshot, error) {
 	k.mu.Lock()
 	uri, cache := k.jwksURI, k.cache
 	k.mu.Unlock()
@@ -44,21 +45,21 @@ func (k *RemoteKeys) fetch(ctx context.Context) (*keySnapshot, error) {
 	return snap, err
 }
 
-// load fetches the JWK Set at uri, parses it with Parse (the one JWK
-// Set rule of the module) and publishes the keys. A refused set is an
+// load fetches the JWK Set at uri, parses it with jwkset.Parse (the one
+// JWK Set rule of the module) and publishes the keys. A refused set is an
 // error, so the last good keys stay in use.
-func (k *RemoteKeys) load(ctx context.Context, uri string) (*keySnapshot, http.Header, error) {
+func (k *Set) load(ctx context.Context, uri string) (*keySnapshot, http.Header, error) {
 	resp, err := k.fetcher.Get(ctx, uri, jwksAccept)
 	if tooLarge := (*safehttp.TooLargeError)(nil); errors.As(err, &tooLarge) {
 		// The fetcher applies the parser's size bound while reading.
-		return nil, nil, fmt.Errorf("jwkset: JWK Set: %w: larger than %d bytes", ErrInvalid, MaxSize)
+		return nil, nil, fmt.Errorf("remotekeys: JWK Set: %w: larger than %d bytes", jwkset.ErrInvalid, jwkset.MaxSize)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	keys, err := Parse(resp.Body)
+	keys, err := jwkset.Parse(resp.Body)
 	if err != nil {
-		return nil, nil, fmt.Errorf("jwkset: JWK Set: %w", err)
+		return nil, nil, fmt.Errorf("remotekeys: JWK Set: %w", err)
 	}
 	snap := snapshotOf(keys)
 	k.snap.Store(snap)
@@ -67,7 +68,7 @@ func (k *RemoteKeys) load(ctx context.Context, uri string) (*keySnapshot, http.H
 
 // discover finds jwks_uri in the issuer's validated metadata, trying the
 // RFC 8414 and OpenID Connect locations in MCP's order.
-func (k *RemoteKeys) discover(ctx context.Context) (string, error) {
+func (k *Set) discover(ctx context.Context) (string, error) {
 	urls, err := oauthmeta.AuthServerMetadataURLs(k.cfg.Issuer)
 	if err != nil {
 		return "", err
@@ -81,7 +82,7 @@ func (k *RemoteKeys) discover(ctx context.Context) (string, error) {
 			if md, err = oauthmeta.ParseAuthServerMetadata(resp.Body); err == nil {
 				if err = md.Validate(k.cfg.Issuer, p); err == nil {
 					if md.JWKSURI == "" {
-						return "", fmt.Errorf("jwkset: issuer metadata has no jwks_uri")
+						return "", fmt.Errorf("remotekeys: issuer metadata has no jwks_uri")
 					}
 					if err = p.CheckURL(md.JWKSURI); err == nil {
 						return md.JWKSURI, nil
@@ -96,15 +97,15 @@ func (k *RemoteKeys) discover(ctx context.Context) (string, error) {
 			break
 		}
 	}
-	return "", fmt.Errorf("jwkset: issuer metadata: %w", firstErr)
+	return "", fmt.Errorf("remotekeys: issuer metadata: %w", firstErr)
 }
 
 // startCache creates the jwk.Cache, registers the JWK Set and fetches it
 // once through the cache, which starts the background refresh. The cache
 // only schedules: its fetches go through load (see jwksClient), so the keys
-// in use always come from Parse, never from jwx's more lenient
+// in use always come from jwkset.Parse, never from jwx's more lenient
 // jwk.Parse.
-func (k *RemoteKeys) startCache(ctx context.Context, uri string) (*keySnapshot, error) {
+func (k *Set) startCache(ctx context.Context, uri string) (*keySnapshot, error) {
 	k.mu.Lock()
 	if k.closed {
 		k.mu.Unlock()
@@ -128,12 +129,12 @@ func (k *RemoteKeys) startCache(ctx context.Context, uri string) (*keySnapshot, 
 	}
 	snap := k.snap.Load()
 	if snap == nil {
-		return nil, fmt.Errorf("jwkset: JWK Set not loaded")
+		return nil, fmt.Errorf("remotekeys: JWK Set not loaded")
 	}
 	return snap, nil
 }
 
-func (k *RemoteKeys) refreshFailed(err error) {
+func (k *Set) refreshFailed(err error) {
 	if k.cfg.Logger != nil {
 		k.cfg.Logger.Warn("mcpauth: JWK Set refresh failed; keeping the last good keys", "issuer", k.cfg.Issuer, "error", err)
 	}
@@ -150,7 +151,7 @@ const emptySet = `{"keys":[]}`
 // cap, status and content type checks, a timeout) and the same JWK Set rule.
 // The response keeps the fetched headers, from which the cache schedules
 // the next refresh.
-type jwksClient struct{ k *RemoteKeys }
+type jwksClient struct{ k *Set }
 
 func (c *jwksClient) Get(u string) (*http.Response, error) {
 	ctx, cancel := c.k.fetchContext()

@@ -1,4 +1,4 @@
-package jwkset
+package jwa
 
 import "iter"
 

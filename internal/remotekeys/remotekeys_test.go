@@ -1,4 +1,4 @@
-package jwkset_test
+package remotekeys_test
 
 import (
 	"context"
@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpauth/mcpauth/internal/jwkset"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/internal/remotekeys"
 )
 
 // TestRemoteKeysCloseEndsFetch: Close cancels a fetch in progress rather
@@ -18,7 +18,7 @@ func TestRemoteKeysCloseEndsFetch(t *testing.T) {
 	srv := oauthtest.NewJWKSServer(t, oauthtest.NewKey(t, oauthtest.ES256, "k1"))
 	release := srv.Hold()
 	defer release()
-	rk, err := jwkset.NewRemoteKeys(jwkset.RemoteKeysConfig{
+	rk, err := remotekeys.New(remotekeys.Config{
 		JWKSURI: srv.JWKSURI, TLSConfig: srv.TLSConfig(), InsecureAllowHTTPLoopback: true,
 		Timeout: 5 * time.Minute,
 	})
@@ -57,7 +57,7 @@ func TestRemoteKeysCloseEndsFetch(t *testing.T) {
 		t.Fatalf("second Close: %v", err)
 	}
 	n := srv.JWKSFetches()
-	if _, err := rk.Keys(context.Background(), "k1"); !errors.Is(err, jwkset.ErrClosed) {
+	if _, err := rk.Keys(context.Background(), "k1"); !errors.Is(err, remotekeys.ErrClosed) {
 		t.Fatalf("Keys after Close: %v, want ErrClosed", err)
 	}
 	if got := srv.JWKSFetches(); got != n {

@@ -1,4 +1,4 @@
-package jwkset
+package remotekeys
 
 import (
 	"cmp"
@@ -16,31 +16,33 @@ import (
 
 	"github.com/mcpauth/mcpauth/internal/clock"
 	"github.com/mcpauth/mcpauth/internal/flight"
+	"github.com/mcpauth/mcpauth/internal/jwa"
+	"github.com/mcpauth/mcpauth/internal/jwkset"
 	"github.com/mcpauth/mcpauth/internal/nethook"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
-// Errors of [RemoteKeys.Keys].
+// Errors of [Set.Keys].
 var (
 	// ErrUnknownKey: keys are known, but none has the requested ID.
-	ErrUnknownKey = errors.New("jwkset: no key with that ID")
+	ErrUnknownKey = errors.New("remotekeys: no key with that ID")
 	// ErrUnavailable: no keys could be obtained; it is joined with the
 	// reason the last fetch failed.
-	ErrUnavailable = errors.New("jwkset: keys unavailable")
-	// ErrClosed: the RemoteKeys was closed.
-	ErrClosed = errors.New("jwkset: remote keys closed")
+	ErrUnavailable = errors.New("remotekeys: keys unavailable")
+	// ErrClosed: the Set was closed.
+	ErrClosed = errors.New("remotekeys: remote keys closed")
 )
 
-// Defaults applied to zero-valued [RemoteKeysConfig] fields.
+// Defaults applied to zero-valued [Config] fields.
 const (
 	DefaultRefetchInterval    = 30 * time.Second
 	DefaultMinRefreshInterval = 5 * time.Minute
 	jwksAccept                = "application/jwk-set+json, application/json"
 )
 
-// RemoteKeysConfig configures a [RemoteKeys].
-type RemoteKeysConfig struct {
+// Config configures a [Set].
+type Config struct {
 	// Issuer is the issuer identifier. When JWKSURI is empty, the JWK Set
 	// URL is the jwks_uri of the issuer's RFC 8414 metadata, fetched from
 	// the locations MCP prescribes and validated (identical issuer, safe
@@ -75,18 +77,18 @@ type RemoteKeysConfig struct {
 	netHook
 }
 
-// RemoteKeys is a key source for one issuer's JWK Set, fetched through
+// Set is a key source for one issuer's JWK Set, fetched through
 // mcpauth's SSRF-safe fetcher (https only, public addresses checked at dial
-// time, no redirects, 64 KiB cap, JSON content types), parsed by the rule of
-// [Parse] (a set holding a private or symmetric key is refused
-// whole, never used for its public half) and refreshed in the background by
-// jwx's jwk.Cache following its cache headers. An unknown "kid" triggers a refetch at most once per
-// RefetchInterval, shared by all concurrent callers; when a fetch fails the
-// last good keys stay in use. Construction does no I/O; the first Keys
-// call fetches. It is safe for concurrent use; Close stops the background
-// refresh.
-type RemoteKeys struct {
-	cfg      RemoteKeysConfig
+// time, no redirects, 64 KiB cap, JSON content types), parsed by the rule
+// of [jwkset.Parse] (a set holding a private or symmetric key is refused
+// whole, never used for its public half) and refreshed in the background
+// by jwx's jwk.Cache following its cache headers. An unknown "kid" triggers
+// a refetch at most once per RefetchInterval, shared by all concurrent
+// callers; when a fetch fails the last good keys stay in use. Construction
+// does no I/O; the first Keys call fetches. It is safe for concurrent use;
+// Close stops the background refresh.
+type Set struct {
+	cfg      Config
 	fetcher  *safehttp.Fetcher
 	interval time.Duration
 	snap     atomic.Pointer[keySnapshot]
@@ -104,48 +106,48 @@ type RemoteKeys struct {
 }
 
 type keySnapshot struct {
-	all  []Key
-	byID map[string][]Key
+	all  []jwa.Key
+	byID map[string][]jwa.Key
 }
 
-func (s *keySnapshot) lookup(kid string) []Key {
+func (s *keySnapshot) lookup(kid string) []jwa.Key {
 	if kid == "" {
 		return s.all
 	}
 	return s.byID[kid]
 }
 
-var errRateLimited = errors.New("jwkset: key refetch rate-limited")
+var errRateLimited = errors.New("remotekeys: key refetch rate-limited")
 
-// NewRemoteKeys validates cfg. It performs no I/O and starts nothing.
-func NewRemoteKeys(cfg RemoteKeysConfig) (*RemoteKeys, error) {
+// New validates cfg. It performs no I/O and starts nothing.
+func New(cfg Config) (*Set, error) {
 	p := oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: cfg.InsecureAllowHTTPLoopback}
 	switch {
 	case cfg.JWKSURI != "":
 		if err := p.CheckURL(cfg.JWKSURI); err != nil {
-			return nil, fmt.Errorf("jwkset: jwks_uri: %w", err)
+			return nil, fmt.Errorf("remotekeys: jwks_uri: %w", err)
 		}
 	case cfg.Issuer == "":
-		return nil, errors.New("jwkset: remote keys need an issuer or a jwks_uri")
+		return nil, errors.New("remotekeys: remote keys need an issuer or a jwks_uri")
 	default:
 		if err := p.CheckIssuer(cfg.Issuer); err != nil {
-			return nil, fmt.Errorf("jwkset: issuer: %w", err)
+			return nil, fmt.Errorf("remotekeys: issuer: %w", err)
 		}
 	}
 	if cfg.RefetchInterval < 0 || cfg.MinRefreshInterval < 0 || cfg.Timeout < 0 {
-		return nil, errors.New("jwkset: negative interval")
+		return nil, errors.New("remotekeys: negative interval")
 	}
 	cfg.MinRefreshInterval = max(cmp.Or(cfg.MinRefreshInterval, DefaultMinRefreshInterval), time.Second)
 	opts := safehttp.Options{
 		TLSConfig:                 cfg.TLSConfig,
 		InsecureAllowHTTPLoopback: cfg.InsecureAllowHTTPLoopback,
 		Timeout:                   cfg.Timeout,
-		MaxBytes:                  MaxSize,
+		MaxBytes:                  jwkset.MaxSize,
 		UserAgent:                 "mcpauth",
 	}
 	nethook.Of(&cfg).Apply(&opts)
 	life, stop := context.WithCancel(context.Background())
-	return &RemoteKeys{
+	return &Set{
 		cfg:      cfg,
 		fetcher:  safehttp.New(opts),
 		interval: cmp.Or(cfg.RefetchInterval, DefaultRefetchInterval),
@@ -160,8 +162,8 @@ func NewRemoteKeys(cfg RemoteKeysConfig) (*RemoteKeys, error) {
 // fetch per RefetchInterval. Errors match [ErrUnknownKey] when keys are
 // known but none has that ID, and [ErrUnavailable] when no keys could
 // ever be obtained; the latter also wraps the reason the last fetch failed
-// (a transport error, or the set refused by the rule of [Parse]).
-func (k *RemoteKeys) Keys(ctx context.Context, kid string) ([]Key, error) {
+// (a transport error, or the set refused by the rule of [jwkset.Parse]).
+func (k *Set) Keys(ctx context.Context, kid string) ([]jwa.Key, error) {
 	if snap := k.snap.Load(); snap != nil {
 		if keys := snap.lookup(kid); len(keys) > 0 {
 			return keys, nil
@@ -190,14 +192,14 @@ func (k *RemoteKeys) Keys(ctx context.Context, kid string) ([]Key, error) {
 }
 
 // refetch waits for the one shared fetch, or for ctx.
-func (k *RemoteKeys) refetch(ctx context.Context) (*keySnapshot, error) {
+func (k *Set) refetch(ctx context.Context) (*keySnapshot, error) {
 	return flight.Do(ctx, &k.flight, "", k.sharedFetch)
 }
 
 // sharedFetch fetches once for every caller waiting on it, unless a fetch
 // started less than interval ago. It runs detached from any one request,
 // so a caller that gives up does not fail the others waiting on it.
-func (k *RemoteKeys) sharedFetch() (*keySnapshot, error) {
+func (k *Set) sharedFetch() (*keySnapshot, error) {
 	k.mu.Lock()
 	if k.closed {
 		k.mu.Unlock()
@@ -223,14 +225,14 @@ func (k *RemoteKeys) sharedFetch() (*keySnapshot, error) {
 
 // fetchContext returns a context bounded by the fetch timeout and
 // cancelled by Close.
-func (k *RemoteKeys) fetchContext() (context.Context, context.CancelFunc) {
+func (k *Set) fetchContext() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(k.life, cmp.Or(k.cfg.Timeout, safehttp.DefaultTimeout))
 }
 
 // Close stops the background refresh and waits for fetches in progress.
 // Keys fails with [ErrClosed] afterwards. It is safe to call more
 // than once.
-func (k *RemoteKeys) Close() error {
+func (k *Set) Close() error {
 	k.mu.Lock()
 	k.closed = true
 	k.mu.Unlock()
@@ -239,15 +241,15 @@ func (k *RemoteKeys) Close() error {
 	return nil
 }
 
-// snapshotOf indexes keys parsed by Parse, the module's one JWK Set
-// rule (see [Parse]).
-func snapshotOf(keys []Key) *keySnapshot {
-	snap := &keySnapshot{all: keys, byID: make(map[string][]Key, len(keys))}
+// snapshotOf indexes keys parsed by jwkset.Parse, the module's one JWK
+// Set rule.
+func snapshotOf(keys []jwa.Key) *keySnapshot {
+	snap := &keySnapshot{all: keys, byID: make(map[string][]jwa.Key, len(keys))}
 	for _, k := range snap.all {
 		snap.byID[k.ID] = append(snap.byID[k.ID], k)
 	}
 	return snap
 }
 
-// netHook embeds nethook.Hook in RemoteKeysConfig under an unexported name.
+// netHook embeds nethook.Hook in Config under an unexported name.
 type netHook = nethook.Hook

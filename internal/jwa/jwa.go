@@ -1,17 +1,15 @@
-package jwkset
+package jwa
 
 import (
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/rsa"
 	"errors"
 	"fmt"
 	"slices"
-
-	jose "github.com/go-jose/go-jose/v4"
-	"github.com/go-jose/go-jose/v4/cryptosigner"
 )
 
 // Asymmetric JWS algorithm names.
@@ -35,12 +33,12 @@ const MinRSABits = 2048
 var (
 	// ErrKeyMismatch: the key type does not fit the algorithm (ES256 with an
 	// RSA key, ES256 with a P-384 key, ...).
-	ErrKeyMismatch = errors.New("jwkset: algorithm does not match the key type")
+	ErrKeyMismatch = errors.New("jwa: algorithm does not match the key type")
 	// ErrUnsupportedKey: not an ECDSA (P-256/384/521), RSA (2048 bits or
 	// more) or Ed25519 public key.
-	ErrUnsupportedKey = errors.New("jwkset: unsupported or weak key")
+	ErrUnsupportedKey = errors.New("jwa: unsupported or weak key")
 	// ErrUnsupportedAlg: not one of the asymmetric algorithms above.
-	ErrUnsupportedAlg = errors.New("jwkset: unsupported algorithm")
+	ErrUnsupportedAlg = errors.New("jwa: unsupported algorithm")
 )
 
 // Supported reports whether alg is one of the asymmetric algorithms above.
@@ -70,12 +68,14 @@ func Allowlist(algs, def []string) ([]string, error) {
 	return out, nil
 }
 
-// JOSE returns algs, a list checked by [Allowlist], in go-jose's type, for
-// the allowlist of jose.ParseSigned.
-func JOSE(algs []string) []jose.SignatureAlgorithm {
-	out := make([]jose.SignatureAlgorithm, len(algs))
+// JOSE returns algs, a list checked by [Allowlist], in a JOSE library's
+// type for algorithm names (go-jose's jose.SignatureAlgorithm), for the
+// allowlist of its parse functions. It is generic so that this package
+// links no JOSE library.
+func JOSE[T ~string](algs []string) []T {
+	out := make([]T, len(algs))
 	for i, a := range algs {
-		out[i] = jose.SignatureAlgorithm(a)
+		out[i] = T(a)
 	}
 	return out
 }
@@ -158,16 +158,24 @@ func ForKey(pub crypto.PublicKey) (string, error) {
 	return alg, nil
 }
 
-// SigningKey returns the value to put in go-jose's SigningKey.Key for k: the
-// key itself for the types go-jose signs with natively (*ecdsa.PrivateKey,
-// *rsa.PrivateKey, ed25519.PrivateKey), and any other crypto.Signer (a key
-// in an HSM or KMS) wrapped with go-jose's cryptosigner.
-func SigningKey(k crypto.Signer) any {
-	switch k := k.(type) {
-	case *ecdsa.PrivateKey, *rsa.PrivateKey, ed25519.PrivateKey:
-		return k
-	case *ed25519.PrivateKey:
-		return *k
+// GenerateKey returns a new private key of the type alg needs: the curve
+// of an ES* algorithm, Ed25519 for EdDSA, RSA of MinRSABits for RS* and
+// PS*. Errors wrap ErrUnsupportedAlg for any other alg.
+func GenerateKey(alg string) (crypto.Signer, error) {
+	var key crypto.Signer
+	var err error
+	switch {
+	case Curve(alg) != nil:
+		key, err = ecdsa.GenerateKey(Curve(alg), rand.Reader)
+	case alg == EdDSA:
+		_, key, err = ed25519.GenerateKey(rand.Reader)
+	case Supported(alg):
+		key, err = rsa.GenerateKey(rand.Reader, MinRSABits)
+	default:
+		return nil, fmt.Errorf("%w: %q", ErrUnsupportedAlg, alg)
 	}
-	return cryptosigner.Opaque(k)
+	if err != nil {
+		return nil, err
+	}
+	return key, nil
 }
