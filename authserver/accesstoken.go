@@ -2,9 +2,6 @@ package authserver
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -141,17 +138,4 @@ func (s *Server) parseAccessToken(raw string, now time.Time) (*accessClaims, err
 func grantIDFromJTI(jti string) string {
 	id, _, _ := strings.Cut(jti, jtiSeparator)
 	return id
-}
-
-// randomToken returns n random bytes, base64url-encoded.
-func randomToken(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // never fails (crypto/rand, Go 1.24+)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// tokenKey is the stored form of a code or refresh token: base64url SHA-256.
-func tokenKey(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
