@@ -190,7 +190,7 @@ func TestDownstreamExchangeChained(t *testing.T) {
 	tok := mcpToken(h, rsResource, "cal:read")
 	_, mcp := h.verifyJWT(tok.AccessToken)
 	now := h.clock.Now()
-	chained, err := h.as.signAccessToken(context.Background(), &accessClaims{
+	chained, err := h.as.tokens.sign(context.Background(), &accessClaims{
 		Issuer: h.issuer, Subject: DefaultSubject, Audience: oauthmeta.Audience{rsResource}, ClientID: mailRSID,
 		Scope: "cal:read", IssuedAt: now.Unix(), Expires: now.Add(time.Minute).Unix(),
 		JTI: mcp["jti"].(string) + "x", Act: &actorClaim{Subject: mailRSID},
@@ -263,8 +263,8 @@ func TestDownstreamResourceNotAuthorizable(t *testing.T) {
 	if got := location(t, h.authorize(q)).Query(); got.Get("error") != string(oauthmeta.CodeInvalidTarget) || got.Has("code") {
 		t.Fatalf("authorization for the API: %v", got)
 	}
-	if !slices.Contains(h.as.grantTypes(), oauthmeta.GrantTypeTokenExchange) ||
-		!strings.Contains(string(h.as.metadata), oauthmeta.GrantTypeTokenExchange) {
+	if !slices.Contains(h.as.token.grantTypes(), oauthmeta.GrantTypeTokenExchange) ||
+		!strings.Contains(string(h.as.discovery.encoded), oauthmeta.GrantTypeTokenExchange) {
 		t.Error("grant_types_supported lacks token exchange")
 	}
 }

@@ -1,12 +1,19 @@
 package authserver
 
 import (
+	"cmp"
+	"context"
 	"crypto"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"net/url"
+	"slices"
 
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
+	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/oauthmeta"
+	"github.com/mcpauth/mcpauth/replay"
 )
 
 // GrantKind says what a trusted issuer's JWTs are.
@@ -53,29 +60,8 @@ type jwtGrants struct {
 	scopes   map[string][]string      // issuer → TrustedIssuer.Scopes
 }
 
-// initExtensions prepares DPoP, private_key_jwt, the JWT-bearer grant and
-// the identity provider role. It does no I/O.
-func (s *Server) initExtensions() error {
-	if err := s.initDPoP(); err != nil {
-		return err
-	}
-	s.clientKeys = newRemoteKeySets(s.cfg.KeyFetch, s.cfg.Now)
-	s.closers = append(s.closers, s.clientKeys)
-	v, err := jwtassert.NewClientAssertionVerifier(jwtassert.ClientAssertionVerifierConfig{
-		Audiences: []string{s.cfg.Issuer}, Now: s.cfg.Now, Replay: s.replayStore("client-assertion"),
-	})
-	if err != nil {
-		return configErr("Issuer", err.Error())
-	}
-	s.assertions = v
-	if err := s.initTrustedIssuers(); err != nil {
-		return err
-	}
-	return s.initIdentityProvider()
-}
-
 // trustedKeys resolves a trusted issuer's key source.
-func (s *Server) trustedKeys(ti *TrustedIssuer, field string) (jwtassert.TrustedIssuer, error) {
+func trustedKeys(sets *remoteKeySets, ti *TrustedIssuer, field string) (jwtassert.TrustedIssuer, error) {
 	n := 0
 	for _, set := range []bool{len(ti.JWKS) > 0, ti.JWKSURI != "", len(ti.PublicKeys) > 0} {
 		if set {
@@ -85,31 +71,35 @@ func (s *Server) trustedKeys(ti *TrustedIssuer, field string) (jwtassert.Trusted
 	if ti.Issuer == "" || n != 1 {
 		return jwtassert.TrustedIssuer{}, configErr(field, "needs Issuer and exactly one of JWKS, JWKSURI and PublicKeys")
 	}
-	keys, err := s.keySource(ti.JWKS, ti.JWKSURI, ti.PublicKeys)
+	keys, err := sets.keySource(ti.JWKS, ti.JWKSURI, ti.PublicKeys)
 	if err != nil {
 		return jwtassert.TrustedIssuer{}, configErr(field, err.Error())
 	}
 	return jwtassert.TrustedIssuer{Issuer: ti.Issuer, Keys: keys}, nil
 }
 
-func (s *Server) initTrustedIssuers() error {
-	if len(s.cfg.TrustedIssuers) == 0 {
-		return nil
+// newJWTGrants builds the verifiers of Config.TrustedIssuers (nil when
+// there are none) for a server whose issuer is issuer and token endpoint
+// tokenURL, recording the assertions' jtis in replays (nil: in memory).
+// It does no I/O.
+func newJWTGrants(cfg *settings, tokenURL string, sets *remoteKeySets, replays replay.Store) (*jwtGrants, error) {
+	if len(cfg.TrustedIssuers) == 0 {
+		return nil, nil
 	}
 	g := &jwtGrants{scopes: make(map[string][]string)}
 	var workload, idjag []jwtassert.TrustedIssuer
-	for i := range s.cfg.TrustedIssuers {
-		ti := &s.cfg.TrustedIssuers[i]
+	for i := range cfg.TrustedIssuers {
+		ti := &cfg.TrustedIssuers[i]
 		field := fmt.Sprintf("TrustedIssuers[%d]", i)
-		t, err := s.trustedKeys(ti, field)
+		t, err := trustedKeys(sets, ti, field)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if !subset(ti.Scopes, s.cfg.Scopes) {
-			return configErr(field, "every scope must be in Scopes")
+		if !subset(ti.Scopes, cfg.Scopes) {
+			return nil, configErr(field, "every scope must be in Scopes")
 		}
 		if _, dup := g.scopes[ti.Issuer]; dup {
-			return configErr(field, "issuer listed twice")
+			return nil, configErr(field, "issuer listed twice")
 		}
 		g.scopes[ti.Issuer] = ti.Scopes
 		switch ti.Kind {
@@ -118,7 +108,7 @@ func (s *Server) initTrustedIssuers() error {
 		case GrantIDJAG:
 			idjag = append(idjag, t)
 		default:
-			return configErr(field, "unknown Kind")
+			return nil, configErr(field, "unknown Kind")
 		}
 	}
 	var err error
@@ -126,44 +116,126 @@ func (s *Server) initTrustedIssuers() error {
 		// The MCP workload identity extension lets the platform token name
 		// the issuer or the token endpoint.
 		g.workload, err = jwtassert.NewGrantVerifier(jwtassert.GrantVerifierConfig{
-			Audiences: []string{s.cfg.Issuer, s.endpoint(pathToken)}, Issuers: workload, Now: s.cfg.Now,
-			Replay: s.replayStore("workload-grant"),
+			Audiences: []string{cfg.Issuer, tokenURL}, Issuers: workload, Now: cfg.Now,
+			Replay: namespaced(replays, "workload-grant"),
 		})
 		if err != nil {
-			return configErr("TrustedIssuers", err.Error())
+			return nil, configErr("TrustedIssuers", err.Error())
 		}
 	}
 	if len(idjag) > 0 {
 		g.idjag, err = jwtassert.NewGrantVerifier(jwtassert.GrantVerifierConfig{
-			Audiences: []string{s.cfg.Issuer}, Issuers: idjag, Profile: jwtassert.ProfileIDJAG, Now: s.cfg.Now,
-			Replay: s.replayStore("id-jag"),
+			Audiences: []string{cfg.Issuer}, Issuers: idjag, Profile: jwtassert.ProfileIDJAG, Now: cfg.Now,
+			Replay: namespaced(replays, "id-jag"),
 		})
 		if err != nil {
-			return configErr("TrustedIssuers", err.Error())
+			return nil, configErr("TrustedIssuers", err.Error())
 		}
 	}
-	s.grants = g
-	return nil
+	return g, nil
 }
 
-// grantProfiles returns authorization_grant_profiles_supported: the ID-JAG
+// profiles returns authorization_grant_profiles_supported: the ID-JAG
 // profile when GrantIDJAG issuers are trusted, else none (the field is
 // then omitted).
-func (s *Server) grantProfiles() []string {
-	if s.grants == nil || s.grants.idjag == nil {
+func (g *jwtGrants) profiles() []string {
+	if g == nil || g.idjag == nil {
 		return nil
 	}
 	return []string{oauthmeta.GrantProfileIDJAG}
 }
 
-// grantTypes returns grant_types_supported.
-func (s *Server) grantTypes() []string {
-	gts := []string{oauthmeta.GrantTypeAuthorizationCode, oauthmeta.GrantTypeRefreshToken, oauthmeta.GrantTypeClientCredentials}
-	if s.grants != nil {
-		gts = append(gts, oauthmeta.GrantTypeJWTBearer)
+// jwtBearerGrant is the JWT-bearer grant handler.
+type jwtBearerGrant struct {
+	assertions *jwtGrants
+	scopes     *scopePolicy
+	resources  *resourcePolicy
+	ledger     *grantLedger
+	log        *slog.Logger
+}
+
+// grant is the JWT-bearer grant (RFC 7523 §2.1): an ID-JAG (typ
+// oauth-id-jag+jwt) from a GrantIDJAG issuer, presented by the confidential
+// client it names; otherwise a workload identity assertion from a
+// GrantWorkload issuer, with or without client authentication (client is
+// then nil). The token's subject is the assertion's "sub".
+func (h *jwtBearerGrant) grant(ctx context.Context, client *Client, form url.Values, jkt string) (*oauthmeta.TokenResponse, error) {
+	assertion := form.Get("assertion")
+	if assertion == "" {
+		return nil, oauthErr(oauthmeta.CodeInvalidRequest, "assertion is required")
 	}
-	if s.idp != nil || s.exchangesAccessTokens() {
-		gts = append(gts, oauthmeta.GrantTypeTokenExchange)
+	clientID := ""
+	if client != nil {
+		clientID = client.ID
 	}
-	return gts
+	var g *jwtassert.Grant
+	var err error
+	if isIDJAG(assertion) {
+		if h.assertions.idjag == nil {
+			return nil, oauthErr(oauthmeta.CodeInvalidGrant, "ID-JAGs are not accepted")
+		}
+		if client == nil || client.public() {
+			return nil, oauthErr(oauthmeta.CodeInvalidClient, "an ID-JAG must be presented by an authenticated confidential client")
+		}
+		g, err = h.assertions.idjag.Verify(ctx, assertion, clientID)
+	} else {
+		if h.assertions.workload == nil {
+			return nil, oauthErr(oauthmeta.CodeInvalidGrant, "workload assertions are not accepted")
+		}
+		g, err = h.assertions.workload.Verify(ctx, assertion, clientID)
+	}
+	if err != nil {
+		h.log.InfoContext(ctx, "authorization grant refused", "err", err)
+		return nil, jwtassert.OAuthError(err)
+	}
+	scopes, oe := h.assertionScopes(g, client, form.Get("scope"))
+	if oe != nil {
+		return nil, oe
+	}
+	if len(g.Resource) > 0 {
+		for _, res := range form["resource"] {
+			if !hasResource(g.Resource, res) {
+				return nil, oauthErr(oauthmeta.CodeInvalidTarget, "resource is not named by the grant")
+			}
+		}
+		if len(form["resource"]) == 0 {
+			form["resource"] = g.Resource
+		}
+	}
+	if oe := h.resources.checkAll(form["resource"]); oe != nil {
+		return nil, oe
+	}
+	return h.ledger.standalone(ctx, cmp.Or(clientID, g.ClientID, g.Subject), g.Subject, scopes, form["resource"], jkt)
+}
+
+// assertionScopes returns the scopes for a JWT-bearer grant: the requested
+// ones (or DefaultScopes), each supported, allowed for the issuer and the
+// client, and within the grant's own "scope" claim when it has one.
+func (h *jwtBearerGrant) assertionScopes(g *jwtassert.Grant, client *Client, requested string) ([]string, *oauthmeta.Error) {
+	scopes, oe := h.scopes.grantable(cmp.Or(client, &Client{}), requested)
+	if oe != nil {
+		return nil, oe
+	}
+	allowed := h.assertions.scopes[g.Issuer]
+	out := scopes[:0:0]
+	for _, sc := range scopes {
+		okIssuer := allowed == nil || slices.Contains(allowed, sc)
+		okGrant := len(g.Scope) == 0 || slices.Contains(g.Scope, sc)
+		if okIssuer && okGrant {
+			out = append(out, sc)
+		} else if requested != "" {
+			return nil, oauthErr(oauthmeta.CodeInvalidScope, "scope not allowed for this grant: "+sc)
+		}
+	}
+	return out, nil
+}
+
+// isIDJAG reports whether a compact JWT's header says typ oauth-id-jag+jwt
+// (the verifier checks it again; this only picks the verifier).
+func isIDJAG(jwt string) bool {
+	var h struct {
+		Typ string `json:"typ"`
+	}
+	return len(jwt) <= jwtassert.DefaultMaxSize && jwtverify.UnsafeHeaderWithoutVerification(jwt, &h) == nil &&
+		jwtverify.TypeIs(h.Typ, jwtassert.IDJAGType)
 }
