@@ -78,10 +78,11 @@ func trustedKeys(sets *remoteKeySets, ti *TrustedIssuer, field string) (jwtasser
 	return jwtassert.TrustedIssuer{Issuer: ti.Issuer, Keys: keys}, nil
 }
 
-// newJWTGrants builds the verifiers of Config.TrustedIssuers (nil when
-// there are none) for a server whose issuer is issuer and token endpoint
-// tokenURL, recording the assertions' jtis in replays (nil: in memory).
-// It does no I/O.
+// newJWTGrants builds the verifiers of cfg.TrustedIssuers (nil when
+// there are none), for assertions addressed to the issuer or, workload
+// tokens, to the token endpoint tokenURL; the issuers' jwks_uri sets come
+// from sets, and the assertions' jtis are recorded in replays (nil: in
+// memory). It does no I/O.
 func newJWTGrants(cfg *settings, tokenURL string, sets *remoteKeySets, replays replay.Store) (*jwtGrants, error) {
 	if len(cfg.TrustedIssuers) == 0 {
 		return nil, nil

@@ -33,6 +33,7 @@ type tokenExchange struct {
 // only then.
 func (h *tokenExchange) offered() bool { return h.access != nil || h.idjag != nil }
 
+// grant dispatches the exchange by subject_token_type (see tokenExchange).
 func (h *tokenExchange) grant(ctx context.Context, client *Client, form url.Values, _ string) (*oauthmeta.TokenResponse, error) {
 	if h.idjag != nil && form.Get("subject_token_type") != tokenTypeAccessToken {
 		return h.idjag.exchange(ctx, client, form)

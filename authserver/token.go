@@ -46,6 +46,8 @@ type tokenEndpoint struct {
 	supported []string
 }
 
+// newTokenEndpoint registers routes, in the order of
+// grant_types_supported.
 func newTokenEndpoint(front *backChannel, dpop *dpopChecker, routes ...grantRoute) *tokenEndpoint {
 	e := &tokenEndpoint{front: front, dpop: dpop, routes: make(map[string]grantRoute, len(routes))}
 	for _, rt := range routes {
@@ -92,7 +94,7 @@ func (e *tokenEndpoint) handleToken(w http.ResponseWriter, r *http.Request) {
 	}
 	jkt := ""
 	if !route.bearer {
-		if jkt, err = e.dpop.check(r, func() string { return e.boundKey(r.Context(), route, client, form) }); err != nil {
+		if jkt, err = e.dpop.check(r, func() string { return e.knownBinding(r.Context(), gt, client, form) }); err != nil {
 			e.writeDPoPError(w, r, err)
 			return
 		}
@@ -135,20 +137,13 @@ func (e *tokenEndpoint) client(r *http.Request, form url.Values, gt string) (*Cl
 }
 
 // knownBinding returns the DPoP key thumbprint a token request's grant is
-// already bound to, before its proof is checked: for a refresh_token
-// request, the key of the refresh token's grant when the token exists and
-// belongs to client; "" otherwise (the grant then refuses the request
-// with its own error).
+// already bound to, before its proof is checked: what the grant's
+// handler says (for a refresh_token request, the key of the refresh
+// token's grant when the token exists and belongs to client); ""
+// otherwise (the grant then refuses the request with its own error).
 func (e *tokenEndpoint) knownBinding(ctx context.Context, gt string, client *Client, form url.Values) string {
 	route, ok := e.routes[gt]
-	if !ok {
-		return ""
-	}
-	return e.boundKey(ctx, route, client, form)
-}
-
-func (e *tokenEndpoint) boundKey(ctx context.Context, route grantRoute, client *Client, form url.Values) string {
-	if route.bound == nil || client == nil || e.dpop == nil {
+	if !ok || route.bound == nil || client == nil || e.dpop == nil {
 		return ""
 	}
 	return route.bound(ctx, client, form)
