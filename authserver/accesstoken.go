@@ -2,9 +2,6 @@ package authserver
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +11,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
+	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/internal/jwa"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -47,28 +45,40 @@ type actorClaim struct {
 // token.
 const jtiSeparator = "."
 
-// issueAccessToken signs an RFC 9068 JWT access token (requirement AS-11):
-// header typ "at+jwt" and kid; claims iss, sub, aud (the resources), client_id,
-// scope, iat, exp, jti, and cnf.jkt when jkt names the DPoP key the token is
-// bound to (RFC 9449 §6.1).
-func (s *Server) issueAccessToken(ctx context.Context, g *Grant, scopes, resources []string, now time.Time, jkt string) (string, error) {
-	return s.signAccessToken(ctx, s.accessClaims(g, scopes, resources, now, jkt), now)
+// accessTokens issues and verifies this server's RFC 9068 JWT access
+// tokens, signed with the keyring's current key. It is safe for
+// concurrent use.
+type accessTokens struct {
+	issuer string
+	keys   *keyring
+	ttl    time.Duration // Config.AccessTokenTTL
+	// defaultResource is the audience of a token for no resource:
+	// Config.DefaultResource, else the issuer.
+	defaultResource string
 }
 
-// accessClaims are the claims of an access token of grant g.
-func (s *Server) accessClaims(g *Grant, scopes, resources []string, now time.Time, jkt string) *accessClaims {
+// issue signs an RFC 9068 JWT access token of grant g (requirement
+// AS-11): header typ "at+jwt" and kid; claims iss, sub, aud (the
+// resources), client_id, scope, iat, exp, jti, and cnf.jkt when jkt names
+// the DPoP key the token is bound to (RFC 9449 §6.1).
+func (t *accessTokens) issue(ctx context.Context, g *Grant, scopes, resources []string, now time.Time, jkt string) (string, error) {
+	return t.sign(ctx, t.claims(g, scopes, resources, now, jkt), now)
+}
+
+// claims are the claims of an access token of grant g.
+func (t *accessTokens) claims(g *Grant, scopes, resources []string, now time.Time, jkt string) *accessClaims {
 	aud := oauthmeta.Audience(resources)
 	if len(aud) == 0 {
-		aud = oauthmeta.Audience{s.defaultResource}
+		aud = oauthmeta.Audience{t.defaultResource}
 	}
 	claims := accessClaims{
-		Issuer:   s.cfg.Issuer,
+		Issuer:   t.issuer,
 		Subject:  g.Subject,
 		Audience: aud,
 		ClientID: g.ClientID,
 		Scope:    oauthmeta.FormatScope(scopes),
 		IssuedAt: now.Unix(),
-		Expires:  now.Add(s.cfg.AccessTokenTTL).Unix(),
+		Expires:  now.Add(t.ttl).Unix(),
 		JTI:      g.ID + jtiSeparator + randomToken(12),
 	}
 	if jkt != "" {
@@ -77,14 +87,20 @@ func (s *Server) accessClaims(g *Grant, scopes, resources []string, now time.Tim
 	return &claims
 }
 
-// signAccessToken signs claims as an RFC 9068 JWT access token: header typ
-// "at+jwt" and the kid of the current signing key.
-func (s *Server) signAccessToken(ctx context.Context, claims *accessClaims, now time.Time) (string, error) {
-	key, err := s.keys.signingKey(ctx, now)
+// sign signs claims as an RFC 9068 JWT access token: header typ "at+jwt"
+// and the kid of the current signing key.
+func (t *accessTokens) sign(ctx context.Context, claims *accessClaims, now time.Time) (string, error) {
+	key, err := t.signingKey(ctx, now)
 	if err != nil {
 		return "", err
 	}
 	return signClaims(key, claims)
+}
+
+// signingKey returns the key that signs at now, for a caller that must
+// have it before it commits to issuing (see signClaims).
+func (t *accessTokens) signingKey(ctx context.Context, now time.Time) (*liveKey, error) {
+	return t.keys.signingKey(ctx, now)
 }
 
 // signClaims signs claims with key, whose signer sets typ "at+jwt" and the
@@ -108,10 +124,10 @@ var errNotOurToken = errors.New("authserver: not a valid access token")
 // maxTokenLength bounds a token presented to introspection or revocation.
 const maxTokenLength = 8 << 10
 
-// parseAccessToken verifies a JWT access token issued by this server with
-// go-jose's jwt package: one of our algorithms, typ at+jwt, a published
-// kid, a valid signature, our issuer, a jti and an expiry in the future.
-func (s *Server) parseAccessToken(raw string, now time.Time) (*accessClaims, error) {
+// parse verifies a JWT access token issued by this server with go-jose's
+// jwt package: one of our algorithms, typ at+jwt, a published kid, a
+// valid signature, our issuer, a jti and an expiry in the future.
+func (t *accessTokens) parse(raw string, now time.Time) (*accessClaims, error) {
 	if len(raw) > maxTokenLength {
 		return nil, errNotOurToken
 	}
@@ -123,7 +139,7 @@ func (s *Server) parseAccessToken(raw string, now time.Time) (*accessClaims, err
 	if typ, _ := h.ExtraHeaders[jose.HeaderType].(string); !jwtverify.TypeIs(typ, "at+jwt") {
 		return nil, errNotOurToken
 	}
-	pub, ok := s.keys.verificationKey(h.KeyID, now)
+	pub, ok := t.keys.verificationKey(h.KeyID, now)
 	if !ok || pub.Algorithm != h.Algorithm {
 		return nil, errNotOurToken
 	}
@@ -132,7 +148,7 @@ func (s *Server) parseAccessToken(raw string, now time.Time) (*accessClaims, err
 	// Expected's exp check passes at the instant of exp; the token is
 	// already expired then (RFC 7519 §4.1.4).
 	if tok.Claims(pub, &c, &std) != nil || std.Expiry == nil || !now.Before(std.Expiry.Time()) || c.JTI == "" ||
-		std.ValidateWithLeeway(jwt.Expected{Issuer: s.cfg.Issuer, Time: now}, 0) != nil {
+		std.ValidateWithLeeway(jwt.Expected{Issuer: t.issuer, Time: now}, 0) != nil {
 		return nil, errNotOurToken
 	}
 	return &c, nil
@@ -144,15 +160,18 @@ func grantIDFromJTI(jti string) string {
 	return id
 }
 
-// randomToken returns n random bytes, base64url-encoded.
-func randomToken(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // never fails (crypto/rand, Go 1.24+)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// tokenKey is the stored form of a code or refresh token: base64url SHA-256.
-func tokenKey(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return base64.RawURLEncoding.EncodeToString(sum[:])
+// response builds the RFC 6749 §5.1 response; token_type is DPoP for a
+// token bound to the key jkt (RFC 9449 §5).
+func (t *accessTokens) response(access, refresh string, scopes []string, jkt string) *oauthmeta.TokenResponse {
+	tt := "Bearer"
+	if jkt != "" {
+		tt = dpop.TokenType
+	}
+	return &oauthmeta.TokenResponse{
+		AccessToken:  access,
+		TokenType:    tt,
+		ExpiresIn:    int64(t.ttl.Seconds()),
+		RefreshToken: refresh,
+		Scope:        oauthmeta.FormatScope(scopes),
+	}
 }

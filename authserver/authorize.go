@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"slices"
 
 	"github.com/mcpauth/mcpauth/internal/safehttp"
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -67,7 +66,7 @@ func (s *Server) clientAndRedirect(ctx context.Context, q url.Values) (*authRequ
 	if len(q["client_id"]) != 1 {
 		return nil, oauthErr(oauthmeta.CodeInvalidRequest, "exactly one client_id is required")
 	}
-	client, err := s.lookupClient(ctx, q.Get("client_id"))
+	client, err := s.clients.lookup(ctx, q.Get("client_id"))
 	if err != nil {
 		return nil, err
 	}
@@ -128,13 +127,13 @@ func (s *Server) checkAuthorizeParams(req *authRequest, q url.Values) *oauthmeta
 		return oe
 	}
 	req.challenge = q.Get("code_challenge")
-	scopes, oe := s.grantableScopes(req.client, q.Get("scope"))
+	scopes, oe := s.scopes.grantable(req.client, q.Get("scope"))
 	if oe != nil {
 		return oe
 	}
 	req.scopes = scopes
 	for _, res := range q["resource"] {
-		if oe := s.checkResource(res); oe != nil {
+		if oe := s.resources.check(res); oe != nil {
 			return oe
 		}
 		req.resources = appendNew(req.resources, res)
@@ -155,43 +154,6 @@ func checkPKCE(q url.Values) *oauthmeta.Error {
 		return oauthErr(oauthmeta.CodeInvalidRequest, "code_challenge is not an S256 challenge")
 	}
 	return nil
-}
-
-// checkResourceSyntax accepts an absolute http(s) URI without fragment or
-// user information (RFC 8707 §2).
-func checkResourceSyntax(res string) error {
-	if _, err := oauthmeta.CanonicalResource(res); err != nil {
-		return err
-	}
-	u, err := url.Parse(res)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") {
-		return oauthmeta.ErrInvalidResource
-	}
-	return nil
-}
-
-// checkResource validates one resource indicator (requirement AS-08):
-// syntax, https (http only to loopback with InsecureAllowHTTPLoopback), not a
-// downstream API (whose tokens come from the token exchange only), and the
-// configured allowlist.
-func (s *Server) checkResource(res string) *oauthmeta.Error {
-	policy := oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: s.cfg.InsecureAllowHTTPLoopback}
-	if checkResourceSyntax(res) != nil || policy.CheckURL(res) != nil {
-		return oauthErr(oauthmeta.CodeInvalidTarget, "resource must be an absolute https URI without fragment")
-	}
-	if s.downstream.lookup(res) != nil {
-		return oauthErr(oauthmeta.CodeInvalidTarget, "resource is reachable by token exchange only")
-	}
-	if len(s.cfg.Resources) > 0 && !hasResource(s.cfg.Resources, res) {
-		return oauthErr(oauthmeta.CodeInvalidTarget, "resource is not served by this authorization server")
-	}
-	return nil
-}
-
-// hasResource reports whether list names res, as [oauthmeta.SameResource]
-// compares them.
-func hasResource(list []string, res string) bool {
-	return slices.ContainsFunc(list, func(r string) bool { return oauthmeta.SameResource(r, res) })
 }
 
 // decide applies the consent mode to a valid request. With

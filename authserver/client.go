@@ -7,11 +7,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"slices"
 	"time"
 
 	"github.com/mcpauth/mcpauth/clientmeta"
 	"github.com/mcpauth/mcpauth/internal/jwkset"
+	"github.com/mcpauth/mcpauth/internal/jwtassert"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -129,34 +131,106 @@ func hashSecret(secret string) string {
 // errUnknownClient is the reason for a client_id nobody registered.
 var errUnknownClient = oauthErr(oauthmeta.CodeInvalidClient, "unknown client")
 
-// lookupClient finds a client: URL client_ids through the Client ID
-// Metadata Document resolver (when enabled), pre-registered ones from the
+// clientRegistry finds and authenticates clients: the pre-registered ones
+// from the configuration, the dynamically registered ones in the client
+// store, and URL client_ids through the Client ID Metadata Document
+// resolver. It is safe for concurrent use.
+type clientRegistry struct {
+	// static are the pre-registered clients: every replica has them, so
+	// their lookups need no store read.
+	static map[string]*Client
+	store  ClientStore
+	cimd   *clientmeta.Resolver // nil when metadata documents are off
+	scopes *scopePolicy         // a document's scope becomes its defaults
+	// assertions checks private_key_jwt client assertions against the
+	// client's keys, from keySets for a jwks_uri.
+	assertions *jwtassert.ClientAssertionVerifier
+	keySets    *remoteKeySets
+	log        *slog.Logger
+}
+
+// preRegister validates, hashes and stores the pre-registered clients.
+func (c *clientRegistry) preRegister(ctx context.Context, clients []Client, now time.Time) error {
+	c.static = make(map[string]*Client, len(clients))
+	for i := range clients {
+		cl, err := staticClient(&clients[i], c.scopes.supported, now)
+		if err != nil {
+			return err
+		}
+		if err := c.store.SaveClient(ctx, cl); err != nil {
+			return err
+		}
+		c.static[cl.ID] = cl
+	}
+	return nil
+}
+
+// clientMetadataResolver returns the resolver of URL client_ids: nil when
+// they are off, else the configured one or one with strict defaults.
+func clientMetadataResolver(cfg *settings) (*clientmeta.Resolver, error) {
+	switch {
+	case cfg.DisableClientIDMetadataDocuments:
+		return nil, nil
+	case cfg.ClientMetadata != nil:
+		return cfg.ClientMetadata, nil
+	}
+	return clientmeta.NewResolver(clientmeta.ResolverConfig{Now: cfg.Now})
+}
+
+// lookup finds a client: URL client_ids through the Client ID Metadata
+// Document resolver (when enabled), pre-registered ones from the
 // configuration, others in the client store.
 // The error is a *oauthmeta.Error with code invalid_client for clients that
 // do not exist or whose document is unusable, or an internal error.
-func (s *Server) lookupClient(ctx context.Context, id string) (*Client, error) {
+func (c *clientRegistry) lookup(ctx context.Context, id string) (*Client, error) {
 	if id == "" {
 		return nil, oauthErr(oauthmeta.CodeInvalidRequest, "client_id is required")
 	}
 	if clientmeta.IsURLClientID(id) {
-		if s.cimd == nil {
+		if c.cimd == nil {
 			return nil, oauthErr(oauthmeta.CodeInvalidClient, "client ID metadata documents are not supported")
 		}
-		doc, err := s.cimd.Resolve(ctx, id)
+		doc, err := c.cimd.Resolve(ctx, id)
 		if err != nil {
-			s.log.InfoContext(ctx, "client metadata document refused", "client_id", id, "err", err)
+			c.log.InfoContext(ctx, "client metadata document refused", "client_id", id, "err", err)
 			return nil, oauthErr(oauthmeta.CodeInvalidClient, cimdErrorDescription(err))
 		}
-		return s.clientFromDocument(doc)
+		return c.fromDocument(doc)
 	}
-	if c, ok := s.static[id]; ok {
-		return cloneClient(c), nil
+	if cl, ok := c.static[id]; ok {
+		return cloneClient(cl), nil
 	}
-	c, err := s.store.Clients.Client(ctx, id)
+	cl, err := c.store.Client(ctx, id)
 	if errors.Is(err, ErrNotFound) {
 		return nil, errUnknownClient
 	}
-	return c, err
+	return cl, err
+}
+
+// unregistered reports whether the client store has no client id (a
+// URL client_id is never stored); a failed read is not a "no".
+func (c *clientRegistry) unregistered(ctx context.Context, id string) bool {
+	if clientmeta.IsURLClientID(id) {
+		return false
+	}
+	_, err := c.store.Client(ctx, id)
+	return errors.Is(err, ErrNotFound)
+}
+
+// checkExchanger checks a client that configuration names as the resource
+// server of resource res for the token exchange: a pre-registered
+// confidential client allowed the grant, with a valid resource URI.
+func (c *clientRegistry) checkExchanger(field, id, res string) error {
+	cl, ok := c.static[id]
+	switch {
+	case !ok || cl.public():
+		return configErr(field, "each must be a pre-registered confidential client")
+	case !cl.allowsGrant(oauthmeta.GrantTypeTokenExchange):
+		return configErr(field, "each client must be allowed the token exchange grant")
+	case checkResourceSyntax(res) != nil:
+		return configErr(field, "each resource must be an absolute http(s) URI without fragment")
+	}
+	return nil
 }
 
 // cimdErrorDescription says which rule a document broke, without echoing
@@ -178,10 +252,10 @@ func cimdErrorDescription(err error) string {
 	}
 }
 
-// clientFromDocument turns a validated metadata document into a client:
+// fromDocument turns a validated metadata document into a client:
 // public ("none"), or private_key_jwt with the document's jwks or jwks_uri
 // (requirements CIMD-03, CIMD-09).
-func (s *Server) clientFromDocument(doc *clientmeta.Document) (*Client, error) {
+func (c *clientRegistry) fromDocument(doc *clientmeta.Document) (*Client, error) {
 	method := doc.AuthMethod()
 	if method != oauthmeta.AuthMethodNone && method != oauthmeta.AuthMethodPrivateKeyJWT {
 		return nil, oauthErr(oauthmeta.CodeInvalidClient, "token_endpoint_auth_method "+method+" is not supported")
@@ -199,7 +273,7 @@ func (s *Server) clientFromDocument(doc *clientmeta.Document) (*Client, error) {
 	if len(grants) == 0 {
 		grants = []string{oauthmeta.GrantTypeAuthorizationCode}
 	}
-	c := &Client{
+	cl := &Client{
 		ID:           doc.ClientID,
 		Name:         doc.ClientName,
 		RedirectURIs: doc.RedirectURIs,
@@ -207,15 +281,15 @@ func (s *Server) clientFromDocument(doc *clientmeta.Document) (*Client, error) {
 		GrantTypes:   grants,
 		Kind:         ClientMetadataDocument,
 	}
-	scopes, err := s.registeredScopes(doc.Scope)
+	scopes, err := c.scopes.registered(doc.Scope)
 	if err != nil {
 		return nil, oauthErr(oauthmeta.CodeInvalidClient, "client metadata document scope is malformed")
 	}
-	c.DefaultScopes = scopes
+	cl.DefaultScopes = scopes
 	if method == oauthmeta.AuthMethodPrivateKeyJWT {
-		c.JWKS, c.JWKSURI = json.RawMessage(doc.JWKS), doc.JWKSURI
+		cl.JWKS, cl.JWKSURI = json.RawMessage(doc.JWKS), doc.JWKSURI
 	}
-	return c, nil
+	return cl, nil
 }
 
 // metadataDocumentClient is how the revocation and introspection endpoints

@@ -13,18 +13,18 @@ import (
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
-// checkClientAssertion verifies a private_key_jwt assertion (RFC 7523 §3)
+// checkAssertion verifies a private_key_jwt assertion (RFC 7523 §3)
 // against the client's keys: "aud" this issuer, "iss" = "sub" = client_id,
 // short-lived, "jti" never seen before (a replayed assertion is
 // invalid_client), signature by one of the client's keys (its JWK set, or
 // its jwks_uri fetched through the SSRF-guarded fetcher).
-func (s *Server) checkClientAssertion(ctx context.Context, c *Client, assertion string) error {
-	keys, err := s.keySource(c.JWKS, c.JWKSURI, nil)
+func (c *clientRegistry) checkAssertion(ctx context.Context, cl *Client, assertion string) error {
+	keys, err := c.keySets.keySource(cl.JWKS, cl.JWKSURI, nil)
 	if err != nil {
-		s.log.InfoContext(ctx, "client keys unusable", "client_id", c.ID, "err", err)
+		c.log.InfoContext(ctx, "client keys unusable", "client_id", cl.ID, "err", err)
 		return oauthErr(oauthmeta.CodeInvalidClient, "client has no usable keys")
 	}
-	if _, err := s.assertions.Verify(ctx, assertion, c.ID, keys); err != nil {
+	if _, err := c.assertions.Verify(ctx, assertion, cl.ID, keys); err != nil {
 		return jwtassert.OAuthError(err)
 	}
 	return nil
@@ -131,47 +131,47 @@ func parseBasic(header string) (id, secret string, ok bool) {
 	return id, secret, id != ""
 }
 
-// authenticateClient authenticates the client of a token, introspection or
+// authenticate authenticates the client of a token, introspection or
 // revocation request. The presented method must be the client's registered
 // one; secrets are compared against their hash in constant time. With
 // confidentialOnly, public clients are refused (introspection, RFC 7662
 // §2.1).
-func (s *Server) authenticateClient(ctx context.Context, r *http.Request, form url.Values, confidentialOnly bool) (*Client, error) {
+func (c *clientRegistry) authenticate(ctx context.Context, r *http.Request, form url.Values, confidentialOnly bool) (*Client, error) {
 	p, oe := parseClientAuth(r, form)
 	if oe != nil {
 		return nil, oe
 	}
-	var c *Client
+	var cl *Client
 	if clientmeta.IsURLClientID(p.clientID) && p.method != oauthmeta.AuthMethodPrivateKeyJWT && p.method != oauthmeta.AuthMethodNone {
 		// A URL client_id presenting a secret is the public client of
 		// metadataDocumentClient, refused below.
-		if s.cimd == nil || clientmeta.ValidateClientID(p.clientID) != nil {
+		if c.cimd == nil || clientmeta.ValidateClientID(p.clientID) != nil {
 			return nil, errUnknownClient
 		}
-		c = metadataDocumentClient(p.clientID)
+		cl = metadataDocumentClient(p.clientID)
 	} else {
 		// For a URL client_id the document says how the client
 		// authenticates (CIMD-09): a private_key_jwt client cannot pass as
 		// public. Resolved through the cache the authorization request
 		// filled.
 		var err error
-		if c, err = s.lookupClient(ctx, p.clientID); err != nil {
+		if cl, err = c.lookup(ctx, p.clientID); err != nil {
 			return nil, err
 		}
 	}
-	if c.AuthMethod != p.method {
-		return nil, oauthErr(oauthmeta.CodeInvalidClient, "client must authenticate with "+c.AuthMethod)
+	if cl.AuthMethod != p.method {
+		return nil, oauthErr(oauthmeta.CodeInvalidClient, "client must authenticate with "+cl.AuthMethod)
 	}
 	switch {
-	case c.usesKeys():
-		if err := s.checkClientAssertion(ctx, c, p.assertion); err != nil {
+	case cl.usesKeys():
+		if err := c.checkAssertion(ctx, cl, p.assertion); err != nil {
 			return nil, err
 		}
-	case !c.public() && !c.checkSecret(p.secret):
+	case !cl.public() && !cl.checkSecret(p.secret):
 		return nil, oauthErr(oauthmeta.CodeInvalidClient, "client authentication failed")
 	}
-	if confidentialOnly && c.public() {
+	if confidentialOnly && cl.public() {
 		return nil, oauthErr(oauthmeta.CodeInvalidClient, "this endpoint requires client credentials")
 	}
-	return c, nil
+	return cl, nil
 }

@@ -110,10 +110,11 @@ func (s remoteSource) Keys(ctx context.Context, kid string) ([]jwtassert.Key, er
 	return keys, err
 }
 
-// keySource returns the verification keys of one party from exactly one
-// of a static JWK set, a jwks_uri or public keys. Inline and fetched sets
-// are judged by the same rule (jwkset.Parse, also behind remotekeys.Set).
-func (s *Server) keySource(jwks json.RawMessage, jwksURI string, pubs []crypto.PublicKey) (jwtassert.KeySource, error) {
+// keySource returns the verification keys of one party (a client, a
+// trusted issuer) from exactly one of a static JWK set, a jwks_uri (one
+// of r's sets) or public keys. Inline and fetched sets are judged by the
+// same rule (jwkset.Parse, also behind remotekeys.Set).
+func (r *remoteKeySets) keySource(jwks json.RawMessage, jwksURI string, pubs []crypto.PublicKey) (jwtassert.KeySource, error) {
 	switch {
 	case len(jwks) > 0 && string(jwks) != "null":
 		keys, err := jwkset.Parse(jwks)
@@ -122,7 +123,7 @@ func (s *Server) keySource(jwks json.RawMessage, jwksURI string, pubs []crypto.P
 		}
 		return jwtassert.StaticKeys(keys), nil
 	case jwksURI != "":
-		return s.clientKeys.source(jwksURI)
+		return r.source(jwksURI)
 	case len(pubs) > 0:
 		return jwtassert.PublicKeys(pubs...), nil
 	}

@@ -96,7 +96,7 @@ func (s *Server) showConsent(w http.ResponseWriter, r *http.Request, req *authRe
 		LocalhostWarning: clientmeta.LocalhostOnly(c.RedirectURIs),
 		Scopes:           req.scopes,
 		Resources:        req.resources,
-		DefaultResource:  s.defaultResource,
+		DefaultResource:  s.tokens.defaultResource,
 		Action:           s.cfg.issuerPath + pathConsent,
 		RequestID:        id,
 		CSRFToken:        csrf,

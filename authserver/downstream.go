@@ -82,21 +82,21 @@ func (d downstreamAPIs) exchanger(clientID string) bool {
 	return slices.ContainsFunc(d, func(a DownstreamAPI) bool { _, ok := a.Clients[clientID]; return ok })
 }
 
-// initDownstream validates Config.DownstreamAPIs; it runs after the
-// clients and the vault are set up.
-func (s *Server) initDownstream() error {
-	if len(s.cfg.DownstreamAPIs) == 0 {
-		return nil
+// newDownstreamAPIs validates cfg.DownstreamAPIs, whose exchanging
+// clients must be pre-registered in clients.
+func newDownstreamAPIs(cfg *settings, clients *clientRegistry) (downstreamAPIs, error) {
+	if len(cfg.DownstreamAPIs) == 0 {
+		return nil, nil
 	}
 	identity := map[string]string{} // client_id → its resource, across every list
-	if s.cfg.TokenVault != nil {
-		maps.Copy(identity, s.cfg.TokenVault.ResourceServers)
+	if cfg.TokenVault != nil {
+		maps.Copy(identity, cfg.TokenVault.ResourceServers)
 	}
-	apis := make(downstreamAPIs, 0, len(s.cfg.DownstreamAPIs))
-	for i, a := range s.cfg.DownstreamAPIs {
+	apis := make(downstreamAPIs, 0, len(cfg.DownstreamAPIs))
+	for i, a := range cfg.DownstreamAPIs {
 		field := fmt.Sprintf("DownstreamAPIs[%d]", i)
-		if err := s.checkDownstreamAPI(field, &a, apis, identity); err != nil {
-			return err
+		if err := checkDownstreamAPI(cfg, clients, field, &a, apis, identity); err != nil {
+			return nil, err
 		}
 		a.TokenTTL = cmp.Or(a.TokenTTL, DefaultDownstreamTokenTTL)
 		a.Scopes, a.Clients = slices.Clone(a.Scopes), maps.Clone(a.Clients)
@@ -105,35 +105,34 @@ func (s *Server) initDownstream() error {
 	exchangers := slices.Collect(maps.Values(identity))
 	for _, a := range apis {
 		if hasResource(exchangers, a.Resource) {
-			return configErr("DownstreamAPIs", "an API's resource may not be an exchanging client's resource")
+			return nil, configErr("DownstreamAPIs", "an API's resource may not be an exchanging client's resource")
 		}
 	}
-	s.downstream = apis
-	return nil
+	return apis, nil
 }
 
 // checkDownstreamAPI validates one API against the configuration, the
 // APIs before it and the clients' identities, which it extends.
-func (s *Server) checkDownstreamAPI(field string, a *DownstreamAPI, before downstreamAPIs, identity map[string]string) error {
-	policy := oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: s.cfg.InsecureAllowHTTPLoopback}
+func checkDownstreamAPI(cfg *settings, clients *clientRegistry, field string, a *DownstreamAPI, before downstreamAPIs, identity map[string]string) error {
+	policy := oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: cfg.InsecureAllowHTTPLoopback}
 	switch {
 	case checkResourceSyntax(a.Resource) != nil || policy.CheckURL(a.Resource) != nil:
 		return configErr(field+".Resource", "must be an absolute https URI without fragment (http only to loopback with InsecureAllowHTTPLoopback)")
-	case oauthmeta.SameResource(a.Resource, s.cfg.Issuer) || oauthmeta.SameResource(a.Resource, s.cfg.DefaultResource) ||
-		hasResource(s.cfg.Resources, a.Resource):
+	case oauthmeta.SameResource(a.Resource, cfg.Issuer) || oauthmeta.SameResource(a.Resource, cfg.DefaultResource) ||
+		hasResource(cfg.Resources, a.Resource):
 		return configErr(field+".Resource", "may not be the issuer, DefaultResource or one of Resources")
 	case before.lookup(a.Resource) != nil:
 		return configErr(field+".Resource", "listed twice")
 	case len(a.Scopes) == 0:
 		return configErr(field+".Scopes", "at least one scope is required")
-	case a.TokenTTL < 0 || a.TokenTTL > s.cfg.AccessTokenTTL:
+	case a.TokenTTL < 0 || a.TokenTTL > cfg.AccessTokenTTL:
 		return configErr(field+".TokenTTL", "must be between zero and AccessTokenTTL")
 	}
-	if !subset(a.Scopes, s.cfg.Scopes) {
+	if !subset(a.Scopes, cfg.Scopes) {
 		return configErr(field+".Scopes", "every scope must be in Scopes")
 	}
 	for id, res := range a.Clients {
-		if err := s.checkExchanger(field+".Clients", id, res); err != nil {
+		if err := clients.checkExchanger(field+".Clients", id, res); err != nil {
 			return err
 		}
 		if prev, seen := identity[id]; seen && prev != res {

@@ -52,7 +52,7 @@ func FuzzDownstreamExchange(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := h.as.parseAccessToken(tok.AccessToken, h.clock.Now())
+		c, err := h.as.tokens.parse(tok.AccessToken, h.clock.Now())
 		if err != nil || len(c.Audience) != 1 || c.Audience[0] != calendarAPI || c.Act == nil || c.Act.Subject != rsID ||
 			c.ClientID != rsID || c.Subject != DefaultSubject || c.Scope != "cal:read" || tok.Scope != c.Scope {
 			t.Fatalf("for %q issued %+v (%v)", extra, c, err)

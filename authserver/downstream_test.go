@@ -190,7 +190,7 @@ func TestDownstreamExchangeChained(t *testing.T) {
 	tok := mcpToken(h, rsResource, "cal:read")
 	_, mcp := h.verifyJWT(tok.AccessToken)
 	now := h.clock.Now()
-	chained, err := h.as.signAccessToken(context.Background(), &accessClaims{
+	chained, err := h.as.tokens.sign(context.Background(), &accessClaims{
 		Issuer: h.issuer, Subject: DefaultSubject, Audience: oauthmeta.Audience{rsResource}, ClientID: mailRSID,
 		Scope: "cal:read", IssuedAt: now.Unix(), Expires: now.Add(time.Minute).Unix(),
 		JTI: mcp["jti"].(string) + "x", Act: &actorClaim{Subject: mailRSID},
@@ -251,6 +251,50 @@ func TestDownstreamExchangeRevoked(t *testing.T) {
 	}
 }
 
+// TestDownstreamExchangeGrantOfEarlierVault: a grant that holds a token
+// vault record from a run with Config.TokenVault (the store outlives the
+// configuration) is refused cleanly, revoked or expired, by a server
+// without a vault: there is no vault to drop the record from.
+func TestDownstreamExchangeGrantOfEarlierVault(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		kill func(ctx context.Context, h *harness, g *Grant) error
+	}{
+		{"revoked", func(ctx context.Context, h *harness, g *Grant) error {
+			return h.as.store.Grants.RevokeGrant(ctx, g.ID)
+		}},
+		{"expired", func(ctx context.Context, h *harness, g *Grant) error {
+			g.ExpiresAt = h.clock.Now().Add(-time.Second)
+			return h.as.store.Grants.SaveGrant(ctx, g)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, "", downstreamConfig)
+			tok := mcpToken(h, rsResource, "cal:read")
+			_, claims := h.verifyJWT(tok.AccessToken)
+			ctx := context.Background()
+			g, err := h.as.store.Grants.Grant(ctx, grantIDFromJTI(claims["jti"].(string)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			g.UpstreamTokens = "record-of-an-earlier-vault"
+			if err := h.as.store.Grants.SaveGrant(ctx, g); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.kill(ctx, h, g); err != nil {
+				t.Fatal(err)
+			}
+			res := downstreamExchange(h, tok.AccessToken, nil)
+			wantError(t, res, 400, oauthmeta.CodeInvalidGrant)
+			if res.err.Description != "subject_token is expired or revoked" {
+				t.Errorf("error_description %q", res.err.Description)
+			}
+		})
+	}
+}
+
 // TestDownstreamResourceNotAuthorizable: MCP clients cannot ask for a
 // downstream API's token at the authorization endpoint; the exchange is
 // its only way.
@@ -263,8 +307,8 @@ func TestDownstreamResourceNotAuthorizable(t *testing.T) {
 	if got := location(t, h.authorize(q)).Query(); got.Get("error") != string(oauthmeta.CodeInvalidTarget) || got.Has("code") {
 		t.Fatalf("authorization for the API: %v", got)
 	}
-	if !slices.Contains(h.as.grantTypes(), oauthmeta.GrantTypeTokenExchange) ||
-		!strings.Contains(string(h.as.metadata), oauthmeta.GrantTypeTokenExchange) {
+	if !slices.Contains(h.as.token.grantTypes(), oauthmeta.GrantTypeTokenExchange) ||
+		!strings.Contains(string(h.as.discovery.encoded), oauthmeta.GrantTypeTokenExchange) {
 		t.Error("grant_types_supported lacks token exchange")
 	}
 }

@@ -5,11 +5,11 @@ import (
 	"crypto/rand"
 	"errors"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/oauthmeta"
+	"github.com/mcpauth/mcpauth/replay"
 )
 
 // DPoPConfig turns on OAuth 2.0 Demonstrating Proof of Possession (RFC
@@ -41,13 +41,23 @@ type DPoPConfig struct {
 	NoncePeriod time.Duration
 }
 
-// initDPoP builds the proof verifier of the token endpoint.
-func (s *Server) initDPoP() error {
-	c := s.cfg.DPoP
+// dpopChecker checks the DPoP proofs of token requests; nil when DPoP is
+// off, and every method of a nil checker is a no-op.
+type dpopChecker struct {
+	verifier *dpop.Verifier
+	required bool   // DPoPConfig.Required
+	nonces   bool   // DPoPConfig.RequireNonce
+	tokenURL string // the htu of every proof
+}
+
+// newDPoPChecker builds the proof verifier of the token endpoint at
+// tokenURL from c (nil: DPoP off, a nil checker), recording proof jtis in
+// replays (nil: in memory).
+func newDPoPChecker(c *DPoPConfig, issuer, tokenURL string, now func() time.Time, replays replay.Store) (*dpopChecker, error) {
 	if c == nil {
-		return nil
+		return nil, nil
 	}
-	vc := dpop.VerifierConfig{Algorithms: c.Algorithms, Now: s.cfg.Now, Replay: s.replayStore("dpop")}
+	vc := dpop.VerifierConfig{Algorithms: c.Algorithms, Now: now, Replay: replays}
 	if c.RequireNonce {
 		key := c.NonceKey
 		if len(key) == 0 {
@@ -55,41 +65,41 @@ func (s *Server) initDPoP() error {
 			_, _ = rand.Read(key) // never fails (crypto/rand, Go 1.24+)
 		}
 		n, err := dpop.NewHMACNonces(dpop.HMACNonceConfig{
-			Key: key, Label: "authserver-token:" + s.cfg.Issuer, Period: c.NoncePeriod, Now: s.cfg.Now,
+			Key: key, Label: "authserver-token:" + issuer, Period: c.NoncePeriod, Now: now,
 		})
 		if err != nil {
-			return configErr("DPoP", err.Error())
+			return nil, configErr("DPoP", err.Error())
 		}
 		vc.Nonces = n
 	}
 	v, err := dpop.NewVerifier(vc)
 	if err != nil {
-		return configErr("DPoP.Algorithms", err.Error())
+		return nil, configErr("DPoP.Algorithms", err.Error())
 	}
-	s.dpop = v
-	return nil
+	return &dpopChecker{verifier: v, required: c.Required, nonces: c.RequireNonce, tokenURL: tokenURL}, nil
 }
 
-// checkDPoP verifies the DPoP proof of a token request (RFC 9449 §4.3,
+// check verifies the DPoP proof of a token request (RFC 9449 §4.3,
 // §5) and returns the thumbprint of its key, or "" when the request
 // carries no proof and none is required. The proof must be for POST to
 // this server's token endpoint, carry no "ath", and not be replayed.
 //
 // bound returns the thumbprint the request's grant is already bound to
-// ("" if none, see knownBinding); it is called only when the request
-// carries a proof, or carries none where one is required, so a Bearer
-// request to a server with optional DPoP costs no store read. A proof of
-// another key is refused inside Verify, before its jti is recorded, so
-// someone holding a stolen refresh token cannot fill the replay store with
-// proofs of their own key; the answer is the one refresh gives for a wrong
-// key (invalid_grant). A bound refresh token without any proof gets
-// [errRefreshNoProof] whether or not proofs are required.
-func (s *Server) checkDPoP(r *http.Request, bound func() string) (string, error) {
-	if s.dpop == nil {
+// ("" if none, see [tokenEndpoint.knownBinding]); it is called only when
+// the request carries a proof, or carries none where one is required, so
+// a Bearer request to a server with optional DPoP costs no store read. A
+// proof of another key is refused inside Verify, before its jti is
+// recorded, so someone holding a stolen refresh token cannot fill the
+// replay store with proofs of their own key; the answer is the one
+// refresh gives for a wrong key (invalid_grant). A bound refresh token
+// without any proof gets [errRefreshNoProof] whether or not proofs are
+// required.
+func (d *dpopChecker) check(r *http.Request, bound func() string) (string, error) {
+	if d == nil {
 		return "", nil
 	}
 	proof, err := dpop.ProofFromHeader(r.Header)
-	if errors.Is(err, dpop.ErrMissingProof) && !s.cfg.DPoP.Required {
+	if errors.Is(err, dpop.ErrMissingProof) && !d.required {
 		return "", nil // refresh refuses a bound grant without a proof
 	}
 	if errors.Is(err, dpop.ErrMissingProof) && bound() != "" {
@@ -98,7 +108,7 @@ func (s *Server) checkDPoP(r *http.Request, bound func() string) (string, error)
 	if err != nil {
 		return "", err
 	}
-	p, err := s.dpop.Verify(r.Context(), proof, dpop.Request{Method: http.MethodPost, URL: s.endpoint(pathToken), JKT: bound()})
+	p, err := d.verifier.Verify(r.Context(), proof, dpop.Request{Method: http.MethodPost, URL: d.tokenURL, JKT: bound()})
 	if errors.Is(err, dpop.ErrKeyMismatch) {
 		return "", errRefreshOtherKey()
 	}
@@ -126,55 +136,22 @@ func errRefreshNoProof() *oauthmeta.Error {
 	return oauthErr(oauthmeta.CodeInvalidGrant, "DPoP proof required: this refresh token is bound to a DPoP key")
 }
 
-// knownBinding returns the DPoP key thumbprint a token request's grant is
-// already bound to, before its proof is checked: for a refresh_token
-// request, the key of the refresh token's grant when the token exists and
-// belongs to client; "" otherwise (refresh then refuses the request
-// with its own error).
-func (s *Server) knownBinding(ctx context.Context, gt string, client *Client, form url.Values) string {
-	if gt != oauthmeta.GrantTypeRefreshToken || client == nil || s.dpop == nil {
-		return ""
-	}
-	raw := form.Get("refresh_token")
-	if raw == "" {
-		return ""
-	}
-	rec, err := s.store.RefreshTokens.RefreshToken(ctx, tokenKey(raw))
-	if err != nil || rec.ClientID != client.ID {
-		return ""
-	}
-	g, err := s.store.Grants.Grant(ctx, rec.GrantID)
-	if err != nil {
-		return ""
-	}
-	return g.DPoPJKT
-}
-
-// writeDPoPError answers a token request whose proof failed: the RFC 9449
-// §5 error body, and with use_dpop_nonce a fresh nonce (§8).
-func (s *Server) writeDPoPError(w http.ResponseWriter, r *http.Request, err error) {
-	if dpop.IsNonceError(err) {
-		s.setDPoPNonce(r.Context(), w)
-	}
-	s.writeError(w, r, dpop.OAuthError(err))
-}
-
-// setDPoPNonce sends a fresh nonce when nonces are on; the client uses it
-// in its next proof (RFC 9449 §8).
-func (s *Server) setDPoPNonce(ctx context.Context, w http.ResponseWriter) {
-	if s.dpop == nil || !s.cfg.DPoP.RequireNonce {
+// setNonce sends a fresh nonce when nonces are on; the client uses it in
+// its next proof (RFC 9449 §8).
+func (d *dpopChecker) setNonce(ctx context.Context, w http.ResponseWriter) {
+	if d == nil || !d.nonces {
 		return
 	}
-	if n, err := s.dpop.Nonce(ctx); err == nil && n != "" {
+	if n, err := d.verifier.Nonce(ctx); err == nil && n != "" {
 		w.Header().Set(dpop.NonceHeader, n)
 	}
 }
 
-// dpopAlgorithms returns dpop_signing_alg_values_supported, nil when DPoP
-// is off.
-func (s *Server) dpopAlgorithms() []string {
-	if s.dpop == nil {
+// algorithms returns dpop_signing_alg_values_supported, nil when DPoP is
+// off.
+func (d *dpopChecker) algorithms() []string {
+	if d == nil {
 		return nil
 	}
-	return s.dpop.Algorithms()
+	return d.verifier.Algorithms()
 }

@@ -225,7 +225,7 @@ func TestDPoPKnownBinding(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := h.as.knownBinding(t.Context(), tt.gt, tt.client, url.Values{"refresh_token": {tt.rt}})
+			got := h.as.token.knownBinding(t.Context(), tt.gt, tt.client, url.Values{"refresh_token": {tt.rt}})
 			if got != tt.want {
 				t.Fatalf("knownBinding = %q, want %q", got, tt.want)
 			}

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -60,26 +62,39 @@ func statusFor(code oauthmeta.ErrorCode) int {
 	}
 }
 
-// writeError is the one writer of JSON error responses. A *oauthmeta.Error
-// is sent as is; anything else is logged and answered with a bare
-// server_error, so internal detail never reaches the client. invalid_client
-// carries a Basic challenge (RFC 6749 §5.2).
-func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+// errorWriter is the one writer of JSON error responses, shared by the
+// token, introspection, revocation and registration endpoints.
+type errorWriter struct {
+	log *slog.Logger
+	// realm is the Basic challenge's realm: the issuer, without quotes
+	// or backslashes.
+	realm string
+}
+
+func newErrorWriter(log *slog.Logger, issuer string) *errorWriter {
+	return &errorWriter{log: log, realm: strings.NewReplacer(`"`, "", `\`, "").Replace(issuer)}
+}
+
+// write answers with err. A *oauthmeta.Error is sent as is; anything else
+// is logged and answered with a bare server_error, so internal detail
+// never reaches the client. invalid_client carries a Basic challenge
+// (RFC 6749 §5.2).
+func (e *errorWriter) write(w http.ResponseWriter, r *http.Request, err error) {
 	oe, ok := errors.AsType[*oauthmeta.Error](err)
 	if !ok {
-		s.log.ErrorContext(r.Context(), "request failed", "path", r.URL.Path, "err", err)
+		e.log.ErrorContext(r.Context(), "request failed", "path", r.URL.Path, "err", err)
 		oe = oauthErr(oauthmeta.CodeServerError, "internal error")
 	}
 	status := statusFor(oe.Code)
 	if status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", `Basic realm="`+s.realm+`", charset="UTF-8"`)
+		w.Header().Set("WWW-Authenticate", `Basic realm="`+e.realm+`", charset="UTF-8"`)
 	}
-	s.writeJSON(w, status, oe)
+	writeJSON(w, status, oe)
 }
 
 // writeJSON writes v as the JSON body with Cache-Control: no-store, as every
 // response carrying tokens, credentials or errors needs (RFC 6749 §5.1).
-func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
+func writeJSON(w http.ResponseWriter, status int, v any) {
 	body, err := json.Marshal(v)
 	if err != nil {
 		status = http.StatusInternalServerError

@@ -3,6 +3,7 @@ package authserver
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 
@@ -177,39 +178,45 @@ func (c *compiledGrantPolicy) apply(k *userKeys, requested []string) ([]string, 
 	return out, nil
 }
 
-// applyGrantPolicy narrows req's scopes to what the upstream user k may
-// obtain; the error is for the MCP client's redirect.
-func (s *Server) applyGrantPolicy(ctx context.Context, req *authRequest, k *userKeys) *oauthmeta.Error {
-	p := s.upstream.policy
-	if p == nil {
+// applyTo narrows req's scopes to what the upstream user k may obtain;
+// the error is for the MCP client's redirect. A nil policy narrows
+// nothing.
+func (c *compiledGrantPolicy) applyTo(ctx context.Context, log *slog.Logger, req *authRequest, k *userKeys) *oauthmeta.Error {
+	if c == nil {
 		return nil
 	}
-	scopes, oe := p.apply(k, req.scopes)
+	scopes, oe := c.apply(k, req.scopes)
 	if oe != nil {
-		s.log.InfoContext(ctx, "grant policy refused the request", "client_id", req.client.ID, "reason", oe.Description)
+		log.InfoContext(ctx, "grant policy refused the request", "client_id", req.client.ID, "reason", oe.Description)
 		return oe
 	}
 	if len(scopes) < len(req.scopes) {
-		s.log.InfoContext(ctx, "grant policy narrowed the scopes", "client_id", req.client.ID,
+		log.InfoContext(ctx, "grant policy narrowed the scopes", "client_id", req.client.ID,
 			"requested", oauthmeta.FormatScope(req.scopes), "granted", oauthmeta.FormatScope(scopes))
 	}
 	req.scopes = scopes
 	return nil
 }
 
-// hasGrantPolicy reports whether a grant policy may narrow or refuse
-// grants (see grantPolicyCeiling).
-func (s *Server) hasGrantPolicy() bool { return s.upstream != nil && s.upstream.policy != nil }
+// currentPolicy returns the grant policy in force, nil without one (or
+// without an upstream). Refresh and the token exchange call it at each
+// request.
+func (u *upstream) currentPolicy() *compiledGrantPolicy {
+	if u == nil {
+		return nil
+	}
+	return u.policy
+}
 
-// grantPolicyCeiling drops from a refreshed token's scopes those no entry
-// of the current grant policy allows anyone. A grant that keeps none of
-// its scopes cannot be refreshed: the client must authorize again.
-func (s *Server) grantPolicyCeiling(scopes []string) ([]string, *oauthmeta.Error) {
-	if !s.hasGrantPolicy() || len(scopes) == 0 {
+// narrow drops from a refreshed or exchanged token's scopes those no
+// entry of the policy allows anyone. A grant that keeps none of its
+// scopes cannot be refreshed: the client must authorize again. A nil
+// policy narrows nothing.
+func (c *compiledGrantPolicy) narrow(scopes []string) ([]string, *oauthmeta.Error) {
+	if c == nil || len(scopes) == 0 {
 		return scopes, nil
 	}
-	ceiling := s.upstream.policy.ceiling
-	out := slices.DeleteFunc(slices.Clone(scopes), func(sc string) bool { return !slices.Contains(ceiling, sc) })
+	out := slices.DeleteFunc(slices.Clone(scopes), func(sc string) bool { return !slices.Contains(c.ceiling, sc) })
 	if len(out) == 0 {
 		return nil, oauthErr(oauthmeta.CodeInvalidGrant, "the grant policy no longer allows this grant's scopes")
 	}

@@ -4,34 +4,46 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/mcpauth/mcpauth/internal/clock"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
+
+// introspection is the RFC 7662 introspection endpoint.
+type introspection struct {
+	front       *backChannel
+	tokens      *accessTokens
+	grants      GrantStore
+	refresh     RefreshTokenStore
+	revocations RevocationStore
+	issuer      string
+	clock       clock.Func
+}
 
 // handleIntrospect is the RFC 7662 introspection endpoint (requirement
 // AS-18). Callers must authenticate as a confidential client. Unknown,
 // expired and revoked tokens get {"active":false} and nothing else; an
 // access token is inactive once its grant is revoked (for example by
 // refresh token reuse or revocation).
-func (s *Server) handleIntrospect(w http.ResponseWriter, r *http.Request) {
-	_, token, ok := s.tokenRequest(w, r, true)
+func (e *introspection) handleIntrospect(w http.ResponseWriter, r *http.Request) {
+	_, token, ok := e.front.tokenRequest(w, r, true)
 	if !ok {
 		return
 	}
-	resp, err := s.introspect(r.Context(), token)
+	resp, err := e.introspect(r.Context(), token)
 	if err != nil {
-		s.writeError(w, r, err)
+		e.front.errs.write(w, r, err)
 		return
 	}
-	s.writeJSON(w, http.StatusOK, resp)
+	writeJSON(w, http.StatusOK, resp)
 }
 
 // introspect describes token: an access token of ours, else a refresh
 // token, else inactive.
-func (s *Server) introspect(ctx context.Context, token string) (*oauthmeta.IntrospectionResponse, error) {
+func (e *introspection) introspect(ctx context.Context, token string) (*oauthmeta.IntrospectionResponse, error) {
 	inactive := &oauthmeta.IntrospectionResponse{Active: false}
-	now := s.clock.Now()
-	if claims, err := s.parseAccessToken(token, now); err == nil {
-		ok, err := s.accessTokenLive(ctx, claims)
+	now := e.clock.Now()
+	if claims, err := e.tokens.parse(token, now); err == nil {
+		ok, err := e.accessTokenLive(ctx, claims)
 		if err != nil || !ok {
 			return inactive, err
 		}
@@ -48,39 +60,39 @@ func (s *Server) introspect(ctx context.Context, token string) (*oauthmeta.Intro
 	if len(token) > maxTokenLength {
 		return inactive, nil
 	}
-	rec, grant, err := s.liveRefreshToken(ctx, token)
+	rec, grant, err := e.liveRefreshToken(ctx, token)
 	if err != nil || rec == nil {
 		return inactive, err
 	}
 	return &oauthmeta.IntrospectionResponse{
 		Active: true, Scope: oauthmeta.FormatScope(grant.Scopes), ClientID: rec.ClientID,
-		Exp: rec.ExpiresAt.Unix(), Iat: rec.IssuedAt.Unix(), Sub: grant.Subject, Iss: s.cfg.Issuer,
+		Exp: rec.ExpiresAt.Unix(), Iat: rec.IssuedAt.Unix(), Sub: grant.Subject, Iss: e.issuer,
 	}, nil
 }
 
 // accessTokenLive reports whether a verified access token's grant is still
 // active and the token itself was not revoked.
-func (s *Server) accessTokenLive(ctx context.Context, c *accessClaims) (bool, error) {
-	g, err := s.store.Grants.Grant(ctx, grantIDFromJTI(c.JTI))
+func (e *introspection) accessTokenLive(ctx context.Context, c *accessClaims) (bool, error) {
+	g, err := e.grants.Grant(ctx, grantIDFromJTI(c.JTI))
 	if err != nil || g.Revoked {
 		return false, ignoreNotFound(err)
 	}
-	revoked, err := s.store.Revocations.AccessTokenRevoked(ctx, c.JTI)
+	revoked, err := e.revocations.AccessTokenRevoked(ctx, c.JTI)
 	return err == nil && !revoked, err
 }
 
 // liveRefreshToken returns the refresh token record and its grant if raw is
 // a current (unrotated, unexpired, unrevoked) refresh token; nil if not.
-func (s *Server) liveRefreshToken(ctx context.Context, raw string) (*RefreshToken, *Grant, error) {
-	rec, err := s.store.RefreshTokens.RefreshToken(ctx, tokenKey(raw))
+func (e *introspection) liveRefreshToken(ctx context.Context, raw string) (*RefreshToken, *Grant, error) {
+	rec, err := e.refresh.RefreshToken(ctx, tokenKey(raw))
 	if err != nil {
 		return nil, nil, ignoreNotFound(err)
 	}
-	g, err := s.store.Grants.Grant(ctx, rec.GrantID)
+	g, err := e.grants.Grant(ctx, rec.GrantID)
 	if err != nil {
 		return nil, nil, ignoreNotFound(err)
 	}
-	now := s.clock.Now()
+	now := e.clock.Now()
 	if rec.Rotated || g.Revoked || !now.Before(rec.ExpiresAt) || !now.Before(g.ExpiresAt) {
 		return nil, nil, nil
 	}

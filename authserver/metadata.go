@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/mcpauth/mcpauth/internal/clock"
 	"github.com/mcpauth/mcpauth/internal/jwa"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -22,41 +23,63 @@ const (
 )
 
 // endpoint returns the absolute URL of an endpoint under the issuer.
-func (s *Server) endpoint(p string) string { return s.cfg.issuerOrigin + s.cfg.issuerPath + p }
+func (st *settings) endpoint(p string) string { return st.issuerOrigin + st.issuerPath + p }
 
-// Metadata returns the RFC 8414 document the server publishes (with
-// [Config.InsecureFaults] applied).
-func (s *Server) Metadata() oauthmeta.AuthServerMetadata {
+// discovery serves the RFC 8414 metadata and the JWK Set.
+type discovery struct {
+	cfg *settings
+	// What the metadata says of the endpoints: the registered grant
+	// types, the JWT-bearer grant's profiles, the DPoP algorithms (nil
+	// without DPoP), and whether URL client_ids are resolved.
+	grantTypes, grantProfiles, dpopAlgorithms []string
+	clientMetadataDocuments                   bool
+
+	keys    *keyring
+	clock   clock.Func
+	encoded []byte // the document, encoded once
+}
+
+// encode encodes the document once, for handleMetadata.
+func (d *discovery) encode() error {
+	m := d.document()
+	var err error
+	d.encoded, err = json.Marshal(&m)
+	return err
+}
+
+// document is the RFC 8414 document the server publishes (with
+// [Config.InsecureFaults] applied), fresh at each call.
+func (d *discovery) document() oauthmeta.AuthServerMetadata {
 	secretMethods := []string{oauthmeta.AuthMethodClientSecretBasic, oauthmeta.AuthMethodClientSecretPost}
 	allMethods := append([]string{oauthmeta.AuthMethodNone}, secretMethods...)
 	tokenMethods := append(slices.Clone(allMethods), oauthmeta.AuthMethodPrivateKeyJWT)
 	m := oauthmeta.AuthServerMetadata{
-		Issuer:                                     s.cfg.Issuer,
-		AuthorizationEndpoint:                      s.endpoint(pathAuthorize),
-		TokenEndpoint:                              s.endpoint(pathToken),
-		JWKSURI:                                    s.endpoint(pathJWKS),
-		ScopesSupported:                            s.cfg.Scopes,
+		Issuer:                                     d.cfg.Issuer,
+		AuthorizationEndpoint:                      d.cfg.endpoint(pathAuthorize),
+		TokenEndpoint:                              d.cfg.endpoint(pathToken),
+		JWKSURI:                                    d.cfg.endpoint(pathJWKS),
+		ScopesSupported:                            d.cfg.Scopes,
 		ResponseTypesSupported:                     []string{"code"},
 		ResponseModesSupported:                     []string{"query"},
-		GrantTypesSupported:                        s.grantTypes(),
-		AuthorizationGrantProfilesSupported:        s.grantProfiles(),
+		GrantTypesSupported:                        slices.Clone(d.grantTypes),
+		AuthorizationGrantProfilesSupported:        slices.Clone(d.grantProfiles),
 		TokenEndpointAuthMethodsSupported:          tokenMethods,
 		TokenEndpointAuthSigningAlgValuesSupported: jwa.Defaults(jwa.ClientAssertion),
-		DPoPSigningAlgValuesSupported:              s.dpopAlgorithms(),
-		RevocationEndpoint:                         s.endpoint(pathRevoke),
+		DPoPSigningAlgValuesSupported:              slices.Clone(d.dpopAlgorithms),
+		RevocationEndpoint:                         d.cfg.endpoint(pathRevoke),
 		RevocationEndpointAuthMethodsSupported:     allMethods,
-		IntrospectionEndpoint:                      s.endpoint(pathIntrospect),
+		IntrospectionEndpoint:                      d.cfg.endpoint(pathIntrospect),
 		IntrospectionEndpointAuthMethodsSupported:  secretMethods,
 		CodeChallengeMethodsSupported:              []string{oauthmeta.PKCEMethodS256},
 		AuthorizationResponseISSParameterSupported: true,
-		ClientIDMetadataDocumentSupported:          s.cimd != nil,
+		ClientIDMetadataDocumentSupported:          d.clientMetadataDocuments,
 	}
-	if !s.cfg.DisableRegistration {
-		m.RegistrationEndpoint = s.endpoint(pathRegister)
+	if !d.cfg.DisableRegistration {
+		m.RegistrationEndpoint = d.cfg.endpoint(pathRegister)
 	}
-	f := s.cfg.InsecureFaults
+	f := d.cfg.InsecureFaults
 	if f.MetadataIssuerMismatch {
-		m.Issuer = s.cfg.Issuer + "/other"
+		m.Issuer = d.cfg.Issuer + "/other"
 	}
 	if f.OmitPKCEMethods {
 		m.CodeChallengeMethodsSupported = nil
@@ -70,17 +93,17 @@ func (s *Server) Metadata() oauthmeta.AuthServerMetadata {
 // handleMetadata serves RFC 8414 metadata at the path-inserted well-known
 // URLs, and the same document as OpenID Connect discovery (requirements
 // AS-02, AS-03, AS-15).
-func (s *Server) handleMetadata(w http.ResponseWriter, _ *http.Request) {
+func (d *discovery) handleMetadata(w http.ResponseWriter, _ *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "public, max-age=300")
 	h.Set("Access-Control-Allow-Origin", "*")
-	_, _ = w.Write(s.metadata)
+	_, _ = w.Write(d.encoded)
 }
 
 // handleJWKS serves the public signing keys (requirement AS-11).
-func (s *Server) handleJWKS(w http.ResponseWriter, _ *http.Request) {
-	body, err := json.Marshal(s.keys.jwks(s.clock.Now()))
+func (d *discovery) handleJWKS(w http.ResponseWriter, _ *http.Request) {
+	body, err := json.Marshal(d.keys.jwks(d.clock.Now()))
 	if err != nil {
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return

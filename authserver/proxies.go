@@ -1,7 +1,6 @@
 package authserver
 
 import (
-	"net/http"
 	"net/netip"
 
 	"github.com/mcpauth/mcpauth/internal/clientaddr"
@@ -92,11 +91,4 @@ func (p TrustedProxies) resolver() (*clientaddr.Resolver, error) {
 		return nil, configErr("TrustedProxies.Prefixes", err.Error())
 	}
 	return r, nil
-}
-
-// clientAddr is the address of the client that sent r: its peer, or with
-// [Config.TrustedProxies] the client its proxies forwarded it for. Every
-// use of a request's source address goes through it.
-func (s *Server) clientAddr(r *http.Request) netip.Addr {
-	return s.cfg.clientAddrs.Addr(r)
 }

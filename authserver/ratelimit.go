@@ -12,6 +12,8 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/mcpauth/mcpauth/internal/clientaddr"
+	"github.com/mcpauth/mcpauth/internal/clock"
 	"github.com/mcpauth/mcpauth/internal/lru"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -162,23 +164,29 @@ type attemptKey struct {
 	client uint64
 }
 
-// rateLimits are the server's four bucket tables (see [RateLimit]).
+// rateLimits are the server's four bucket tables (see [RateLimit]) and
+// the rules that apply them.
 type rateLimits struct {
 	seed     maphash.Seed
 	browser  *limiterSet[netip.Addr]
 	ip       *limiterSet[netip.Addr]
 	attempts *limiterSet[attemptKey]
 	clients  *limiterSet[string]
+	now      clock.Func
+	addrs    *clientaddr.Resolver // of Config.TrustedProxies
 }
 
-// newRateLimits returns the tables of rl, validated.
-func newRateLimits(rl RateLimit) *rateLimits {
+// newRateLimits returns the tables of rl, validated; addrs finds the
+// address a request counts by.
+func newRateLimits(rl RateLimit, now clock.Func, addrs *clientaddr.Resolver) *rateLimits {
 	return &rateLimits{
 		seed:     maphash.MakeSeed(),
 		browser:  newLimiterSet[netip.Addr](rl.PerIPBrowser, rl.BrowserBurst, rl.MaxTracked),
 		ip:       newLimiterSet[netip.Addr](rl.PerIP, rl.Burst, rl.MaxTracked),
 		attempts: newLimiterSet[attemptKey](rl.PerClient, rl.Burst, rl.MaxTracked),
 		clients:  newLimiterSet[string](rl.PerClient, rl.Burst, rl.MaxTracked),
+		now:      now,
+		addrs:    addrs,
 	}
 }
 
@@ -193,31 +201,34 @@ func addrKey(a netip.Addr) netip.Addr {
 	return a
 }
 
-// bucketKey is the key of the per-address buckets of r.
-func (s *Server) bucketKey(r *http.Request) netip.Addr {
-	return addrKey(s.clientAddr(r))
+// bucketKey is the key of the per-address buckets of r: the address of
+// the client that sent r, its peer or with [Config.TrustedProxies] the
+// client its proxies forwarded it for. Every use of a request's source
+// address goes through it.
+func (l *rateLimits) bucketKey(r *http.Request) netip.Addr {
+	return addrKey(l.addrs.Addr(r))
 }
 
-// limitByIP wraps next with the per-address limit.
-func (s *Server) limitByIP(next http.HandlerFunc) http.HandlerFunc {
+// byIP wraps next with the per-address limit.
+func (l *rateLimits) byIP(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if ok, wait := s.limits.ip.allow(s.bucketKey(r), s.clock.Now()); !ok {
-			s.writeRateLimited(w, wait)
+		if ok, wait := l.ip.allow(l.bucketKey(r), l.now.Now()); !ok {
+			writeRateLimited(w, wait)
 			return
 		}
 		next(w, r)
 	}
 }
 
-// limitBrowserByIP wraps a browser endpoint's handler with the
-// per-address browser limit. A refused request gets 429, Retry-After and
-// the HTML error page, before anything of it is read: it is neither
-// validated nor redirected to the client it names.
-func (s *Server) limitBrowserByIP(next http.HandlerFunc) http.HandlerFunc {
+// browserByIP wraps a browser endpoint's handler with the per-address
+// browser limit. A refused request gets 429, Retry-After and the HTML
+// error page that page renders, before anything of it is read: it is
+// neither validated nor redirected to the client it names.
+func (l *rateLimits) browserByIP(next http.HandlerFunc, page func(http.ResponseWriter, *http.Request, int, *oauthmeta.Error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if ok, wait := s.limits.browser.allow(s.bucketKey(r), s.clock.Now()); !ok {
+		if ok, wait := l.browser.allow(l.bucketKey(r), l.now.Now()); !ok {
 			setRetryAfter(w, wait)
-			s.renderError(w, r, http.StatusTooManyRequests, oauthErr(oauthmeta.CodeTemporarilyUnavailable,
+			page(w, r, http.StatusTooManyRequests, oauthErr(oauthmeta.CodeTemporarilyUnavailable,
 				"too many requests from your network address; try again in a moment"))
 			return
 		}
@@ -229,11 +240,11 @@ func (s *Server) limitBrowserByIP(next http.HandlerFunc) http.HandlerFunc {
 // introspection or revocation request before its client authenticates,
 // keyed by the client_id the request names (none is a client_id of its
 // own); false means the response was written.
-func (s *Server) allowAttempt(w http.ResponseWriter, r *http.Request, form url.Values) bool {
-	key := attemptKey{addr: s.bucketKey(r), client: maphash.String(s.limits.seed, claimedClientID(r, form))}
-	ok, wait := s.limits.attempts.allow(key, s.clock.Now())
+func (l *rateLimits) allowAttempt(w http.ResponseWriter, r *http.Request, form url.Values) bool {
+	key := attemptKey{addr: l.bucketKey(r), client: maphash.String(l.seed, claimedClientID(r, form))}
+	ok, wait := l.attempts.allow(key, l.now.Now())
 	if !ok {
-		s.writeRateLimited(w, wait)
+		writeRateLimited(w, wait)
 	}
 	return ok
 }
@@ -243,20 +254,20 @@ func (s *Server) allowAttempt(w http.ResponseWriter, r *http.Request, form url.V
 // confidential clients count: a public client's client_id is no secret, so
 // a per-client bucket for it could be spent by anyone (its requests stay
 // bounded per address by allowAttempt).
-func (s *Server) allowClient(w http.ResponseWriter, c *Client) bool {
+func (l *rateLimits) allowClient(w http.ResponseWriter, c *Client) bool {
 	if c == nil || c.public() {
 		return true
 	}
-	ok, wait := s.limits.clients.allow(c.ID, s.clock.Now())
+	ok, wait := l.clients.allow(c.ID, l.now.Now())
 	if !ok {
-		s.writeRateLimited(w, wait)
+		writeRateLimited(w, wait)
 	}
 	return ok
 }
 
-func (s *Server) writeRateLimited(w http.ResponseWriter, wait time.Duration) {
+func writeRateLimited(w http.ResponseWriter, wait time.Duration) {
 	setRetryAfter(w, wait)
-	s.writeJSON(w, http.StatusTooManyRequests, oauthErr(oauthmeta.CodeTemporarilyUnavailable, "rate limit exceeded"))
+	writeJSON(w, http.StatusTooManyRequests, oauthErr(oauthmeta.CodeTemporarilyUnavailable, "rate limit exceeded"))
 }
 
 // setRetryAfter sets Retry-After to wait in whole seconds, at least one.

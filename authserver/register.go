@@ -3,12 +3,14 @@ package authserver
 import (
 	"errors"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"net/url"
 	"slices"
 
 	"github.com/mcpauth/mcpauth/clientmeta"
+	"github.com/mcpauth/mcpauth/internal/clock"
 	"github.com/mcpauth/mcpauth/internal/jsonx"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -27,44 +29,56 @@ type registrationResponse struct {
 	ClientSecretExpiresAt *int64 `json:"client_secret_expires_at,omitempty"`
 }
 
+// registration is the Dynamic Client Registration endpoint: it stores the
+// clients it registers in the client store, where the client registry
+// finds them.
+type registration struct {
+	store   ClientStore
+	scopes  *scopePolicy
+	maxBody int64
+	errs    *errorWriter
+	clock   clock.Func
+	log     *slog.Logger
+}
+
 // handleRegister is the Dynamic Client Registration endpoint (RFC 7591,
 // deprecated in MCP 2026-07-28 but still used; requirements AS-16, AS-17).
 // Minted client_ids are random and never look like a URL. A registered
 // "scope" becomes the client's default scopes, not a ceiling (see
 // scopes.go); the response's "scope" is the effective default.
-func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
+func (g *registration) handleRegister(w http.ResponseWriter, r *http.Request) {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
-		s.writeError(w, r, oauthErr(oauthmeta.CodeInvalidClientMetadata, "body must be application/json"))
+		g.errs.write(w, r, oauthErr(oauthmeta.CodeInvalidClientMetadata, "body must be application/json"))
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.maxBody))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			s.writeError(w, r, oauthErr(oauthmeta.CodeInvalidClientMetadata, "request body too large"))
+			g.errs.write(w, r, oauthErr(oauthmeta.CodeInvalidClientMetadata, "request body too large"))
 			return
 		}
-		s.writeError(w, r, oauthErr(oauthmeta.CodeInvalidClientMetadata, "unreadable body"))
+		g.errs.write(w, r, oauthErr(oauthmeta.CodeInvalidClientMetadata, "unreadable body"))
 		return
 	}
 	var md oauthmeta.ClientMetadata
 	if err := jsonx.DecodeObject(body, &md); err != nil {
-		s.writeError(w, r, oauthErr(oauthmeta.CodeInvalidClientMetadata, "body is not a valid client metadata object"))
+		g.errs.write(w, r, oauthErr(oauthmeta.CodeInvalidClientMetadata, "body is not a valid client metadata object"))
 		return
 	}
-	if oe := s.normalizeRegistration(&md); oe != nil {
-		s.writeError(w, r, oe)
+	if oe := g.normalize(&md); oe != nil {
+		g.errs.write(w, r, oe)
 		return
 	}
-	now := s.clock.Now()
+	now := g.clock.Now()
 	c := &Client{
 		ID: dynamicClientIDPrefix + randomToken(16), Name: md.ClientName, RedirectURIs: md.RedirectURIs,
 		AuthMethod: md.TokenEndpointAuthMethod, GrantTypes: md.GrantTypes, ApplicationType: md.ApplicationType,
 		Kind: ClientDynamic, CreatedAt: now,
 	}
-	c.DefaultScopes, _ = s.registeredScopes(md.Scope) // checked by normalizeRegistration
-	md.Scope = oauthmeta.FormatScope(s.defaultScopes(c))
+	c.DefaultScopes, _ = g.scopes.registered(md.Scope) // checked by normalize
+	md.Scope = oauthmeta.FormatScope(g.scopes.defaultsOf(c))
 	resp := registrationResponse{ClientInformation: oauthmeta.ClientInformation{
 		ClientID: c.ID, ClientIDIssuedAt: now.Unix(), ClientMetadata: md,
 	}}
@@ -73,17 +87,17 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 		c.SecretHash = hashSecret(resp.ClientSecret)
 		resp.ClientSecretExpiresAt = new(int64) // 0: never expires
 	}
-	if err := s.store.Clients.SaveClient(r.Context(), c); err != nil {
-		s.writeError(w, r, err)
+	if err := g.store.SaveClient(r.Context(), c); err != nil {
+		g.errs.write(w, r, err)
 		return
 	}
-	s.log.InfoContext(r.Context(), "client registered", "client_id", c.ID, "application_type", c.ApplicationType)
-	s.writeJSON(w, http.StatusCreated, &resp)
+	g.log.InfoContext(r.Context(), "client registered", "client_id", c.ID, "application_type", c.ApplicationType)
+	writeJSON(w, http.StatusCreated, &resp)
 }
 
-// normalizeRegistration validates registration metadata and fills in the
+// normalize validates registration metadata and fills in the
 // RFC 7591 defaults, so the response echoes what was registered.
-func (s *Server) normalizeRegistration(md *oauthmeta.ClientMetadata) *oauthmeta.Error {
+func (g *registration) normalize(md *oauthmeta.ClientMetadata) *oauthmeta.Error {
 	invalid := func(desc string) *oauthmeta.Error { return oauthErr(oauthmeta.CodeInvalidClientMetadata, desc) }
 	if len(md.RedirectURIs) == 0 || len(md.RedirectURIs) > maxRegisteredRedirects {
 		return oauthErr(oauthmeta.CodeInvalidRedirectURI, "between 1 and 16 redirect_uris are required")
@@ -121,7 +135,7 @@ func (s *Server) normalizeRegistration(md *oauthmeta.ClientMetadata) *oauthmeta.
 	if len(md.ClientName) > maxClientNameLength {
 		return invalid("client_name is too long")
 	}
-	if _, err := s.registeredScopes(md.Scope); err != nil {
+	if _, err := g.scopes.registered(md.Scope); err != nil {
 		return invalid("malformed scope")
 	}
 	strict := oauthmeta.URLPolicy{}

@@ -20,11 +20,12 @@ func (n replayNamespace) Use(ctx context.Context, key string, until time.Time) e
 	return n.store.Use(ctx, n.prefix+key, until)
 }
 
-// replayStore returns Config.Replay under the namespace name, or nil (each
-// verifier then keeps a private in-memory store).
-func (s *Server) replayStore(name string) replay.Store {
-	if s.cfg.Replay == nil {
+// namespaced returns store (Config.Replay) under the namespace name, or
+// nil when store is nil (each verifier then keeps a private in-memory
+// store).
+func namespaced(store replay.Store, name string) replay.Store {
+	if store == nil {
 		return nil
 	}
-	return replayNamespace{store: s.cfg.Replay, prefix: name + "\x00"}
+	return replayNamespace{store: store, prefix: name + "\x00"}
 }

@@ -15,25 +15,26 @@ func (s *Server) routes() http.Handler {
 	r.SkipClean(true) // never answer with a redirect to a cleaned path
 	p := s.cfg.issuerPath
 	get := []string{http.MethodGet, http.MethodHead}
+	browser := func(h http.HandlerFunc) http.HandlerFunc { return s.limits.browserByIP(h, s.renderError) }
 
 	// The well-known suffix goes before the issuer path (RFC 8414 §3.1).
-	r.Path(oauthmeta.WellKnownOAuthAuthorizationServer + p).Methods(get...).HandlerFunc(s.handleMetadata)
-	r.Path(oauthmeta.WellKnownOpenIDConfiguration + p).Methods(get...).HandlerFunc(s.handleMetadata)
+	r.Path(oauthmeta.WellKnownOAuthAuthorizationServer + p).Methods(get...).HandlerFunc(s.discovery.handleMetadata)
+	r.Path(oauthmeta.WellKnownOpenIDConfiguration + p).Methods(get...).HandlerFunc(s.discovery.handleMetadata)
 	if p != "" {
-		r.Path(p + oauthmeta.WellKnownOpenIDConfiguration).Methods(get...).HandlerFunc(s.handleMetadata)
+		r.Path(p + oauthmeta.WellKnownOpenIDConfiguration).Methods(get...).HandlerFunc(s.discovery.handleMetadata)
 	}
-	r.Path(p + pathJWKS).Methods(get...).HandlerFunc(s.handleJWKS)
-	r.Path(p + pathAuthorize).Methods(http.MethodGet).HandlerFunc(s.limitBrowserByIP(s.handleAuthorize)) // GET only: it has side effects
-	r.Path(p + pathConsent).Methods(http.MethodPost).HandlerFunc(s.limitBrowserByIP(s.handleConsent))
+	r.Path(p + pathJWKS).Methods(get...).HandlerFunc(s.discovery.handleJWKS)
+	r.Path(p + pathAuthorize).Methods(http.MethodGet).HandlerFunc(browser(s.handleAuthorize)) // GET only: it has side effects
+	r.Path(p + pathConsent).Methods(http.MethodPost).HandlerFunc(browser(s.handleConsent))
 	r.Path(p + pathAssets).Methods(get...).HandlerFunc(s.handleConsentCSS)
 	if s.upstream != nil {
-		r.Path(p + pathUpstreamCallback).Methods(get...).HandlerFunc(s.limitBrowserByIP(s.handleUpstreamCallback))
+		r.Path(p + pathUpstreamCallback).Methods(get...).HandlerFunc(browser(s.handleUpstreamCallback))
 	}
-	r.Path(p + pathToken).Methods(http.MethodPost).HandlerFunc(s.limitByIP(s.handleToken))
-	r.Path(p + pathIntrospect).Methods(http.MethodPost).HandlerFunc(s.limitByIP(s.handleIntrospect))
-	r.Path(p + pathRevoke).Methods(http.MethodPost).HandlerFunc(s.limitByIP(s.handleRevoke))
+	r.Path(p + pathToken).Methods(http.MethodPost).HandlerFunc(s.limits.byIP(s.token.handleToken))
+	r.Path(p + pathIntrospect).Methods(http.MethodPost).HandlerFunc(s.limits.byIP(s.introspection.handleIntrospect))
+	r.Path(p + pathRevoke).Methods(http.MethodPost).HandlerFunc(s.limits.byIP(s.revocation.handleRevoke))
 	if !s.cfg.DisableRegistration {
-		r.Path(p + pathRegister).Methods(http.MethodPost).HandlerFunc(s.limitByIP(s.handleRegister))
+		r.Path(p + pathRegister).Methods(http.MethodPost).HandlerFunc(s.limits.byIP(s.registration.handleRegister))
 	}
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "not found", http.StatusNotFound)

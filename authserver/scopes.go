@@ -21,24 +21,31 @@ import (
 //     403 insufficient_scope (RFC 7591 §3.2.1 lets the server replace
 //     registered metadata; the response reports the effective value).
 
-// grantableScopes validates a requested scope string against
-// scopes_supported and the client's ceiling; an empty request gets the
-// client's default scopes that pass both.
-func (s *Server) grantableScopes(c *Client, requested string) ([]string, *oauthmeta.Error) {
+// scopePolicy holds the server's two scope settings above: Config.Scopes
+// and Config.DefaultScopes.
+type scopePolicy struct {
+	supported []string // scopes_supported
+	defaults  []string // for a client without DefaultScopes of its own
+}
+
+// grantable validates a requested scope string against scopes_supported
+// and the client's ceiling; an empty request gets the client's default
+// scopes that pass both.
+func (p *scopePolicy) grantable(c *Client, requested string) ([]string, *oauthmeta.Error) {
 	scopes, err := oauthmeta.ParseScope(requested)
 	if err != nil {
 		return nil, oauthErr(oauthmeta.CodeInvalidScope, "malformed scope")
 	}
 	if len(scopes) == 0 {
-		for _, sc := range s.defaultScopes(c) {
-			if slices.Contains(s.cfg.Scopes, sc) && c.allowsScope(sc) {
+		for _, sc := range p.defaultsOf(c) {
+			if slices.Contains(p.supported, sc) && c.allowsScope(sc) {
 				scopes = append(scopes, sc)
 			}
 		}
 		return scopes, nil
 	}
 	for _, sc := range scopes {
-		if !slices.Contains(s.cfg.Scopes, sc) {
+		if !slices.Contains(p.supported, sc) {
 			return nil, oauthErr(oauthmeta.CodeInvalidScope, "scope not supported: "+sc)
 		}
 		if !c.allowsScope(sc) {
@@ -48,12 +55,12 @@ func (s *Server) grantableScopes(c *Client, requested string) ([]string, *oauthm
 	return scopes, nil
 }
 
-// defaultScopes returns what a request from c that names no scope asks for.
-func (s *Server) defaultScopes(c *Client) []string {
+// defaultsOf returns what a request from c that names no scope asks for.
+func (p *scopePolicy) defaultsOf(c *Client) []string {
 	if len(c.DefaultScopes) > 0 {
 		return c.DefaultScopes
 	}
-	return s.cfg.DefaultScopes
+	return p.defaults
 }
 
 // subset reports whether every element of a is in b.
@@ -71,15 +78,16 @@ func appendNew(list []string, xs ...string) []string {
 	return list
 }
 
-// registeredScopes turns the "scope" a client registered (RFC 7591 §2)
-// into its default scopes: the supported ones, in order, each once. Unsupported scopes are dropped rather than refused, as RFC
-// 7591 §3.2.1 allows; the error is for a malformed value only.
-func (s *Server) registeredScopes(scope string) ([]string, error) {
+// registered turns the "scope" a client registered (RFC 7591 §2) into
+// its default scopes: the supported ones, in order, each once.
+// Unsupported scopes are dropped rather than refused, as RFC 7591 §3.2.1
+// allows; the error is for a malformed value only.
+func (p *scopePolicy) registered(scope string) ([]string, error) {
 	scopes, err := oauthmeta.ParseScope(scope)
 	if err != nil {
 		return nil, err
 	}
-	scopes = slices.DeleteFunc(scopes, func(sc string) bool { return !slices.Contains(s.cfg.Scopes, sc) })
+	scopes = slices.DeleteFunc(scopes, func(sc string) bool { return !slices.Contains(p.supported, sc) })
 	if len(scopes) == 0 {
 		return nil, nil
 	}

@@ -3,7 +3,6 @@ package authserver
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"html/template"
 	"io"
 	"log/slog"
@@ -15,8 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpauth/mcpauth/clientmeta"
-	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/internal/clock"
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -30,31 +27,29 @@ const sweepInterval = time.Minute
 // the root of the issuer's origin. It is safe for concurrent use; Close
 // releases the on-disk store.
 type Server struct {
-	cfg             settings
-	clock           clock.Func
-	log             *slog.Logger
-	store           Storage
-	keys            *keyring
-	cimd            *clientmeta.Resolver
-	handler         http.Handler
-	pages           *template.Template
-	limits          *rateLimits
-	metadata        []byte // the RFC 8414 document, encoded once
-	defaultResource string
-	realm           string
+	cfg     settings
+	clock   clock.Func
+	log     *slog.Logger
+	store   Storage
+	keys    *keyring
+	handler http.Handler
+	pages   *template.Template
+	limits  *rateLimits
 
-	dpop       *dpop.Verifier // nil when DPoP is disabled
-	assertions *jwtassert.ClientAssertionVerifier
-	clientKeys *remoteKeySets
-	grants     *jwtGrants // nil without TrustedIssuers
-	idp        *identityProvider
-	upstream   *upstream // nil without Config.Upstream
-	vault      *vault    // nil without Config.TokenVault
-	downstream downstreamAPIs
+	upstream *upstream     // nil without Config.Upstream
+	vault    upstreamVault // nil without Config.TokenVault
 
-	// static are the pre-registered clients, from the configuration: every
-	// replica has them, so their lookups need no store read.
-	static map[string]*Client
+	// The components of the endpoints, assembled by compose; each holds
+	// only what it needs.
+	scopes        *scopePolicy
+	resources     *resourcePolicy
+	clients       *clientRegistry
+	tokens        *accessTokens
+	token         *tokenEndpoint
+	introspection *introspection
+	revocation    *revocation
+	registration  *registration
+	discovery     *discovery
 
 	sweepers  []Sweeper
 	lastSweep atomic.Int64
@@ -80,19 +75,7 @@ func New(cfg Config) (*Server, error) {
 			_ = s.Close()
 		}
 	}()
-	for _, step := range []func() error{
-		s.initClients, s.initKeys, s.initResolver, s.initExtensions, s.initUpstream, s.initVault, s.initDownstream,
-	} {
-		if err := step(); err != nil {
-			return nil, err
-		}
-	}
-	s.defaultResource = cmp.Or(st.DefaultResource, st.Issuer)
-	s.realm = strings.NewReplacer(`"`, "", `\`, "").Replace(st.Issuer)
-	s.limits = newRateLimits(st.RateLimit)
-	m := s.Metadata()
-	var err error
-	if s.metadata, err = json.Marshal(&m); err != nil {
+	if err := s.compose(); err != nil {
 		return nil, err
 	}
 	s.pages = pageTemplates()
@@ -150,22 +133,122 @@ func (st *settings) validate() error {
 	return nil
 }
 
-// initClients hashes and stores the pre-registered clients.
-func (s *Server) initClients() error {
+// compose builds the server's components from the configuration, each
+// part validated in turn: the clients, the signing keys, the extensions
+// (DPoP, client assertions, trusted issuers, the identity provider), the
+// upstream login and its vault, the downstream APIs; then it wires the
+// endpoints and their grant handlers. It does no I/O but the store's.
+func (s *Server) compose() error {
 	ctx := context.Background()
-	s.static = make(map[string]*Client, len(s.cfg.Clients))
-	for i := range s.cfg.Clients {
-		c, err := staticClient(&s.cfg.Clients[i], s.cfg.Scopes, s.clock.Now())
-		if err != nil {
-			return err
-		}
-		if err := s.store.Clients.SaveClient(ctx, c); err != nil {
-			return err
-		}
-		s.static[c.ID] = c
+	st := &s.cfg
+	s.scopes = &scopePolicy{supported: st.Scopes, defaults: st.DefaultScopes}
+	keySets := newRemoteKeySets(st.KeyFetch, st.Now)
+	s.closers = append(s.closers, keySets)
+	s.clients = &clientRegistry{store: s.store.Clients, scopes: s.scopes, keySets: keySets, log: s.log}
+	if err := s.clients.preRegister(ctx, st.Clients, s.clock.Now()); err != nil {
+		return err
 	}
-	s.cfg.Clients = nil // the plain secrets are not kept
-	return nil
+	st.Clients = nil // the plain secrets are not kept
+	if err := s.initKeys(); err != nil {
+		return err
+	}
+	var err error
+	if s.clients.cimd, err = clientMetadataResolver(st); err != nil {
+		return err
+	}
+	tokenURL := st.endpoint(pathToken)
+	dpopProofs, err := newDPoPChecker(st.DPoP, st.Issuer, tokenURL, st.Now, namespaced(st.Replay, "dpop"))
+	if err != nil {
+		return err
+	}
+	s.clients.assertions, err = jwtassert.NewClientAssertionVerifier(jwtassert.ClientAssertionVerifierConfig{
+		Audiences: []string{st.Issuer}, Now: st.Now, Replay: namespaced(st.Replay, "client-assertion"),
+	})
+	if err != nil {
+		return configErr("Issuer", err.Error())
+	}
+	assertions, err := newJWTGrants(st, tokenURL, keySets, st.Replay)
+	if err != nil {
+		return err
+	}
+	idjag, err := newIDJAGExchange(st, s.keys, keySets)
+	if err != nil {
+		return err
+	}
+	if s.upstream, err = newUpstream(st); err != nil {
+		return err
+	}
+	if s.upstream != nil {
+		s.closers = append(s.closers, s.upstream)
+	}
+	v, err := newVault(st.TokenVault, s.upstream, s.store.UpstreamTokens, s.clients, s.clock.Now, s.log)
+	if err != nil {
+		return err
+	}
+	if v != nil {
+		s.vault = v // a nil *vault is no upstreamVault
+	}
+	downstream, err := newDownstreamAPIs(st, s.clients)
+	if err != nil {
+		return err
+	}
+
+	s.resources = &resourcePolicy{allowed: st.Resources, downstream: downstream,
+		urls: oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: st.InsecureAllowHTTPLoopback}}
+	s.tokens = &accessTokens{issuer: st.Issuer, keys: s.keys, ttl: st.AccessTokenTTL,
+		defaultResource: cmp.Or(st.DefaultResource, st.Issuer)}
+	ledger := &grantLedger{grants: s.store.Grants, refresh: s.store.RefreshTokens, tokens: s.tokens, vault: s.vault,
+		clock: s.clock, accessTTL: st.AccessTokenTTL}
+	s.limits = newRateLimits(st.RateLimit, s.clock, st.clientAddrs)
+	errs := newErrorWriter(s.log, st.Issuer)
+	front := &backChannel{maxBody: st.MaxBodyBytes, limits: s.limits, clients: s.clients, errs: errs}
+	s.token = newTokenEndpoint(front, dpopProofs, s.grantRoutes(ledger, assertions, idjag, downstream)...)
+	s.introspection = &introspection{front: front, tokens: s.tokens, grants: s.store.Grants,
+		refresh: s.store.RefreshTokens, revocations: s.store.Revocations, issuer: st.Issuer, clock: s.clock}
+	s.revocation = &revocation{front: front, tokens: s.tokens, refresh: s.store.RefreshTokens,
+		revocations: s.store.Revocations, ledger: ledger, clock: s.clock, log: s.log}
+	s.registration = &registration{store: s.store.Clients, scopes: s.scopes, maxBody: st.MaxBodyBytes, errs: errs,
+		clock: s.clock, log: s.log}
+	s.discovery = &discovery{cfg: st, grantTypes: s.token.grantTypes(), grantProfiles: assertions.profiles(),
+		dpopAlgorithms: dpopProofs.algorithms(), clientMetadataDocuments: s.clients.cimd != nil, keys: s.keys,
+		clock: s.clock}
+	return s.discovery.encode()
+}
+
+// grantRoutes are the token endpoint's grant handlers, in the order of
+// grant_types_supported: the three of OAuth 2.1, then the JWT-bearer
+// grant with trusted issuers and the token exchange when any of its
+// exchanges is configured.
+func (s *Server) grantRoutes(ledger *grantLedger, assertions *jwtGrants, idjag *idjagExchange, downstream downstreamAPIs) []grantRoute {
+	policy := s.upstream.currentPolicy
+	refresh := &refreshGrant{grants: s.store.Grants, refresh: s.store.RefreshTokens,
+		user: oneStepRefresh(s.store.Grants, s.store.RefreshTokens), tokens: s.tokens, ledger: ledger,
+		policy: policy, clock: s.clock, log: s.log}
+	routes := []grantRoute{
+		{grantType: oauthmeta.GrantTypeAuthorizationCode, handler: &codeGrant{codes: s.store.Codes,
+			grants: s.store.Grants, ledger: ledger, vault: s.vault, clock: s.clock, log: s.log,
+			accessTTL: s.cfg.AccessTokenTTL, refreshTTL: s.cfg.RefreshTokenTTL}},
+		{grantType: oauthmeta.GrantTypeRefreshToken, handler: refresh, bound: refresh.boundKey},
+		{grantType: oauthmeta.GrantTypeClientCredentials, handler: &clientCredentialsGrant{scopes: s.scopes,
+			resources: s.resources, ledger: ledger}},
+	}
+	if assertions != nil {
+		routes = append(routes, grantRoute{grantType: oauthmeta.GrantTypeJWTBearer, handler: &jwtBearerGrant{
+			assertions: assertions, scopes: s.scopes, resources: s.resources, ledger: ledger, log: s.log}})
+	}
+	exchange := &tokenExchange{idjag: idjag}
+	access := &accessTokenExchange{tokens: s.tokens, grants: s.store.Grants, revocations: s.store.Revocations,
+		vault: s.vault, downstream: downstream, policy: policy, clock: s.clock, log: s.log}
+	if s.upstream != nil {
+		access.upstream = newVaultExchange(s.cfg.TokenVault, s.upstream.cfg.Issuer, s.vault)
+	}
+	if access.offered() {
+		exchange.access = access
+	}
+	if exchange.offered() {
+		routes = append(routes, grantRoute{grantType: oauthmeta.GrantTypeTokenExchange, handler: exchange, bearer: true})
+	}
+	return routes
 }
 
 // initKeys loads the signing keys, making the first one if needed.
@@ -179,22 +262,6 @@ func (s *Server) initKeys() error {
 		reloadEvery: s.cfg.KeyReloadInterval,
 	}
 	return s.keys.load(context.Background(), s.clock.Now())
-}
-
-func (s *Server) initResolver() error {
-	if s.cfg.DisableClientIDMetadataDocuments {
-		return nil
-	}
-	if s.cfg.ClientMetadata != nil {
-		s.cimd = s.cfg.ClientMetadata
-		return nil
-	}
-	r, err := clientmeta.NewResolver(clientmeta.ResolverConfig{Now: s.cfg.Now})
-	if err != nil {
-		return err
-	}
-	s.cimd = r
-	return nil
 }
 
 // ServeHTTP implements http.Handler.
@@ -222,6 +289,16 @@ func (s *Server) Close() error {
 
 // Issuer returns the issuer identifier.
 func (s *Server) Issuer() string { return s.cfg.Issuer }
+
+// UpstreamCallbackURL is the redirect URI to register at the upstream
+// provider: the issuer followed by /upstream/callback.
+func (s *Server) UpstreamCallbackURL() string {
+	return strings.TrimSuffix(s.cfg.Issuer, "/") + pathUpstreamCallback
+}
+
+// Metadata returns the RFC 8414 document the server publishes (with
+// [Config.InsecureFaults] applied).
+func (s *Server) Metadata() oauthmeta.AuthServerMetadata { return s.discovery.document() }
 
 // RotateSigningKey schedules a new signing key: it is published in the JWK
 // Set at once and signs from KeyPrePublish later; the current key stops

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/mcpauth/mcpauth/internal/clock"
 	"github.com/mcpauth/mcpauth/internal/flight"
 	"github.com/mcpauth/mcpauth/internal/jsonx"
 	"github.com/mcpauth/mcpauth/internal/jwkset"
@@ -173,22 +174,25 @@ type providerMetadata struct {
 	AuthorizationResponseIss bool     `json:"authorization_response_iss_parameter_supported"`
 }
 
-func (s *Server) initUpstream() error {
-	c := s.cfg.Upstream
+// newUpstream validates cfg.Upstream and returns the upstream login, nil
+// without one. It does no I/O: discovery happens at the first login.
+func newUpstream(cfg *settings) (*upstream, error) {
+	c := cfg.Upstream
 	if c == nil {
-		return nil
+		return nil, nil
 	}
+	now := clock.Func(cfg.Now).Now
 	switch {
 	case c.Issuer == "" || c.ClientID == "":
-		return configErr("Upstream", "Issuer and ClientID are required")
+		return nil, configErr("Upstream", "Issuer and ClientID are required")
 	case c.Allow.empty() && !c.Allow.AllowAnyUser:
-		return configErr("Upstream.Allow", "name the email domains, users or groups who may log in, or set AllowAnyUser")
+		return nil, configErr("Upstream.Allow", "name the email domains, users or groups who may log in, or set AllowAnyUser")
 	case c.ClientSecret != "" && c.ClientKey != nil:
-		return configErr("Upstream", "set ClientSecret or ClientKey, not both")
+		return nil, configErr("Upstream", "set ClientSecret or ClientKey, not both")
 	case c.Timeout < 0:
-		return configErr("Upstream.Timeout", "must not be negative")
-	case s.cfg.Consent == ConsentAuto:
-		return configErr("Consent", "must show the consent page (or deny) when users log in upstream")
+		return nil, configErr("Upstream.Timeout", "must not be negative")
+	case cfg.Consent == ConsentAuto:
+		return nil, configErr("Consent", "must show the consent page (or deny) when users log in upstream")
 	}
 	opts := safehttp.Options{
 		TLSConfig: c.Fetch.TLSConfig, InsecureAllowHTTPLoopback: c.Fetch.InsecureAllowHTTPLoopback,
@@ -198,36 +202,35 @@ func (s *Server) initUpstream() error {
 	f := safehttp.New(opts)
 	iss, err := url.Parse(c.Issuer)
 	if err != nil || iss.RawQuery != "" || iss.Fragment != "" || f.CheckURL(c.Issuer) != nil {
-		return configErr("Upstream.Issuer", "must be an https URL without query or fragment (http only to loopback with Fetch.InsecureAllowHTTPLoopback)")
+		return nil, configErr("Upstream.Issuer", "must be an https URL without query or fragment (http only to loopback with Fetch.InsecureAllowHTTPLoopback)")
 	}
 	allow, err := compileAllowList(&c.Allow)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	policy, err := compileGrantPolicy(c.GrantPolicy, s.cfg.Scopes)
+	policy, err := compileGrantPolicy(c.GrantPolicy, cfg.Scopes)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var assertions *jwtassert.ClientAssertionSigner
 	if c.ClientKey != nil {
 		assertions, err = jwtassert.NewClientAssertionSigner(jwtassert.ClientAssertionSignerConfig{
-			ClientID: c.ClientID, Key: c.ClientKey, KeyID: c.ClientKeyID, Type: "JWT", Now: s.clock.Now,
+			ClientID: c.ClientID, Key: c.ClientKey, KeyID: c.ClientKeyID, Type: "JWT", Now: now,
 		})
 		if err != nil {
-			return configErr("Upstream.ClientKey", err.Error())
+			return nil, configErr("Upstream.ClientKey", err.Error())
 		}
 	}
-	s.upstream = &upstream{assertions: assertions, allow: allow, policy: policy,
-		cfg: *c, scopes: upstreamScopes(c), fetcher: f, now: s.clock.Now, timeout: opts.Timeout,
+	u := &upstream{assertions: assertions, allow: allow, policy: policy,
+		cfg: *c, scopes: upstreamScopes(c), fetcher: f, now: now, timeout: opts.Timeout,
 	}
-	s.upstream.cfg.GroupsClaim = cmp.Or(c.GroupsClaim, DefaultUpstreamGroupsClaim)
+	u.cfg.GroupsClaim = cmp.Or(c.GroupsClaim, DefaultUpstreamGroupsClaim)
 	if c.OAuth2 != nil {
-		if err := s.upstream.initOAuth2(opts); err != nil {
-			return err
+		if err := u.initOAuth2(opts); err != nil {
+			return nil, err
 		}
 	}
-	s.closers = append(s.closers, s.upstream)
-	return nil
+	return u, nil
 }
 
 // upstreamScopes are the scopes requested from the provider.
@@ -241,12 +244,6 @@ func upstreamScopes(c *UpstreamConfig) []string {
 		}
 	}
 	return appendNew(scopes, requested...)
-}
-
-// UpstreamCallbackURL is the redirect URI to register at the upstream
-// provider: the issuer followed by /upstream/callback.
-func (s *Server) UpstreamCallbackURL() string {
-	return strings.TrimSuffix(s.cfg.Issuer, "/") + pathUpstreamCallback
 }
 
 // metadata returns the provider metadata, fetching it when missing or

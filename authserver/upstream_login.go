@@ -128,7 +128,7 @@ func (s *Server) handleUpstreamCallback(w http.ResponseWriter, r *http.Request) 
 		s.redirectError(w, r, l.req, oauthErr(oauthmeta.CodeAccessDenied, "this user may not use this server"))
 		return
 	}
-	if oe := s.applyGrantPolicy(r.Context(), l.req, keys); oe != nil {
+	if oe := s.upstream.policy.applyTo(r.Context(), s.log, l.req, keys); oe != nil {
 		s.redirectError(w, r, l.req, oe)
 		return
 	}
@@ -225,4 +225,14 @@ func truncateLog(s string) string {
 		return s[:64]
 	}
 	return s
+}
+
+// keepUpstreamTokens seals the tokens of a finished upstream login into
+// the vault and returns the record's ID for the authorization request;
+// "" without a vault.
+func (s *Server) keepUpstreamTokens(ctx context.Context, tok *oauth2.Token) (string, error) {
+	if s.vault == nil || tok == nil {
+		return "", nil
+	}
+	return s.vault.keep(ctx, tok, s.clock.Now().Add(pendingTTL+s.cfg.CodeTTL))
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/mcpauth/mcpauth/internal/flight"
 	"github.com/mcpauth/mcpauth/internal/seal"
-	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
 // upstreamRefreshMargin: an upstream access token this close to its
@@ -49,19 +48,19 @@ type TokenVaultConfig struct {
 }
 
 // vault seals upstream tokens into the UpstreamTokenStore and hands them
-// out, refreshed, at the token exchange.
+// out, refreshed, at the token exchange: the engine's upstreamVault.
 type vault struct {
-	ring      *seal.Ring
-	store     UpstreamTokenStore
-	up        *upstream
-	audience  string
-	resources map[string]string // client_id → resource
-	now       func() time.Time
-	log       *slog.Logger
+	ring  *seal.Ring
+	store UpstreamTokenStore
+	up    *upstream
+	now   func() time.Time
+	log   *slog.Logger
 	// refreshes runs one upstream refresh per record at a time in this
 	// process; across replicas the record's lease does (vault_lease.go).
 	refreshes singleflight.Group
 }
+
+var _ upstreamVault = (*vault)(nil)
 
 // vaultedToken is what a record seals.
 type vaultedToken struct {
@@ -71,62 +70,35 @@ type vaultedToken struct {
 	Expiry       time.Time `json:"expiry,omitzero"`
 }
 
-// Errors of the vault, mapped to protocol errors by the exchange.
-var (
-	// errVaultEmpty: the grant has no upstream tokens (any more).
-	errVaultEmpty = errors.New("authserver: no upstream tokens for this grant")
-	// errUpstreamEnded: the upstream grant ended (refresh refused, or
-	// expired without a refresh token): the user must log in again.
-	errUpstreamEnded = errors.New("authserver: the upstream grant has ended")
-)
-
-func (s *Server) initVault() error {
-	c := s.cfg.TokenVault
+// newVault validates c and returns the vault of the upstream login up,
+// keeping its records in store; nil without c. The resource servers it
+// names must be pre-registered in clients.
+func newVault(c *TokenVaultConfig, up *upstream, store UpstreamTokenStore, clients *clientRegistry, now func() time.Time, log *slog.Logger) (*vault, error) {
 	if c == nil {
-		return nil
+		return nil, nil
 	}
-	if s.upstream == nil {
-		return configErr("TokenVault", "needs Upstream")
+	if up == nil {
+		return nil, configErr("TokenVault", "needs Upstream")
 	}
 	keys := c.Keys
 	if len(keys) == 0 {
 		k := make([]byte, seal.KeySize)
 		_, _ = rand.Read(k) // never fails (crypto/rand, Go 1.24+)
 		keys = [][]byte{k}
-		s.log.Warn("TokenVault has no key: upstream tokens are sealed under a random key of this process; " +
+		log.Warn("TokenVault has no key: upstream tokens are sealed under a random key of this process; " +
 			"they will not open after a restart or on another replica")
 	}
 	ring, err := seal.NewRing(keys[0], keys[1:]...)
 	if err != nil {
-		return configErr("TokenVault.Keys", err.Error())
+		return nil, configErr("TokenVault.Keys", err.Error())
 	}
 	for id, res := range c.ResourceServers {
-		if err := s.checkExchanger("TokenVault.ResourceServers", id, res); err != nil {
-			return err
+		if err := clients.checkExchanger("TokenVault.ResourceServers", id, res); err != nil {
+			return nil, err
 		}
 	}
-	s.vault = &vault{
-		ring: ring, store: s.store.UpstreamTokens, up: s.upstream, audience: c.Audience,
-		resources: c.ResourceServers, now: s.clock.Now, log: s.log,
-	}
-	s.log.Info("upstream token vault", "sealing_key_id", ring.KeyID())
-	return nil
-}
-
-// checkExchanger checks a client that configuration names as the resource
-// server of resource res for the token exchange: a pre-registered
-// confidential client allowed the grant, with a valid resource URI.
-func (s *Server) checkExchanger(field, id, res string) error {
-	cl, ok := s.static[id]
-	switch {
-	case !ok || cl.public():
-		return configErr(field, "each must be a pre-registered confidential client")
-	case !cl.allowsGrant(oauthmeta.GrantTypeTokenExchange):
-		return configErr(field, "each client must be allowed the token exchange grant")
-	case checkResourceSyntax(res) != nil:
-		return configErr(field, "each resource must be an absolute http(s) URI without fragment")
-	}
-	return nil
+	log.Info("upstream token vault", "sealing_key_id", ring.KeyID())
+	return &vault{ring: ring, store: store, up: up, now: now, log: log}, nil
 }
 
 // sealContext binds a sealed value to its record.
@@ -196,9 +168,20 @@ func (v *vault) drop(ctx context.Context, id string) {
 	}
 }
 
-// token returns g's upstream tokens, refreshed upstream first when the
+// token returns g's upstream access token for the token exchange (see
+// upstreamVault): the current one, refreshed first when due, without the
+// refresh token.
+func (v *vault) token(ctx context.Context, g *Grant) (*oauth2.Token, error) {
+	t, err := v.current(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	return &oauth2.Token{AccessToken: t.AccessToken, TokenType: t.TokenType, Expiry: t.Expiry}, nil
+}
+
+// current returns g's upstream tokens, refreshed upstream first when the
 // access token has expired or is about to.
-func (v *vault) token(ctx context.Context, g *Grant) (*vaultedToken, error) {
+func (v *vault) current(ctx context.Context, g *Grant) (*vaultedToken, error) {
 	rec, t, err := v.load(ctx, g)
 	if err != nil {
 		return nil, err
@@ -243,39 +226,4 @@ func (v *vault) load(ctx context.Context, g *Grant) (*UpstreamTokens, *vaultedTo
 
 func (v *vault) fresh(t *vaultedToken) bool {
 	return t.Expiry.IsZero() || v.now().Add(upstreamRefreshMargin).Before(t.Expiry)
-}
-
-// revokeGrant revokes a grant and deletes its upstream tokens: every
-// revocation path (revocation endpoint, refresh token reuse, code replay)
-// goes through it. A grant that is gone already is no error.
-func (s *Server) revokeGrant(ctx context.Context, id string) error {
-	err := s.store.Grants.RevokeGrant(ctx, id)
-	if s.vault != nil && err == nil {
-		if g, gerr := s.store.Grants.Grant(ctx, id); gerr == nil {
-			s.vault.drop(ctx, g.UpstreamTokens)
-		}
-	}
-	return ignoreNotFound(err)
-}
-
-// keepUpstreamTokens seals the tokens of a finished upstream login into
-// the vault and returns the record's ID for the authorization request;
-// "" without a vault.
-func (s *Server) keepUpstreamTokens(ctx context.Context, tok *oauth2.Token) (string, error) {
-	if s.vault == nil || tok == nil {
-		return "", nil
-	}
-	return s.vault.keep(ctx, tok, s.clock.Now().Add(pendingTTL+s.cfg.CodeTTL))
-}
-
-// bindUpstreamTokens hands the record of a redeemed code to its new grant.
-// A failure is logged and leaves the grant without upstream tokens: the
-// login itself succeeds, the token exchange will answer invalid_grant.
-func (s *Server) bindUpstreamTokens(ctx context.Context, g *Grant) {
-	if s.vault == nil || g.UpstreamTokens == "" {
-		return
-	}
-	if err := s.vault.bind(ctx, g.UpstreamTokens, g); err != nil {
-		s.log.WarnContext(ctx, "binding upstream tokens to the grant failed", "err", err)
-	}
 }

@@ -27,10 +27,6 @@ const (
 	leaseTries = 2
 )
 
-// errVaultBusy: another refresh held the lease for as long as this one
-// could wait.
-var errVaultBusy = errors.New("authserver: another replica is refreshing the upstream tokens")
-
 // leaseTTL is how long a lease lasts: twice the upstream timeout, which
 // bounds the holder's call to the provider (the first half), so the lease
 // also covers the store write that follows and some clock skew between

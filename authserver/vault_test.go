@@ -277,11 +277,11 @@ func grantOf(t *testing.T, h *harness, access string) *Grant {
 
 func TestTokenVaultMetadata(t *testing.T) {
 	h, _, _ := vaultHarness(t, time.Hour, nil)
-	if !strings.Contains(string(h.as.metadata), oauthmeta.GrantTypeTokenExchange) {
+	if !strings.Contains(string(h.as.discovery.encoded), oauthmeta.GrantTypeTokenExchange) {
 		t.Error("grant_types_supported lacks token exchange")
 	}
 	plain, _ := upstreamHarness(t, nil)
-	if strings.Contains(string(plain.as.metadata), oauthmeta.GrantTypeTokenExchange) {
+	if strings.Contains(string(plain.as.discovery.encoded), oauthmeta.GrantTypeTokenExchange) {
 		t.Error("token exchange advertised without a vault")
 	}
 }

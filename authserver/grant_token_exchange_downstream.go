@@ -16,13 +16,13 @@ import (
 // downstreamScopes, living at most the API's TokenTTL and never beyond
 // the subject token. It is a Bearer token: the token endpoint does not
 // bind exchanged tokens to a DPoP key.
-func (s *Server) exchangeDownstream(ctx context.Context, client *Client, api *DownstreamAPI, form url.Values) (*oauthmeta.TokenResponse, error) {
+func (h *accessTokenExchange) exchangeDownstream(ctx context.Context, client *Client, api *DownstreamAPI, form url.Values) (*oauthmeta.TokenResponse, error) {
 	resource, ok := api.Clients[client.ID]
 	if !ok {
 		return nil, oauthErr(oauthmeta.CodeInvalidTarget, "client may not ask for tokens for this resource")
 	}
-	now := s.clock.Now()
-	claims, grant, oe := s.exchangeSubject(ctx, form.Get("subject_token"), resource, now)
+	now := h.clock.Now()
+	claims, grant, oe := h.subject(ctx, form.Get("subject_token"), resource, now)
 	if oe != nil {
 		return nil, oe
 	}
@@ -30,12 +30,12 @@ func (s *Server) exchangeDownstream(ctx context.Context, client *Client, api *Do
 	if oe != nil {
 		return nil, oe
 	}
-	if scopes, oe = s.grantPolicyCeiling(scopes); oe != nil {
+	if scopes, oe = h.policy().narrow(scopes); oe != nil {
 		return nil, oe
 	}
 	exp := min(now.Add(api.TokenTTL).Unix(), claims.Expires)
-	access, err := s.signAccessToken(ctx, &accessClaims{
-		Issuer:   s.cfg.Issuer,
+	access, err := h.tokens.sign(ctx, &accessClaims{
+		Issuer:   h.tokens.issuer,
 		Subject:  claims.Subject,
 		Audience: oauthmeta.Audience{api.Resource},
 		ClientID: client.ID,
@@ -50,7 +50,7 @@ func (s *Server) exchangeDownstream(ctx context.Context, client *Client, api *Do
 	if err != nil {
 		return nil, err
 	}
-	s.log.InfoContext(ctx, "downstream token issued", "client_id", client.ID, "sub", claims.Subject,
+	h.log.InfoContext(ctx, "downstream token issued", "client_id", client.ID, "sub", claims.Subject,
 		"resource", api.Resource, "scope", oauthmeta.FormatScope(scopes))
 	return &oauthmeta.TokenResponse{
 		AccessToken: access, IssuedTokenType: tokenTypeAccessToken, TokenType: "Bearer",

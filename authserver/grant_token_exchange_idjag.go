@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcpauth/mcpauth/internal/clock"
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -52,57 +53,68 @@ type IDJAGAudience struct {
 	Resources []string
 }
 
-type identityProvider struct {
+// idjagExchange is the token exchange of the identity provider role
+// (Config.IdentityProvider): ID tokens for ID-JAGs.
+type idjagExchange struct {
 	idTokens  *jwtassert.GrantVerifier
 	audiences map[string]*IDJAGAudience
 	lifetime  time.Duration
+	// keys sign the ID-JAGs, as issuer.
+	keys             *keyring
+	issuer           string
+	clock            clock.Func
+	insecureLoopback bool // InsecureAllowHTTPLoopback, for the resources
 }
 
-func (s *Server) initIdentityProvider() error {
-	c := s.cfg.IdentityProvider
+// newIDJAGExchange validates cfg.IdentityProvider and returns its
+// exchange, nil when it is not set. It does no I/O.
+func newIDJAGExchange(cfg *settings, keys *keyring, sets *remoteKeySets) (*idjagExchange, error) {
+	c := cfg.IdentityProvider
 	if c == nil {
-		return nil
+		return nil, nil
 	}
 	if len(c.IDTokenIssuers) == 0 || len(c.Audiences) == 0 {
-		return configErr("IdentityProvider", "IDTokenIssuers and Audiences are required")
+		return nil, configErr("IdentityProvider", "IDTokenIssuers and Audiences are required")
 	}
-	idp := &identityProvider{audiences: make(map[string]*IDJAGAudience), lifetime: c.Lifetime}
+	x := &idjagExchange{
+		audiences: make(map[string]*IDJAGAudience), lifetime: c.Lifetime,
+		keys: keys, issuer: cfg.Issuer, clock: cfg.Now, insecureLoopback: cfg.InsecureAllowHTTPLoopback,
+	}
 	var clients []string
 	for i := range c.Audiences {
 		a := &c.Audiences[i]
 		if a.Issuer == "" || len(a.ClientIDs) == 0 {
-			return configErr("IdentityProvider.Audiences", "each needs Issuer and ClientIDs")
+			return nil, configErr("IdentityProvider.Audiences", "each needs Issuer and ClientIDs")
 		}
-		idp.audiences[a.Issuer] = a
+		x.audiences[a.Issuer] = a
 		for id := range a.ClientIDs {
 			clients = appendNew(clients, id)
 		}
 	}
 	var issuers []jwtassert.TrustedIssuer
 	for i := range c.IDTokenIssuers {
-		t, err := s.trustedKeys(&c.IDTokenIssuers[i], fmt.Sprintf("IdentityProvider.IDTokenIssuers[%d]", i))
+		t, err := trustedKeys(sets, &c.IDTokenIssuers[i], fmt.Sprintf("IdentityProvider.IDTokenIssuers[%d]", i))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		issuers = append(issuers, t)
 	}
 	v, err := jwtassert.NewGrantVerifier(jwtassert.GrantVerifierConfig{
-		Audiences: clients, Issuers: issuers, Profile: jwtassert.ProfileIDToken, Now: s.cfg.Now,
+		Audiences: clients, Issuers: issuers, Profile: jwtassert.ProfileIDToken, Now: cfg.Now,
 		MaxLifetime: 24 * time.Hour,
 	})
 	if err != nil {
-		return configErr("IdentityProvider", err.Error())
+		return nil, configErr("IdentityProvider", err.Error())
 	}
-	idp.idTokens = v
-	s.idp = idp
-	return nil
+	x.idTokens = v
+	return x, nil
 }
 
-// exchangeForIDJAG answers an RFC 8693 token exchange for an ID-JAG (§4.3
-// of the ID-JAG draft): the subject token must be an ID token of a trusted
+// exchange answers an RFC 8693 token exchange for an ID-JAG (§4.3 of the
+// ID-JAG draft): the subject token must be an ID token of a trusted
 // provider issued to this client, the audience a configured resource
 // authorization server that knows this client, the resource acceptable.
-func (s *Server) exchangeForIDJAG(ctx context.Context, client *Client, form url.Values) (*oauthmeta.TokenResponse, error) {
+func (x *idjagExchange) exchange(ctx context.Context, client *Client, form url.Values) (*oauthmeta.TokenResponse, error) {
 	switch {
 	case form.Get("requested_token_type") != jwtassert.TokenTypeIDJAG:
 		return nil, oauthErr(oauthmeta.CodeInvalidRequest, "requested_token_type must be "+jwtassert.TokenTypeIDJAG)
@@ -113,7 +125,7 @@ func (s *Server) exchangeForIDJAG(ctx context.Context, client *Client, form url.
 	case len(form["audience"]) > 1:
 		return nil, oauthErr(oauthmeta.CodeInvalidTarget, "one audience only")
 	}
-	aud, ok := s.idp.audiences[form.Get("audience")]
+	aud, ok := x.audiences[form.Get("audience")]
 	target, known := "", false
 	if ok {
 		target, known = aud.ClientIDs[client.ID]
@@ -123,11 +135,11 @@ func (s *Server) exchangeForIDJAG(ctx context.Context, client *Client, form url.
 	}
 	resources := form["resource"]
 	for _, res := range resources {
-		if oe := s.checkIDJAGResource(aud, res); oe != nil {
+		if oe := x.checkResource(aud, res); oe != nil {
 			return nil, oe
 		}
 	}
-	idt, err := s.idp.idTokens.Verify(ctx, form.Get("subject_token"), "")
+	idt, err := x.idTokens.Verify(ctx, form.Get("subject_token"), "")
 	if err != nil {
 		return nil, jwtassert.OAuthError(err)
 	}
@@ -138,21 +150,22 @@ func (s *Server) exchangeForIDJAG(ctx context.Context, client *Client, form url.
 	if err != nil {
 		return nil, oauthErr(oauthmeta.CodeInvalidScope, "malformed scope")
 	}
-	jag, err := s.signIDJAG(ctx, jwtassert.IDJAGClaims{
+	jag, err := x.sign(ctx, jwtassert.IDJAGClaims{
 		Subject: idt.Subject, Audience: aud.Issuer, ClientID: target, Resource: resources, Scope: scopes,
 	})
 	if err != nil {
 		return nil, err
 	}
-	lifetime := cmp.Or(s.idp.lifetime, jwtassert.DefaultIDJAGLifetime)
+	lifetime := cmp.Or(x.lifetime, jwtassert.DefaultIDJAGLifetime)
 	return &oauthmeta.TokenResponse{
 		AccessToken: jag, IssuedTokenType: jwtassert.TokenTypeIDJAG, TokenType: "N_A",
 		ExpiresIn: int64(lifetime.Seconds()), Scope: oauthmeta.FormatScope(scopes),
 	}, nil
 }
 
-func (s *Server) checkIDJAGResource(aud *IDJAGAudience, res string) *oauthmeta.Error {
-	policy := oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: s.cfg.InsecureAllowHTTPLoopback}
+// checkResource checks a resource requested for an ID-JAG for aud.
+func (x *idjagExchange) checkResource(aud *IDJAGAudience, res string) *oauthmeta.Error {
+	policy := oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: x.insecureLoopback}
 	if checkResourceSyntax(res) != nil || policy.CheckURL(res) != nil {
 		return oauthErr(oauthmeta.CodeInvalidTarget, "resource must be an absolute https URI without fragment")
 	}
@@ -162,15 +175,15 @@ func (s *Server) checkIDJAGResource(aud *IDJAGAudience, res string) *oauthmeta.E
 	return nil
 }
 
-// signIDJAG signs an ID-JAG with the current signing key.
-func (s *Server) signIDJAG(ctx context.Context, c jwtassert.IDJAGClaims) (string, error) {
-	key, err := s.keys.signingKey(ctx, s.clock.Now())
+// sign signs an ID-JAG with the current signing key.
+func (x *idjagExchange) sign(ctx context.Context, c jwtassert.IDJAGClaims) (string, error) {
+	key, err := x.keys.signingKey(ctx, x.clock.Now())
 	if err != nil {
 		return "", err
 	}
 	signer, err := jwtassert.NewIDJAGSigner(jwtassert.IDJAGSignerConfig{
-		Issuer: s.cfg.Issuer, Key: key.private, Algorithm: key.meta.Algorithm, KeyID: key.meta.ID,
-		Lifetime: s.idp.lifetime, Now: s.cfg.Now,
+		Issuer: x.issuer, Key: key.private, Algorithm: key.meta.Algorithm, KeyID: key.meta.ID,
+		Lifetime: x.lifetime, Now: x.clock,
 	})
 	if err != nil {
 		return "", fmt.Errorf("authserver: ID-JAG signer: %w", err)
