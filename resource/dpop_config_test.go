@@ -22,15 +22,15 @@ func TestDPoPConfigRefusals(t *testing.T) {
 		dpop resource.DPoPConfig
 	}{
 		{"unknown mode", resource.DPoPConfig{Mode: 7}},
-		{"settings while disabled", resource.DPoPConfig{NonceKey: testNonceKey}},
-		{"algorithms while disabled", resource.DPoPConfig{Algorithms: []string{"ES256"}}},
-		{"alg none", resource.DPoPConfig{Mode: resource.DPoPAllowed, Algorithms: []string{"none"}}},
-		{"HS256", resource.DPoPConfig{Mode: resource.DPoPRequired, Algorithms: []string{"HS256"}}},
-		{"short nonce key", resource.DPoPConfig{Mode: resource.DPoPRequired, NonceKey: []byte("short")}},
-		{"nonce key and source", resource.DPoPConfig{Mode: resource.DPoPRequired, NonceKey: testNonceKey, Nonces: failingNonces{}}},
-		{"nonce period without key", resource.DPoPConfig{Mode: resource.DPoPRequired, NoncePeriod: time.Minute}},
-		{"negative window", resource.DPoPConfig{Mode: resource.DPoPAllowed, IATWindow: -time.Second}},
-		{"negative proof size", resource.DPoPConfig{Mode: resource.DPoPAllowed, MaxProofBytes: -1}},
+		{"settings while disabled", resource.DPoPConfig{VerifierConfig: dpop.VerifierConfig{NonceKey: testNonceKey}}},
+		{"algorithms while disabled", resource.DPoPConfig{VerifierConfig: dpop.VerifierConfig{Algorithms: []string{"ES256"}}}},
+		{"alg none", resource.DPoPConfig{Mode: resource.DPoPAllowed, VerifierConfig: dpop.VerifierConfig{Algorithms: []string{"none"}}}},
+		{"HS256", resource.DPoPConfig{Mode: resource.DPoPRequired, VerifierConfig: dpop.VerifierConfig{Algorithms: []string{"HS256"}}}},
+		{"short nonce key", resource.DPoPConfig{Mode: resource.DPoPRequired, VerifierConfig: dpop.VerifierConfig{NonceKey: []byte("short")}}},
+		{"nonce key and source", resource.DPoPConfig{Mode: resource.DPoPRequired, VerifierConfig: dpop.VerifierConfig{NonceKey: testNonceKey, Nonces: failingNonces{}}}},
+		{"nonce period without key", resource.DPoPConfig{Mode: resource.DPoPRequired, VerifierConfig: dpop.VerifierConfig{NoncePeriod: time.Minute}}},
+		{"negative window", resource.DPoPConfig{Mode: resource.DPoPAllowed, VerifierConfig: dpop.VerifierConfig{IATWindow: -time.Second}}},
+		{"negative proof size", resource.DPoPConfig{Mode: resource.DPoPAllowed, VerifierConfig: dpop.VerifierConfig{MaxProofSize: -1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -44,7 +44,7 @@ func TestDPoPSharedReplayStore(t *testing.T) {
 	store := &mapReplay{seen: map[string]time.Time{}}
 	a := newDPoPFixture(t, resource.DPoPAllowed, func(c *resource.Config) { c.DPoP.Replay = store })
 	b := &dpopFixture{fixture: newFixture(t, func(c *resource.Config) {
-		c.DPoP = resource.DPoPConfig{Mode: resource.DPoPAllowed, Replay: store}
+		c.DPoP = resource.DPoPConfig{Mode: resource.DPoPAllowed, VerifierConfig: dpop.VerifierConfig{Replay: store}}
 		c.Issuers[0].Keys = resource.StaticKeys{{ID: "k1", Public: a.key.Public()}}
 	})}
 	p := a.proof(t, a.bound)

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"time"
 
 	"github.com/mcpauth/mcpauth/dpop"
-	"github.com/mcpauth/mcpauth/replay"
 )
 
 // schemeDPoP is the RFC 9449 §7.1 authentication scheme.
@@ -48,61 +48,24 @@ func (m DPoPMode) String() string {
 	return "DPoPMode(" + strconv.Itoa(int(m)) + ")"
 }
 
-// DPoPConfig configures DPoP (RFC 9449) on a [Verifier]. The zero value is
-// DPoP disabled; with a mode set, the zero value of each other field is
-// documented and never turns a check off. Fields other than Mode must be
-// zero while DPoP is disabled.
+// DPoPConfig configures DPoP (RFC 9449) on a [Verifier]: the mode, and
+// the proof checks of package dpop. The zero value is DPoP disabled; with a
+// mode set, the zero value of each other field means the default documented
+// on [dpop.VerifierConfig] and never turns a check off. Fields other than
+// Mode must be zero while DPoP is disabled.
+//
+// The proof algorithms are advertised in the challenges ("algs") and the
+// metadata ("dpop_signing_alg_values_supported"). NonceKey (or Nonces)
+// makes the Verifier require server-provided nonces (RFC 9449 §9); the
+// nonces are labelled with the resource unless NonceLabel is set. Replay
+// nil means a store private to the Verifier: instances behind one load
+// balancer that serve the same resource must share one (package
+// redisreplay keeps one on Redis). Now must be nil: the Verifier's clock
+// is [Config.Now].
 type DPoPConfig struct {
 	// Mode selects which tokens are accepted. Zero means [DPoPDisabled].
 	Mode DPoPMode
-	// Algorithms is the allowlist of proof "alg" values, advertised in
-	// the challenges ("algs") and the metadata
-	// ("dpop_signing_alg_values_supported"). ES256, ES384, ES512, RS256,
-	// RS384, RS512, PS256, PS384, PS512 and EdDSA are accepted. Nil means
-	// all of them, [dpop.DefaultAlgorithms], the default the authorization
-	// server and the client also use.
-	Algorithms []string
-	// IATWindow is how old a proof may be. Zero means 5 minutes.
-	IATWindow time.Duration
-	// Leeway is how far in the future a proof's "iat" may lie (client
-	// clock skew). Zero means 5 minutes.
-	Leeway time.Duration
-	// MaxProofBytes bounds the DPoP header. Zero means 8 KiB.
-	MaxProofBytes int
-	// Replay records the (key, jti) of every accepted proof until it
-	// could no longer be accepted, so a replayed proof is refused (RFC 9449
-	// §11.1): a key the store reports with replay.ErrReplayed gets 401
-	// invalid_dpop_proof, any other error 503. Nil means an in-memory store
-	// private to the Verifier, bounded by MaxReplayEntries; instances behind
-	// one load balancer that serve the same resource must share a store
-	// (package redisreplay keeps one on Redis).
-	Replay replay.Store
-	// MaxReplayEntries bounds the in-memory replay store used when Replay
-	// is nil: about 100 bytes per entry, each kept for IATWindow plus
-	// Leeway at most. A full store refuses new proofs (503) rather than
-	// forget live ones. Zero means 1,048,576 (about 100 MB when full).
-	MaxReplayEntries int
-	// NonceKey, when set, makes the Verifier require server-provided
-	// nonces (RFC 9449 §9): stateless HMAC nonces under this key (at least
-	// 32 random bytes; the same on every instance), rotated every
-	// NoncePeriod and accepted for two periods. Nil means no nonce, unless
-	// Nonces is set.
-	NonceKey []byte
-	// NoncePeriod is the nonce rotation period for NonceKey. Zero means 5
-	// minutes.
-	NoncePeriod time.Duration
-	// Nonces is a custom nonce source, instead of NonceKey. Nil means
-	// NonceKey decides.
-	Nonces DPoPNonceSource
-}
-
-// DPoPNonceSource issues and checks server-provided DPoP nonces (RFC 9449
-// §9). Implementations must be safe for concurrent use.
-type DPoPNonceSource interface {
-	// Nonce returns a nonce for the DPoP-Nonce response header.
-	Nonce(ctx context.Context) (string, error)
-	// CheckNonce returns nil if nonce is currently acceptable.
-	CheckNonce(ctx context.Context, nonce string) error
+	dpop.VerifierConfig
 }
 
 // dpopState is a Verifier's DPoP configuration.
@@ -115,10 +78,10 @@ type dpopState struct {
 
 // newDPoP validates cfg; it returns nil when DPoP is disabled.
 func newDPoP(cfg DPoPConfig, resource string, now func() time.Time) (*dpopState, error) {
+	vc := cfg.VerifierConfig
 	switch cfg.Mode {
 	case DPoPDisabled:
-		if cfg.Algorithms != nil || cfg.IATWindow != 0 || cfg.Leeway != 0 || cfg.MaxProofBytes != 0 || cfg.Replay != nil ||
-			cfg.MaxReplayEntries != 0 || cfg.NonceKey != nil || cfg.NoncePeriod != 0 || cfg.Nonces != nil {
+		if !reflect.ValueOf(vc).IsZero() {
 			return nil, fmt.Errorf("%w: DPoP settings given but DPoP is disabled", ErrInvalidConfig)
 		}
 		return nil, nil
@@ -126,28 +89,18 @@ func newDPoP(cfg DPoPConfig, resource string, now func() time.Time) (*dpopState,
 	default:
 		return nil, fmt.Errorf("%w: unknown DPoP mode %d", ErrInvalidConfig, int(cfg.Mode))
 	}
-	vc := dpop.VerifierConfig{Algorithms: cfg.Algorithms, IATWindow: cfg.IATWindow, Leeway: cfg.Leeway,
-		MaxProofSize: cfg.MaxProofBytes, Replay: cfg.Replay, MaxReplayEntries: cfg.MaxReplayEntries, Now: now}
-	switch {
-	case cfg.Nonces != nil && cfg.NonceKey != nil:
-		return nil, fmt.Errorf("%w: DPoP NonceKey and Nonces are exclusive", ErrInvalidConfig)
-	case cfg.Nonces != nil:
-		vc.Nonces = cfg.Nonces
-	case cfg.NonceKey != nil:
-		n, err := dpop.NewHMACNonces(dpop.HMACNonceConfig{Key: cfg.NonceKey, Period: cfg.NoncePeriod,
-			Label: "mcpauth resource nonce " + resource, Now: now})
-		if err != nil {
-			return nil, fmt.Errorf("%w: DPoP nonces: %w", ErrInvalidConfig, err)
-		}
-		vc.Nonces = n
-	case cfg.NoncePeriod != 0:
-		return nil, fmt.Errorf("%w: DPoP NoncePeriod without NonceKey", ErrInvalidConfig)
+	if vc.Now != nil {
+		return nil, fmt.Errorf("%w: DPoP.Now is set; the clock is Config.Now", ErrInvalidConfig)
+	}
+	vc.Now = now
+	if vc.NonceKey != nil && vc.NonceLabel == "" {
+		vc.NonceLabel = "mcpauth resource nonce " + resource
 	}
 	v, err := dpop.NewVerifier(vc)
 	if err != nil {
 		return nil, fmt.Errorf("%w: DPoP: %w", ErrInvalidConfig, err)
 	}
-	return &dpopState{mode: cfg.Mode, verifier: v, algs: v.Algorithms(), nonces: vc.Nonces != nil}, nil
+	return &dpopState{mode: cfg.Mode, verifier: v, algs: v.Algorithms(), nonces: vc.Nonces != nil || vc.NonceKey != nil}, nil
 }
 
 // checkProof checks the request's DPoP proof (RFC 9449 §4.3, §7.1) for a

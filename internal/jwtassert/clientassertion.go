@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto"
 	"errors"
+	"github.com/mcpauth/mcpauth/keyset"
 	"io"
 	"time"
 
@@ -195,7 +196,7 @@ type ClientAssertion struct {
 // client_id, that it equals clientID. Claims are checked before keys are
 // resolved, so an assertion that is plainly wrong never triggers a JWKS
 // fetch.
-func (v *ClientAssertionVerifier) Verify(ctx context.Context, assertion, clientID string, keys KeySource) (*ClientAssertion, error) {
+func (v *ClientAssertionVerifier) Verify(ctx context.Context, assertion, clientID string, keys keyset.Source) (*ClientAssertion, error) {
 	k := v.core
 	p, err := k.parse(assertion, v.typeAccepted)
 	if err != nil {

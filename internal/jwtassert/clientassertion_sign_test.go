@@ -9,6 +9,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	"github.com/mcpauth/mcpauth/keyset"
 	"testing"
 	"time"
 
@@ -58,7 +59,7 @@ func TestClientAssertionRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			keys := jwtassert.StaticKeys{{ID: "kid-1", Public: tt.key.Public()}}
+			keys := keyset.Static{{ID: "kid-1", Public: tt.key.Public()}}
 			got, err := v.Verify(context.Background(), a, clientID, keys)
 			if err != nil {
 				t.Fatalf("Verify: %v", err)

@@ -9,6 +9,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"github.com/mcpauth/mcpauth/keyset"
 	"net/url"
 
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
@@ -86,7 +87,7 @@ func ExampleClientAssertionVerifier_Verify() {
 		Audiences: []string{"https://as.example.com"},
 	})
 	assertion, _ := signer.Sign("https://as.example.com")
-	keys := jwtassert.PublicKeys(key.Public()) // the client's registered keys
+	keys := keyset.PublicKeys(key.Public()) // the client's registered keys
 
 	ca, err := verifier.Verify(context.Background(), assertion, "my-client", keys)
 	fmt.Println(ca.ClientID, err)
@@ -108,28 +109,12 @@ func ExampleUnverifiedClientID() {
 	// Output: my-client <nil>
 }
 
-func ExamplePublicKeys() {
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	var src jwtassert.KeySource = jwtassert.PublicKeys(key.Public())
-	keys, _ := src.Keys(context.Background(), "")
-	fmt.Println(len(keys))
-	// Output: 1
-}
-
-func ExampleStaticKeys_Keys() {
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	set := jwtassert.StaticKeys{{ID: "k1", Algorithm: "ES256", Public: key.Public()}}
-	keys, err := set.Keys(context.Background(), "k1")
-	fmt.Println(keys[0].ID, err)
-	// Output: k1 <nil>
-}
-
 func ExampleNewGrantVerifier() {
 	idpKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	v, err := jwtassert.NewGrantVerifier(jwtassert.GrantVerifierConfig{
 		Audiences: []string{"https://as.example.com"},
 		Issuers: []jwtassert.TrustedIssuer{
-			{Issuer: "https://acme.idp.example", Keys: jwtassert.PublicKeys(idpKey.Public())},
+			{Issuer: "https://acme.idp.example", Keys: keyset.PublicKeys(idpKey.Public())},
 		},
 		Profile: jwtassert.ProfileIDJAG,
 	})
@@ -142,7 +127,7 @@ func ExampleGrantVerifier_Verify() {
 	idp, _ := jwtassert.NewIDJAGSigner(jwtassert.IDJAGSignerConfig{Issuer: "https://acme.idp.example", Key: idpKey})
 	as, _ := jwtassert.NewGrantVerifier(jwtassert.GrantVerifierConfig{
 		Audiences: []string{"https://as.example.com"},
-		Issuers:   []jwtassert.TrustedIssuer{{Issuer: "https://acme.idp.example", Keys: jwtassert.PublicKeys(idpKey.Public())}},
+		Issuers:   []jwtassert.TrustedIssuer{{Issuer: "https://acme.idp.example", Keys: keyset.PublicKeys(idpKey.Public())}},
 		Profile:   jwtassert.ProfileIDJAG,
 	})
 	jag, _ := idp.Sign(jwtassert.IDJAGClaims{

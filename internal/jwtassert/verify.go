@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"github.com/mcpauth/mcpauth/keyset"
 	"slices"
 	"time"
 
@@ -202,13 +203,16 @@ func optionalDate(v *float64) time.Time {
 
 // verifySignature resolves keys and lets go-jose check the signature with
 // each candidate in turn. It returns the key that verified.
-func (k *core) verifySignature(ctx context.Context, p *parsedJWT, keys KeySource) (Key, error) {
+func (k *core) verifySignature(ctx context.Context, p *parsedJWT, keys keyset.Source) (keyset.Key, error) {
 	if keys == nil {
-		return Key{}, k.fail(ErrUnknownKey, "no key source")
+		return keyset.Key{}, k.fail(ErrUnknownKey, "no key source")
 	}
 	all, err := keys.Keys(ctx, p.hdr.Kid)
+	if errors.Is(err, keyset.ErrUnknownKey) {
+		return keyset.Key{}, k.fail(ErrUnknownKey, "")
+	}
 	if err != nil {
-		return Key{}, k.fail(ErrKeySourceUnavailable, "")
+		return keyset.Key{}, k.fail(ErrKeySourceUnavailable, "")
 	}
 	tried := false
 	for key := range jwa.Candidates(all, p.hdr.Kid, p.hdr.Alg) {
@@ -218,9 +222,9 @@ func (k *core) verifySignature(ctx context.Context, p *parsedJWT, keys KeySource
 		}
 	}
 	if !tried {
-		return Key{}, k.fail(ErrUnknownKey, "")
+		return keyset.Key{}, k.fail(ErrUnknownKey, "")
 	}
-	return Key{}, k.fail(ErrBadSignature, "")
+	return keyset.Key{}, k.fail(ErrBadSignature, "")
 }
 
 // useJTI records (namespace, issuer, jti) until exp plus leeway, the last
