@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/asn1"
 	"encoding/base64"
+	"github.com/mcpauth/mcpauth/keyset"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -46,7 +47,7 @@ func newBenchEnv(b *testing.B, policy *resource.Policy) *benchEnv {
 	e := &benchEnv{key: oauthtest.NewKey(b, oauthtest.ES256, "k1"), clock: oauthtest.NewClock(oauthtest.Epoch())}
 	v, err := resource.New(resource.Config{
 		Resource: testResource,
-		Issuers:  []resource.Issuer{{Issuer: testIssuer, Keys: resource.StaticKeys{{ID: "k1", Public: e.key.Public()}}}},
+		Issuers:  []resource.Issuer{{Issuer: testIssuer, Keys: keyset.Static{{ID: "k1", Public: e.key.Public()}}}},
 		Policy:   policy,
 		Now:      e.clock.Now,
 	})
@@ -217,7 +218,7 @@ func bearer(toks []string) []string {
 func rebind(b *testing.B, env, e *benchEnv) *benchEnv {
 	v, err := resource.New(resource.Config{
 		Resource: testResource,
-		Issuers:  []resource.Issuer{{Issuer: testIssuer, Keys: resource.StaticKeys{{ID: "k1", Public: e.key.Public()}}}},
+		Issuers:  []resource.Issuer{{Issuer: testIssuer, Keys: keyset.Static{{ID: "k1", Public: e.key.Public()}}}},
 		Now:      e.clock.Now,
 	})
 	if err != nil {

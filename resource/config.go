@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/jwa"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -130,7 +131,7 @@ type Issuer struct {
 	JWKSURI string
 	// Keys resolves the issuer's signing keys. Nil means a [RemoteKeys]
 	// that New creates (without I/O) and [Verifier.Close] closes.
-	Keys KeySource
+	Keys keyset.Source
 	// Profile describes the issuer's access tokens when they are not RFC
 	// 9068 tokens: an identity provider's preset, the token types,
 	// audiences, scope and client claims it uses. The zero value is RFC

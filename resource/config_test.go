@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/mcpauth/mcpauth/keyset"
 	"log/slog"
 	"strings"
 	"testing"
@@ -17,7 +18,7 @@ import (
 // rules.
 func TestConfigRefusals(t *testing.T) {
 	t.Parallel()
-	keys := resource.StaticKeys{{ID: "k", Public: oauthtest.NewKey(t, oauthtest.ES256, "k").Public()}}
+	keys := keyset.Static{{ID: "k", Public: oauthtest.NewKey(t, oauthtest.ES256, "k").Public()}}
 	base := func() resource.Config {
 		return resource.Config{Resource: testResource, Issuers: []resource.Issuer{{Issuer: testIssuer, Keys: keys}}}
 	}

@@ -2,6 +2,7 @@ package resource_test
 
 import (
 	"errors"
+	"github.com/mcpauth/mcpauth/keyset"
 	"net/http"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ import (
 // TestDPoPConfigRefusals: DPoP settings fail closed.
 func TestDPoPConfigRefusals(t *testing.T) {
 	t.Parallel()
-	keys := resource.StaticKeys{{ID: "k", Public: oauthtest.NewKey(t, oauthtest.ES256, "k").Public()}}
+	keys := keyset.Static{{ID: "k", Public: oauthtest.NewKey(t, oauthtest.ES256, "k").Public()}}
 	tests := []struct {
 		name string
 		dpop resource.DPoPConfig

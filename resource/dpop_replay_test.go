@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpauth/mcpauth/keyset"
 	"sync"
 	"testing"
 	"time"
@@ -45,7 +46,7 @@ func TestDPoPSharedReplayStore(t *testing.T) {
 	a := newDPoPFixture(t, resource.DPoPAllowed, func(c *resource.Config) { c.DPoP.Replay = store })
 	b := &dpopFixture{fixture: newFixture(t, func(c *resource.Config) {
 		c.DPoP = resource.DPoPConfig{Mode: resource.DPoPAllowed, VerifierConfig: dpop.VerifierConfig{Replay: store}}
-		c.Issuers[0].Keys = resource.StaticKeys{{ID: "k1", Public: a.key.Public()}}
+		c.Issuers[0].Keys = keyset.Static{{ID: "k1", Public: a.key.Public()}}
 	})}
 	p := a.proof(t, a.bound)
 	if rec, _ := a.serve(dpopPost("DPoP", a.bound, p)); rec.Code != 200 {

@@ -106,11 +106,11 @@ func classOf(err error) *class {
 	return nil
 }
 
-// ErrUnknownKey (class ErrInvalidToken) is what a [KeySource] returns (or
-// wraps) when no key has the requested ID: the one reason a caller's own
-// implementation reports, and so exported. The other reasons are told
-// apart through [Error.Reason]; a replay store reports a replayed proof
-// with replay.ErrReplayed.
+// ErrUnknownKey (class ErrInvalidToken) refuses a token when no key of
+// its issuer may have signed it: a keyset.Source reported
+// keyset.ErrUnknownKey, or none of the keys it returned fits the token's
+// "kid" and "alg". The other reasons are told apart through
+// [Error.Reason].
 var ErrUnknownKey error = errUnknownKey
 
 // Reasons for ErrInvalidToken.

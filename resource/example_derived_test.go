@@ -5,6 +5,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"fmt"
+	"github.com/mcpauth/mcpauth/keyset"
 	"log"
 	"net/http"
 	"net/http/httptest"
@@ -23,7 +24,7 @@ func ExampleNewDerived() {
 	v, err := resource.New(resource.Config{
 		Resource: "https://mcp.example.com/mcp",
 		Issuers: []resource.Issuer{{Issuer: "https://auth.example.com",
-			Keys: resource.StaticKeys{{ID: "key-1", Public: &key.PublicKey}}}},
+			Keys: keyset.Static{{ID: "key-1", Public: &key.PublicKey}}}},
 		Now: func() time.Time { return now },
 	})
 	if err != nil {

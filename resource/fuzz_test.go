@@ -3,6 +3,7 @@ package resource_test
 import (
 	"context"
 	"errors"
+	"github.com/mcpauth/mcpauth/keyset"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -83,7 +84,7 @@ func FuzzParsePolicy(f *testing.F) {
 		}
 		key := oauthtest.NewKey(t, oauthtest.ES256, "k")
 		if _, err := resource.New(resource.Config{Resource: testResource, Policy: p,
-			Issuers: []resource.Issuer{{Issuer: testIssuer, Keys: resource.StaticKeys{{ID: "k", Public: key.Public()}}}}}); err != nil {
+			Issuers: []resource.Issuer{{Issuer: testIssuer, Keys: keyset.Static{{ID: "k", Public: key.Public()}}}}}); err != nil {
 			t.Fatalf("accepted policy refused by New: %v", err)
 		}
 	})

@@ -3,6 +3,7 @@ package resource_test
 import (
 	"context"
 	"fmt"
+	"github.com/mcpauth/mcpauth/keyset"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -30,7 +31,7 @@ func testPolicy() *resource.Policy {
 
 type unavailableKeys struct{}
 
-func (unavailableKeys) Keys(context.Context, string) ([]resource.Key, error) {
+func (unavailableKeys) Keys(context.Context, string) ([]keyset.Key, error) {
 	return nil, resource.ErrKeysUnavailable
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/mcpauth/mcpauth/keyset"
 	"maps"
 	"os"
 	"path/filepath"
@@ -115,7 +116,7 @@ func (p presetSetup) verifier(t testing.TB, key *oauthtest.Key) *resource.Verifi
 	t.Helper()
 	v, err := resource.New(resource.Config{
 		Resource: testResource,
-		Issuers:  []resource.Issuer{{Issuer: p.issuer, Keys: resource.StaticKeys{{ID: key.ID, Public: key.Public()}}, Profile: p.profile}},
+		Issuers:  []resource.Issuer{{Issuer: p.issuer, Keys: keyset.Static{{ID: key.ID, Public: key.Public()}}, Profile: p.profile}},
 		Now:      oauthtest.NewClock(oauthtest.Epoch()).Now,
 	})
 	if err != nil {

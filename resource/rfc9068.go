@@ -3,6 +3,8 @@ package resource
 import (
 	"context"
 	"errors"
+	"github.com/mcpauth/mcpauth/internal/remotekeys"
+	"github.com/mcpauth/mcpauth/keyset"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
@@ -124,17 +126,20 @@ func checkEncodedPayload(h *jose.Header) error {
 // verifySignature finds the keys for kid and checks the signature with
 // the candidates among them (jwa.Candidates: at most four, each fitting
 // alg).
-func verifySignature(ctx context.Context, jws *jose.JSONWebSignature, src KeySource, kid, alg string) error {
+func verifySignature(ctx context.Context, jws *jose.JSONWebSignature, src keyset.Source, kid, alg string) error {
 	keys, err := src.Keys(ctx, kid)
-	if err != nil {
-		switch {
-		case errors.Is(err, ErrInvalidToken), errors.Is(err, ErrUnavailable):
-			return err
-		case ctx.Err() != nil:
-			return errKeysUnavailable
-		default:
-			return errors.Join(errKeysUnavailable, err)
-		}
+	switch {
+	case err == nil:
+	case errors.Is(err, keyset.ErrUnknownKey):
+		return errors.Join(ErrUnknownKey, err)
+	case errors.Is(err, remotekeys.ErrClosed):
+		return errVerifierClosed
+	case errors.Is(err, ErrInvalidToken), errors.Is(err, ErrUnavailable):
+		return err // a refusal of this package, from a caller's source
+	case ctx.Err() != nil:
+		return errKeysUnavailable
+	default:
+		return errors.Join(errKeysUnavailable, err)
 	}
 	tried := false
 	for k := range jwa.Candidates(keys, kid, alg) {

@@ -2,6 +2,7 @@ package resource_test
 
 import (
 	"errors"
+	"github.com/mcpauth/mcpauth/keyset"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -206,7 +207,7 @@ func TestSessionKeyConfig(t *testing.T) {
 		{[]byte{}, false},
 	} {
 		_, err := resource.New(resource.Config{Resource: testResource, SessionKey: tt.key,
-			Issuers: []resource.Issuer{{Issuer: testIssuer, Keys: resource.StaticKeys{}}}})
+			Issuers: []resource.Issuer{{Issuer: testIssuer, Keys: keyset.Static{}}}})
 		if (err == nil) != tt.ok || (err != nil && !errors.Is(err, resource.ErrInvalidConfig)) {
 			t.Errorf("key of %d bytes: %v", len(tt.key), err)
 		}

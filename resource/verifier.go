@@ -17,6 +17,7 @@ import (
 	"github.com/mcpauth/mcpauth/internal/clock"
 	"github.com/mcpauth/mcpauth/internal/jwa"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -57,7 +58,7 @@ type Verifier struct {
 
 type issuerState struct {
 	issuer  string
-	keys    KeySource
+	keys    keyset.Source
 	profile *tokenProfile // nil: RFC 9068
 	tenant  string        // the tenant an issuer template was filled with
 }
@@ -196,7 +197,7 @@ func issuerNames(is Issuer) (names, tenants []string, err error) {
 
 // remoteKeys creates a RemoteKeys that Close closes: by discovery from
 // issuer, or from jwksURI (shared: for every tenant of a template).
-func (v *Verifier) remoteKeys(cfg *Config, issuer, jwksURI string, shared bool) (KeySource, error) {
+func (v *Verifier) remoteKeys(cfg *Config, issuer, jwksURI string, shared bool) (keyset.Source, error) {
 	if shared {
 		issuer = ""
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/mcpauth/mcpauth/keyset"
 	"io"
 	"log"
 	"log/slog"
@@ -51,7 +52,7 @@ func newProxyFixture(t *testing.T, upstream http.HandlerFunc, policy *resource.P
 	now := oauthtest.Epoch
 	h, v, err := protectHandler(resource.Config{
 		Resource:                  f.resource,
-		Issuers:                   []resource.Issuer{{Issuer: testIssuer, Keys: resource.StaticKeys{{ID: "k1", Public: f.key.Public()}}}},
+		Issuers:                   []resource.Issuer{{Issuer: testIssuer, Keys: keyset.Static{{ID: "k1", Public: f.key.Public()}}}},
 		Policy:                    policy,
 		InsecureAllowHTTPLoopback: true,
 		Now:                       now,

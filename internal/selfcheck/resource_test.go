@@ -2,6 +2,7 @@ package selfcheck_test
 
 import (
 	"encoding/json"
+	"github.com/mcpauth/mcpauth/keyset"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -44,7 +45,7 @@ func checkResourceMiddleware(t *testing.T, mode resource.DPoPMode, withTok bool,
 	key := oauthtest.NewKey(t, oauthtest.ES256, "k1")
 	v, err := resource.New(resource.Config{
 		Resource:                  base + "/mcp",
-		Issuers:                   []resource.Issuer{{Issuer: base, Keys: resource.StaticKeys{{ID: key.ID, Algorithm: key.Algorithm, Public: key.Public()}}}},
+		Issuers:                   []resource.Issuer{{Issuer: base, Keys: keyset.Static{{ID: key.ID, Algorithm: key.Algorithm, Public: key.Public()}}}},
 		ScopesSupported:           []string{"mcp:tools", "mcp:admin"},
 		Policy:                    &resource.Policy{Default: []string{"mcp:tools"}, Tools: map[string][]string{adminTool: {"mcp:admin"}}},
 		InsecureAllowHTTPLoopback: true,
