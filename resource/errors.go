@@ -79,7 +79,7 @@ var (
 	// ErrBadMessage: the JSON-RPC body or the MCP headers are unusable
 	// (400 with a JSON-RPC error; 413 for an oversized body).
 	ErrBadMessage error = &class{msg: "resource: bad MCP message", status: http.StatusBadRequest}
-	// ErrForbiddenOrigin: a present Origin is not allowed (403, TR-01).
+	// ErrForbiddenOrigin: a present Origin is not allowed (403).
 	ErrForbiddenOrigin error = &class{msg: "resource: origin not allowed", status: http.StatusForbidden}
 	// ErrInvalidDPoPProof: the DPoP proof of a request with the DPoP scheme
 	// is missing, malformed, replayed or made for another request (401 with

@@ -341,35 +341,3 @@ func ExchangeStatus(err error) int {
 	}
 	return http.StatusBadGateway
 }
-
-// DenyExchange answers r, a request the middleware verified, whose
-// [Exchanger.Exchange] failed with err, with the status of
-// [ExchangeStatus], which it returns. A 401 carries the challenge of any
-// other token refusal (RFC 6750 §3, error="invalid_token", with
-// resource_metadata, and DPoP's when enabled) so that the MCP client
-// obtains a new token; a 503 or 502 carries an RFC 6749 error body and no
-// challenge. The answer never contains the token, the authorization
-// server's error text or err.
-func (v *Verifier) DenyExchange(w http.ResponseWriter, r *http.Request, err error) int {
-	scheme := ""
-	if ra, ok := r.Context().Value(ctxKey{}).(*requestAuth); ok && ra.av != nil && ra.av.info != nil {
-		scheme = ra.av.info.Scheme
-	}
-	switch ExchangeStatus(err) {
-	case http.StatusUnauthorized:
-		if errors.Is(err, ErrNoToken) {
-			return v.writeError(w, r, ErrNoToken, scheme).status
-		}
-		return v.writeError(w, r, errExchangeGrant, scheme).status
-	case http.StatusServiceUnavailable:
-		return v.writeError(w, r, errExchangeUnavailable, scheme).status
-	case http.StatusForbidden:
-		return v.writeError(w, r, err, scheme).status // the challenge names the ScopeError's scopes
-	}
-	h := w.Header()
-	h.Set("Cache-Control", "no-store")
-	h.Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusBadGateway)
-	_, _ = w.Write(oauthBody(oauthmeta.CodeServerError, "token exchange failed"))
-	return http.StatusBadGateway
-}

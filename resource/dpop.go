@@ -28,7 +28,7 @@ type DPoPMode int
 // DPoP modes.
 const (
 	// DPoPDisabled: only the Bearer scheme; a DPoP-bound token (one with a
-	// "cnf" claim) is refused whatever the scheme (RS-18), and the DPoP
+	// "cnf" claim) is refused whatever the scheme, and the DPoP
 	// scheme counts as no credentials.
 	DPoPDisabled DPoPMode = iota
 	// DPoPAllowed: unbound tokens with the Bearer scheme, DPoP-bound tokens

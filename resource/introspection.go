@@ -26,7 +26,7 @@ const (
 )
 
 // IntrospectionConfig configures RFC 7662 introspection of access tokens
-// that are not JWTs (RS-11). The resource server authenticates to the
+// that are not JWTs. The resource server authenticates to the
 // endpoint with client_secret_basic (RFC 7662 §2.1).
 type IntrospectionConfig struct {
 	// Endpoint is the introspection endpoint URL. REQUIRED; https (plain
@@ -151,7 +151,7 @@ func (in *introspector) check(body []byte, r *oauthmeta.IntrospectionResponse, n
 			return nil, errTokenType
 		}
 	default:
-		return nil, errTokenType // refresh tokens, … (RS-18)
+		return nil, errTokenType // refresh tokens, …
 	}
 	c := jwtverify.Claims{Issuer: iss, Audience: r.Aud,
 		Expiry: numericDate(r.Exp), NotBefore: numericDate(r.Nbf), IssuedAt: numericDate(r.Iat)}
