@@ -2,7 +2,6 @@ package resource
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -122,41 +121,10 @@ func newDPoP(cfg DPoPConfig, resource string, now func() time.Time) (*dpopState,
 // (or chosen by the attacker, for a direct connection).
 func (d *dpopState) checkProof(ctx context.Context, method, resource, proof, token, jkt string) error {
 	if jkt == "" { // a DPoP proof cannot vouch for an unbound token
-		return dpopReason((&dpop.Proof{}).CheckBinding(""))
+		return errDPoPUnboundToken
 	}
 	if _, err := d.verifier.Verify(ctx, proof, dpop.Request{Method: method, URL: resource, AccessToken: token, JKT: jkt}); err != nil {
-		return dpopReason(err)
+		return refusal(ErrInvalidDPoPProof, err, true)
 	}
 	return nil
-}
-
-// dpopReasons maps the errors of package dpop to this package's reasons,
-// the first match winning; any other error (size, shape, typ, jwk, missing
-// claims) is errDPoPMalformed.
-var dpopReasons = []struct{ from, to error }{
-	{dpop.ErrMissingProof, errDPoPProofMissing},
-	{dpop.ErrMultipleProofs, errDPoPMultipleProofs},
-	{dpop.ErrAlgNotAllowed, errDPoPAlgorithm}, // also a key type that does not fit alg
-	{dpop.ErrBadSignature, errDPoPSignature},
-	{dpop.ErrHTMMismatch, errDPoPRequestMismatch},
-	{dpop.ErrHTUMismatch, errDPoPRequestMismatch},
-	{dpop.ErrStaleProof, errDPoPProofTime},
-	{dpop.ErrFutureProof, errDPoPProofTime},
-	{dpop.ErrATHMismatch, errDPoPTokenHash}, // also an ath without a token
-	{dpop.ErrReplayedProof, errDPoPReplayed},
-	{dpop.ErrNonceRequired, errDPoPNonceRequired},
-	{dpop.ErrNonceInvalid, errDPoPNonceInvalid},
-	{dpop.ErrKeyMismatch, errDPoPKeyMismatch},
-	{dpop.ErrReplayCheckUnavailable, errDPoPReplayUnavailable},
-}
-
-// dpopReason maps an error of package dpop to this package's reason,
-// keeping the original for logs.
-func dpopReason(err error) error {
-	for _, m := range dpopReasons {
-		if errors.Is(err, m.from) {
-			return errors.Join(m.to, err)
-		}
-	}
-	return errors.Join(errDPoPMalformed, err)
 }

@@ -61,7 +61,7 @@ func TestDPoPSharedReplayStore(t *testing.T) {
 	}
 	checkDPoPChallenges(t, rec.Header(), resource.DPoPAllowed, "DPoP", "invalid_dpop_proof")
 	ev := b.events.all()
-	if e := ev[len(ev)-1]; !errors.Is(e.Err, resource.ErrDPoPReplayed) || !errors.Is(e.Err, dpop.ErrReplayedProof) || e.Reason != "DPoP proof replayed" {
+	if e := ev[len(ev)-1]; !errors.Is(e.Err, resource.ErrDPoPReplayed) || !errors.Is(e.Err, dpop.ErrReplayedProof) || e.Reason != "proof replayed" {
 		t.Errorf("audit Err = %v, Reason %q; want the replayed-proof reason", e.Err, e.Reason)
 	}
 

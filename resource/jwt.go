@@ -155,21 +155,6 @@ func verifySignature(ctx context.Context, jws *jose.JSONWebSignature, src keyset
 	return errSignature
 }
 
-// timeError maps the failed time checks to this package's reasons.
-func timeError(err error) error {
-	switch err {
-	case jwtverify.ErrMissingExpiry:
-		return errMissingExpiry
-	case jwtverify.ErrExpired:
-		return errExpired
-	case jwtverify.ErrNotYetValid:
-		return errNotYetValid
-	case jwtverify.ErrIssuedInFuture:
-		return errIssuedInFuture
-	}
-	return errMalformedToken
-}
-
 // checkAudience reports whether aud names this resource: an exact
 // match first, then a match after RFC 8707 canonicalisation, so that
 // "HTTPS://H/mcp" is accepted for "https://h/mcp", then the audiences of
@@ -206,8 +191,10 @@ func (v *Verifier) checkClaims(c *jwtverify.Claims, bound bool, now time.Time, a
 		// a DPoP- or mTLS-bound token presented as a bearer token.
 		return exp, iat, errBoundToken
 	}
-	if exp, iat, err = (jwtverify.Times{Leeway: v.leeway}).Check(c, now); err != nil {
-		return exp, iat, timeError(err)
+	if exp, iat, err = (jwtverify.Times{Leeway: v.leeway}).Check(c, now); errors.Is(err, jwtverify.ErrBadDate) {
+		return exp, iat, errMalformedToken
+	} else if err != nil {
+		return exp, iat, refusal(ErrInvalidToken, err, false)
 	}
 	if err := v.checkAudience(c.Audience, p); err != nil {
 		return exp, iat, err

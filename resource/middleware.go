@@ -109,7 +109,7 @@ func (v *Verifier) authenticate(r *http.Request, cred credential, o *outcome) (*
 		}
 		switch {
 		case err != nil:
-			return nil, dpopReason(err)
+			return nil, refusal(ErrInvalidDPoPProof, err, true)
 		case cred.scheme == schemeBearer && v.dpop.mode == DPoPRequired:
 			return nil, errDPoPRequired
 		}
