@@ -166,7 +166,7 @@ func ExampleIDJAGSigner_Sign() {
 	})
 	// The token exchange response carries it as access_token with
 	// issued_token_type = TokenTypeIDJAG and token_type "N_A".
-	resp := oauthmeta.TokenResponse{AccessToken: jag, TokenType: "N_A", IssuedTokenType: jwtassert.TokenTypeIDJAG}
+	resp := oauthmeta.TokenResponse{AccessToken: jag, TokenType: "N_A", IssuedTokenType: oauthmeta.TokenTypeIDJAG}
 	fmt.Println(resp.IssuedTokenType, err)
 	// Output: urn:ietf:params:oauth:token-type:id-jag <nil>
 }
