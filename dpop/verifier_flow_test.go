@@ -9,10 +9,9 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/dpop"
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/replay"
-
-	"github.com/mcpauth/mcpauth/internal/oauthtest"
 )
 
 func TestVerifyRefusesReplay(t *testing.T) {

@@ -3,7 +3,6 @@ package resource_test
 import (
 	"context"
 	"crypto/ecdsa"
-	"github.com/mcpauth/mcpauth/keyset"
 	"net/http"
 	"slices"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/resource"
 )
 

@@ -1,11 +1,11 @@
 package resource
 
 import (
-	"github.com/mcpauth/mcpauth/keyset"
 	"strings"
 	"testing"
 
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 

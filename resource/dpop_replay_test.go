@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mcpauth/mcpauth/keyset"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpauth/mcpauth/dpop"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/replay"
 	"github.com/mcpauth/mcpauth/resource"
 )

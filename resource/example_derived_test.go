@@ -5,13 +5,13 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"fmt"
-	"github.com/mcpauth/mcpauth/keyset"
 	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"time"
 
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/resource"
 )
 

@@ -2,8 +2,8 @@ package resource
 
 import (
 	"context"
-	"github.com/mcpauth/mcpauth/dpop"
 
+	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
 )
 

@@ -3,11 +3,11 @@ package resource_test
 import (
 	"context"
 	"errors"
-	"github.com/mcpauth/mcpauth/keyset"
 	"testing"
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/resource"
 )
 

@@ -8,7 +8,6 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 
-	"github.com/mcpauth/mcpauth/internal/jwa"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/internal/remotekeys"
 	"github.com/mcpauth/mcpauth/keyset"
@@ -24,15 +23,10 @@ import (
 // A token with "cnf" passes only with the DPoP scheme (and DPoP enabled);
 // its "cnf"."jkt" goes to TokenInfo.JKT for the proof check.
 func (v *Verifier) verifyJWT(ctx context.Context, raw string, now time.Time, av *authValue, scheme string) error {
-	jws, err := jose.ParseSignedCompact(raw, v.joseAlgs)
-	if err != nil {
-		var ua *jose.ErrUnexpectedSignatureAlgorithm
-		if errors.As(err, &ua) {
-			return errAlgorithm
-		}
-		return errMalformedToken
-	}
-	if len(jws.Signatures) != 1 {
+	jws, err := jwtverify.ParseCompact(raw, v.joseAlgs)
+	if err == jwtverify.ErrAlgorithm {
+		return errAlgorithm
+	} else if err != nil {
 		return errMalformedToken
 	}
 	h := jws.Signatures[0].Protected
@@ -65,7 +59,7 @@ func (v *Verifier) verifyJWT(ctx context.Context, raw string, now time.Time, av 
 	if bound {
 		jkt = c.Confirmation.JKT
 	}
-	if err := verifySignature(ctx, jws, iss.keys, h.KeyID, h.Algorithm); err != nil {
+	if err := verifySignature(ctx, jws, iss.keys); err != nil {
 		return err
 	}
 	av.bound = bound
@@ -113,25 +107,19 @@ func (v *Verifier) checkHeader(h *jose.Header) error {
 	if !jwtverify.TypeIs(typ, "at+jwt") {
 		return errTokenType
 	}
-	return checkEncodedPayload(h)
-}
-
-// checkEncodedPayload refuses the unencoded payload option (RFC 7797).
-func checkEncodedPayload(h *jose.Header) error {
-	if _, ok := h.ExtraHeaders["b64"]; ok {
-		return errMalformedToken
-	}
 	return nil
 }
 
-// verifySignature finds the keys for kid and checks the signature with
-// the candidates among them (jwa.Candidates: at most four, each fitting
-// alg).
-func verifySignature(ctx context.Context, jws *jose.JSONWebSignature, src keyset.Source, kid, alg string) error {
-	keys, err := src.Keys(ctx, kid)
+// verifySignature checks the signature with the issuer's keys through the
+// one JWT signature path (jwtverify.VerifySignature).
+func verifySignature(ctx context.Context, jws *jose.JSONWebSignature, src keyset.Source) error {
+	_, err := jwtverify.VerifySignature(ctx, jws, src)
 	switch {
 	case err == nil:
-	case errors.Is(err, keyset.ErrUnknownKey):
+		return nil
+	case errors.Is(err, jwtverify.ErrSignature):
+		return errSignature
+	case errors.Is(err, jwtverify.ErrUnknownKey):
 		return errors.Join(ErrUnknownKey, err)
 	case errors.Is(err, remotekeys.ErrClosed):
 		return errVerifierClosed
@@ -139,20 +127,8 @@ func verifySignature(ctx context.Context, jws *jose.JSONWebSignature, src keyset
 		return err // a refusal of this package, from a caller's source
 	case ctx.Err() != nil:
 		return errKeysUnavailable
-	default:
-		return errors.Join(errKeysUnavailable, err)
 	}
-	tried := false
-	for k := range jwa.Candidates(keys, kid, alg) {
-		tried = true
-		if _, err := jws.Verify(k.Public); err == nil {
-			return nil
-		}
-	}
-	if !tried {
-		return ErrUnknownKey
-	}
-	return errSignature
+	return errors.Join(errKeysUnavailable, err)
 }
 
 // checkAudience reports whether aud names this resource: an exact
@@ -242,9 +218,6 @@ var rfc9068Profile = func() *tokenProfile {
 // times, audience, the profile's claims, then the key lookup and the
 // signature.
 func (v *Verifier) verifyProfiled(ctx context.Context, jws *jose.JSONWebSignature, h *jose.Header, now time.Time, av *authValue, scheme string) error {
-	if err := checkEncodedPayload(h); err != nil {
-		return err
-	}
 	payload := jws.UnsafePayloadWithoutVerification()
 	var c profileClaims
 	c.Audience = av.aud[:0:1]
@@ -275,7 +248,7 @@ func (v *Verifier) verifyProfiled(ctx context.Context, jws *jose.JSONWebSignatur
 	if bound {
 		jkt = c.Confirmation.JKT
 	}
-	if err := verifySignature(ctx, jws, iss.keys, h.KeyID, h.Algorithm); err != nil {
+	if err := verifySignature(ctx, jws, iss.keys); err != nil {
 		return err
 	}
 	av.bound = bound

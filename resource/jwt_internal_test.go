@@ -2,7 +2,6 @@ package resource
 
 import (
 	"context"
-	"github.com/mcpauth/mcpauth/keyset"
 	"slices"
 	"strconv"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 

@@ -5,11 +5,11 @@ import (
 	"context"
 	"crypto"
 	"errors"
-	"github.com/mcpauth/mcpauth/keyset"
 	"io"
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/replay"
 )

@@ -9,14 +9,13 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
-	"github.com/mcpauth/mcpauth/keyset"
 	"testing"
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/golden"
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
-
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
 )
 
 // TestClientAssertionRoundTrip signs with ClientAssertionSigner for every

@@ -7,15 +7,14 @@ import (
 	"crypto/rsa"
 	"encoding/json"
 	"errors"
-	"github.com/mcpauth/mcpauth/keyset"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
-	"github.com/mcpauth/mcpauth/oauthmeta"
-
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
+	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
 const (

@@ -9,10 +9,10 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"github.com/mcpauth/mcpauth/keyset"
 	"net/url"
 
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 

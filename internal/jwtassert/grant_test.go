@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"errors"
-	"github.com/mcpauth/mcpauth/keyset"
 	"slices"
 	"testing"
 	"time"
@@ -15,9 +14,9 @@ import (
 	"github.com/mcpauth/mcpauth/internal/golden"
 	"github.com/mcpauth/mcpauth/internal/jsonx"
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
-	"github.com/mcpauth/mcpauth/oauthmeta"
-
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
+	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
 const (

@@ -13,13 +13,12 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"github.com/mcpauth/mcpauth/keyset"
 	"testing"
 
 	"github.com/mcpauth/mcpauth/internal/jwkset"
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
-
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
 )
 
 func pemBlock(typ string, der []byte) []byte {
