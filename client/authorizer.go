@@ -36,14 +36,6 @@ func (f AuthorizerFunc) Authorize(ctx context.Context, req *AuthorizationRequest
 // when none is configured. Nothing needs to listen there.
 const DefaultRedirectURI = "http://127.0.0.1/callback"
 
-// State returns the request's state after Start, so an Authorizer that
-// listens for the response can ignore stray requests.
-func (r *AuthorizationRequest) State() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.state
-}
-
 // FollowRedirects is an [Authorizer] for automation against an
 // authorization server that approves without a person (a test server, the
 // MCP conformance suite's mocks): it GETs the authorization URL with

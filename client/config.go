@@ -8,14 +8,9 @@ import (
 	"log/slog"
 	"time"
 
-	"golang.org/x/sync/singleflight"
-
 	"github.com/mcpauth/mcpauth/client/tokenstore"
 	"github.com/mcpauth/mcpauth/clientmeta"
-	"github.com/mcpauth/mcpauth/internal/clock"
-	"github.com/mcpauth/mcpauth/internal/lru"
 	"github.com/mcpauth/mcpauth/internal/nethook"
-	"github.com/mcpauth/mcpauth/internal/safehttp"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -247,80 +242,6 @@ func (cfg *Config) validatePreRegistered() error {
 	}
 	return nil
 }
-
-// Client is an MCP host's OAuth client: it discovers the authorization
-// server of an MCP server from a 401 or 403, registers, authorizes with
-// PKCE and RFC 9207 checks, and keeps, refreshes and steps up tokens. Use
-// it through [Client.Transport] (an http.RoundTripper) or
-// [Client.OAuthHandler] (the official Go SDK's auth.OAuthHandler).
-//
-// A Client is safe for concurrent use. Constructing one does no I/O and
-// starts no goroutine; everything happens inside calls that take a
-// context.
-type Client struct {
-	cfg     Config
-	store   TokenStore
-	fetcher *safehttp.Fetcher
-	policy  oauthmeta.URLPolicy
-	log     *slog.Logger
-
-	clock     clock.Func
-	pending   *lru.Cache[string, *pendingAuthorization] // by state
-	refreshes singleflight.Group                        // by token key
-	logins    *keyedMutex
-	dpop      *dpopState // nil without Config.DPoP
-	flow      grantFlow  // nil without Config.Grant
-}
-
-// New validates cfg and returns a Client.
-func New(cfg Config) (*Client, error) {
-	if err := cfg.validate(); err != nil {
-		return nil, err
-	}
-	c := &Client{
-		cfg:    cfg,
-		clock:  cfg.Now,
-		store:  cfg.Store,
-		policy: oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: cfg.InsecureAllowHTTPLoopback},
-		log:    cfg.Logger,
-		logins: newKeyedMutex(),
-	}
-	if c.store == nil {
-		c.store = tokenstore.NewMemory()
-	}
-	if c.log == nil {
-		c.log = slog.New(slog.DiscardHandler)
-	}
-	opts := safehttp.Options{
-		TLSConfig:                 cfg.TLSConfig,
-		InsecureAllowHTTPLoopback: cfg.InsecureAllowHTTPLoopback,
-		Timeout:                   cfg.Timeout,
-		UserAgent:                 cfg.UserAgent,
-	}
-	nethook.Of(&cfg).Apply(&opts)
-	c.fetcher = safehttp.New(opts)
-	c.pending = lru.New[string, *pendingAuthorization](maxPending, cfg.Now, nil)
-	if cfg.DPoP != nil {
-		d, err := newDPoPState(cfg.DPoP, cfg.Now)
-		if err != nil {
-			return nil, err
-		}
-		c.dpop = d
-	}
-	if cfg.Grant != nil {
-		f, err := cfg.Grant.prepare(c)
-		if err != nil {
-			return nil, err
-		}
-		c.flow = f
-	}
-	return c, nil
-}
-
-// CloseIdleConnections closes the idle connections of the client's own
-// requests (metadata, registration, token). Nothing else runs in the
-// background; calling it is optional.
-func (c *Client) CloseIdleConnections() { c.fetcher.Client().CloseIdleConnections() }
 
 // netHook embeds nethook.Hook in Config under an unexported name.
 type netHook = nethook.Hook

@@ -4,9 +4,6 @@ import (
 	"context"
 	"crypto"
 	"fmt"
-	"io"
-	"os"
-	"strings"
 
 	"github.com/mcpauth/mcpauth/client/tokenstore"
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
@@ -183,32 +180,6 @@ type WorkloadIdentity struct {
 	Credentials Credentials
 	// Scopes are requested. Nil means chosen as for a login (CL-14).
 	Scopes []string
-}
-
-// maxAssertionFile bounds AssertionFile.
-const maxAssertionFile = 64 << 10
-
-func (w *WorkloadIdentity) assertion(ctx context.Context, audience string) (string, error) {
-	if w.Assertion != nil {
-		a, err := w.Assertion(ctx, audience)
-		if err != nil {
-			return "", fmt.Errorf("%w: %w", ErrAssertion, err)
-		}
-		return strings.TrimSpace(a), nil
-	}
-	f, err := os.Open(w.AssertionFile)
-	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrAssertion, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxAssertionFile+1))
-	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrAssertion, err)
-	}
-	if len(data) > maxAssertionFile {
-		return "", fmt.Errorf("%w: assertion file over %d bytes", ErrAssertion, maxAssertionFile)
-	}
-	return strings.TrimSpace(string(data)), nil
 }
 
 // EnterpriseAuthorization is the MCP "Enterprise-Managed Authorization"

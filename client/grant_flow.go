@@ -4,8 +4,11 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"net/url"
+	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcpauth/mcpauth/client/tokenstore"
@@ -215,37 +218,6 @@ func (f *emaFlow) exchange(ctx context.Context, issuer, resource string, scopes 
 	return tok.AccessToken, nil
 }
 
-// grantToken runs a token request for a machine grant at the authorization
-// server of d: the resource indicator (CL-04), the scopes, client
-// authentication and, with a DPoP key chosen, a proof. secrets are
-// redacted from errors.
-func (c *Client) grantToken(ctx context.Context, g *grantRun, form url.Values, auth *clientAuth, scopes []string, secrets ...string) (*tokenstore.Token, error) {
-	d := g.d
-	md := d.AuthServer
-	if gt := form.Get("grant_type"); !md.SupportsGrantType(gt) {
-		return nil, fmt.Errorf("%w: %s", ErrGrantUnsupported, gt)
-	}
-	form.Set("resource", d.ResourceIndicator)
-	if len(scopes) > 0 {
-		form.Set("scope", oauthmeta.FormatScope(scopes))
-	}
-	tok, err := c.postToken(ctx, md.TokenEndpoint, form, auth, md.Issuer, g.dpop, secrets...)
-	if err != nil {
-		return nil, err
-	}
-	return c.newToken(tok, g.dpop, scopes, nil)
-}
-
-// jwtBearer presents the grant JWT a at the authorization server of g
-// (RFC 7523 §2.1), once checkAssertion accepts it.
-func (c *Client) jwtBearer(ctx context.Context, g *grantRun, a string, auth *clientAuth, scopes []string) (*tokenstore.Token, error) {
-	if err := checkAssertion(a, g.d.AuthServer, c.clock.Now()); err != nil {
-		return nil, err
-	}
-	form := url.Values{"grant_type": {oauthmeta.GrantTypeJWTBearer}, "assertion": {a}}
-	return c.grantToken(ctx, g, form, auth, scopes, a)
-}
-
 // assertionClaims are the claims the client checks in a JWT it is about to
 // present as an authorization grant.
 type assertionClaims struct {
@@ -283,4 +255,30 @@ func checkAssertion(jwt string, md *oauthmeta.AuthServerMetadata, now time.Time)
 		return fmt.Errorf("%w: expired or without exp", ErrAssertion)
 	}
 	return nil
+}
+
+// maxAssertionFile bounds AssertionFile.
+const maxAssertionFile = 64 << 10
+
+func (w *WorkloadIdentity) assertion(ctx context.Context, audience string) (string, error) {
+	if w.Assertion != nil {
+		a, err := w.Assertion(ctx, audience)
+		if err != nil {
+			return "", fmt.Errorf("%w: %w", ErrAssertion, err)
+		}
+		return strings.TrimSpace(a), nil
+	}
+	f, err := os.Open(w.AssertionFile)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrAssertion, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxAssertionFile+1))
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrAssertion, err)
+	}
+	if len(data) > maxAssertionFile {
+		return "", fmt.Errorf("%w: assertion file over %d bytes", ErrAssertion, maxAssertionFile)
+	}
+	return strings.TrimSpace(string(data)), nil
 }

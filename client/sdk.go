@@ -5,14 +5,13 @@ import (
 	"net/http"
 	"sync/atomic"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
-	"golang.org/x/oauth2"
-
 	"github.com/mcpauth/mcpauth/client/tokenstore"
 	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/internal/ascii"
 	"github.com/mcpauth/mcpauth/internal/lru"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"golang.org/x/oauth2"
 )
 
 // maxTrackedOperations bounds the per-operation attempt counters of an
@@ -45,16 +44,6 @@ type OAuthHandler struct {
 }
 
 var _ auth.OAuthHandler = (*OAuthHandler)(nil)
-
-// OAuthHandler returns an SDK adapter for the MCP server at serverURL.
-func (c *Client) OAuthHandler(serverURL string) (*OAuthHandler, error) {
-	resource, err := c.canonicalResource(serverURL)
-	if err != nil {
-		return nil, err
-	}
-	ops := lru.New[string, *attempts](maxTrackedOperations, c.cfg.Now, nil)
-	return &OAuthHandler{c: c, resource: resource, ops: ops}, nil
-}
 
 // TokenSource implements auth.OAuthHandler. It returns nil (no
 // Authorization header) when no token is stored yet: the server's 401

@@ -37,25 +37,6 @@ type Transport struct {
 	base     http.RoundTripper
 }
 
-// Transport returns a Transport for the MCP server at serverURL (its
-// canonical URL is the resource the tokens are for). Requests to any other
-// URL pass through base untouched, except that a request following a
-// redirect to another origin (scheme, host, port; RFC 6454) leaves without
-// Authorization, DPoP or Cookie headers, and a redirected request never
-// carries a DPoP proof made for the previous URL. A nil base means a new
-// http.Transport with the usual timeouts; note that base talks to the MCP
-// server only, never to a URL chosen by another party.
-func (c *Client) Transport(serverURL string, base http.RoundTripper) (*Transport, error) {
-	resource, err := c.canonicalResource(serverURL)
-	if err != nil {
-		return nil, err
-	}
-	if base == nil {
-		base = defaultBaseTransport()
-	}
-	return &Transport{c: c, resource: resource, base: base}, nil
-}
-
 // HTTPClient returns an *http.Client using t, with no overall timeout (MCP
 // responses may be long-lived event streams; bound them with contexts).
 func (t *Transport) HTTPClient() *http.Client { return &http.Client{Transport: t} }

@@ -12,13 +12,12 @@ import (
 	"slices"
 	"time"
 
-	"golang.org/x/oauth2"
-	"golang.org/x/oauth2/clientcredentials"
-
 	"github.com/mcpauth/mcpauth/client/tokenstore"
 	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/internal/ascii"
 	"github.com/mcpauth/mcpauth/oauthmeta"
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
 )
 
 // maxTokenResponse caps a token endpoint response body; a larger one is
@@ -263,4 +262,35 @@ func (t *tokenTransport) send(req *http.Request, again bool) (resp *http.Respons
 func isNonceError(body []byte) bool {
 	oe, err := oauthmeta.ParseError(body)
 	return err == nil && oe.Code == oauthmeta.CodeUseDPoPNonce
+}
+
+// grantToken runs a token request for a machine grant at the authorization
+// server of d: the resource indicator (CL-04), the scopes, client
+// authentication and, with a DPoP key chosen, a proof. secrets are
+// redacted from errors.
+func (c *Client) grantToken(ctx context.Context, g *grantRun, form url.Values, auth *clientAuth, scopes []string, secrets ...string) (*tokenstore.Token, error) {
+	d := g.d
+	md := d.AuthServer
+	if gt := form.Get("grant_type"); !md.SupportsGrantType(gt) {
+		return nil, fmt.Errorf("%w: %s", ErrGrantUnsupported, gt)
+	}
+	form.Set("resource", d.ResourceIndicator)
+	if len(scopes) > 0 {
+		form.Set("scope", oauthmeta.FormatScope(scopes))
+	}
+	tok, err := c.postToken(ctx, md.TokenEndpoint, form, auth, md.Issuer, g.dpop, secrets...)
+	if err != nil {
+		return nil, err
+	}
+	return c.newToken(tok, g.dpop, scopes, nil)
+}
+
+// jwtBearer presents the grant JWT a at the authorization server of g
+// (RFC 7523 §2.1), once checkAssertion accepts it.
+func (c *Client) jwtBearer(ctx context.Context, g *grantRun, a string, auth *clientAuth, scopes []string) (*tokenstore.Token, error) {
+	if err := checkAssertion(a, g.d.AuthServer, c.clock.Now()); err != nil {
+		return nil, err
+	}
+	form := url.Values{"grant_type": {oauthmeta.GrantTypeJWTBearer}, "assertion": {a}}
+	return c.grantToken(ctx, g, form, auth, scopes, a)
 }

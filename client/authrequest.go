@@ -10,11 +10,10 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/oauth2"
-
 	"github.com/mcpauth/mcpauth/client/tokenstore"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/pkce"
+	"golang.org/x/oauth2"
 )
 
 // Limits of the pending authorization records.
@@ -265,3 +264,45 @@ func (c *Client) complete(ctx context.Context, redirect *url.URL, state string) 
 
 // errNotStarted reports an Authorizer that returned without calling Start.
 var errNotStarted = fmt.Errorf("%w: the Authorizer returned without starting the request", ErrAuthorizer)
+
+// State returns the request's state after Start, so an Authorizer that
+// listens for the response can ignore stray requests.
+func (r *AuthorizationRequest) State() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.state
+}
+
+// subset reports whether every member of a is in b.
+func subset(a, b []string) bool {
+	return !slices.ContainsFunc(a, func(s string) bool { return !slices.Contains(b, s) })
+}
+
+// checkIssParameter applies the RFC 9207 §2.4 table exactly as MCP
+// 2026-07-28 states it (requirement CL-12), to the form-decoded response
+// parameters q:
+//
+//	metadata advertises iss | iss in response | action
+//	true                    | present          | compare
+//	true                    | absent           | reject
+//	false or absent         | present          | compare
+//	false or absent         | absent           | proceed
+//
+// The comparison is simple string equality with the issuer recorded before
+// the redirect: no case folding, default-port removal, trailing-slash or
+// percent-encoding normalization. A repeated iss is a mismatch. The
+// caller must not use the response's code or error text unless this
+// returns nil (a mix-up attacker controls them).
+func checkIssParameter(advertised bool, expected string, q url.Values) error {
+	vals, present := q["iss"]
+	switch {
+	case !present && advertised:
+		return ErrIssuerMissing
+	case !present:
+		return nil
+	case len(vals) != 1 || vals[0] != expected:
+		return ErrIssuerParameterMismatch
+	default:
+		return nil
+	}
+}

@@ -2,12 +2,12 @@ package client
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
-	"slices"
+	"strings"
 
 	"github.com/mcpauth/mcpauth/client/tokenstore"
+	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/internal/ascii"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -221,81 +221,35 @@ func (c *Client) checkIssuerChange(ctx context.Context, prev, d *tokenstore.Disc
 	return ErrIssuerChanged
 }
 
-// Login authorizes the client for the MCP server at serverURL before any
-// request is refused: discovery by the well-known URLs, scopes from the
-// server's scopes_supported. It is a no-op when a usable token is stored.
-func (c *Client) Login(ctx context.Context, serverURL string) error {
-	resource, err := c.canonicalResource(serverURL)
-	if err != nil {
-		return err
-	}
-	if tok, err := c.currentToken(ctx, resource); err == nil && tok != nil {
-		return nil
-	}
-	return c.unauthorized(ctx, resource, challenge{}, "", &attempts{})
+// challenge is what a 401 or 403 said: its Bearer challenge, else its
+// DPoP one (CL-01), and what it tells of DPoP (RFC 9449 §7.1).
+type challenge struct {
+	oauthmeta.Challenge
+	// dpopOnly: a DPoP challenge and no Bearer one, so the resource
+	// accepts DPoP-bound tokens only.
+	dpopOnly bool
+	// dpopAlgs are the DPoP challenge's "algs"; nil when absent.
+	dpopAlgs []string
 }
 
-// Logout ends the client's session with the MCP server at serverURL.
-// When the authorization server's metadata names a revocation_endpoint,
-// the stored tokens are revoked there first (RFC 7009: the refresh token,
-// then the access token), each request bounded by Config.Timeout and
-// sent with the client's token endpoint authentication; then the token is
-// deleted from the store, whatever the revocation's outcome. The
-// registration is kept: it is reused by the next login.
-//
-// An error wrapping ErrRevocation means the token is deleted locally but
-// the server did not confirm its revocation (a warning to show the user);
-// any other error means the token may still be stored.
-func (c *Client) Logout(ctx context.Context, serverURL string) error {
-	resource, err := c.canonicalResource(serverURL)
+// parseChallenge reads the WWW-Authenticate fields of h. A malformed
+// header counts as no challenge: discovery then falls back to the
+// well-known URLs.
+func parseChallenge(h http.Header) challenge {
+	chs, err := oauthmeta.ParseChallenges(h.Values("WWW-Authenticate")...)
 	if err != nil {
-		return err
+		return challenge{}
 	}
-	st, unlock, err := c.lockedState(ctx, resource)
-	if err != nil {
-		return err
+	bearer, hasBearer := oauthmeta.FindChallenge(chs, "Bearer")
+	d, hasDPoP := oauthmeta.FindChallenge(chs, dpop.Scheme)
+	out := challenge{Challenge: bearer, dpopOnly: hasDPoP && !hasBearer}
+	if !hasBearer {
+		out.Challenge = d // RFC 9449 §7.1: the same parameters
 	}
-	defer unlock()
-	if st == nil {
-		return nil // never logged in
-	}
-	if l, ok := c.store.(tokenstore.Locker); ok {
-		unlockStore, err := l.Lock(ctx, st.key)
-		if err != nil {
-			return err
+	if hasDPoP {
+		if algs := d.Value(oauthmeta.ParamAlgs); algs != "" {
+			out.dpopAlgs = strings.Fields(algs)
 		}
-		defer unlockStore()
 	}
-	// Read again under the store's lock: a refresh in another process may
-	// have rotated the refresh token. A token bound to a DPoP key this
-	// client lacks is revoked and deleted too.
-	tok, err := c.store.Token(ctx, st.key)
-	if errors.Is(err, tokenstore.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	revoked := c.revokeTokens(ctx, st, tok)
-	// The deletion happens even when ctx ended during the revocation.
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.Timeout)
-	defer cancel()
-	if err := c.store.DeleteToken(dctx, st.key); err != nil {
-		if revoked != nil {
-			c.log.WarnContext(ctx, "token revocation failed", "issuer", st.key.Issuer, "error", revoked)
-		}
-		return err
-	}
-	if revoked != nil {
-		c.log.WarnContext(ctx, "token deleted locally; revocation failed", "issuer", st.key.Issuer, "error", revoked)
-		return revoked
-	}
-	c.log.InfoContext(ctx, "logged out", "resource", resource, "issuer", st.key.Issuer,
-		"revoked", st.d.AuthServer.RevocationEndpoint != "")
-	return nil
-}
-
-// subset reports whether every member of a is in b.
-func subset(a, b []string) bool {
-	return !slices.ContainsFunc(a, func(s string) bool { return !slices.Contains(b, s) })
+	return out
 }
