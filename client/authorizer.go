@@ -61,7 +61,7 @@ func (f *FollowRedirects) Authorize(ctx context.Context, req *AuthorizationReque
 	}
 	resp, err := req.HTTPClient().Do(hreq)
 	if err != nil {
-		return nil, wrapFetch("authorization request", unwrapURLError(err))
+		return nil, wrapFetch(ErrAuthorization, "authorization request", unwrapURLError(err))
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))

@@ -93,7 +93,7 @@ func (r *AuthorizationRequest) Start(ctx context.Context, redirectURI string) (s
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.state != "" {
-		return "", fmt.Errorf("%w: Start called twice", ErrAuthorizer)
+		return "", fmt.Errorf("%w: Start called twice", errAuthorizer)
 	}
 	if err := checkRedirectURI(redirectURI); err != nil {
 		return "", err
@@ -129,7 +129,7 @@ func (r *AuthorizationRequest) Start(ctx context.Context, redirectURI string) (s
 		oauth2.S256ChallengeOption(rec.verifier),
 		oauth2.SetAuthURLParam("resource", rec.indicator))
 	if err := c.policy.CheckURL(authURL); err != nil {
-		return "", fmt.Errorf("%w: authorization URL: %w", ErrUnsafeURL, err)
+		return "", fmt.Errorf("%w: authorization URL: %w", errUnsafeAuthorizationURL, err)
 	}
 	c.pending.Add(rec.state, rec, rec.created.Add(pendingTTL))
 	r.state, r.redirectURI = rec.state, redirectURI
@@ -154,10 +154,10 @@ func (r *AuthorizationRequest) HTTPClient() *http.Client {
 			return http.ErrUseLastResponse
 		}
 		if len(via) >= 10 {
-			return fmt.Errorf("%w: too many redirects", ErrAuthorizer)
+			return fmt.Errorf("%w: too many redirects", errAuthorizer)
 		}
 		if err := r.c.fetcher.CheckURL(req.URL.String()); err != nil {
-			return wrapFetch("authorization redirect", err)
+			return wrapFetch(ErrAuthorization, "authorization redirect", err)
 		}
 		return nil
 	}
@@ -170,10 +170,10 @@ func (r *AuthorizationRequest) HTTPClient() *http.Client {
 func checkRedirectURI(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || !u.IsAbs() || u.Host == "" || u.Opaque != "" {
-		return fmt.Errorf("%w: redirect URI is not an absolute URL", ErrUnsafeURL)
+		return fmt.Errorf("%w: redirect URI is not an absolute URL", errUnsafeAuthorizationURL)
 	}
 	if u.Fragment != "" || u.User != nil {
-		return fmt.Errorf("%w: redirect URI has a fragment or user information", ErrUnsafeURL)
+		return fmt.Errorf("%w: redirect URI has a fragment or user information", errUnsafeAuthorizationURL)
 	}
 	switch u.Scheme {
 	case "https":
@@ -183,7 +183,7 @@ func checkRedirectURI(raw string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: redirect URI must be https or http to loopback", ErrUnsafeURL)
+	return fmt.Errorf("%w: redirect URI must be https or http to loopback", errUnsafeAuthorizationURL)
 }
 
 // atRedirectURI reports whether u is the redirect URI (scheme, host, port
@@ -234,36 +234,36 @@ func union(a, b []string) []string {
 func (c *Client) complete(ctx context.Context, redirect *url.URL, state string) (*pendingAuthorization, *tokenstore.Token, error) {
 	q, err := url.ParseQuery(redirect.RawQuery)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: malformed response", ErrAuthorizationResponse)
+		return nil, nil, fmt.Errorf("%w: malformed response", errAuthorizationResponse)
 	}
 	states := q["state"]
 	if len(states) != 1 || states[0] != state {
-		return nil, nil, ErrUnknownState
+		return nil, nil, errUnknownState
 	}
 	rec, ok := c.pending.Take(states[0], nil)
 	if !ok {
-		return nil, nil, ErrUnknownState
+		return nil, nil, errUnknownState
 	}
 	if !atRedirectURI(redirect, rec.redirectURI) {
-		return nil, nil, ErrRedirectMismatch
+		return nil, nil, errRedirectMismatch
 	}
 	if err := checkIssParameter(rec.issParameterSupported, rec.issuer, q); err != nil {
 		return nil, nil, err
 	}
 	if errs := q["error"]; len(errs) > 0 {
 		oe := sanitizeError(&oauthmeta.Error{Code: oauthmeta.ErrorCode(errs[0]), Description: q.Get("error_description"), URI: q.Get("error_uri")})
-		return nil, nil, fmt.Errorf("%w: %w", ErrAuthorizationResponse, oe)
+		return nil, nil, fmt.Errorf("%w: %w", errAuthorizationResponse, oe)
 	}
 	codes := q["code"]
 	if len(codes) != 1 || codes[0] == "" {
-		return nil, nil, fmt.Errorf("%w: no single code in the response", ErrAuthorizationResponse)
+		return nil, nil, fmt.Errorf("%w: no single code in the response", errAuthorizationResponse)
 	}
 	tok, err := c.exchangeCode(ctx, rec, codes[0])
 	return rec, tok, err
 }
 
 // errNotStarted reports an Authorizer that returned without calling Start.
-var errNotStarted = fmt.Errorf("%w: the Authorizer returned without starting the request", ErrAuthorizer)
+var errNotStarted = fmt.Errorf("%w: the Authorizer returned without starting the request", errAuthorizer)
 
 // State returns the request's state after Start, so an Authorizer that
 // listens for the response can ignore stray requests.
@@ -297,11 +297,11 @@ func checkIssParameter(advertised bool, expected string, q url.Values) error {
 	vals, present := q["iss"]
 	switch {
 	case !present && advertised:
-		return ErrIssuerMissing
+		return errIssuerMissing
 	case !present:
 		return nil
 	case len(vals) != 1 || vals[0] != expected:
-		return ErrIssuerParameterMismatch
+		return errIssuerParameterMismatch
 	default:
 		return nil
 	}

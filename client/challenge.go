@@ -34,8 +34,8 @@ type attempts struct {
 //     of the previously requested and the challenged scopes (step-up,
 //     SEP-2350). No refresh: it cannot widen scopes. If the refused token
 //     was granted every challenged scope already, a new authorization
-//     cannot help: ErrInsufficientScope.
-//   - anything else: ErrForbidden.
+//     cannot help: errInsufficientScope.
+//   - anything else: errForbiddenStatus.
 func (c *Client) respond(ctx context.Context, resource string, status int, h http.Header, sent string, a *attempts) error {
 	ch := parseChallenge(h)
 	switch {
@@ -44,7 +44,7 @@ func (c *Client) respond(ctx context.Context, resource string, status int, h htt
 	case status == http.StatusForbidden && insufficientScope(ch.Challenge):
 		return c.stepUp(ctx, resource, ch, sent, a)
 	default:
-		return fmt.Errorf("%w: status %d", ErrForbidden, status)
+		return fmt.Errorf("%w: status %d", errForbiddenStatus, status)
 	}
 }
 
@@ -114,7 +114,7 @@ func (c *Client) stepUp(ctx context.Context, resource string, ch challenge, sent
 		case st.tok.AccessToken != sent && st.tok.Valid(c.clock.Now(), expiryLeeway) && subset(need, st.tok.Scopes):
 			return nil // another request stepped up meanwhile
 		case st.tok.AccessToken == sent && len(need) > 0 && subset(need, st.tok.Scopes):
-			return ErrInsufficientScope // asking again would change nothing
+			return errInsufficientScope // asking again would change nothing
 		}
 		prev = st.tok.RequestedScopes
 	}
@@ -129,7 +129,7 @@ func (c *Client) stepUp(ctx context.Context, resource string, ch challenge, sent
 // (CL-14).
 func (c *Client) login(ctx context.Context, resource string, ch challenge, fresh bool, scopes []string, a *attempts) error {
 	if a.n >= MaxAuthorizationAttempts {
-		return fmt.Errorf("%w (%d)", ErrAttemptLimit, MaxAuthorizationAttempts)
+		return fmt.Errorf("%w (%d)", errAttemptLimit, MaxAuthorizationAttempts)
 	}
 	a.n++
 	prev, _ := c.store.Discovery(ctx, resource)
@@ -160,10 +160,10 @@ func (c *Client) login(ctx context.Context, resource string, ch challenge, fresh
 		return errNotStarted
 	case err != nil:
 		c.pending.Remove(state)
-		return fmt.Errorf("%w: %w", ErrAuthorizer, err)
+		return fmt.Errorf("%w: %w", errAuthorizer, err)
 	case redirect == nil:
 		c.pending.Remove(state)
-		return fmt.Errorf("%w: no redirect", ErrAuthorizer)
+		return fmt.Errorf("%w: no redirect", errAuthorizer)
 	}
 	rec, tok, err := c.complete(ctx, redirect, state)
 	if err != nil {
@@ -190,7 +190,7 @@ func (c *Client) grantLogin(ctx context.Context, g *grantRun) error {
 	d := g.d
 	id, ok := c.flow.clientID(d.Issuer)
 	var tok *tokenstore.Token
-	err := ErrIssuerChanged
+	err := errIssuerChanged
 	if ok {
 		tok, err = c.flow.run(ctx, g)
 	}
@@ -218,7 +218,7 @@ func (c *Client) checkIssuerChange(ctx context.Context, prev, d *tokenstore.Disc
 	_ = c.store.PutDiscovery(ctx, prev)
 	c.log.WarnContext(ctx, "authorization server changed away from pre-registered credentials", "resource", d.Resource,
 		"previous_issuer", prev.Issuer, "issuer", d.Issuer)
-	return ErrIssuerChanged
+	return errIssuerChanged
 }
 
 // challenge is what a 401 or 403 said: its Bearer challenge, else its

@@ -110,7 +110,7 @@ func (c *Client) OAuthHandler(serverURL string) (*OAuthHandler, error) {
 // Client keeps the refresh token. Requests made with these tokens lack
 // [Client.Transport]'s handling of 401 and 403 and of redirects, and a
 // DPoP-bound token, which needs a proof per request, is refused
-// ([ErrDPoPTransport]).
+// ([ErrConfig]).
 func (c *Client) TokenSource(ctx context.Context, serverURL string) oauth2.TokenSource {
 	return tokenSourceFunc(func() (*oauth2.Token, error) {
 		if err := c.Login(ctx, serverURL); err != nil {
@@ -122,9 +122,9 @@ func (c *Client) TokenSource(ctx context.Context, serverURL string) oauth2.Token
 		case err != nil:
 			return nil, err
 		case tok == nil:
-			return nil, fmt.Errorf("%w: no token after authorization", ErrAuthorizer)
+			return nil, fmt.Errorf("%w: no token after authorization", errAuthorizer)
 		case ascii.EqualFold(tok.TokenType, dpop.TokenType):
-			return nil, ErrDPoPTransport
+			return nil, errDPoPTransport
 		}
 		return bearerToken(tok), nil
 	})

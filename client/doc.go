@@ -48,10 +48,10 @@
 //     pre-registered for exactly this issuer; a registration stored from an
 //     earlier run; the Client ID Metadata Document URL when the server
 //     advertises support; RFC 7591 dynamic registration with
-//     application_type (CL-17); otherwise [ErrNoRegistration]. Credentials
+//     application_type (CL-17); otherwise [errNoRegistration]. Credentials
 //     are bound to their issuer and never shown to another (CL-18); a
 //     resource that moves away from the issuer of pre-registered
-//     credentials is [ErrIssuerChanged], not a silent new registration. A
+//     credentials is [errIssuerChanged], not a silent new registration. A
 //     stored dynamic registration the token endpoint refuses with
 //     invalid_client (the server deleted it) is dropped, with its token,
 //     and replaced once per operation by a new registration and a fresh
@@ -83,7 +83,7 @@
 // scopes the grant lacks; a 403 insufficient_scope re-authorizes with the
 // union of the previously requested and the challenged scopes (CL-15),
 // unless the refused token already carries every challenged scope
-// ([ErrInsufficientScope]: asking again would change nothing). One
+// ([errInsufficientScope]: asking again would change nothing). One
 // operation starts at most [MaxAuthorizationAttempts] authorizations.
 //
 // Every document, registration and token request goes through one
@@ -120,7 +120,7 @@
 // is chosen from those both the authorization server (§5.1) and the resource
 // (§7.1 "algs", RFC 9728 metadata) accept; a generated key is kept with its
 // token in the [TokenStore]. A resource that accepts only DPoP-bound tokens
-// gets them or [ErrDPoPUnsupported] before any authorization or token
+// gets them or [errDPoPUnsupported] before any authorization or token
 // request, never a Bearer token. Stored DPoP tokens carry the key's
 // thumbprint and are used only with that key. With the SDK, set
 // StreamableClientTransport.HTTPClient to [OAuthHandler.HTTPClient].

@@ -40,7 +40,7 @@ const (
 // When the resource accepts only DPoP-bound tokens (a DPoP challenge
 // without a Bearer one, or dpop_bound_access_tokens_required) and there
 // is no such algorithm, or the authorization server advertises none, the
-// client fails with [ErrDPoPUnsupported] before any authorization or token
+// client fails with [ErrDiscovery] before any authorization or token
 // request; it never falls back to Bearer there. Where the resource also
 // accepts Bearer tokens, it asks for a Bearer token instead and logs a
 // warning.
@@ -180,7 +180,7 @@ func (c *Client) setAuthorization(req *http.Request, tok *tokenstore.Token) erro
 	}
 	k := c.dpop.forToken(tok)
 	if k == nil {
-		return fmt.Errorf("%w: %w: DPoP-bound token without its DPoP key", ErrTokenResponse, ErrTokenType)
+		return fmt.Errorf("%w: %w: DPoP-bound token without its DPoP key", errTokenResponse, errTokenType)
 	}
 	p, err := c.dpop.proof(k, req.Method, req.URL, tok.AccessToken)
 	if err != nil {
@@ -223,7 +223,7 @@ func presentedToken(v string) string {
 
 // planDPoP chooses, before an authorization for the resource of d starts,
 // the DPoP key its tokens will be bound to: nil for a Bearer token. See
-// [DPoPConfig] for the rules. It fails with ErrDPoPUnsupported when the
+// [DPoPConfig] for the rules. It fails with errDPoPUnsupported when the
 // resource accepts only DPoP-bound tokens and they cannot be had.
 func (c *Client) planDPoP(ctx context.Context, d *tokenstore.Discovery, ch challenge) (*dpopKey, error) {
 	required := ch.dpopOnly || d.DPoPBoundAccessTokensRequired
@@ -237,12 +237,12 @@ func (c *Client) planDPoP(ctx context.Context, d *tokenstore.Discovery, ch chall
 	}
 	switch {
 	case c.dpop == nil && required:
-		return nil, fmt.Errorf("%w: %s accepts only DPoP-bound tokens and the client has no DPoP configuration", ErrDPoPUnsupported, d.Resource)
+		return nil, fmt.Errorf("%w: %s accepts only DPoP-bound tokens and the client has no DPoP configuration", errDPoPUnsupported, d.Resource)
 	case c.dpop == nil:
 		return nil, nil
 	case required && len(asAlgs) == 0:
 		return nil, fmt.Errorf("%w: %s accepts only DPoP-bound tokens and the authorization server %s does not advertise dpop_signing_alg_values_supported",
-			ErrDPoPUnsupported, d.Resource, d.Issuer)
+			errDPoPUnsupported, d.Resource, d.Issuer)
 	}
 	k, err := c.dpop.keyFor(asAlgs, rsAlgs)
 	if err != nil {
@@ -252,7 +252,7 @@ func (c *Client) planDPoP(ctx context.Context, d *tokenstore.Discovery, ch chall
 		what := fmt.Sprintf("no DPoP proof algorithm of the client (%s) is accepted by both the authorization server (%s) and the resource (%s)",
 			c.dpop.describe(), describeAlgs(asAlgs), describeAlgs(rsAlgs))
 		if required {
-			return nil, fmt.Errorf("%w: %s", ErrDPoPUnsupported, what)
+			return nil, fmt.Errorf("%w: %s", errDPoPUnsupported, what)
 		}
 		c.log.WarnContext(ctx, what+"; requesting a Bearer token", "resource", d.Resource, "issuer", d.Issuer)
 		return nil, nil

@@ -142,7 +142,7 @@ func (b issuerBinding) allows(issuer string) bool { return b.any || b.issuer == 
 type ClientCredentials struct {
 	// Issuer is the authorization server the credentials belong to
 	// (requirement CL-18); a resource naming another server gets
-	// ErrIssuerChanged. Required with a client secret unless
+	// [ErrDiscovery]. Required with a client secret unless
 	// InsecureAnyIssuer is set; empty with a private key means any
 	// server, each getting assertions addressed to itself alone.
 	Issuer string
@@ -163,7 +163,7 @@ type ClientCredentials struct {
 // sending it the client checks, without verifying the signature, that its
 // "aud" names the authorization server (issuer or token endpoint) and that
 // it has not expired, so a token meant for another audience is never shown
-// to this server (ErrAssertion).
+// to this server ([ErrTokenRequest]).
 type WorkloadIdentity struct {
 	// Assertion returns a fresh platform JWT for audience (the
 	// authorization server's issuer identifier). Either Assertion or
@@ -193,7 +193,7 @@ type WorkloadIdentity struct {
 // metadata (the extension's §6): without the JWT-bearer grant in
 // grant_types_supported, or with an authorization_grant_profiles_supported
 // that does not list "urn:ietf:params:oauth:grant-profile:id-jag", the
-// grant fails with ErrGrantUnsupported and the ID token is never sent. The
+// grant fails with [ErrDiscovery] and the ID token is never sent. The
 // member is optional, so a server that omits it is tried; if it then
 // refuses the ID-JAG, the error says the profile was not advertised.
 type EnterpriseAuthorization struct {

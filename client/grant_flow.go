@@ -173,7 +173,7 @@ func (f *emaFlow) run(ctx context.Context, g *grantRun) (*tokenstore.Token, erro
 // mention.
 func checkIDJAGSupport(md *oauthmeta.AuthServerMetadata) (advertised bool, err error) {
 	if !md.SupportsGrantType(oauthmeta.GrantTypeJWTBearer) {
-		return false, fmt.Errorf("%w: %s", ErrGrantUnsupported, oauthmeta.GrantTypeJWTBearer)
+		return false, fmt.Errorf("%w: %s", errGrantUnsupported, oauthmeta.GrantTypeJWTBearer)
 	}
 	profiles := md.AuthorizationGrantProfilesSupported
 	if len(profiles) == 0 {
@@ -181,7 +181,7 @@ func checkIDJAGSupport(md *oauthmeta.AuthServerMetadata) (advertised bool, err e
 	}
 	if !slices.Contains(profiles, oauthmeta.GrantProfileIDJAG) {
 		return false, fmt.Errorf("%w: authorization_grant_profiles_supported does not list %s",
-			ErrGrantUnsupported, oauthmeta.GrantProfileIDJAG)
+			errGrantUnsupported, oauthmeta.GrantProfileIDJAG)
 	}
 	return true, nil
 }
@@ -192,7 +192,7 @@ func checkIDJAGSupport(md *oauthmeta.AuthServerMetadata) (advertised bool, err e
 func (f *emaFlow) exchange(ctx context.Context, issuer, resource string, scopes []string) (string, error) {
 	idt, err := f.e.IDToken(ctx)
 	if err != nil {
-		return "", fmt.Errorf("%w: ID token: %w", ErrTokenExchange, err)
+		return "", fmt.Errorf("%w: ID token: %w", errTokenExchange, err)
 	}
 	form := url.Values{
 		"grant_type":           {oauthmeta.GrantTypeTokenExchange},
@@ -210,10 +210,10 @@ func (f *emaFlow) exchange(ctx context.Context, issuer, resource string, scopes 
 		err = sameReading(tok)
 	}
 	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrTokenExchange, err)
+		return "", fmt.Errorf("%w: %w", errTokenExchange, err)
 	}
 	if tok.Extra("issued_token_type") != jwtassert.TokenTypeIDJAG {
-		return "", fmt.Errorf("%w: issued_token_type is not an ID-JAG", ErrTokenExchange)
+		return "", fmt.Errorf("%w: issued_token_type is not an ID-JAG", errTokenExchange)
 	}
 	return tok.AccessToken, nil
 }
@@ -230,11 +230,11 @@ type assertionClaims struct {
 // to this server and current.
 func parseAssertionClaims(jwt string) (*assertionClaims, error) {
 	if len(jwt) > jwtassert.DefaultMaxSize {
-		return nil, fmt.Errorf("%w: too large", ErrAssertion)
+		return nil, fmt.Errorf("%w: too large", errAssertion)
 	}
 	var c assertionClaims
 	if err := jwtverify.UnsafeClaimsWithoutVerification(jwt, &c); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrAssertion, err)
+		return nil, fmt.Errorf("%w: %w", errAssertion, err)
 	}
 	return &c, nil
 }
@@ -249,10 +249,10 @@ func checkAssertion(jwt string, md *oauthmeta.AuthServerMetadata, now time.Time)
 		return err
 	}
 	if !c.Aud.Contains(md.Issuer) && !c.Aud.Contains(md.TokenEndpoint) {
-		return fmt.Errorf("%w: aud does not name this authorization server", ErrAssertion)
+		return fmt.Errorf("%w: aud does not name this authorization server", errAssertion)
 	}
 	if c.Exp == nil || float64(now.Unix()) >= *c.Exp {
-		return fmt.Errorf("%w: expired or without exp", ErrAssertion)
+		return fmt.Errorf("%w: expired or without exp", errAssertion)
 	}
 	return nil
 }
@@ -264,21 +264,21 @@ func (w *WorkloadIdentity) assertion(ctx context.Context, audience string) (stri
 	if w.Assertion != nil {
 		a, err := w.Assertion(ctx, audience)
 		if err != nil {
-			return "", fmt.Errorf("%w: %w", ErrAssertion, err)
+			return "", fmt.Errorf("%w: %w", errAssertion, err)
 		}
 		return strings.TrimSpace(a), nil
 	}
 	f, err := os.Open(w.AssertionFile)
 	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrAssertion, err)
+		return "", fmt.Errorf("%w: %w", errAssertion, err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxAssertionFile+1))
 	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrAssertion, err)
+		return "", fmt.Errorf("%w: %w", errAssertion, err)
 	}
 	if len(data) > maxAssertionFile {
-		return "", fmt.Errorf("%w: assertion file over %d bytes", ErrAssertion, maxAssertionFile)
+		return "", fmt.Errorf("%w: assertion file over %d bytes", errAssertion, maxAssertionFile)
 	}
 	return strings.TrimSpace(string(data)), nil
 }

@@ -32,7 +32,7 @@ const maxTrackedOperations = 256
 // is counted per operation (the Mcp-Method and Mcp-Name headers of
 // 2026-07-28, else method and path) over Config.StepUpWindow: an operation
 // that already started MaxAuthorizationAttempts authorizations in the
-// window gets ErrAttemptLimit instead of another one.
+// window gets [ErrForbidden] instead of another one.
 //
 // It is safe for concurrent use.
 type OAuthHandler struct {
@@ -53,7 +53,7 @@ var _ auth.OAuthHandler = (*OAuthHandler)(nil)
 // token (Config.DPoP) needs the handler's transport underneath the SDK,
 // which switches the scheme and adds the proof: set
 // StreamableClientTransport.HTTPClient to [OAuthHandler.HTTPClient]. Without
-// it TokenSource refuses a DPoP-bound token (ErrDPoPTransport) rather than
+// it TokenSource refuses a DPoP-bound token ([ErrConfig]) rather than
 // let it go out as a Bearer token.
 func (h *OAuthHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
 	tok, err := h.c.currentToken(ctx, h.resource)
@@ -61,7 +61,7 @@ func (h *OAuthHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, err
 		return nil, err
 	}
 	if ascii.EqualFold(tok.TokenType, dpop.TokenType) && !h.wrapped.Load() {
-		return nil, ErrDPoPTransport
+		return nil, errDPoPTransport
 	}
 	return oauth2.StaticTokenSource(bearerToken(tok)), nil
 }

@@ -62,7 +62,7 @@ func (c *Client) refreshToken(ctx context.Context, d *tokenstore.Discovery, reg 
 	md := d.AuthServer
 	dp := c.dpop.forToken(old)
 	if dp == nil && ascii.EqualFold(old.TokenType, dpop.TokenType) {
-		return nil, fmt.Errorf("%w: %w: DPoP-bound token without its DPoP key", ErrTokenResponse, ErrTokenType)
+		return nil, fmt.Errorf("%w: %w: DPoP-bound token without its DPoP key", errTokenResponse, errTokenType)
 	}
 	if dp != nil {
 		dp.required = d.DPoPBoundAccessTokensRequired
@@ -102,7 +102,7 @@ func (c *Client) postToken(ctx context.Context, endpoint string, params url.Valu
 // under a [tokenTransport] sending proofs of d (nil: none).
 func (c *Client) tokenContext(ctx context.Context, endpoint string, auth *clientAuth, audience string, d *dpopKey) (context.Context, *oauth2Auth, error) {
 	if err := c.fetcher.CheckURL(endpoint); err != nil {
-		return nil, nil, wrapFetch("token endpoint", err)
+		return nil, nil, wrapFetch(ErrTokenRequest, "token endpoint", err)
 	}
 	a, err := auth.encode(audience)
 	if err != nil {
@@ -121,15 +121,15 @@ func tokenError(err error, sent ...string) error {
 	switch {
 	case errors.As(err, &re):
 		if oe, perr := oauthmeta.ParseError(re.Body); perr == nil {
-			return fmt.Errorf("%w: status %d: %w", ErrTokenResponse, re.Response.StatusCode, sanitizeError(oe, sent...))
+			return fmt.Errorf("%w: status %d: %w", errTokenResponse, re.Response.StatusCode, sanitizeError(oe, sent...))
 		}
-		return fmt.Errorf("%w: status %d", ErrTokenResponse, re.Response.StatusCode)
-	case errors.Is(err, ErrTokenResponse):
+		return fmt.Errorf("%w: status %d", errTokenResponse, re.Response.StatusCode)
+	case errors.Is(err, ErrTokenRequest):
 		return unwrapURLError(err)
 	case errors.As(err, new(*url.Error)):
-		return fmt.Errorf("%w: %w", ErrTokenResponse, wrapFetch("token request", unwrapURLError(err)))
+		return fmt.Errorf("%w: %w", errTokenResponse, wrapFetch(ErrTokenRequest, "token request", unwrapURLError(err)))
 	default:
-		return fmt.Errorf("%w: unusable response", ErrTokenResponse)
+		return fmt.Errorf("%w: unusable response", errTokenResponse)
 	}
 }
 
@@ -150,12 +150,12 @@ func (c *Client) newToken(tok *oauth2.Token, key *dpopKey, requested, prevGrante
 	}
 	switch {
 	case ascii.EqualFold(tok.TokenType, "Bearer") && key != nil && key.required:
-		return nil, fmt.Errorf("%w: the authorization server issued a Bearer token for a resource that accepts only DPoP-bound tokens", ErrDPoPUnsupported)
+		return nil, fmt.Errorf("%w: the authorization server issued a Bearer token for a resource that accepts only DPoP-bound tokens", errDPoPUnsupported)
 	case ascii.EqualFold(tok.TokenType, "Bearer"):
 	case ascii.EqualFold(tok.TokenType, dpop.TokenType) && key != nil:
 		t.TokenType, t.DPoPJKT, t.DPoPKey = dpop.TokenType, key.p.JKT(), slices.Clone(key.jwk)
 	default:
-		return nil, fmt.Errorf("%w: %w", ErrTokenResponse, ErrTokenType)
+		return nil, fmt.Errorf("%w: %w", errTokenResponse, errTokenType)
 	}
 	// x/oauth2's Expiry reads the system clock; this package has its own.
 	if n, _ := tok.Extra("expires_in").(float64); n > 0 {
@@ -166,7 +166,7 @@ func (c *Client) newToken(tok *oauth2.Token, key *dpopKey, requested, prevGrante
 	case scope != "":
 		s, err := oauthmeta.ParseScope(scope)
 		if err != nil {
-			return nil, fmt.Errorf("%w: scope: %w", ErrTokenResponse, err)
+			return nil, fmt.Errorf("%w: scope: %w", errTokenResponse, err)
 		}
 		t.Scopes = s
 	case prevGranted != nil:
@@ -183,7 +183,7 @@ func (c *Client) newToken(tok *oauth2.Token, key *dpopKey, requested, prevGrante
 func sameReading(tok *oauth2.Token) error {
 	for name, v := range map[string]string{"access_token": tok.AccessToken, "token_type": tok.TokenType, "refresh_token": tok.RefreshToken} {
 		if x, ok := tok.Extra(name).(string); ok && x != v {
-			return fmt.Errorf("%w: %s given twice", ErrTokenResponse, name)
+			return fmt.Errorf("%w: %s given twice", errTokenResponse, name)
 		}
 	}
 	return nil
@@ -217,10 +217,10 @@ func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
 		if !jsonContent(resp.Header) {
-			return nil, fmt.Errorf("%w: response is not JSON", ErrTokenResponse)
+			return nil, fmt.Errorf("%w: response is not JSON", errTokenResponse)
 		}
 		if _, err := oauthmeta.ParseTokenResponse(body); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrTokenResponse, err)
+			return nil, fmt.Errorf("%w: %w", errTokenResponse, err)
 		}
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
@@ -253,7 +253,7 @@ func (t *tokenTransport) send(req *http.Request, again bool) (resp *http.Respons
 		body, err = io.ReadAll(io.LimitReader(resp.Body, maxTokenResponse+1))
 	}
 	if err == nil && (resp.ContentLength > maxTokenResponse || len(body) > maxTokenResponse) {
-		err = fmt.Errorf("%w: %w", ErrTokenResponse, ErrResponseTooLarge)
+		err = fmt.Errorf("%w: %w", errTokenResponse, reason(ErrTokenRequest, reasonResponseTooBig))
 	}
 	return resp, body, err
 }
@@ -272,7 +272,7 @@ func (c *Client) grantToken(ctx context.Context, g *grantRun, form url.Values, a
 	d := g.d
 	md := d.AuthServer
 	if gt := form.Get("grant_type"); !md.SupportsGrantType(gt) {
-		return nil, fmt.Errorf("%w: %s", ErrGrantUnsupported, gt)
+		return nil, fmt.Errorf("%w: %s", errGrantUnsupported, gt)
 	}
 	form.Set("resource", d.ResourceIndicator)
 	if len(scopes) > 0 {

@@ -184,14 +184,14 @@ func (c *Client) revoke(ctx context.Context, md *oauthmeta.AuthServerMetadata, a
 	authorization := a.addTo(form)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, md.RevocationEndpoint, strings.NewReader(form.Encode()))
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrUnsafeURL, err)
+		return fmt.Errorf("%w: %w", reason(ErrRevocation, reasonUnsafeURL), err)
 	}
 	if authorization != "" {
 		req.Header.Set("Authorization", authorization)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
-	status, respHeader, body, err := c.post(req, maxRevocationResponse)
+	status, respHeader, body, err := c.post(ErrRevocation, req, maxRevocationResponse)
 	if err != nil {
 		return err
 	}

@@ -82,7 +82,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		herr := t.c.respond(ctx, t.resource, resp.StatusCode, resp.Header, sent, a)
 		switch {
-		case errors.Is(herr, ErrAttemptLimit), errors.Is(herr, ErrInsufficientScope), errors.Is(herr, ErrForbidden):
+		case errors.Is(herr, ErrForbidden):
 			return resp, nil // give the caller the server's answer
 		case herr != nil:
 			drain(resp)
