@@ -30,7 +30,7 @@ import (
 // context.
 type Client struct {
 	cfg     Config
-	store   TokenStore
+	store   tokenstore.Store
 	fetcher *safehttp.Fetcher
 	policy  oauthmeta.URLPolicy
 	log     *slog.Logger

@@ -14,10 +14,6 @@ import (
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
-// TokenStore keeps tokens, registrations and discovery state; see package
-// tokenstore for the contract and the in-memory and file implementations.
-type TokenStore = tokenstore.Store
-
 // MaxAuthorizationAttempts is how many authorizations (interactive logins,
 // including step-up) one operation may start before the client gives up
 // (requirement CL-15; the conformance suite allows at most 3).
@@ -52,8 +48,9 @@ type Config struct {
 
 	// Store keeps tokens, registrations and discovery state. Nil means a
 	// new in-memory store ([tokenstore.NewMemory]); use
-	// [tokenstore.NewFile] to keep logins across runs.
-	Store TokenStore
+	// [tokenstore.NewFile] to keep logins across runs, or implement
+	// [tokenstore.Store] over another storage.
+	Store tokenstore.Store
 
 	// ClientIDMetadataURL is the https URL at which this client's Client ID
 	// Metadata Document is hosted; it becomes the client_id at every
