@@ -25,17 +25,17 @@ const (
 
 // pendingAuthorization is the single-use record kept, keyed by state,
 // between sending the user to the authorization server and receiving its
-// response (requirements CL-10, CL-11). Everything the response is checked
+// response. Everything the response is checked
 // against and the code is redeemed with comes from here, never from the
 // response.
 type pendingAuthorization struct {
 	state    string
 	verifier string
 	// issuer is the validated metadata issuer, recorded before the redirect
-	// (CL-11) and compared with the response's iss (CL-12).
+	// and compared with the response's iss.
 	issuer                string
 	issParameterSupported bool
-	// tokenEndpoint is the only place the code may be redeemed (CL-13).
+	// tokenEndpoint is the only place the code may be redeemed.
 	tokenEndpoint string
 	resource      string // canonical MCP server URL
 	indicator     string // RFC 8707 resource sent (CL-04)
@@ -83,12 +83,11 @@ func (r *AuthorizationRequest) registeredRedirectURIs(ctx context.Context) []str
 	return slices.Clone(reg.RedirectURIs)
 }
 
-// Start prepares the authorization request for redirectURI and returns the
-// URL to visit. redirectURI must be https or plain http to a loopback host
-// (requirement CL-21). Start registers the client if needed (CL-16),
-// creates a fresh PKCE verifier and state (CL-09, CL-10), records the
-// expected issuer and token endpoint before returning (CL-11), and checks
-// the URL it returns (CL-22). It may be called once.
+// Start prepares the authorization request for redirectURI and returns the URL
+// to visit. redirectURI must be https or plain http to a loopback host. Start
+// registers the client if needed, creates a fresh PKCE verifier and state,
+// records the expected issuer and token endpoint before returning, and checks
+// the URL it returns. It may be called once.
 func (r *AuthorizationRequest) Start(ctx context.Context, redirectURI string) (string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -228,9 +227,9 @@ func union(a, b []string) []string {
 }
 
 // complete processes the authorization response that arrived at redirect
-// for the request that used state: state (CL-10), then the RFC 9207 table
-// (CL-12) before the code or any error text is looked at, then the code
-// exchange at the recorded token endpoint (CL-13).
+// for the request that used state: state, then the RFC 9207 table
+// before the code or any error text is looked at, then the code
+// exchange at the recorded token endpoint.
 func (c *Client) complete(ctx context.Context, redirect *url.URL, state string) (*pendingAuthorization, *tokenstore.Token, error) {
 	q, err := url.ParseQuery(redirect.RawQuery)
 	if err != nil {
@@ -279,7 +278,7 @@ func subset(a, b []string) bool {
 }
 
 // checkIssParameter applies the RFC 9207 §2.4 table exactly as MCP
-// 2026-07-28 states it (requirement CL-12), to the form-decoded response
+// 2026-07-28 states it, to the form-decoded response
 // parameters q:
 //
 //	metadata advertises iss | iss in response | action

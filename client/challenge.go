@@ -12,10 +12,9 @@ import (
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
-// attempts counts the authorizations one operation has started
-// (requirement CL-15), and whether it already replaced a dynamic
-// registration the token endpoint refused (at most once). The zero value
-// is a fresh budget.
+// attempts counts the authorizations one operation has started, and whether it
+// already replaced a dynamic registration the token endpoint refused (at most
+// once). The zero value is a fresh budget.
 type attempts struct {
 	n            int
 	reregistered bool
@@ -125,8 +124,7 @@ func (c *Client) stepUp(ctx context.Context, resource string, ch challenge, sent
 // the DPoP key (which may refuse before anything is sent to the
 // authorization server), then the Authorizer, then the response checks and
 // the code exchange; the token is stored under (issuer, resource
-// indicator, client_id). scopes nil means chosen by the MCP strategy
-// (CL-14).
+// indicator, client_id). scopes nil means chosen by the MCP strategy.
 func (c *Client) login(ctx context.Context, resource string, ch challenge, fresh bool, scopes []string, a *attempts) error {
 	if a.n >= MaxAuthorizationAttempts {
 		return fmt.Errorf("%w (%d)", errAttemptLimit, MaxAuthorizationAttempts)
@@ -222,7 +220,7 @@ func (c *Client) checkIssuerChange(ctx context.Context, prev, d *tokenstore.Disc
 }
 
 // challenge is what a 401 or 403 said: its Bearer challenge, else its
-// DPoP one (CL-01), and what it tells of DPoP (RFC 9449 §7.1).
+// DPoP one, and what it tells of DPoP (RFC 9449 §7.1).
 type challenge struct {
 	oauthmeta.Challenge
 	// dpopOnly: a DPoP challenge and no Bearer one, so the resource

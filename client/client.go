@@ -25,9 +25,64 @@ import (
 // it through [Client.Transport] (an http.RoundTripper) or
 // [Client.OAuthHandler] (the official Go SDK's auth.OAuthHandler).
 //
+// On a 401 it does, in order:
+//
+//  1. It parses the WWW-Authenticate header (RFC 9110 §11.6.1, RFC 6750
+//     §3, RFC 9728 §5.1).
+//  2. It fetches protected resource metadata from the challenge's
+//     resource_metadata URL, else the path-inserted well-known URL, else
+//     the root one, stopping at the first document served. Its "resource"
+//     must be identical to the URL called (for the root document, its
+//     origin; see [Config.InsecureAllowResourcePrefix]), or authorization
+//     stops (RFC 9728 §3.3).
+//  3. Each listed authorization server, in the order
+//     [Config.SelectAuthServer] gives, has its metadata fetched in the MCP
+//     order (RFC 8414 path insertion, OpenID Connect path insertion, OpenID
+//     Connect appended); the first whose issuer is identical to the one
+//     asked for, whose endpoints are https and which advertises S256 is
+//     used. Results are cached in the store for the documents' max-age
+//     (default [DefaultMetadataTTL]).
+//  4. It registers in MCP's order: credentials pre-registered for exactly
+//     this issuer; a registration stored from an earlier run; the Client ID
+//     Metadata Document URL when the server supports it; RFC 7591 dynamic
+//     registration with application_type. Credentials are bound to their
+//     issuer and never shown to another. A stored dynamic registration the
+//     token endpoint refuses with invalid_client (the server deleted it) is
+//     dropped with its token and replaced once per operation; the refused
+//     code or refresh token is not sent again.
+//  5. The [Authorizer] gets the user through the authorization request:
+//     PKCE S256, a single-use state whose record holds the verifier,
+//     issuer, token endpoint, resource, redirect URI and scopes before the
+//     redirect; "resource" on every request; scopes from the challenge,
+//     else the resource's scopes_supported, else none; offline_access only
+//     if the authorization server lists it.
+//  6. The response is checked: state, then the RFC 9207 iss table with
+//     simple string comparison, before the code or any error text is used;
+//     the code is redeemed only at the recorded token endpoint.
+//
+// A refused token is refreshed first (with "resource", unless
+// [AuthServerOptions.OmitResourceOnRefresh]) unless the challenge needs
+// scopes the grant lacks; a 403 insufficient_scope re-authorizes with the
+// union of the previously requested and the challenged scopes, unless the
+// refused token already carries them all. One operation starts at most
+// [MaxAuthorizationAttempts] authorizations.
+//
+// Every token request goes through golang.org/x/oauth2 with an explicit
+// AuthStyle (no retry with the secret moved; with client_secret_basic,
+// client_id is also in the body). A response must be one strict JSON
+// object of at most 1 MiB with token_type Bearer, or DPoP when the request
+// carried a proof. Every document, registration and token request goes
+// through one SSRF-guarded fetcher: https only, addresses checked at dial
+// time after resolution, no proxies, size caps and timeouts. Tokens go
+// only to the MCP server they were issued for, in the Authorization
+// header, never across a redirect to another origin; token and
+// registration requests follow no redirect at all. No error or log record
+// contains a token, secret, code or verifier.
+//
 // A Client is safe for concurrent use. Constructing one does no I/O and
 // starts no goroutine; everything happens inside calls that take a
-// context.
+// context. It does not host its Client ID Metadata Document (see package
+// clientmeta) nor speak MCP itself.
 type Client struct {
 	cfg     Config
 	store   tokenstore.Store

@@ -16,7 +16,7 @@ import (
 
 // MaxAuthorizationAttempts is how many authorizations (interactive logins,
 // including step-up) one operation may start before the client gives up
-// (requirement CL-15; the conformance suite allows at most 3).
+// (the conformance suite allows at most 3).
 const MaxAuthorizationAttempts = 3
 
 // Defaults for zero Config fields.
@@ -55,17 +55,17 @@ type Config struct {
 	// ClientIDMetadataURL is the https URL at which this client's Client ID
 	// Metadata Document is hosted; it becomes the client_id at every
 	// authorization server that advertises
-	// client_id_metadata_document_supported (requirement CL-16). New checks
-	// it against the client_id URL rules (CIMD-01, requirement CIMD-12).
+	// client_id_metadata_document_supported. New checks
+	// it against the client_id URL rules.
 	// Empty means the client never uses a metadata document.
 	ClientIDMetadataURL string
 	// ClientIDMetadata is the document served at ClientIDMetadataURL, when
-	// the application has it at hand; New validates it (CIMD-01…CIMD-03,
-	// requirement CIMD-12). Nil means not checked here.
+	// the application has it at hand; New validates it against the
+	// document rules. Nil means not checked here.
 	ClientIDMetadata *clientmeta.Document
 
 	// PreRegistered lists credentials registered out of band, each bound to
-	// one issuer and never offered to another (requirement CL-18).
+	// one issuer and never offered to another.
 	PreRegistered []PreRegisteredClient
 
 	// DisableDynamicRegistration turns off RFC 7591 registration (which MCP
@@ -75,14 +75,14 @@ type Config struct {
 	// ClientName is client_name in dynamic registration. Empty means
 	// "mcpauth client".
 	ClientName string
-	// ApplicationType is application_type in dynamic registration
-	// (requirement CL-17): "native" or "web". Empty means "native" for a
-	// loopback redirect URI and "web" otherwise.
+	// ApplicationType is application_type in dynamic registration: "native"
+	// or "web". Empty means "native" for a loopback redirect URI and "web"
+	// otherwise.
 	ApplicationType string
 
 	// SelectAuthServer orders (and may filter) the authorization servers a
 	// resource's metadata lists. Nil keeps the published order. The client
-	// uses the first one that is reachable and valid (requirement CL-05).
+	// uses the first one that is reachable and valid.
 	SelectAuthServer AuthServerSelector
 	// AuthServers holds per-issuer settings, keyed by exact issuer.
 	AuthServers map[string]AuthServerOptions
@@ -90,7 +90,7 @@ type Config struct {
 	// DisableOfflineAccess stops the client from asking for offline_access.
 	// False means it adds offline_access when the authorization server
 	// lists it in scopes_supported and the request names other scopes
-	// (requirement CL-20, SEP-2207).
+	// (SEP-2207).
 	DisableOfflineAccess bool
 
 	// MetadataTTL is how long discovery results are reused when the
@@ -119,15 +119,20 @@ type Config struct {
 	// machine only; false means https to public addresses only.
 	InsecureAllowHTTPLoopback bool
 	// InsecureAllowResourcePrefix accepts protected resource metadata whose
-	// "resource" is not the URL called but a same-origin path prefix of it
-	// (the relaxed rule some SDKs apply; see the package documentation).
-	// False means the exact RFC 9728 §3.3 comparison (requirement CL-03).
+	// "resource" is not the URL called but a same-origin path prefix of it.
+	// False means the exact RFC 9728 §3.3 comparison. Some servers publish
+	// one root document ("resource": "https://h") for an MCP endpoint at
+	// "https://h/mcp" and point to it from their challenges, and several
+	// SDKs accept any same-origin prefix; that lets one path of a host
+	// speak for another. With this set, the token is requested for the
+	// prefix the metadata names. A root document reached by probing (not
+	// through the challenge) is accepted without it, as RFC 9728 allows.
 	InsecureAllowResourcePrefix bool
 	// InsecureLegacy20250326 enables the MCP 2025-03-26 discovery
 	// fallbacks: a server without protected resource metadata is its own
 	// authorization server, and an authorization server without metadata
 	// is assumed to serve /authorize, /token and /register at its origin.
-	// The second fallback cannot check PKCE support (requirement CL-08),
+	// The second fallback cannot check PKCE support,
 	// hence the name. False means 2026-07-28 discovery only.
 	InsecureLegacy20250326 bool
 
@@ -168,8 +173,7 @@ type PreRegisteredClient struct {
 type AuthServerOptions struct {
 	// OmitResourceOnRefresh leaves the RFC 8707 resource parameter out of
 	// refresh requests, for servers (such as Microsoft Entra ID) that
-	// reject it there. False means resource is sent on every token request
-	// (requirement CL-04).
+	// reject it there. False means resource is sent on every token request.
 	OmitResourceOnRefresh bool
 }
 

@@ -35,8 +35,8 @@ func (c *Client) canonicalResource(raw string) (string, error) {
 
 // discover returns the discovery state for resource (canonical): the
 // cached one unless fresh is set or it expired, otherwise the result of
-// protected resource metadata discovery (CL-02, CL-03) and authorization
-// server discovery (CL-05 to CL-08). headerURL is the challenge's
+// protected resource metadata discovery and authorization
+// server discovery. headerURL is the challenge's
 // resource_metadata, or "".
 func (c *Client) discover(ctx context.Context, resource, headerURL string, fresh bool) (*tokenstore.Discovery, error) {
 	if !fresh {
@@ -87,8 +87,8 @@ type prmCandidate struct {
 }
 
 // fetchResourceMetadata probes, in order, the challenge's URL, the
-// path-inserted well-known URL and the root well-known URL (CL-02),
-// stops at the first document served, and validates it (CL-03): a
+// path-inserted well-known URL and the root well-known URL,
+// stops at the first document served, and validates it: a
 // document for another resource aborts discovery.
 func (c *Client) fetchResourceMetadata(ctx context.Context, resource, headerURL string) (*oauthmeta.ProtectedResourceMetadata, string, time.Duration, error) {
 	pathURL, err := oauthmeta.ProtectedResourceMetadataURL(resource)
@@ -170,9 +170,9 @@ func resourcePrefix(prefix, resource string) bool {
 const maxAuthServerCandidates = 5
 
 // chooseAuthServer applies the selection policy to issuers and returns the
-// metadata of the first authorization server that is reachable and valid
-// (CL-05), among the first maxAuthServerCandidates. defaults reports
-// assumed 2025-03-26 endpoints.
+// metadata of the first authorization server that is reachable and valid, among
+// the first maxAuthServerCandidates. defaults reports assumed 2025-03-26
+// endpoints.
 func (c *Client) chooseAuthServer(ctx context.Context, resource string, issuers []string, legacy bool) (*oauthmeta.AuthServerMetadata, time.Duration, bool, error) {
 	ordered := issuers
 	if c.cfg.SelectAuthServer != nil {
@@ -206,9 +206,9 @@ func (c *Client) chooseAuthServer(ctx context.Context, resource string, issuers 
 	return nil, 0, false, fmt.Errorf("%w: %w", errNoAuthServer, errors.Join(errs...))
 }
 
-// fetchAuthServerMetadata probes the well-known URLs of issuer in the MCP
-// order (CL-06) and validates the first document served: identical issuer
-// (CL-07), safe endpoints (CL-22), S256 (CL-08), response type code.
+// fetchAuthServerMetadata probes the well-known URLs of issuer in the MCP order
+// and validates the first document served: identical issuer, safe endpoints,
+// S256, response type code.
 func (c *Client) fetchAuthServerMetadata(ctx context.Context, issuer string, legacy bool) (*oauthmeta.AuthServerMetadata, time.Duration, bool, error) {
 	if err := c.policy.CheckIssuer(issuer); err != nil {
 		return nil, 0, false, fmt.Errorf("%w: issuer: %w", errUnsafeURL, err)

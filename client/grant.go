@@ -126,7 +126,7 @@ func newIssuerBinding(c *Client, issuer string, anyIssuer bool, auth *clientAuth
 		return issuerBinding{issuer: issuer}, nil
 	}
 	// A shared secret shown to whichever server a resource names could be
-	// collected by a malicious resource (requirement CL-18); an assertion
+	// collected by a malicious resource; an assertion
 	// is bound to the server's issuer and needs no binding.
 	if auth != nil && auth.secret != "" && !anyIssuer {
 		return issuerBinding{}, fmt.Errorf("%w: %s: a client secret needs Issuer (or InsecureAnyIssuer)", ErrConfig, what)
@@ -140,16 +140,16 @@ func (b issuerBinding) allows(issuer string) bool { return b.any || b.issuer == 
 // "OAuth Client Credentials" extension) for a client acting on its own
 // behalf, authenticated with a client secret or private_key_jwt.
 type ClientCredentials struct {
-	// Issuer is the authorization server the credentials belong to
-	// (requirement CL-18); a resource naming another server gets
-	// [ErrDiscovery]. Required with a client secret unless
-	// InsecureAnyIssuer is set; empty with a private key means any
-	// server, each getting assertions addressed to itself alone.
+	// Issuer is the authorization server the credentials belong to; a
+	// resource naming another server gets [ErrDiscovery]. Required with a
+	// client secret unless InsecureAnyIssuer is set; empty with a private
+	// key means any server, each getting assertions addressed to itself
+	// alone.
 	Issuer string
 	// Credentials authenticate the client. ClientID is required.
 	Credentials Credentials
 	// Scopes are requested. Nil means chosen as for a login: the
-	// challenge's scope, else the resource's scopes_supported (CL-14).
+	// challenge's scope, else the resource's scopes_supported.
 	Scopes []string
 	// InsecureAnyIssuer offers a client secret to whichever authorization
 	// server a resource names. A malicious resource can then collect it.
@@ -178,7 +178,7 @@ type WorkloadIdentity struct {
 	// Credentials optionally authenticate the client as well; ClientID
 	// alone sends client_id with auth method none.
 	Credentials Credentials
-	// Scopes are requested. Nil means chosen as for a login (CL-14).
+	// Scopes are requested. Nil means chosen as for a login.
 	Scopes []string
 }
 
@@ -212,7 +212,7 @@ type EnterpriseAuthorization struct {
 	// Credentials authenticate the client at the MCP authorization server.
 	// ClientID is required: the ID-JAG names it.
 	Credentials Credentials
-	// Scopes are requested. Nil means chosen as for a login (CL-14).
+	// Scopes are requested. Nil means chosen as for a login.
 	Scopes []string
 	// InsecureAnyIssuer: see ClientCredentials.InsecureAnyIssuer.
 	InsecureAnyIssuer bool

@@ -36,7 +36,7 @@ const successPage = `<!doctype html>
 // the duration of one authorization, opens the authorization URL in the
 // system browser, accepts exactly one response carrying the request's
 // state, answers it with a plain page that shows no token, and closes the
-// listener (requirement CL-21). The zero value is ready to use.
+// listener. The zero value is ready to use.
 type Loopback struct {
 	// Path is the redirect URI's path. Empty means DefaultLoopbackPath.
 	Path string
@@ -174,7 +174,7 @@ func PrintURL(w io.Writer) func(ctx context.Context, authURL string) error {
 
 // OpenBrowser opens authURL in the system browser. It refuses anything but
 // an absolute https URL (or http to a loopback host) without control
-// characters (requirement CL-22), and executes the platform's opener
+// characters, and executes the platform's opener
 // (xdg-open; open on macOS; rundll32 url.dll,FileProtocolHandler on
 // Windows) directly with the URL as one argument, never through a shell.
 func OpenBrowser(ctx context.Context, authURL string) error {

@@ -25,11 +25,11 @@ const maxRegistrationResponse = 1 << 20
 
 // registration returns this client's identity at the authorization server
 // of d, for an authorization request that will use redirectURI. The order
-// is MCP's (requirement CL-16): pre-registered credentials for exactly this
+// is MCP's: pre-registered credentials for exactly this
 // issuer; a stored registration from an earlier run; the Client ID Metadata
-// Document when the server supports it; dynamic registration (CL-17); else
+// Document when the server supports it; dynamic registration; else
 // a clear error. Credentials are looked up by exact issuer only, so they
-// are never shown to another server (CL-18). registered reports a dynamic
+// are never shown to another server. registered reports a dynamic
 // registration made by this call.
 func (c *Client) registration(ctx context.Context, d *tokenstore.Discovery, redirectURI string) (r *tokenstore.Registration, registered bool, err error) {
 	if r := c.preRegistered(d.Issuer); r != nil {
@@ -175,7 +175,7 @@ func sameRedirect(registered, requested string) bool {
 }
 
 // register performs RFC 7591 dynamic client registration with
-// application_type (CL-17) and the refresh_token grant (SEP-2207).
+// application_type and the refresh_token grant (SEP-2207).
 func (c *Client) register(ctx context.Context, md *oauthmeta.AuthServerMetadata, redirectURI string) (*tokenstore.Registration, error) {
 	method := dcrAuthMethod(md)
 	meta := oauthmeta.ClientMetadata{

@@ -28,7 +28,7 @@ const maxTrackedOperations = 256
 // TokenSource hands the SDK the stored token (refreshed when expired, no
 // user interaction). Authorize handles the 401 or 403 the SDK got, as
 // [Transport] does; the SDK then resends the request once. The SDK cannot
-// resend more than once per call, so the step-up limit (requirement CL-15)
+// resend more than once per call, so the step-up limit
 // is counted per operation (the Mcp-Method and Mcp-Name headers of
 // 2026-07-28, else method and path) over Config.StepUpWindow: an operation
 // that already started MaxAuthorizationAttempts authorizations in the

@@ -28,8 +28,8 @@ const maxTokenResponse = 1 << 20
 const maxExpiresIn = 10 * 365 * 24 * 3600
 
 // exchangeCode redeems an authorization code at the token endpoint
-// recorded before the redirect (requirement CL-13), with the PKCE
-// verifier, the redirect URI and the resource indicator (CL-04, CL-24).
+// recorded before the redirect, with the PKCE
+// verifier, the redirect URI and the resource indicator.
 func (c *Client) exchangeCode(ctx context.Context, rec *pendingAuthorization, code string) (*tokenstore.Token, error) {
 	tctx, a, err := c.tokenContext(ctx, rec.tokenEndpoint, rec.auth, rec.issuer, rec.dpop)
 	if err != nil {
@@ -52,12 +52,11 @@ func (c *Client) exchangeCode(ctx context.Context, rec *pendingAuthorization, co
 	return c.newToken(tok, rec.dpop, rec.scopes, nil)
 }
 
-// refreshToken renews old at the authorization server of d (OAuth 2.1
-// §4.3), with the resource indicator unless the per-issuer
-// OmitResourceOnRefresh switch leaves it out for servers that refuse it
-// (requirement CL-04). A response without a refresh token keeps old's
-// (RFC 6749 §6). A DPoP-bound token is refreshed with a proof of its key
-// (RFC 9449 §5); a Bearer token without a proof.
+// refreshToken renews old at the authorization server of d (OAuth 2.1 §4.3),
+// with the resource indicator unless the per-issuer OmitResourceOnRefresh
+// switch leaves it out for servers that refuse it. A response without a refresh
+// token keeps old's (RFC 6749 §6). A DPoP-bound token is refreshed with a proof
+// of its key (RFC 9449 §5); a Bearer token without a proof.
 func (c *Client) refreshToken(ctx context.Context, d *tokenstore.Discovery, reg *tokenstore.Registration, old *tokenstore.Token) (*tokenstore.Token, error) {
 	md := d.AuthServer
 	dp := c.dpop.forToken(old)
@@ -80,7 +79,7 @@ func (c *Client) refreshToken(ctx context.Context, d *tokenstore.Discovery, reg 
 
 // postToken sends every token request but the code exchange: x/oauth2's
 // clientcredentials.Config sends any grant_type and parameters in
-// EndpointParams, where its refresh could not carry "resource" (CL-04).
+// EndpointParams, where its refresh could not carry "resource".
 // secrets are credentials in params, redacted from errors.
 func (c *Client) postToken(ctx context.Context, endpoint string, params url.Values, auth *clientAuth, audience string, d *dpopKey, secrets ...string) (*oauth2.Token, error) {
 	tctx, a, err := c.tokenContext(ctx, endpoint, auth, audience, d)
@@ -265,7 +264,7 @@ func isNonceError(body []byte) bool {
 }
 
 // grantToken runs a token request for a machine grant at the authorization
-// server of d: the resource indicator (CL-04), the scopes, client
+// server of d: the resource indicator, the scopes, client
 // authentication and, with a DPoP key chosen, a proof. secrets are
 // redacted from errors.
 func (c *Client) grantToken(ctx context.Context, g *grantRun, form url.Values, auth *clientAuth, scopes []string, secrets ...string) (*tokenstore.Token, error) {

@@ -24,7 +24,7 @@ type tokenState struct {
 
 // tokenState looks up the token for resource (canonical) through the
 // discovery state (which issuer) and the registration (which client):
-// tokens are keyed by (issuer, resource, client) (requirement CL-19). It
+// tokens are keyed by (issuer, resource, client). It
 // returns nil when discovery or registration never happened.
 func (c *Client) tokenState(ctx context.Context, resource string) (*tokenState, error) {
 	d, err := c.store.Discovery(ctx, resource)
@@ -73,7 +73,7 @@ func (c *Client) currentToken(ctx context.Context, resource string) (*tokenstore
 
 // refresh renews st's token, once for all concurrent callers, holding the
 // store's cross-process lock when it has one, and persists the result
-// (with a rotated refresh token, requirement CL-20). A refused refresh
+// (with a rotated refresh token). A refused refresh
 // token is deleted.
 func (c *Client) refresh(ctx context.Context, st *tokenState, afterRejection bool) (*tokenstore.Token, error) {
 	return c.refreshOnce(ctx, st.key, func() (*tokenstore.Token, error) {
@@ -103,9 +103,9 @@ func (c *Client) refresh(ctx context.Context, st *tokenState, afterRejection boo
 			case errors.Is(err, &oauthmeta.Error{Code: oauthmeta.CodeInvalidGrant}):
 				_ = c.store.DeleteToken(ctx, st.key)
 			case refusedClient(err) && st.reg.Method == tokenstore.MethodDynamic:
-				// The refresh token is bound to the refused client: the
-				// token and the registration go, and the next
-				// authorization registers anew.
+				// The refresh token is bound to the refused
+				// client: the token and the registration go,
+				// and the next authorization registers anew.
 				_ = c.store.DeleteToken(ctx, st.key)
 				c.dropRegistration(ctx, st.reg)
 				return nil, fmt.Errorf("%w: %w", errRegistrationDropped, err)

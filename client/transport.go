@@ -21,12 +21,12 @@ const maxRoundTrips = 2*MaxAuthorizationAttempts + 2
 
 // Transport is an http.RoundTripper that authorizes requests to one MCP
 // server. It sends the stored access token in the Authorization header
-// (never in the URL, requirement CL-19) and only to that server's URL; a
+// (never in the URL) and only to that server's URL; a
 // DPoP-bound token goes with the DPoP scheme and a fresh proof, and a
 // use_dpop_nonce challenge is answered by one resend with the server's
 // nonce (RFC 9449 §7.1, §9).
 // On 401 it refreshes or authorizes and resends; on 403 insufficient_scope
-// it steps up and resends (CL-15). One request starts at most
+// it steps up and resends. One request starts at most
 // MaxAuthorizationAttempts authorizations; after that the last 401 or 403
 // response is returned as is. The caller's request is never modified.
 //
@@ -102,7 +102,7 @@ func (t *Transport) forResource(req *http.Request) bool {
 }
 
 // challengeStatus reports a response that authorization may fix: a 401,
-// or a 403 whose challenge (Bearer, else DPoP; CL-01) is insufficient_scope.
+// or a 403 whose challenge (Bearer, else DPoP) is insufficient_scope.
 func challengeStatus(resp *http.Response) bool {
 	return resp.StatusCode == http.StatusUnauthorized ||
 		resp.StatusCode == http.StatusForbidden && insufficientScope(parseChallenge(resp.Header).Challenge)
