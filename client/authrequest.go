@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/client/tokenstore"
+	"github.com/mcpauth/mcpauth/clientmeta"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/pkce"
 	"golang.org/x/oauth2"
@@ -163,26 +164,18 @@ func (r *AuthorizationRequest) HTTPClient() *http.Client {
 	return hc
 }
 
-// checkRedirectURI applies requirement CL-21: an absolute https URI, or
-// plain http to a loopback address or "localhost"; no fragment, no user
-// information.
+// checkRedirectURI accepts the redirect URI an Authorizer gives: one acceptable
+// to any client (clientmeta.CheckRedirectURI: absolute, no fragment, no
+// user information), and of those only https or plain http to a loopback
+// address or "localhost": this client receives no private-use scheme.
 func checkRedirectURI(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil || !u.IsAbs() || u.Host == "" || u.Opaque != "" {
-		return fmt.Errorf("%w: redirect URI is not an absolute URL", errUnsafeAuthorizationURL)
+	if err := clientmeta.CheckRedirectURI(raw); err != nil {
+		return fmt.Errorf("%w: redirect URI: %w", errUnsafeAuthorizationURL, err)
 	}
-	if u.Fragment != "" || u.User != nil {
-		return fmt.Errorf("%w: redirect URI has a fragment or user information", errUnsafeAuthorizationURL)
+	if u, err := url.Parse(raw); err != nil || u.Scheme != "https" && u.Scheme != "http" {
+		return fmt.Errorf("%w: redirect URI must be https or http to loopback", errUnsafeAuthorizationURL)
 	}
-	switch u.Scheme {
-	case "https":
-		return nil
-	case "http":
-		if oauthmeta.IsLoopbackHost(u.Hostname()) {
-			return nil
-		}
-	}
-	return fmt.Errorf("%w: redirect URI must be https or http to loopback", errUnsafeAuthorizationURL)
+	return nil
 }
 
 // atRedirectURI reports whether u is the redirect URI (scheme, host, port
