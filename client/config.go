@@ -55,9 +55,9 @@ type Config struct {
 	// ClientIDMetadataURL is the https URL at which this client's Client ID
 	// Metadata Document is hosted; it becomes the client_id at every
 	// authorization server that advertises
-	// client_id_metadata_document_supported. New checks
-	// it against the client_id URL rules.
-	// Empty means the client never uses a metadata document.
+	// client_id_metadata_document_supported. New checks it against the
+	// client_id URL rules. Empty means the client never uses a metadata
+	// document.
 	ClientIDMetadataURL string
 	// ClientIDMetadata is the document served at ClientIDMetadataURL, when
 	// the application has it at hand; New validates it against the

@@ -8,8 +8,10 @@ import (
 )
 
 // Error classes: what a host branches on with errors.Is. Every error the
-// package returns matches one of them; all but configuration errors are
-// also an [*Error] that names the reason. A refusal from a server also
+// package returns, apart from a cancelled context's and the Store's own,
+// matches one of them; most are also an [*Error] that names the reason
+// (configuration errors and revocation warnings name it in their message
+// alone). A refusal from a server also
 // wraps the server's *oauthmeta.Error, so errors.Is(err,
 // &oauthmeta.Error{Code: oauthmeta.CodeInvalidGrant}) tells a dead grant
 // from other refusals. Messages never contain a token, secret, code or
@@ -48,8 +50,9 @@ var (
 	// token. It refused the request (its *oauthmeta.Error is wrapped:
 	// invalid_grant for an expired or revoked grant, invalid_client for
 	// bad credentials), its answer was unusable (not one strict JSON
-	// object, no access_token, a token_type other than Bearer, or DPoP
-	// without a proof, a body over 1 MiB), the token endpoint could not
+	// object, no access_token, a token_type other than Bearer (or DPoP
+	// after a request with a proof), a body over 1 MiB), the token
+	// endpoint could not
 	// be reached, or a machine grant failed before the request: an
 	// assertion that is unusable (not for this server, expired) or an
 	// ID-JAG the identity provider would not issue. Machine grants are
