@@ -11,7 +11,10 @@
 //		return err
 //	}
 //	defer st.Close()
-//	as, err := authserver.New(authserver.Config{Issuer: issuer, Storage: st.Storage()})
+//	as, err := authserver.New(authserver.Config{
+//		Issuer:  issuer,
+//		Storage: st.Storage(),
+//	})
 //
 // Replicas that share state need package pgstore instead.
 package boltstore
@@ -287,7 +290,8 @@ func (b *Store) AccessTokenRevoked(_ context.Context, jti string) (bool, error) 
 	return err == nil, err
 }
 
-// Sweep implements [authserver.Sweeper]: it deletes records that expired before now.
+// Sweep implements [authserver.Sweeper]: it deletes records that expired before
+// now.
 func (b *Store) Sweep(ctx context.Context, now time.Time) error {
 	_ = b.pending.Sweep(ctx, now)
 	return b.db.Update(func(tx *bolt.Tx) error {

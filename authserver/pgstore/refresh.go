@@ -20,14 +20,14 @@ const (
 	refreshQueueMax = 1024
 )
 
-// UseRefreshToken implements [authserver.RefreshTokenUser]. Concurrent calls on one
-// store go to the database together, up to 64 in one statement (one
-// round trip, one commit): a call that finds no statement in flight sends
-// its own at once, with the calls queued meanwhile, and calls that arrive
-// while it runs go in the next. Of uses of one token in
-// one batch only the first is sent; the others answer ErrNotFound after
-// the batch, so the caller reads the token, finds it rotated and treats
-// it as reuse, as it would for two uses on two replicas.
+// UseRefreshToken implements [authserver.RefreshTokenUser]. Concurrent calls on
+// one store go to the database together, up to 64 in one statement (one round
+// trip, one commit): a call that finds no statement in flight sends its own at
+// once, with the calls queued meanwhile, and calls that arrive while it runs go
+// in the next. Of uses of one token in one batch only the first is sent; the
+// others answer ErrNotFound after the batch, so the caller reads the token,
+// finds it rotated and treats it as reuse, as it would for two uses on two
+// replicas.
 func (p *Store) UseRefreshToken(ctx context.Context, u authserver.RefreshUse) (*authserver.Grant, error) {
 	g, err := p.refreshes.do(ctx, u)
 	if errors.Is(err, errBatchQueueFull) {

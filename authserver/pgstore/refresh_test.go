@@ -40,10 +40,10 @@ func saveRefreshFamily(t *testing.T, st *Store, id, jkt string, now time.Time) {
 	}
 }
 
-// TestRefreshBatch: uses queued while a statement is in flight go
-// in one statement, and each gets its own answer: the tokens the rules
-// accept rotate, the others (another client, another DPoP key, a second
-// use of a token of the same batch) are authserver.ErrNotFound and change nothing.
+// TestRefreshBatch: uses queued while a statement is in flight go in one
+// statement, and each gets its own answer: the tokens the rules accept rotate,
+// the others (another client, another DPoP key, a second use of a token of the
+// same batch) are authserver.ErrNotFound and change nothing.
 func TestRefreshBatch(t *testing.T) {
 	t.Parallel()
 	pg := testdb.StartPostgres(t)

@@ -12,7 +12,10 @@
 //		return err
 //	}
 //	defer st.Close()
-//	as, err := authserver.New(authserver.Config{Issuer: issuer, Storage: st.Storage()})
+//	as, err := authserver.New(authserver.Config{
+//		Issuer:  issuer,
+//		Storage: st.Storage(),
+//	})
 //
 // Signing keys are stored sealed under the key-encryption key, which every
 // replica is given and the database never holds. When the database cannot
@@ -176,8 +179,8 @@ func (e *unavailableError) Error() string {
 
 func (e *unavailableError) Unwrap() []error { return []error{e.oe, e.cause} }
 
-// pgErr translates a pgx error: no rows is authserver.ErrNotFound; a failure to reach
-// or use the database is temporarily_unavailable; anything else (a query
+// pgErr translates a pgx error: no rows is authserver.ErrNotFound; a failure to
+// reach or use the database is temporarily_unavailable; anything else (a query
 // the server refused) stays an internal error.
 func pgErr(err error) error {
 	switch {
@@ -252,9 +255,9 @@ func (p *Store) Client(ctx context.Context, id string) (*authserver.Client, erro
 	return pgGet[authserver.Client](ctx, p, "SELECT data FROM clients WHERE id = $1", []any{id})
 }
 
-// SaveClient implements [authserver.ClientStore]. A new client past MaxClients is
-// refused with temporarily_unavailable; the count stops at the bound, so
-// its cost does not grow with the table.
+// SaveClient implements [authserver.ClientStore]. A new client past MaxClients
+// is refused with temporarily_unavailable; the count stops at the bound, so its
+// cost does not grow with the table.
 func (p *Store) SaveClient(ctx context.Context, c *authserver.Client) error {
 	data, err := json.Marshal(c) // without Secret, which never marshals
 	if err != nil {
@@ -303,8 +306,8 @@ func (p *Store) scanCode(ctx context.Context, sql string, args ...any) (*authser
 	return c, nil
 }
 
-// RedeemCode implements [authserver.CodeStore] with one conditional UPDATE: of any
-// number of concurrent redemptions, on any replicas, exactly one matches
+// RedeemCode implements [authserver.CodeStore] with one conditional UPDATE: of
+// any number of concurrent redemptions, on any replicas, exactly one matches
 // the row while redeemed_by is still NULL.
 func (p *Store) RedeemCode(ctx context.Context, key, grantID string) (*authserver.Code, error) {
 	c, err := p.scanCode(ctx, `UPDATE codes SET redeemed_by = $2
@@ -344,8 +347,8 @@ func (p *Store) Grant(ctx context.Context, id string) (*authserver.Grant, error)
 	return g, nil
 }
 
-// RevokeGrant implements [authserver.GrantStore]. Revocation is a column of its own,
-// so no later save of the grant can undo it.
+// RevokeGrant implements [authserver.GrantStore]. Revocation is a column of its
+// own, so no later save of the grant can undo it.
 func (p *Store) RevokeGrant(ctx context.Context, id string) error {
 	tag, err := p.exec(ctx, "UPDATE grants SET revoked = true WHERE id = $1", id)
 	if err != nil {
@@ -387,11 +390,11 @@ func (p *Store) RefreshToken(ctx context.Context, key string) (*authserver.Refre
 	return t, nil
 }
 
-// RotateRefreshToken implements [authserver.RefreshTokenStore] in one statement (one
-// round trip, one transaction): a conditional UPDATE marks key rotated and
-// only if it matched is the successor inserted. Of concurrent rotations on
-// any replicas exactly one matches: the others wait for its row lock and
-// then find the row rotated.
+// RotateRefreshToken implements [authserver.RefreshTokenStore] in one statement
+// (one round trip, one transaction): a conditional UPDATE marks key rotated and
+// only if it matched is the successor inserted. Of concurrent rotations on any
+// replicas exactly one matches: the others wait for its row lock and then find
+// the row rotated.
 func (p *Store) RotateRefreshToken(ctx context.Context, key string, next *authserver.RefreshToken) error {
 	data, err := json.Marshal(next)
 	if err != nil {
@@ -441,9 +444,9 @@ func (p *Store) SaveConsent(ctx context.Context, c *authserver.Consent) error {
 // signingKeyContext binds a sealed key to its ID.
 func signingKeyContext(kid string) string { return "mcpauth signing key\x00" + kid }
 
-// SigningKeys implements [authserver.KeyStore]: it opens every sealed key. A key that
-// does not open (another key-encryption key, or tampering) is an error, not
-// a silent omission.
+// SigningKeys implements [authserver.KeyStore]: it opens every sealed key. A
+// key that does not open (another key-encryption key, or tampering) is an
+// error, not a silent omission.
 func (p *Store) SigningKeys(ctx context.Context) ([]*authserver.SigningKey, error) {
 	ctx, cancel := p.ctx(ctx)
 	defer cancel()
@@ -506,8 +509,8 @@ func (p *Store) AccessTokenRevoked(ctx context.Context, jti string) (bool, error
 	return revoked, pgErr(err)
 }
 
-// SavePending implements [authserver.PendingStore]. Past MaxPending records it drops
-// the expired ones and, if still full, refuses with
+// SavePending implements [authserver.PendingStore]. Past MaxPending records it
+// drops the expired ones and, if still full, refuses with
 // temporarily_unavailable; the count stops at the bound.
 func (p *Store) SavePending(ctx context.Context, pa *authserver.PendingAuthorization) error {
 	data, err := json.Marshal(pa)
@@ -538,8 +541,8 @@ func (p *Store) SavePending(ctx context.Context, pa *authserver.PendingAuthoriza
 	return errPendingFull
 }
 
-// TakePending implements [authserver.PendingStore]: the row is locked while match
-// runs and deleted only if it matched.
+// TakePending implements [authserver.PendingStore]: the row is locked while
+// match runs and deleted only if it matched.
 func (p *Store) TakePending(ctx context.Context, id string, now time.Time, match func(*authserver.PendingAuthorization) bool) (*authserver.PendingAuthorization, error) {
 	var out *authserver.PendingAuthorization
 	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
@@ -572,7 +575,8 @@ func (p *Store) TakePending(ctx context.Context, id string, now time.Time, match
 	return out, nil
 }
 
-// Sweep implements [authserver.Sweeper]: it deletes records that expired before now.
+// Sweep implements [authserver.Sweeper]: it deletes records that expired before
+// now.
 func (p *Store) Sweep(ctx context.Context, now time.Time) error {
 	for _, table := range []string{"codes", "grants", "refresh_tokens", "consents", "revoked_access_tokens", "pending_authorizations", "upstream_tokens"} {
 		if _, err := p.exec(ctx, "DELETE FROM "+table+" WHERE expires_at < $1", now); err != nil {
