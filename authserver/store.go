@@ -155,7 +155,7 @@ type Sweeper interface {
 }
 
 // Code is an issued authorization code (RFC 6749 §4.1.2), bound to
-// everything the token request must repeat (requirement AS-09).
+// everything the token request must repeat.
 type Code struct {
 	// Key is the base64url SHA-256 of the code; the code itself is never
 	// stored.
