@@ -3,8 +3,8 @@
 // consents, revocations and sealed upstream tokens survive a restart of
 // the one process that serves it.
 //
-// Open the file, pass its [Store.Storage] as the server's Config.Storage
-// and Close it after the server:
+// Open the file, pass its [Store.Storage] as the server's
+// [authserver.Config] Storage and Close it after the server:
 //
 //	st, err := boltstore.Open(filepath.Join(dir, "authserver.db"))
 //	if err != nil {

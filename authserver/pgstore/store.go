@@ -5,7 +5,7 @@
 //
 // Open connects, applies the embedded schema migrations the database
 // lacks and returns a [Store]; pass its [Store.Storage] as the server's
-// Config.Storage and Close it after the server:
+// [authserver.Config] Storage and Close it after the server:
 //
 //	st, err := pgstore.Open(ctx, url, pgstore.Config{KeyEncryptionKey: kek})
 //	if err != nil {
@@ -54,7 +54,7 @@ type Config struct {
 	// answers temporarily_unavailable. Zero means [DefaultMaxClients].
 	MaxClients int
 	// MaxPending bounds the authorization requests waiting on the consent
-	// page. Zero means authserver.MaxPendingAuthorizations.
+	// page. Zero means [authserver.MaxPendingAuthorizations].
 	MaxPending int
 	// MaxConns bounds the connections to the database from this store.
 	// Zero means pool_max_conns from the URL, else [DefaultMaxConns].
@@ -99,7 +99,7 @@ type Store struct {
 // database lacks and returns the store. Close releases the connections.
 // Its sessions run with enable_seqscan=off unless url sets it, so that
 // plans cached on nearly empty tables use their indexes. An invalid cfg or
-// url is an error wrapping authserver.ErrConfig.
+// url is an error wrapping [authserver.ErrConfig].
 func Open(ctx context.Context, url string, cfg Config) (*Store, error) {
 	ring, err := seal.NewRing(cfg.KeyEncryptionKey, cfg.OldKeyEncryptionKeys...)
 	if err != nil {
@@ -179,7 +179,7 @@ func (e *unavailableError) Error() string {
 
 func (e *unavailableError) Unwrap() []error { return []error{e.oe, e.cause} }
 
-// pgErr translates a pgx error: no rows is authserver.ErrNotFound; a failure to
+// pgErr translates a pgx error: no rows is [authserver.ErrNotFound]; a failure to
 // reach or use the database is temporarily_unavailable; anything else (a query
 // the server refused) stays an internal error.
 func pgErr(err error) error {
