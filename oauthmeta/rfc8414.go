@@ -191,8 +191,8 @@ func (m *AuthServerMetadata) Validate(expected string, p URLPolicy) error {
 }
 
 // SupportsS256 reports whether the metadata advertises the S256 PKCE method.
-// An absent list means no: MCP clients MUST NOT proceed without it,
-// and a list offering only "plain" is refused too.
+// An absent list means no: MCP clients MUST NOT proceed without it, and a
+// list offering only "plain" is refused too.
 func (m *AuthServerMetadata) SupportsS256() bool {
 	return slices.Contains(m.CodeChallengeMethodsSupported, PKCEMethodS256)
 }
