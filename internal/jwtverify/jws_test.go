@@ -14,7 +14,7 @@ import (
 	"github.com/mcpauth/mcpauth/keyset"
 )
 
-func sign(t *testing.T, key *ecdsa.PrivateKey, kid string, extra map[jose.HeaderKey]any) string {
+func sign(t testing.TB, key *ecdsa.PrivateKey, kid string, extra map[jose.HeaderKey]any) string {
 	t.Helper()
 	opts := (&jose.SignerOptions{}).WithType("at+jwt")
 	if kid != "" {
