@@ -32,6 +32,8 @@ func TestDPoPConfigRefusals(t *testing.T) {
 		{"nonce period without key", resource.DPoPConfig{Mode: resource.DPoPRequired, VerifierConfig: dpop.VerifierConfig{NoncePeriod: time.Minute}}},
 		{"negative window", resource.DPoPConfig{Mode: resource.DPoPAllowed, VerifierConfig: dpop.VerifierConfig{IATWindow: -time.Second}}},
 		{"negative proof size", resource.DPoPConfig{Mode: resource.DPoPAllowed, VerifierConfig: dpop.VerifierConfig{MaxProofSize: -1}}},
+		{"a clock of its own", resource.DPoPConfig{Mode: resource.DPoPAllowed, VerifierConfig: dpop.VerifierConfig{Now: time.Now}}},
+		{"clock while disabled", resource.DPoPConfig{VerifierConfig: dpop.VerifierConfig{Now: time.Now}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
