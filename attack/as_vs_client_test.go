@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcpauth/mcpauth/authserver/authservertest"
 	"github.com/mcpauth/mcpauth/client"
 )
 
@@ -33,30 +33,10 @@ func TestHonestFlowClient(t *testing.T) {
 	sec.Check(t)
 }
 
-// rewriteAuthorizeRedirect changes the query of the authorization
-// response redirect the server sends.
-func rewriteAuthorizeRedirect(edit func(q url.Values)) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path != "/authorize" {
-				next.ServeHTTP(w, r)
-				return
-			}
-			rec := httptest.NewRecorder()
-			next.ServeHTTP(rec, r)
-			if u, err := url.Parse(rec.Header().Get("Location")); err == nil && rec.Code/100 == 3 {
-				q := u.Query()
-				edit(q)
-				u.RawQuery = q.Encode()
-				rec.Header().Set("Location", u.String())
-			}
-			for k, vs := range rec.Header() {
-				w.Header()[k] = vs
-			}
-			w.WriteHeader(rec.Code)
-			w.Write(rec.Body.Bytes())
-		})
-	}
+// authorizationResponse changes the query of the authorization responses
+// the server sends.
+func authorizationResponse(edit func(q url.Values)) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler { return authservertest.RewriteAuthorizationResponse(next, edit) }
 }
 
 // replacePath answers path (a prefix when it ends in "/") with h.
@@ -117,16 +97,16 @@ func TestMaliciousASClient(t *testing.T) {
 		tokens int64 // token requests evil may receive
 	}{
 		{name: "CL-12 mix-up: iss of another authorization server",
-			o:    asOptions{wrap: rewriteAuthorizeRedirect(func(q url.Values) { q.Set("iss", honest) })},
+			o:    asOptions{wrap: authorizationResponse(func(q url.Values) { q.Set("iss", honest) })},
 			want: []error{client.ErrIssuerParameterMismatch}, reach: check{authorize: true}},
 		{name: "CL-12 iss with a trailing slash (no normalisation)",
-			o:    asOptions{wrap: rewriteAuthorizeRedirect(func(q url.Values) { q.Set("iss", q.Get("iss")+"/") })},
+			o:    asOptions{wrap: authorizationResponse(func(q url.Values) { q.Set("iss", q.Get("iss")+"/") })},
 			want: []error{client.ErrIssuerParameterMismatch}, reach: check{authorize: true}},
 		{name: "CL-12 iss missing although advertised",
-			o:    asOptions{wrap: rewriteAuthorizeRedirect(func(q url.Values) { q.Del("iss") })},
+			o:    asOptions{wrap: authorizationResponse(func(q url.Values) { q.Del("iss") })},
 			want: []error{client.ErrIssuerMissing}, reach: check{authorize: true}},
 		{name: "CL-12 error response from the wrong issuer is not acted on",
-			o: asOptions{wrap: rewriteAuthorizeRedirect(func(q url.Values) {
+			o: asOptions{wrap: authorizationResponse(func(q url.Values) {
 				q.Del("code")
 				q.Set("error", "access_denied")
 				q.Set("error_description", "visit https://evil.example.com/phish")
@@ -134,7 +114,7 @@ func TestMaliciousASClient(t *testing.T) {
 			})},
 			want: []error{client.ErrIssuerParameterMismatch}, reach: check{authorize: true}},
 		{name: "CL-10 state replaced",
-			o:    asOptions{wrap: rewriteAuthorizeRedirect(func(q url.Values) { q.Set("state", "attacker-state-0123456789") })},
+			o:    asOptions{wrap: authorizationResponse(func(q url.Values) { q.Set("state", "attacker-state-0123456789") })},
 			want: []error{client.ErrUnknownState}, reach: check{authorize: true}},
 		{name: "CL-07 metadata at evil names the honest issuer",
 			o:    asOptions{meta: func(m map[string]any) { m["issuer"] = honest }},
