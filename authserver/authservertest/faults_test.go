@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -212,4 +213,26 @@ func TestInjectFaultsNone(t *testing.T) {
 	if rec.Code != http.StatusNotFound {
 		t.Fatalf("status %d", rec.Code)
 	}
+}
+
+// FuzzParseFault: a name either parses to one of Faults, the name without
+// surrounding spaces, or is refused; it never panics.
+func FuzzParseFault(f *testing.F) {
+	for _, ft := range authservertest.Faults() {
+		f.Add(string(ft))
+	}
+	f.Add(" wrong-iss\n")
+	f.Add("chaos")
+	f.Fuzz(func(t *testing.T, name string) {
+		ft, err := authservertest.ParseFault(name)
+		if err != nil {
+			if ft != "" {
+				t.Fatalf("%q: %q with error %v", name, ft, err)
+			}
+			return
+		}
+		if !slices.Contains(authservertest.Faults(), ft) || string(ft) != strings.TrimSpace(name) {
+			t.Fatalf("%q parsed as %q", name, ft)
+		}
+	})
 }
