@@ -279,6 +279,9 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 		"clients", len(cfg.Clients), "scopes", strings.Join(cfg.Scopes, " "),
 		"registration", m.RegistrationEndpoint != "", "client_id_metadata_documents", m.ClientIDMetadataDocumentSupported,
 		"storage", f.storageName(), "replay", map[bool]string{true: "redis", false: "memory"}[f.redisURL != ""])
+	if len(faults) > 0 {
+		logger.Warn("answering with deliberate protocol violations, for client tests only", "faults", faults)
+	}
 	fmt.Fprintf(stdout, "listening on http://%s (issuer %s)\n", ln.Addr(), as.Issuer())
 	if cfg.Upstream != nil {
 		logger.Info("users log in upstream", "upstream", cfg.Upstream.Issuer, "callback", as.UpstreamCallbackURL())
