@@ -29,6 +29,13 @@ const (
 	maxEmails = 100
 )
 
+// Token endpoint authentication methods of a plain OAuth 2.0 upstream with
+// a client secret ([OAuth2Provider.TokenEndpointAuthMethod]).
+const (
+	AuthMethodClientSecretBasic = oauthmeta.AuthMethodClientSecretBasic
+	AuthMethodClientSecretPost  = oauthmeta.AuthMethodClientSecretPost
+)
+
 // OAuth2Provider describes an upstream that speaks plain OAuth 2.0 instead
 // of OpenID Connect, as GitHub does: no discovery, no ID token. The login
 // is the same authorization code flow with PKCE S256 and a single-use,
@@ -47,8 +54,8 @@ type OAuth2Provider struct {
 	// application/json), as GitHub requires.
 	AuthorizationEndpoint, TokenEndpoint string
 	// TokenEndpointAuthMethod is how a ClientSecret is sent:
-	// [oauthmeta.AuthMethodClientSecretBasic] (empty means this) or
-	// [oauthmeta.AuthMethodClientSecretPost]. With ClientKey it is private_key_jwt,
+	// [AuthMethodClientSecretBasic] (empty means this) or
+	// [AuthMethodClientSecretPost]. With ClientKey it is private_key_jwt,
 	// whose assertion has the token endpoint as "aud" (RFC 7523 §3).
 	TokenEndpointAuthMethod string
 	// UserInfoEndpoint answers a JSON object describing the user the access
@@ -92,7 +99,7 @@ func checkOAuth2(p *OAuth2Provider, f *safehttp.Fetcher) error {
 	p.NameField = cmp.Or(p.NameField, "name")
 	p.EmailField = cmp.Or(p.EmailField, "email")
 	switch p.TokenEndpointAuthMethod {
-	case "", oauthmeta.AuthMethodClientSecretBasic, oauthmeta.AuthMethodClientSecretPost:
+	case "", AuthMethodClientSecretBasic, AuthMethodClientSecretPost:
 	default:
 		return configErr("Upstream.OAuth2.TokenEndpointAuthMethod", "must be client_secret_basic or client_secret_post")
 	}

@@ -6,7 +6,6 @@ import (
 	"regexp"
 
 	"github.com/mcpauth/mcpauth/internal/ascii"
-	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
 // Upstream preset names for [UpstreamPreset].
@@ -54,7 +53,7 @@ func UpstreamPreset(name, tenant string) (*UpstreamConfig, error) {
 			OAuth2: &OAuth2Provider{
 				AuthorizationEndpoint:   "https://github.com/login/oauth/authorize",
 				TokenEndpoint:           "https://github.com/login/oauth/access_token",
-				TokenEndpointAuthMethod: oauthmeta.AuthMethodClientSecretPost,
+				TokenEndpointAuthMethod: AuthMethodClientSecretPost,
 				UserInfoEndpoint:        "https://api.github.com/user",
 				EmailsEndpoint:          "https://api.github.com/user/emails",
 				IDField:                 "id",

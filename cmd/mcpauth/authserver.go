@@ -232,6 +232,10 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
+	faults, err := f.injectedFaults()
+	if err != nil {
+		return err
+	}
 	logger, err := f.log.logger(stderr)
 	if err != nil {
 		return err
@@ -242,10 +246,6 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	defer ln.Close()
 	cfg, err := f.config(ln.Addr(), logger)
-	if err != nil {
-		return err
-	}
-	faults, err := f.injectedFaults()
 	if err != nil {
 		return err
 	}
