@@ -33,9 +33,9 @@ func TestHonestFlowClient(t *testing.T) {
 	sec.Check(t)
 }
 
-// authorizationResponse changes the query of the authorization responses
-// the server sends.
-func authorizationResponse(edit func(q url.Values)) func(http.Handler) http.Handler {
+// rewriteAuthorizeRedirect changes the query of the authorization
+// responses the server sends.
+func rewriteAuthorizeRedirect(edit func(q url.Values)) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler { return authservertest.RewriteAuthorizationResponse(next, edit) }
 }
 
@@ -97,16 +97,16 @@ func TestMaliciousASClient(t *testing.T) {
 		tokens int64 // token requests evil may receive
 	}{
 		{name: "CL-12 mix-up: iss of another authorization server",
-			o:    asOptions{wrap: authorizationResponse(func(q url.Values) { q.Set("iss", honest) })},
+			o:    asOptions{wrap: rewriteAuthorizeRedirect(func(q url.Values) { q.Set("iss", honest) })},
 			want: []error{client.ErrIssuerParameterMismatch}, reach: check{authorize: true}},
 		{name: "CL-12 iss with a trailing slash (no normalisation)",
-			o:    asOptions{wrap: authorizationResponse(func(q url.Values) { q.Set("iss", q.Get("iss")+"/") })},
+			o:    asOptions{wrap: rewriteAuthorizeRedirect(func(q url.Values) { q.Set("iss", q.Get("iss")+"/") })},
 			want: []error{client.ErrIssuerParameterMismatch}, reach: check{authorize: true}},
 		{name: "CL-12 iss missing although advertised",
-			o:    asOptions{wrap: authorizationResponse(func(q url.Values) { q.Del("iss") })},
+			o:    asOptions{wrap: rewriteAuthorizeRedirect(func(q url.Values) { q.Del("iss") })},
 			want: []error{client.ErrIssuerMissing}, reach: check{authorize: true}},
 		{name: "CL-12 error response from the wrong issuer is not acted on",
-			o: asOptions{wrap: authorizationResponse(func(q url.Values) {
+			o: asOptions{wrap: rewriteAuthorizeRedirect(func(q url.Values) {
 				q.Del("code")
 				q.Set("error", "access_denied")
 				q.Set("error_description", "visit https://evil.example.com/phish")
@@ -114,7 +114,7 @@ func TestMaliciousASClient(t *testing.T) {
 			})},
 			want: []error{client.ErrIssuerParameterMismatch}, reach: check{authorize: true}},
 		{name: "CL-10 state replaced",
-			o:    asOptions{wrap: authorizationResponse(func(q url.Values) { q.Set("state", "attacker-state-0123456789") })},
+			o:    asOptions{wrap: rewriteAuthorizeRedirect(func(q url.Values) { q.Set("state", "attacker-state-0123456789") })},
 			want: []error{client.ErrUnknownState}, reach: check{authorize: true}},
 		{name: "CL-07 metadata at evil names the honest issuer",
 			o:    asOptions{meta: func(m map[string]any) { m["issuer"] = honest }},
