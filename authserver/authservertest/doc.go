@@ -22,6 +22,10 @@
 // [RewriteAuthorizationResponse] and [RewriteMetadata] make other hostile
 // answers. Faults change only what the server sends, never what it checks.
 //
+// [TestStorage] checks a store against the contract of
+// [authserver.Storage]; the memory, bbolt and PostgreSQL stores all run it,
+// and so can a store of one's own.
+//
 // Everything listens on 127.0.0.1 only. Nothing here belongs in a served
 // deployment.
 package authservertest
