@@ -55,7 +55,7 @@ func ParseFault(name string) (Fault, error) {
 		for _, k := range Faults() {
 			known = append(known, string(k))
 		}
-		return "", fmt.Errorf("unknown fault %q (known: %s)", name, strings.Join(known, ", "))
+		return "", fmt.Errorf("authservertest: unknown fault %q (known: %s)", name, strings.Join(known, ", "))
 	}
 	return f, nil
 }
@@ -70,7 +70,7 @@ func InjectFaults(next http.Handler, faults ...Fault) http.Handler {
 	on := map[Fault]bool{}
 	for _, f := range faults {
 		if _, err := ParseFault(string(f)); err != nil {
-			panic("authservertest: " + err.Error())
+			panic(err)
 		}
 		on[f] = true
 	}

@@ -28,7 +28,7 @@ func NewServer(t testing.TB, cfg authserver.Config, faults ...Fault) *Server {
 	t.Helper()
 	s, err := Start(cfg, faults...)
 	if err != nil {
-		t.Fatalf("authservertest: %v", err)
+		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
 	return s
