@@ -16,6 +16,7 @@ import (
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
+	"github.com/mcpauth/mcpauth/replay"
 )
 
 const (
@@ -202,7 +203,7 @@ func TestClientAssertionReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := e.v.Verify(ctx, a, clientID, e.keys())
-	if !errors.Is(err, jwtassert.ErrReplayed) || !errors.Is(err, &oauthmeta.Error{Code: oauthmeta.CodeInvalidClient}) {
+	if !errors.Is(err, replay.ErrReplayed) || !errors.Is(err, &oauthmeta.Error{Code: oauthmeta.CodeInvalidClient}) {
 		t.Fatalf("replayed client assertion: %v, want ErrReplayed/invalid_client", err)
 	}
 	// A new assertion with a new jti is fine.

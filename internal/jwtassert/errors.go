@@ -11,14 +11,15 @@ import (
 
 // Sentinel errors, one per failed check. Every error returned by
 // [ClientAssertionVerifier.Verify] and [GrantVerifier.Verify] wraps exactly
-// one of them or one of jwtverify's (errors.Is: the shape, algorithm, time
-// and signature checks are jwtverify's, with its sentinels) and an
-// [*oauthmeta.Error] (errors.As, or [OAuthError]) whose code is
-// invalid_client for client assertions (RFC 7523 §3.2, RFC 6749 §5.2;
-// answer 401) and invalid_grant for authorization grants (RFC 7523 §3.1;
-// answer 400), except jwtverify.ErrKeysUnavailable and
-// ErrReplayCheckUnavailable, which are temporarily_unavailable (answer 503).
-// Descriptions name the failed check, never a claim value or the JWT.
+// one sentinel (errors.Is): one of these, one of jwtverify's (the shape,
+// algorithm, time and signature checks are jwtverify's) or
+// replay.ErrReplayed. It also wraps an [*oauthmeta.Error] (errors.As, or
+// [OAuthError]) whose code is invalid_client for client assertions (RFC
+// 7523 §3.2, RFC 6749 §5.2; answer 401) and invalid_grant for
+// authorization grants (RFC 7523 §3.1; answer 400), except
+// jwtverify.ErrKeysUnavailable and ErrReplayCheckUnavailable, which are
+// temporarily_unavailable (answer 503). Descriptions name the failed
+// check, never a claim value or the JWT.
 var (
 	// ErrTooLarge: the JWT is longer than the configured MaxSize.
 	ErrTooLarge = errors.New("jwtassert: JWT too large")
@@ -40,9 +41,6 @@ var (
 	// ErrAudience: "aud" names none of the accepted audiences (RFC 7523 §3
 	// item 3, draft-ietf-oauth-rfc7523bis).
 	ErrAudience = errors.New("jwtassert: audience not accepted")
-	// ErrReplayed: a JWT with this issuer and jti was accepted before
-	// (item 7).
-	ErrReplayed = errors.New("jwtassert: JWT replayed")
 	// ErrClientIDMismatch: an authorization grant's "client_id" is not the
 	// client that presents it (draft-ietf-oauth-identity-assertion-authz-grant
 	// §4.4.1).
@@ -58,11 +56,8 @@ func fail(sentinel error, code oauthmeta.ErrorCode, detail string) error {
 	if sentinel == jwtverify.ErrKeysUnavailable || sentinel == ErrReplayCheckUnavailable {
 		code = oauthmeta.CodeTemporarilyUnavailable
 	}
-	prefix := "jwtassert: "
-	if strings.HasPrefix(sentinel.Error(), "jwtverify: ") {
-		prefix = "jwtverify: " // a sentinel of the shared checks
-	}
-	return checkerr.New(sentinel, code, prefix, detail)
+	prefix, _, _ := strings.Cut(sentinel.Error(), ": ") // "jwtassert", "jwtverify", "replay"
+	return checkerr.New(sentinel, code, prefix+": ", detail)
 }
 
 // OAuthError returns the OAuth error for err: the *oauthmeta.Error it wraps,

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
+	"github.com/mcpauth/mcpauth/replay"
 )
 
 const (
@@ -218,7 +219,7 @@ func TestGrantReplay(t *testing.T) {
 	if _, err := e.v.Verify(context.Background(), a, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.v.Verify(context.Background(), a, ""); !errors.Is(err, jwtassert.ErrReplayed) {
+	if _, err := e.v.Verify(context.Background(), a, ""); !errors.Is(err, replay.ErrReplayed) {
 		t.Fatalf("replayed grant: %v, want ErrReplayed", err)
 	}
 	// The same jti from another trusted issuer is another grant.
@@ -267,7 +268,7 @@ func TestIDJAGRoundTrip(t *testing.T) {
 	if err := jsonx.DecodeObject(g.Claims, &extra); err != nil || extra.Email != "user@example.com" {
 		t.Fatalf("Claims: %v, %+v", err, extra)
 	}
-	if _, err := v.Verify(context.Background(), jag, clientID); !errors.Is(err, jwtassert.ErrReplayed) {
+	if _, err := v.Verify(context.Background(), jag, clientID); !errors.Is(err, replay.ErrReplayed) {
 		t.Fatalf("ID-JAG presented twice: %v", err)
 	}
 }

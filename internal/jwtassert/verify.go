@@ -213,7 +213,7 @@ func (k *core) useJTI(ctx context.Context, ns, iss, jti string, exp time.Time) e
 	case err == nil:
 		return nil
 	case errors.Is(err, replay.ErrReplayed):
-		return k.fail(ErrReplayed, "")
+		return k.fail(replay.ErrReplayed, "")
 	default:
 		return k.fail(ErrReplayCheckUnavailable, "")
 	}
