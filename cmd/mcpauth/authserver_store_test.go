@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -51,6 +52,18 @@ func TestAuthserverDatabaseFlagErrors(t *testing.T) {
 func startAuthserver(t *testing.T, args ...string) string {
 	t.Helper()
 	return startSubcommand(t, append([]string{"authserver", "--addr", "127.0.0.1:0"}, args...)...)
+}
+
+// startAuthserverIssuer runs `mcpauth authserver --addr 127.0.0.1:0
+// args...` in-process and returns the issuer from its ready line, and stop,
+// which ends it and returns its exit code and stderr.
+func startAuthserverIssuer(t *testing.T, args ...string) (issuer string, stop func() (int, string)) {
+	t.Helper()
+	line, stopOnce := startCommand(t, append([]string{"authserver", "--addr", "127.0.0.1:0"}, args...)...)
+	stop = sync.OnceValues(stopOnce)
+	t.Cleanup(func() { stop() })
+	issuer = strings.TrimSuffix(strings.TrimSpace(line[strings.Index(line, "(issuer ")+len("(issuer "):]), ")")
+	return issuer, stop
 }
 
 // startSubcommand runs `mcpauth args...` in-process until the test ends

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"context"
 	"errors"
 	"io"
 	"net"
@@ -93,22 +91,8 @@ func TestRateLimitFlags(t *testing.T) {
 func TestAuthserverTrustedProxy(t *testing.T) {
 	t.Parallel()
 	direct := oauthtest.SourceDialer(t, "127.0.0.2")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stdoutR, stdoutW := io.Pipe()
-	var stderr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"authserver", "--addr", "127.0.0.1:0", "--insecure-http",
-			"--trusted-proxy", "127.0.0.1", "--rate-per-ip", "0.001", "--rate-burst", "2"}, stdoutW, &stderr)
-		stdoutW.Close()
-	}()
-	line, err := bufio.NewReader(stdoutR).ReadString('\n')
-	if err != nil {
-		t.Fatalf("no ready line: %v; stderr: %s", err, stderr.String())
-	}
-	go func() { _, _ = io.Copy(io.Discard, stdoutR) }()
-	issuer := strings.TrimSuffix(strings.TrimSpace(line[strings.Index(line, "(issuer ")+len("(issuer "):]), ")")
+	issuer, stop := startAuthserverIssuer(t, "--insecure-http",
+		"--trusted-proxy", "127.0.0.1", "--rate-per-ip", "0.001", "--rate-burst", "2")
 	viaProxy := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{}}
 	around := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: direct.DialContext}}
 	statuses := func(hc *http.Client, xff func(i int) string, n int) []int {
@@ -137,13 +121,7 @@ func TestAuthserverTrustedProxy(t *testing.T) {
 	}
 	viaProxy.CloseIdleConnections()
 	around.CloseIdleConnections()
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("exit %d; stderr: %s", code, stderr.String())
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("did not shut down")
+	if code, errOut := stop(); code != 0 {
+		t.Fatalf("exit %d; stderr: %s", code, errOut)
 	}
 }
