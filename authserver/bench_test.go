@@ -36,21 +36,10 @@ func reportTokens(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
 }
 
-// tokenRequest builds a request the way net/http's server hands one to a
-// handler on a kept-alive connection (httptest.NewRequest would also parse
-// the request line through a fresh bufio.Reader, a cost of the harness).
-func tokenRequest(body string) *http.Request {
-	req, _ := http.NewRequest(http.MethodPost, "https://as.example.com/token", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.RemoteAddr = "127.0.0.1:40000"
-	return req
-}
-
-// BenchmarkTokenCodeExchange measures the token endpoint redeeming an
-// authorization code: form parsing, client lookup, PKCE, grant, code
-// redemption, refresh token, ES256 JWT, JSON response.
-func BenchmarkTokenCodeExchange(b *testing.B) {
-	s := benchServer(b)
+// codeExchangeBodies issues b.N authorization codes to the public client
+// and returns the token request body that redeems each.
+func codeExchangeBodies(b *testing.B, s *Server) []string {
+	b.Helper()
 	ctx := context.Background()
 	client, _ := s.store.Clients.Client(ctx, publicID)
 	verifier := pkce.GenerateVerifier()
@@ -68,6 +57,25 @@ func BenchmarkTokenCodeExchange(b *testing.B) {
 			"client_id": {publicID}, "redirect_uri": {publicCB}, "resource": {testResource},
 		}.Encode()
 	}
+	return bodies
+}
+
+// tokenRequest builds a request the way net/http's server hands one to a
+// handler on a kept-alive connection (httptest.NewRequest would also parse
+// the request line through a fresh bufio.Reader, a cost of the harness).
+func tokenRequest(body string) *http.Request {
+	req, _ := http.NewRequest(http.MethodPost, "https://as.example.com/token", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.RemoteAddr = "127.0.0.1:40000"
+	return req
+}
+
+// BenchmarkTokenCodeExchange measures the token endpoint redeeming an
+// authorization code: form parsing, client lookup, PKCE, grant, code
+// redemption, refresh token, ES256 JWT, JSON response.
+func BenchmarkTokenCodeExchange(b *testing.B) {
+	s := benchServer(b)
+	bodies := codeExchangeBodies(b, s)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
@@ -149,22 +157,7 @@ func BenchmarkReferenceES256PlusStoreWrite(b *testing.B) {
 func BenchmarkTokenVsReference(b *testing.B) {
 	s := benchServer(b)
 	ctx := context.Background()
-	client, _ := s.store.Clients.Client(ctx, publicID)
-	verifier := pkce.GenerateVerifier()
-	bodies := make([]string, b.N)
-	for i := range bodies {
-		code, err := s.issueCode(ctx, &authRequest{
-			client: client, redirectURI: publicCB, redirectURISent: true, challenge: pkce.Challenge(verifier),
-			scopes: []string{"mcp:read"}, resources: []string{testResource},
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		bodies[i] = url.Values{
-			"grant_type": {"authorization_code"}, "code": {code}, "code_verifier": {verifier},
-			"client_id": {publicID}, "redirect_uri": {publicCB}, "resource": {testResource},
-		}.Encode()
-	}
+	bodies := codeExchangeBodies(b, s)
 	key, err := s.keys.signingKey(ctx, s.clock.Now())
 	if err != nil {
 		b.Fatal(err)
