@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpauth/mcpauth/authserver"
 	"github.com/mcpauth/mcpauth/internal/testdb"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/pkce"
@@ -64,6 +66,25 @@ func startAuthserverIssuer(t *testing.T, args ...string) (issuer string, stop fu
 	t.Cleanup(func() { stop() })
 	issuer = strings.TrimSuffix(strings.TrimSpace(line[strings.Index(line, "(issuer ")+len("(issuer "):]), ")")
 	return issuer, stop
+}
+
+// authserverConfig returns the configuration `mcpauth authserver args...`
+// builds for the listen address 127.0.0.1:9000, and the error of building
+// it or of authserver.New with it.
+func authserverConfig(t *testing.T, args []string) (authserver.Config, error) {
+	t.Helper()
+	f, err := parseAuthserverFlags(args, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := f.config(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9000}, nil)
+	if err == nil {
+		var as *authserver.Server
+		if as, err = authserver.New(cfg); err == nil {
+			_ = as.Close()
+		}
+	}
+	return cfg, err
 }
 
 // startSubcommand runs `mcpauth args...` in-process until the test ends

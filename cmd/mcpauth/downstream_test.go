@@ -2,8 +2,6 @@ package main
 
 import (
 	"errors"
-	"io"
-	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -52,17 +50,7 @@ func TestDownstreamFlags(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f, err := parseAuthserverFlags(tc.args, io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg, err := f.config(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9000}, nil)
-			if err == nil {
-				var as *authserver.Server
-				if as, err = authserver.New(cfg); err == nil {
-					_ = as.Close()
-				}
-			}
+			cfg, err := authserverConfig(t, tc.args)
 			switch {
 			case tc.wantErr == "config":
 				if !errors.Is(err, authserver.ErrConfig) {
