@@ -57,12 +57,7 @@ func (e *caEnv) assertion(hdr, claims map[string]any) string {
 	c := oauthtest.Apply(map[string]any{
 		"iss": clientID, "sub": clientID, "aud": asIssuer, "jti": "jti-1", "iat": now, "exp": now + 60,
 	}, claims)
-	var key any = e.key
-	if k, ok := hdr["_key"]; ok {
-		key = k
-		delete(h, "_key")
-	}
-	return oauthtest.SignRaw(e.t, key, h, c)
+	return signRaw(e.t, e.key, h, c)
 }
 
 func TestClientAssertionVerifyRejects(t *testing.T) {

@@ -82,12 +82,7 @@ func (e *grantEnv) idjag(hdr, claims map[string]any) string {
 }
 
 func (e *grantEnv) sign(h, c map[string]any) string {
-	var key any = e.key
-	if k, ok := h["_key"]; ok {
-		key = k
-		delete(h, "_key")
-	}
-	return oauthtest.SignRaw(e.t, key, h, c)
+	return signRaw(e.t, e.key, h, c)
 }
 
 func TestGrantVerifyRejects(t *testing.T) {
