@@ -19,7 +19,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/clientmeta"
 	"github.com/mcpauth/mcpauth/internal/jwa"
-	"github.com/mcpauth/mcpauth/internal/remotekeys"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/pkce"
 )
@@ -263,7 +263,7 @@ func (k staticKeys) Keys(_ context.Context, kid string) ([]jwa.Key, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, remotekeys.ErrUnknownKey
+		return nil, keyset.ErrUnknownKey
 	}
 	return out, nil
 }

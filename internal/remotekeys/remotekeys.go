@@ -24,10 +24,9 @@ import (
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
-// Errors of [Set.Keys].
+// Errors of [Set.Keys], besides keyset.ErrUnknownKey when keys are known
+// but none has the requested ID.
 var (
-	// ErrUnknownKey: keys are known, but none has the requested ID.
-	ErrUnknownKey = keyset.ErrUnknownKey
 	// ErrUnavailable: no keys could be obtained; it is joined with the
 	// reason the last fetch failed.
 	ErrUnavailable = keyset.ErrUnavailable
@@ -160,7 +159,7 @@ func New(cfg Config) (*Set, error) {
 
 // Keys returns the keys with ID kid (all keys for ""). Known keys are
 // answered from memory without locking; an unknown kid causes at most one
-// fetch per RefetchInterval. Errors match [ErrUnknownKey] when keys are
+// fetch per RefetchInterval. Errors match keyset.ErrUnknownKey when keys are
 // known but none has that ID, and [ErrUnavailable] when no keys could
 // ever be obtained; the latter also wraps the reason the last fetch failed
 // (a transport error, or the set refused by the rule of [jwkset.Parse]).
@@ -176,7 +175,7 @@ func (k *Set) Keys(ctx context.Context, kid string) ([]jwa.Key, error) {
 			return nil, err
 		}
 		if k.snap.Load() != nil {
-			return nil, ErrUnknownKey
+			return nil, keyset.ErrUnknownKey
 		}
 		if errors.Is(err, errRateLimited) {
 			k.mu.Lock()
@@ -189,7 +188,7 @@ func (k *Set) Keys(ctx context.Context, kid string) ([]jwa.Key, error) {
 	if keys := snap.lookup(kid); len(keys) > 0 {
 		return keys, nil
 	}
-	return nil, ErrUnknownKey
+	return nil, keyset.ErrUnknownKey
 }
 
 // refetch waits for the one shared fetch, or for ctx.
