@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -85,6 +86,27 @@ func authserverConfig(t *testing.T, args []string) (authserver.Config, error) {
 		}
 	}
 	return cfg, err
+}
+
+// wantConfigErr fails t unless err is what want names: an
+// authserver.ErrConfig for "config", an error containing want for any
+// other text, no error for "". It reports whether there is a configuration
+// to check further (want "" and no error).
+func wantConfigErr(t *testing.T, err error, want string) bool {
+	t.Helper()
+	switch {
+	case want == "config":
+		if !errors.Is(err, authserver.ErrConfig) {
+			t.Fatalf("err = %v, want ErrConfig", err)
+		}
+	case want != "":
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("err = %v, want %q", err, want)
+		}
+	case err != nil:
+		t.Fatal(err)
+	}
+	return want == ""
 }
 
 // startSubcommand runs `mcpauth args...` in-process until the test ends

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -51,18 +49,7 @@ func TestDownstreamFlags(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := authserverConfig(t, tc.args)
-			switch {
-			case tc.wantErr == "config":
-				if !errors.Is(err, authserver.ErrConfig) {
-					t.Fatalf("err = %v, want ErrConfig", err)
-				}
-			case tc.wantErr != "":
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tc.wantErr)
-				}
-			case err != nil:
-				t.Fatal(err)
-			default:
+			if wantConfigErr(t, err, tc.wantErr) {
 				tc.check(t, cfg.DownstreamAPIs)
 			}
 		})

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -52,18 +51,10 @@ func TestRateLimitFlags(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			cfg, err := authserverConfig(t, append([]string{"--insecure-http"}, tc.args...))
-			switch {
-			case tc.wantErr == "config":
-				if !errors.Is(err, authserver.ErrConfig) {
-					t.Fatalf("err = %v, want ErrConfig", err)
-				}
-			case tc.wantErr != "":
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tc.wantErr)
-				}
-			case err != nil:
-				t.Fatal(err)
-			case cfg.RateLimit != tc.rl || cfg.TrustedProxies.Header != tc.tp.Header || !slices.Equal(cfg.TrustedProxies.Prefixes, tc.tp.Prefixes):
+			if !wantConfigErr(t, err, tc.wantErr) {
+				return
+			}
+			if cfg.RateLimit != tc.rl || cfg.TrustedProxies.Header != tc.tp.Header || !slices.Equal(cfg.TrustedProxies.Prefixes, tc.tp.Prefixes) {
 				t.Fatalf("RateLimit %+v, TrustedProxies %+v; want %+v, %+v", cfg.RateLimit, cfg.TrustedProxies, tc.rl, tc.tp)
 			}
 		})
