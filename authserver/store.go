@@ -23,7 +23,7 @@ type Storage struct {
 	Revocations   RevocationStore
 	Pending       PendingStore
 	// UpstreamTokens keeps the upstream provider's tokens, sealed, for
-	// [Config.TokenVault].
+	// [Config.Vault].
 	UpstreamTokens UpstreamTokenStore
 }
 
@@ -167,7 +167,7 @@ type Code struct {
 	Refresh         bool      `json:"refresh"`
 	IssuedAt        time.Time `json:"iat"`
 	// UpstreamTokens is the ID of the upstream tokens the login obtained,
-	// in the [UpstreamTokenStore]; empty without [Config.TokenVault].
+	// in the [UpstreamTokenStore]; empty without [Config.Vault].
 	UpstreamTokens string    `json:"upstream_tokens,omitempty"`
 	ExpiresAt      time.Time `json:"exp"`
 	// RedeemedBy is the ID of the grant created by the first redemption;
@@ -184,7 +184,7 @@ type Grant struct {
 	Scopes    []string `json:"scopes,omitempty"`
 	Resources []string `json:"resources,omitempty"`
 	// UpstreamTokens is the ID of the upstream tokens bound to this grant
-	// ([Config.TokenVault]); empty when there are none.
+	// ([Config.Vault]); empty when there are none.
 	UpstreamTokens string `json:"upstream_tokens,omitempty"`
 	// DPoPJKT binds a public client's grant, and so its refresh tokens,
 	// to the DPoP key that obtained it (RFC 9449 §5). Empty means unbound.
@@ -257,14 +257,14 @@ type PendingAuthorization struct {
 	Scopes          []string `json:"scopes,omitempty"`
 	Resources       []string `json:"resources,omitempty"`
 	// Subject is the user when already known: the page follows a login
-	// at the upstream provider ([Config.Upstream] with RememberConsent).
+	// at the upstream provider ([Config.Login] with RememberConsent).
 	// Empty otherwise.
 	Subject string `json:"sub,omitempty"`
 	// UpstreamTokens is the ID of the upstream tokens of the login that
-	// preceded the page ([Config.TokenVault]); empty otherwise.
+	// preceded the page ([Config.Vault]); empty otherwise.
 	UpstreamTokens string `json:"upstream_tokens,omitempty"`
 	// Upstream, when set, makes this a login in progress at the upstream
-	// provider ([Config.Upstream]) rather than a consent page: its ID is
+	// provider ([Config.Login]) rather than a consent page: its ID is
 	// "upstream." followed by the base64url SHA-256 of the upstream
 	// "state", CSRFHash is empty, and BrowserHash is that of the browser's
 	// upstream binding cookie.

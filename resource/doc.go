@@ -109,7 +109,7 @@
 // token exchange, authenticated with the resource server's own client
 // credentials, and returns the user's token there (with mcpauth's
 // authorization server, the upstream identity provider's token it keeps:
-// authserver.TokenVaultConfig). Its ExchangeResource(ctx, resource,
+// authserver.Config.Vault). Its ExchangeResource(ctx, resource,
 // scopes...) takes the same path with "resource" set to a downstream API's
 // URI (and "scope"), for a token the authorization server issues for that
 // API alone, acting for the user (authserver.DownstreamAPI); the API

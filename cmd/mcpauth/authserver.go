@@ -187,10 +187,7 @@ func (f *authserverFlags) config(addr net.Addr, logger *slog.Logger) (authserver
 		}
 	}
 	cfg.KeyFetch.InsecureAllowHTTPLoopback = f.insecureHTTP
-	if cfg.Upstream, err = f.upstream.config(f.insecureHTTP, os.Getenv); err != nil {
-		return cfg, err
-	}
-	if cfg.TokenVault, err = f.vault.config(cfg.Upstream, os.Getenv); err != nil {
+	if err := f.login(&cfg, logger); err != nil {
 		return cfg, err
 	}
 	if cfg.DownstreamAPIs, err = f.downstream.config(); err != nil {
@@ -249,6 +246,7 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
+	defer closeLogin(&cfg)
 	if f.databaseURL != "" {
 		st, err := f.openPostgres(ctx)
 		if err != nil {
@@ -280,9 +278,9 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 		"registration", m.RegistrationEndpoint != "", "client_id_metadata_documents", m.ClientIDMetadataDocumentSupported,
 		"storage", f.storageName(), "replay", map[bool]string{true: "redis", false: "memory"}[f.redisURL != ""])
 	fmt.Fprintf(stdout, "listening on http://%s (issuer %s)\n", ln.Addr(), as.Issuer())
-	if cfg.Upstream != nil {
-		logger.Info("users log in upstream", "upstream", cfg.Upstream.Issuer, "callback", as.UpstreamCallbackURL())
-		fmt.Fprintf(stdout, "upstream login at %s; register this redirect URI there: %s\n", cfg.Upstream.Issuer, as.UpstreamCallbackURL())
+	if cfg.Login != nil {
+		logger.Info("users log in upstream", "upstream", cfg.Login.Issuer(), "callback", as.UpstreamCallbackURL())
+		fmt.Fprintf(stdout, "upstream login at %s; register this redirect URI there: %s\n", cfg.Login.Issuer(), as.UpstreamCallbackURL())
 	}
 	for _, api := range cfg.DownstreamAPIs {
 		logger.Info("tokens for a downstream API by token exchange", "resource", api.Resource,

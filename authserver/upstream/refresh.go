@@ -1,4 +1,4 @@
-package authserver
+package upstream
 
 import (
 	"context"
@@ -51,8 +51,8 @@ type upstreamTokenResponse struct {
 // (client_secret_basic or _post, private_key_jwt, or none), through the
 // SSRF-guarded client, without following redirects, reading at most
 // maxUpstreamTokenResponse bytes.
-func (u *upstream) refresh(ctx context.Context, refreshToken string) (*vaultedToken, error) {
-	m, err := u.metadata(ctx)
+func (u *client) refreshAt(ctx context.Context, k kind, refreshToken string) (*vaultedToken, error) {
+	m, err := k.metadata(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func (u *upstream) refresh(ctx context.Context, refreshToken string) (*vaultedTo
 	basic := false
 	switch {
 	case u.assertions != nil:
-		jwt, err := u.assertions.Sign(u.assertionAudience(m))
+		jwt, err := u.assertions.Sign(k.assertionAudience(m))
 		if err != nil {
 			return nil, fmt.Errorf("upstream client assertion: %w", err)
 		}

@@ -1,20 +1,159 @@
-package authserver
+package upstream
 
 import (
 	"context"
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
+	"golang.org/x/oauth2"
+	"golang.org/x/sync/singleflight"
 
+	"github.com/mcpauth/mcpauth/authserver"
+	"github.com/mcpauth/mcpauth/internal/flight"
 	"github.com/mcpauth/mcpauth/internal/jsonx"
 	"github.com/mcpauth/mcpauth/internal/jwa"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/internal/nethook"
 	"github.com/mcpauth/mcpauth/internal/remotekeys"
 )
+
+// metadataTTL is how long discovery and keys are reused.
+const metadataTTL = time.Hour
+
+// oidcProvider is the login at an OpenID Connect provider: its discovered
+// metadata and keys, cached.
+type oidcProvider struct {
+	*client
+
+	// discovery runs one fetch of the metadata at a time, shared by every
+	// login that needs it meanwhile; each stops waiting when its own
+	// request ends, so a hanging provider never queues logins behind one
+	// another.
+	discovery singleflight.Group
+
+	mu      sync.Mutex // guards the fields below
+	meta    *providerMetadata
+	metaAt  time.Time
+	keys    keySource // nil until discovery
+	keysURI string
+	closed  bool // after Close, discovery sets up no key source
+}
+
+func newOIDC(c *client) *oidcProvider { return &oidcProvider{client: c} }
+
+// Issuer implements [authserver.Login].
+func (u *oidcProvider) Issuer() string { return u.cfg.Issuer }
+
+// AuthorizationEndpoint implements [authserver.Login], discovering the
+// provider first when needed.
+func (u *oidcProvider) AuthorizationEndpoint(ctx context.Context) (string, error) {
+	return u.authorizationEndpoint(ctx, u)
+}
+
+// Start implements [authserver.Login]: the authorization request carries
+// the PKCE challenge and the nonce.
+func (u *oidcProvider) Start(ctx context.Context, l *authserver.LoginRequest) (string, error) {
+	return u.start(ctx, u, l)
+}
+
+// Callback implements [authserver.Login]: it exchanges the code with the
+// PKCE verifier and verifies the ID token.
+func (u *oidcProvider) Callback(ctx context.Context, q url.Values, l *authserver.LoginRequest) (*authserver.UpstreamIdentity, *oauth2.Token, error) {
+	return u.callback(ctx, u, q, l)
+}
+
+func (u *oidcProvider) refresh(ctx context.Context, refreshToken string) (*vaultedToken, error) {
+	return u.refreshAt(ctx, u, refreshToken)
+}
+
+func (u *oidcProvider) authParams(l *authserver.LoginRequest) []oauth2.AuthCodeOption {
+	return []oauth2.AuthCodeOption{oauth2.SetAuthURLParam("nonce", l.Nonce)}
+}
+
+// assertionAudience is the OpenID provider's issuer.
+func (u *oidcProvider) assertionAudience(m *providerMetadata) string { return m.Issuer }
+
+// identity is the user of the verified ID token.
+func (u *oidcProvider) identity(ctx context.Context, tok *oauth2.Token, nonce string) (*authserver.UpstreamIdentity, error) {
+	raw, _ := tok.Extra("id_token").(string)
+	if raw == "" {
+		return nil, fmt.Errorf("%w: the token response has none", errIDToken)
+	}
+	return u.verifyIDToken(ctx, raw, nonce)
+}
+
+// metadata returns the provider metadata, fetching it when missing or
+// older than metadataTTL. A failed fetch is not cached.
+func (u *oidcProvider) metadata(ctx context.Context) (*providerMetadata, error) {
+	u.mu.Lock()
+	m, at := u.meta, u.metaAt
+	u.mu.Unlock()
+	if m != nil && u.now().Sub(at) < metadataTTL {
+		return m, nil
+	}
+	// The shared fetch outlives any one caller's cancellation; the
+	// fetcher's timeout bounds it.
+	shared := context.WithoutCancel(ctx)
+	m, err := flight.Do(ctx, &u.discovery, "", func() (*providerMetadata, error) { return u.discover(shared) })
+	if err != nil && err == ctx.Err() {
+		return nil, fmt.Errorf("upstream discovery: %w", err)
+	}
+	return m, err
+}
+
+// discover fetches and checks the metadata and points the key source at
+// its jwks_uri.
+func (u *oidcProvider) discover(ctx context.Context) (*providerMetadata, error) {
+	wk := strings.TrimSuffix(u.cfg.Issuer, "/") + "/.well-known/openid-configuration"
+	resp, err := u.fetcher.Get(ctx, wk, "application/json")
+	if err != nil {
+		return nil, fmt.Errorf("upstream discovery: %w", err)
+	}
+	var m providerMetadata
+	if err := jsonx.DecodeObject(resp.Body, &m); err != nil {
+		return nil, fmt.Errorf("upstream discovery: %w", err)
+	}
+	if err := u.checkMetadata(&m); err != nil {
+		return nil, fmt.Errorf("upstream discovery: %w", err)
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if err := u.useJWKSURI(m.JWKSURI); err != nil {
+		return nil, fmt.Errorf("upstream discovery: jwks_uri: %w", err)
+	}
+	u.meta, u.metaAt = &m, u.now()
+	return &m, nil
+}
+
+// checkMetadata applies OpenID Connect Discovery §4.3 (the issuer must be
+// the configured one, exactly) and the fetcher's URL rules to every
+// endpoint.
+func (u *oidcProvider) checkMetadata(m *providerMetadata) error {
+	if m.Issuer != u.cfg.Issuer {
+		return fmt.Errorf("issuer %q does not match the configured issuer", m.Issuer)
+	}
+	for name, v := range map[string]string{
+		"authorization_endpoint": m.AuthorizationEndpoint, "token_endpoint": m.TokenEndpoint, "jwks_uri": m.JWKSURI,
+	} {
+		if v == "" {
+			return fmt.Errorf("%s is missing", name)
+		}
+		if err := u.fetcher.CheckURL(v); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	if len(m.CodeChallengeMethods) > 0 && !slices.Contains(m.CodeChallengeMethods, "S256") {
+		return fmt.Errorf("the provider does not support PKCE S256")
+	}
+	return nil
+}
 
 // Bounds of ID token verification.
 const (
@@ -47,7 +186,7 @@ type idTokenClaims struct {
 // the configured issuer, "aud" containing our client_id, "azp" our
 // client_id when present (and present when there are several audiences),
 // "exp" required and not passed, "nonce" the one we sent.
-func (u *upstream) verifyIDToken(ctx context.Context, raw, nonce string) (*UpstreamIdentity, error) {
+func (u *oidcProvider) verifyIDToken(ctx context.Context, raw, nonce string) (*authserver.UpstreamIdentity, error) {
 	if len(raw) > maxIDTokenBytes {
 		return nil, fmt.Errorf("%w: too large", errIDToken)
 	}
@@ -83,14 +222,14 @@ func (u *upstream) verifyIDToken(ctx context.Context, raw, nonce string) (*Upstr
 	if err := u.checkIDClaims(&c, nonce); err != nil {
 		return nil, err
 	}
-	return &UpstreamIdentity{
+	return &authserver.UpstreamIdentity{
 		Issuer: c.Issuer, Subject: c.Subject, Email: c.Email, Name: c.Name,
 		EmailVerified: c.EmailVerified == true || c.EmailVerified == "true",
 		Groups:        stringList(all[u.cfg.GroupsClaim]),
 	}, nil
 }
 
-func (u *upstream) checkIDClaims(c *idTokenClaims, nonce string) error {
+func (u *oidcProvider) checkIDClaims(c *idTokenClaims, nonce string) error {
 	switch {
 	case c.Issuer != u.cfg.Issuer:
 		return fmt.Errorf("%w: iss is another issuer", errIDToken)
@@ -141,7 +280,7 @@ type keySource interface {
 
 // providerKeys returns the provider's keys with kid; before discovery
 // there are none.
-func (u *upstream) providerKeys(ctx context.Context, kid string) ([]jwa.Key, error) {
+func (u *oidcProvider) providerKeys(ctx context.Context, kid string) ([]jwa.Key, error) {
 	u.mu.Lock()
 	keys := u.keys
 	u.mu.Unlock()
@@ -153,7 +292,7 @@ func (u *upstream) providerKeys(ctx context.Context, kid string) ([]jwa.Key, err
 
 // useJWKSURI points the key source at the discovered jwks_uri, replacing
 // (and closing) one for another URI. Called with u.mu held.
-func (u *upstream) useJWKSURI(uri string) error {
+func (u *oidcProvider) useJWKSURI(uri string) error {
 	if u.closed {
 		return errors.New("the server is closed")
 	}
@@ -178,7 +317,7 @@ func (u *upstream) useJWKSURI(uri string) error {
 
 // Close stops the key set's background refresh; a discovery still under
 // way when Close is called starts none.
-func (u *upstream) Close() error {
+func (u *oidcProvider) Close() error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.closed = true
