@@ -217,9 +217,7 @@ func (s *Server) startLogin(w http.ResponseWriter, r *http.Request, req *authReq
 		return
 	}
 	browser := s.upstreamBrowserID(w, r)
-	rec := pendingRecord(loginPendingID(l.State), "", browser, req, s.clock.Now().Add(loginTTL))
-	rec.CSRFHash = ""
-	rec.Upstream = &PendingUpstreamLogin{Nonce: l.Nonce, Verifier: l.Verifier, Consented: consented, RememberBrowser: req.browser}
+	rec := loginRecord(l, browser, req, consented, s.clock.Now().Add(loginTTL))
 	if err := s.store.Pending.SavePending(r.Context(), rec); err != nil {
 		s.renderStoreError(w, r, "saving an upstream login failed", err)
 		return
@@ -256,7 +254,7 @@ func (s *Server) finishLogin(w http.ResponseWriter, r *http.Request, q url.Value
 	bh := []byte(tokenKey(browser))
 	rec, err := s.store.Pending.TakePending(ctx, loginPendingID(q.Get("state")), s.clock.Now(),
 		func(p *PendingAuthorization) bool {
-			return p.Upstream != nil && browser != "" && subtle.ConstantTimeCompare([]byte(p.BrowserHash), bh) == 1
+			return p.Step == stepLogin && browser != "" && subtle.ConstantTimeCompare([]byte(p.BrowserHash), bh) == 1
 		})
 	if errors.Is(err, ErrNotFound) {
 		s.renderError(w, r, http.StatusForbidden, oauthErr(oauthmeta.CodeAccessDenied,
@@ -267,9 +265,9 @@ func (s *Server) finishLogin(w http.ResponseWriter, r *http.Request, q url.Value
 		s.renderStoreError(w, r, "taking an upstream login failed", err)
 		return
 	}
-	req, up := rec.request(), rec.Upstream
-	id, tok, err := s.login.provider.Callback(ctx, q, &LoginRequest{State: q.Get("state"), Nonce: up.Nonce,
-		Verifier: up.Verifier, RedirectURI: s.UpstreamCallbackURL()})
+	req := rec.request()
+	id, tok, err := s.login.provider.Callback(ctx, q, &LoginRequest{State: q.Get("state"), Nonce: rec.Nonce,
+		Verifier: rec.Verifier, RedirectURI: s.UpstreamCallbackURL()})
 	if err != nil {
 		oe, ok := errors.AsType[*oauthmeta.Error](err)
 		if !ok {
@@ -292,7 +290,7 @@ func (s *Server) finishLogin(w http.ResponseWriter, r *http.Request, q url.Value
 		return
 	}
 	s.log.InfoContext(ctx, "upstream login", "sub", req.subject, "client_id", req.client.ID)
-	s.advance(w, r, req, loggedIn, up.Consented)
+	s.advance(w, r, req, loggedIn, rec.Consented)
 }
 
 // admit applies the allow-list to the user id and narrows req's scopes by
