@@ -170,7 +170,7 @@ func TestUpstreamOAuth2ConfigErrors(t *testing.T) {
 	}
 }
 
-func TestPreset(t *testing.T) {
+func TestUpstreamPreset(t *testing.T) {
 	tests := []struct {
 		name, tenant string
 		want         upstreamConfig
