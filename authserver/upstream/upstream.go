@@ -100,6 +100,11 @@ type Provider interface {
 	callTimeout() time.Duration
 }
 
+var (
+	_ Provider = (*oidcProvider)(nil)
+	_ Provider = (*oauth2Provider)(nil)
+)
+
 // New validates c and returns the login at its provider: OpenID Connect,
 // or plain OAuth 2.0 with c.OAuth2. It does no I/O: discovery happens at
 // the first login. Errors match [authserver.ErrConfig]. Call Close when

@@ -61,6 +61,8 @@ type vault struct {
 	refreshes singleflight.Group
 }
 
+var _ authserver.Vault = (*vault)(nil)
+
 // Errors of the vault.
 var (
 	// errVaultEmpty: the grant has no upstream tokens (any more).
