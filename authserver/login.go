@@ -20,9 +20,9 @@ import (
 // code sent to the client. The handlers (handleAuthorize, handleConsent,
 // handleUpstreamCallback) only parse and check their input. Between two
 // steps the request waits in the PendingStore, in one single-use record
-// per step: a consent page's record, bound to its form and the browser
-// (see pendingMatcher), or a login's at the provider, bound to its state
-// and the browser (see takeLogin).
+// per step, named by its Step: a consent page's record, bound to its form
+// and the browser (pendingRecord, pendingMatcher), or a login's at the
+// provider, bound to its state and the browser (loginRecord, finishLogin).
 
 // loginEvent is what happened to an authorization request.
 type loginEvent int
