@@ -117,7 +117,7 @@ func checkOAuth2(p *OAuth2Endpoints, f *safehttp.Fetcher) error {
 type oauth2Provider struct {
 	*client
 	endpoints       *OAuth2Endpoints
-	meta            *providerMetadata
+	meta            *oauthmeta.AuthServerMetadata
 	userInfoFetcher *safehttp.Fetcher
 }
 
@@ -167,22 +167,26 @@ func (u *oauth2Provider) refresh(ctx context.Context, refreshToken string) (*vau
 	return u.refreshAt(ctx, u, refreshToken)
 }
 
-func (u *oauth2Provider) metadata(context.Context) (*providerMetadata, error) { return u.meta, nil }
+func (u *oauth2Provider) metadata(context.Context) (*oauthmeta.AuthServerMetadata, error) {
+	return u.meta, nil
+}
 
 func (u *oauth2Provider) authParams(*authserver.LoginRequest) []oauth2.AuthCodeOption { return nil }
 
 // assertionAudience is the token endpoint: a plain OAuth 2.0 provider has
 // no issuer identifier of its own (RFC 7523 §3).
-func (u *oauth2Provider) assertionAudience(m *providerMetadata) string { return m.TokenEndpoint }
+func (u *oauth2Provider) assertionAudience(m *oauthmeta.AuthServerMetadata) string {
+	return m.TokenEndpoint
+}
 
 // oauth2Metadata is the provider metadata of a plain OAuth 2.0 provider,
 // from its configuration: what discovery would give for OpenID Connect.
-func oauth2Metadata(issuer string, p *OAuth2Endpoints) *providerMetadata {
-	m := &providerMetadata{
+func oauth2Metadata(issuer string, p *OAuth2Endpoints) *oauthmeta.AuthServerMetadata {
+	m := &oauthmeta.AuthServerMetadata{
 		Issuer: issuer, AuthorizationEndpoint: p.AuthorizationEndpoint, TokenEndpoint: p.TokenEndpoint,
 	}
 	if p.TokenEndpointAuthMethod != "" {
-		m.TokenEndpointAuthMethods = []string{p.TokenEndpointAuthMethod}
+		m.TokenEndpointAuthMethodsSupported = []string{p.TokenEndpointAuthMethod}
 	}
 	return m
 }

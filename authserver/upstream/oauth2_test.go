@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"errors"
+	"github.com/mcpauth/mcpauth/oauthmeta"
 	"net/http"
 	"slices"
 	"strings"
@@ -218,7 +219,7 @@ func TestUpstreamPreset(t *testing.T) {
 // TestUpstreamAssertionAudience: a private_key_jwt assertion names the
 // OpenID provider's issuer, or a plain OAuth 2.0 provider's token endpoint.
 func TestUpstreamAssertionAudience(t *testing.T) {
-	m := &providerMetadata{Issuer: "https://github.com", TokenEndpoint: "https://github.com/login/oauth/access_token"}
+	m := &oauthmeta.AuthServerMetadata{Issuer: "https://github.com", TokenEndpoint: "https://github.com/login/oauth/access_token"}
 	if got := (&oidcProvider{}).assertionAudience(m); got != m.Issuer {
 		t.Errorf("OpenID Connect: aud %q", got)
 	}

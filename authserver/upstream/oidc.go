@@ -22,6 +22,7 @@ import (
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/internal/nethook"
 	"github.com/mcpauth/mcpauth/internal/remotekeys"
+	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
 // metadataTTL is how long discovery and keys are reused.
@@ -39,7 +40,7 @@ type oidcProvider struct {
 	discovery singleflight.Group
 
 	mu      sync.Mutex // guards the fields below
-	meta    *providerMetadata
+	meta    *oauthmeta.AuthServerMetadata
 	metaAt  time.Time
 	keys    keySource // nil until discovery
 	keysURI string
@@ -78,7 +79,7 @@ func (u *oidcProvider) authParams(l *authserver.LoginRequest) []oauth2.AuthCodeO
 }
 
 // assertionAudience is the OpenID provider's issuer.
-func (u *oidcProvider) assertionAudience(m *providerMetadata) string { return m.Issuer }
+func (u *oidcProvider) assertionAudience(m *oauthmeta.AuthServerMetadata) string { return m.Issuer }
 
 // identity is the user of the verified ID token.
 func (u *oidcProvider) identity(ctx context.Context, tok *oauth2.Token, nonce string) (*authserver.UpstreamIdentity, error) {
@@ -91,7 +92,7 @@ func (u *oidcProvider) identity(ctx context.Context, tok *oauth2.Token, nonce st
 
 // metadata returns the provider metadata, fetching it when missing or
 // older than metadataTTL. A failed fetch is not cached.
-func (u *oidcProvider) metadata(ctx context.Context) (*providerMetadata, error) {
+func (u *oidcProvider) metadata(ctx context.Context) (*oauthmeta.AuthServerMetadata, error) {
 	u.mu.Lock()
 	m, at := u.meta, u.metaAt
 	u.mu.Unlock()
@@ -101,7 +102,7 @@ func (u *oidcProvider) metadata(ctx context.Context) (*providerMetadata, error) 
 	// The shared fetch outlives any one caller's cancellation; the
 	// fetcher's timeout bounds it.
 	shared := context.WithoutCancel(ctx)
-	m, err := flight.Do(ctx, &u.discovery, "", func() (*providerMetadata, error) { return u.discover(shared) })
+	m, err := flight.Do(ctx, &u.discovery, "", func() (*oauthmeta.AuthServerMetadata, error) { return u.discover(shared) })
 	if err != nil && err == ctx.Err() {
 		return nil, fmt.Errorf("upstream discovery: %w", err)
 	}
@@ -110,13 +111,13 @@ func (u *oidcProvider) metadata(ctx context.Context) (*providerMetadata, error) 
 
 // discover fetches and checks the metadata and points the key source at
 // its jwks_uri.
-func (u *oidcProvider) discover(ctx context.Context) (*providerMetadata, error) {
+func (u *oidcProvider) discover(ctx context.Context) (*oauthmeta.AuthServerMetadata, error) {
 	wk := strings.TrimSuffix(u.cfg.Issuer, "/") + "/.well-known/openid-configuration"
 	resp, err := u.fetcher.Get(ctx, wk, "application/json")
 	if err != nil {
 		return nil, fmt.Errorf("upstream discovery: %w", err)
 	}
-	var m providerMetadata
+	var m oauthmeta.AuthServerMetadata
 	if err := jsonx.DecodeObject(resp.Body, &m); err != nil {
 		return nil, fmt.Errorf("upstream discovery: %w", err)
 	}
@@ -135,7 +136,7 @@ func (u *oidcProvider) discover(ctx context.Context) (*providerMetadata, error) 
 // checkMetadata applies OpenID Connect Discovery §4.3 (the issuer must be
 // the configured one, exactly) and the fetcher's URL rules to every
 // endpoint.
-func (u *oidcProvider) checkMetadata(m *providerMetadata) error {
+func (u *oidcProvider) checkMetadata(m *oauthmeta.AuthServerMetadata) error {
 	if m.Issuer != u.cfg.Issuer {
 		return fmt.Errorf("issuer %q does not match the configured issuer", m.Issuer)
 	}
@@ -149,7 +150,7 @@ func (u *oidcProvider) checkMetadata(m *providerMetadata) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	if len(m.CodeChallengeMethods) > 0 && !slices.Contains(m.CodeChallengeMethods, "S256") {
+	if len(m.CodeChallengeMethodsSupported) > 0 && !slices.Contains(m.CodeChallengeMethodsSupported, "S256") {
 		return fmt.Errorf("the provider does not support PKCE S256")
 	}
 	return nil

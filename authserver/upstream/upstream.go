@@ -146,24 +146,13 @@ type client struct {
 // kind is what differs between OpenID Connect and plain OAuth 2.0.
 type kind interface {
 	// metadata returns the provider's endpoints.
-	metadata(ctx context.Context) (*providerMetadata, error)
+	metadata(ctx context.Context) (*oauthmeta.AuthServerMetadata, error)
 	// identity turns the token response into the verified user.
 	identity(ctx context.Context, tok *oauth2.Token, nonce string) (*authserver.UpstreamIdentity, error)
 	// authParams are added to the authorization request.
 	authParams(l *authserver.LoginRequest) []oauth2.AuthCodeOption
 	// assertionAudience is the "aud" of a private_key_jwt assertion.
-	assertionAudience(m *providerMetadata) string
-}
-
-// providerMetadata is the part of the OpenID provider metadata used here.
-type providerMetadata struct {
-	Issuer                   string   `json:"issuer"`
-	AuthorizationEndpoint    string   `json:"authorization_endpoint"`
-	TokenEndpoint            string   `json:"token_endpoint"`
-	JWKSURI                  string   `json:"jwks_uri"`
-	CodeChallengeMethods     []string `json:"code_challenge_methods_supported"`
-	TokenEndpointAuthMethods []string `json:"token_endpoint_auth_methods_supported"`
-	AuthorizationResponseIss bool     `json:"authorization_response_iss_parameter_supported"`
+	assertionAudience(m *oauthmeta.AuthServerMetadata) string
 }
 
 func configErr(field, msg string) error {
@@ -226,9 +215,9 @@ func scopes(c *Config) []string {
 func (c *client) callTimeout() time.Duration { return c.timeout }
 
 // oauth2Config is the x/oauth2 configuration for the provider's endpoints.
-func (c *client) oauth2Config(m *providerMetadata, redirectURI string) *oauth2.Config {
+func (c *client) oauth2Config(m *oauthmeta.AuthServerMetadata, redirectURI string) *oauth2.Config {
 	style := oauth2.AuthStyleInHeader
-	if ms := m.TokenEndpointAuthMethods; c.assertions != nil || c.cfg.ClientSecret == "" ||
+	if ms := m.TokenEndpointAuthMethodsSupported; c.assertions != nil || c.cfg.ClientSecret == "" ||
 		(len(ms) > 0 && !slices.Contains(ms, "client_secret_basic") && slices.Contains(ms, "client_secret_post")) {
 		style = oauth2.AuthStyleInParams
 	}
@@ -293,7 +282,7 @@ func (c *client) callback(ctx context.Context, k kind, q url.Values, l *authserv
 		return nil, nil, unavailable(err)
 	}
 	// RFC 9207: a provider that sends "iss" must send its own.
-	if iss, sent := q["iss"]; (sent && iss[0] != m.Issuer) || (!sent && m.AuthorizationResponseIss) {
+	if iss, sent := q["iss"]; (sent && iss[0] != m.Issuer) || (!sent && m.AuthorizationResponseISSParameterSupported) {
 		return nil, nil, refused(errors.New("upstream callback with a wrong or missing iss"))
 	}
 	if q.Get("code") == "" {
