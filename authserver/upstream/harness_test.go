@@ -30,6 +30,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 
 	"github.com/mcpauth/mcpauth/authserver"
+	"github.com/mcpauth/mcpauth/internal/nethook"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/internal/testdb"
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -97,7 +98,7 @@ type upstreamConfig struct {
 	ClientKeyID            string
 	Scopes                 []string
 	GroupsClaim            string
-	Fetch                  authserver.KeyFetchConfig
+	Fetch                  authserver.KeyFetchConfig // its TLSConfig, InsecureAllowHTTPLoopback and test hook
 	Timeout                time.Duration
 	Allow                  authserver.AllowList
 	GrantPolicy            *authserver.GrantPolicy
@@ -125,11 +126,14 @@ func newServer(t testing.TB, c testConfig) (*authserver.Server, Provider, error)
 	cfg := c.Config
 	if u := c.Upstream; u != nil {
 		var err error
-		p, err = New(Config{
+		pc := Config{
 			Issuer: u.Issuer, OAuth2: u.OAuth2, ClientID: u.ClientID, ClientSecret: u.ClientSecret,
 			ClientKey: u.ClientKey, ClientKeyID: u.ClientKeyID, Scopes: u.Scopes, GroupsClaim: u.GroupsClaim,
-			Fetch: u.Fetch, Timeout: u.Timeout, Now: cfg.Now,
-		})
+			TLSConfig: u.Fetch.TLSConfig, InsecureAllowHTTPLoopback: u.Fetch.InsecureAllowHTTPLoopback,
+			Timeout: u.Timeout, Now: cfg.Now,
+		}
+		nethook.Set(&pc, nethook.Of(&u.Fetch))
+		p, err = New(pc)
 		if err != nil {
 			return nil, nil, err
 		}

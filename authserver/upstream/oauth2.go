@@ -99,7 +99,7 @@ func checkOAuth2(p *OAuth2Endpoints, f *safehttp.Fetcher) error {
 			continue
 		}
 		if v == "" || f.CheckURL(v) != nil {
-			return configErr("Upstream.OAuth2."+name, "must be an https URL (http only to loopback with Fetch.InsecureAllowHTTPLoopback)")
+			return configErr("Upstream.OAuth2."+name, "must be an https URL (http only to loopback with InsecureAllowHTTPLoopback)")
 		}
 	}
 	if p.EmailsEndpoint != "" {

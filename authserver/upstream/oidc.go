@@ -301,10 +301,10 @@ func (u *oidcProvider) useJWKSURI(uri string) error {
 		return nil
 	}
 	cfg := remotekeys.Config{
-		JWKSURI: uri, TLSConfig: u.cfg.Fetch.TLSConfig, InsecureAllowHTTPLoopback: u.cfg.Fetch.InsecureAllowHTTPLoopback,
+		JWKSURI: uri, TLSConfig: u.cfg.TLSConfig, InsecureAllowHTTPLoopback: u.cfg.InsecureAllowHTTPLoopback,
 		Timeout: u.timeout, Now: u.now,
 	}
-	nethook.Set(&cfg, nethook.Of(&u.cfg.Fetch))
+	nethook.Set(&cfg, nethook.Of(&u.cfg))
 	k, err := remotekeys.New(cfg)
 	if err != nil {
 		return err

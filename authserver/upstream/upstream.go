@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -43,7 +44,7 @@ const (
 // "nonce").
 type Config struct {
 	// Issuer is the provider's issuer identifier: https, or http to a
-	// loopback address when Fetch.InsecureAllowHTTPLoopback is set. Required.
+	// loopback address with InsecureAllowHTTPLoopback. Required.
 	// With OAuth2 set it is never fetched: it names the provider (GitHub:
 	// "https://github.com") in [Subject], so changing it changes every
 	// user's subject.
@@ -75,10 +76,15 @@ type Config struct {
 	// holding the user's groups (an array of strings, or one string). Empty
 	// means [DefaultGroupsClaim].
 	GroupsClaim string
-	// Fetch configures the calls to the provider (discovery, JWK Set, token
-	// and user-info endpoints): the SSRF-guarded fetcher, https to public
-	// addresses unless InsecureAllowHTTPLoopback. Its MaxSets is ignored.
-	Fetch authserver.KeyFetchConfig
+	// TLSConfig is the client TLS configuration of the calls to the
+	// provider (discovery, JWK Set, token and user-info endpoints), which
+	// go to public addresses only, checked when they connect, without
+	// following redirects to other origins. Nil means the system roots.
+	TLSConfig *tls.Config
+	// InsecureAllowHTTPLoopback permits a provider on plain http and at
+	// loopback addresses, for tests and local development. False means
+	// https to public addresses.
+	InsecureAllowHTTPLoopback bool
 	// Timeout bounds each call to the provider, connect to last byte; the
 	// user gets an error page when it passes. It also bounds a token
 	// refresh of the vault, whose refresh lease lasts twice Timeout. Zero
@@ -86,7 +92,14 @@ type Config struct {
 	Timeout time.Duration
 	// Now is the clock. Nil means time.Now.
 	Now func() time.Time
+
+	// net is the tests' resolver and dial function, reached through
+	// nethook.Set and nethook.Of.
+	netHook
 }
+
+// netHook embeds nethook.Hook in Config under an unexported name.
+type netHook = nethook.Hook
 
 // Provider is the login at one identity provider, OpenID Connect or plain
 // OAuth 2.0, made by [New]; a [VaultConfig] refreshes its tokens there.
@@ -171,14 +184,14 @@ func newClient(c Config) (*client, safehttp.Options, error) {
 		return nil, safehttp.Options{}, configErr("Upstream.Timeout", "must not be negative")
 	}
 	opts := safehttp.Options{
-		TLSConfig: c.Fetch.TLSConfig, InsecureAllowHTTPLoopback: c.Fetch.InsecureAllowHTTPLoopback,
+		TLSConfig: c.TLSConfig, InsecureAllowHTTPLoopback: c.InsecureAllowHTTPLoopback,
 		Timeout: cmp.Or(c.Timeout, DefaultTimeout), MaxBytes: jwkset.MaxSize,
 	}
-	nethook.Of(&c.Fetch).Apply(&opts)
+	nethook.Of(&c).Apply(&opts)
 	f := safehttp.New(opts)
 	iss, err := url.Parse(c.Issuer)
 	if err != nil || iss.RawQuery != "" || iss.Fragment != "" || f.CheckURL(c.Issuer) != nil {
-		return nil, opts, configErr("Upstream.Issuer", "must be an https URL without query or fragment (http only to loopback with Fetch.InsecureAllowHTTPLoopback)")
+		return nil, opts, configErr("Upstream.Issuer", "must be an https URL without query or fragment (http only to loopback with InsecureAllowHTTPLoopback)")
 	}
 	var assertions *jwtassert.ClientAssertionSigner
 	if c.ClientKey != nil {

@@ -86,7 +86,7 @@ func (u *upstreamFlags) config(insecureHTTP bool, getenv func(string) string) (*
 			return nil, err
 		}
 	}
-	c.Fetch.InsecureAllowHTTPLoopback = insecureHTTP
+	c.InsecureAllowHTTPLoopback = insecureHTTP
 	if u.clientSecret != "" {
 		if c.ClientSecret, err = envSecret("--upstream-client-secret", u.clientSecret, getenv); err != nil {
 			return nil, err
