@@ -176,7 +176,7 @@ const (
 	// loginTTL is how long a login's state stays redeemable: logins in
 	// progress are kept in the PendingStore, whose stores expect the
 	// consent page's lifetime.
-	loginTTL = pendingTTL
+	loginTTL = PendingTTL
 	// pathUpstreamCallback is the fixed redirect URI path under the issuer.
 	pathUpstreamCallback = "/upstream/callback"
 )
@@ -318,7 +318,7 @@ func (s *Server) keepUpstreamTokens(ctx context.Context, tok *oauth2.Token) (str
 	if s.vault == nil || tok == nil {
 		return "", nil
 	}
-	return s.vault.Keep(ctx, tok, s.clock.Now().Add(pendingTTL+s.cfg.CodeTTL))
+	return s.vault.Keep(ctx, tok, s.clock.Now().Add(PendingTTL+s.cfg.CodeTTL))
 }
 
 // openVault validates the vault's configuration and opens it on the

@@ -30,6 +30,8 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 
 	"github.com/mcpauth/mcpauth/authserver"
+	"github.com/mcpauth/mcpauth/authserver/boltstore"
+	"github.com/mcpauth/mcpauth/authserver/pgstore"
 	"github.com/mcpauth/mcpauth/internal/nethook"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/internal/testdb"
@@ -512,12 +514,12 @@ func at(i int) http.Header { return http.Header{replicaHeader: {strconv.Itoa(i)}
 
 // openTestPostgres opens a PostgreSQL store on a new database of pg (or
 // on dbURL), closed at the test's end.
-func openTestPostgres(t testing.TB, pg *testdb.Postgres, dbURL string) *authserver.PostgresStore {
+func openTestPostgres(t testing.TB, pg *testdb.Postgres, dbURL string) *pgstore.Store {
 	t.Helper()
 	if dbURL == "" {
 		dbURL = pg.NewDatabase(t)
 	}
-	st, err := authserver.OpenPostgresStore(context.Background(), dbURL, authserver.PostgresConfig{KeyEncryptionKey: testKEK})
+	st, err := pgstore.Open(context.Background(), dbURL, pgstore.Config{KeyEncryptionKey: testKEK})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -526,9 +528,15 @@ func openTestPostgres(t testing.TB, pg *testdb.Postgres, dbURL string) *authserv
 }
 
 // openTestBolt opens a bbolt store in the test's directory.
-func openTestBolt(t testing.TB) *authserver.BoltStore {
+func openTestBolt(t testing.TB) *boltstore.Store {
 	t.Helper()
-	b, err := authserver.OpenBoltStore(filepath.Join(t.TempDir(), "s.db"))
+	return openTestBoltAt(t, filepath.Join(t.TempDir(), "s.db"))
+}
+
+// openTestBoltAt opens the bbolt store in the file at path.
+func openTestBoltAt(t testing.TB, path string) *boltstore.Store {
+	t.Helper()
+	b, err := boltstore.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

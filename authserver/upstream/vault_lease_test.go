@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -27,12 +26,7 @@ func sharedStores() map[string]func(t *testing.T) func() authserver.Storage {
 			return m.Storage
 		},
 		"bolt": func(t *testing.T) func() authserver.Storage {
-			b, err := authserver.OpenBoltStore(filepath.Join(t.TempDir(), "s.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = b.Close() })
-			return b.Storage
+			return openTestBolt(t).Storage
 		},
 		"postgres": func(t *testing.T) func() authserver.Storage {
 			pg := testdb.StartPostgres(t)

@@ -326,7 +326,7 @@ func TestTokenVaultConfigErrors(t *testing.T) {
 // rawStores returns each store implementation with a function that reads
 // what it holds as raw bytes: every record handed to the memory store, the
 // bbolt file, the PostgreSQL tables.
-func rawStores(t *testing.T) map[string]func(t *testing.T) (authserver.Storage, func() [][]byte) {
+func rawStores() map[string]func(t *testing.T) (authserver.Storage, func() [][]byte) {
 	return map[string]func(t *testing.T) (authserver.Storage, func() [][]byte){
 		"memory": func(*testing.T) (authserver.Storage, func() [][]byte) {
 			rec := &recorder{}
@@ -340,11 +340,7 @@ func rawStores(t *testing.T) map[string]func(t *testing.T) (authserver.Storage, 
 		},
 		"bolt": func(t *testing.T) (authserver.Storage, func() [][]byte) {
 			path := filepath.Join(t.TempDir(), "s.db")
-			b, err := authserver.OpenBoltStore(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = b.Close() })
+			b := openTestBoltAt(t, path)
 			return b.Storage(), func() [][]byte {
 				raw, err := os.ReadFile(path)
 				if err != nil {
@@ -463,7 +459,7 @@ func (s recordedPending) SavePending(ctx context.Context, p *authserver.PendingA
 // backend, only sealed: no upstream access or refresh token appears in
 // anything the store holds, and the exchange works from each.
 func TestTokenVaultSealedEveryStore(t *testing.T) {
-	for name, open := range rawStores(t) {
+	for name, open := range rawStores() {
 		t.Run(name, func(t *testing.T) {
 			st, raw := open(t)
 			h, _, vt := vaultHarness(t, time.Minute, func(c *testConfig) { c.Storage = st })
@@ -549,72 +545,5 @@ func TestTokenVaultKeys(t *testing.T) {
 	}
 	if _, err := rotated.Token(ctx, &authserver.Grant{ID: "g3", UpstreamTokens: id2}); !errors.Is(err, errVaultEmpty) {
 		t.Errorf("a sealed value opened under another record's ID: %v", err)
-	}
-}
-
-// TestUpstreamTokenStoreVersions: every backend writes a record only over
-// the version before it, and keeps its refresh lease.
-func TestUpstreamTokenStoreVersions(t *testing.T) {
-	ctx := context.Background()
-	for name, open := range storeKinds(t) {
-		t.Run(name, func(t *testing.T) {
-			st := open(t).UpstreamTokens
-			now := newClock().Now()
-			if _, err := st.UpstreamTokens(ctx, "x"); !errors.Is(err, authserver.ErrNotFound) {
-				t.Fatalf("missing: %v", err)
-			}
-			r := &authserver.UpstreamTokens{ID: "x", Sealed: []byte{1, 2}, Version: 1, ExpiresAt: now}
-			if err := st.SaveUpstreamTokens(ctx, r); err != nil {
-				t.Fatal(err)
-			}
-			if err := st.SaveUpstreamTokens(ctx, r); !errors.Is(err, authserver.ErrAlreadyUsed) {
-				t.Fatalf("second insert: %v", err)
-			}
-			var wins sync.WaitGroup
-			var mu sync.Mutex
-			ok := 0
-			for range 10 {
-				wins.Go(func() {
-					n := &authserver.UpstreamTokens{ID: "x", GrantID: "g", Sealed: []byte{3}, Version: 2, ExpiresAt: now.Add(time.Hour)}
-					if st.SaveUpstreamTokens(ctx, n) == nil {
-						mu.Lock()
-						ok++
-						mu.Unlock()
-					}
-				})
-			}
-			wins.Wait()
-			got, err := st.UpstreamTokens(ctx, "x")
-			if ok != 1 || err != nil || got.Version != 2 || got.GrantID != "g" || !bytes.Equal(got.Sealed, []byte{3}) {
-				t.Fatalf("%d writers won; stored %+v, %v", ok, got, err)
-			}
-			// The refresh lease is stored with the record and cleared with it.
-			leased := cloneTokens(got)
-			leased.LeaseOwner, leased.LeaseUntil, leased.Version = "owner-1", now.Add(time.Minute), 3
-			if err := st.SaveUpstreamTokens(ctx, leased); err != nil {
-				t.Fatal(err)
-			}
-			if got, err = st.UpstreamTokens(ctx, "x"); err != nil || got.LeaseOwner != "owner-1" || !got.LeaseUntil.Equal(now.Add(time.Minute)) {
-				t.Fatalf("leased record read back as %+v, %v", got, err)
-			}
-			leased.LeaseOwner, leased.LeaseUntil, leased.Version = "", time.Time{}, 4
-			if err := st.SaveUpstreamTokens(ctx, leased); err != nil {
-				t.Fatal(err)
-			}
-			if got, err = st.UpstreamTokens(ctx, "x"); err != nil || got.LeaseOwner != "" || !got.LeaseUntil.IsZero() {
-				t.Fatalf("released record read back as %+v, %v", got, err)
-			}
-			if sw, isSweeper := any(st).(authserver.Sweeper); isSweeper {
-				if err := sw.Sweep(ctx, now.Add(2*time.Hour)); err != nil {
-					t.Fatal(err)
-				}
-				if _, err := st.UpstreamTokens(ctx, "x"); !errors.Is(err, authserver.ErrNotFound) {
-					t.Errorf("expired record not swept: %v", err)
-				}
-			}
-			if err := st.DeleteUpstreamTokens(ctx, "x"); err != nil {
-				t.Fatal(err)
-			}
-		})
 	}
 }
