@@ -17,9 +17,9 @@ import (
 	"github.com/mcpauth/mcpauth/internal/remotekeys"
 )
 
-// DefaultMaxKeySets bounds the JWK sets fetched by URL that the server
+// defaultMaxKeySets bounds the JWK sets fetched by URL that the server
 // keeps (one per client jwks_uri or trusted issuer).
-const DefaultMaxKeySets = 128
+const defaultMaxKeySets = 128
 
 // KeyFetchConfig configures the fetching of JWK sets named by URL: a
 // client's jwks_uri (private_key_jwt, including Client ID Metadata
@@ -36,7 +36,7 @@ type KeyFetchConfig struct {
 	InsecureAllowHTTPLoopback bool
 	// MaxSets bounds the cached sets; the least recently used is dropped
 	// beyond it.
-	// Zero means [DefaultMaxKeySets].
+	// Zero means 128.
 	MaxSets int
 
 	// net is the tests' resolver and dial function (internal/nethook), reached
@@ -60,7 +60,7 @@ type remoteKeySets struct {
 func newRemoteKeySets(cfg KeyFetchConfig, now func() time.Time) *remoteKeySets {
 	closeSet := func(_ string, k *remotekeys.Set) { _ = k.Close() }
 	return &remoteKeySets{cfg: cfg, now: now,
-		sets: lru.New(cmp.Or(cfg.MaxSets, DefaultMaxKeySets), nil, closeSet)}
+		sets: lru.New(cmp.Or(cfg.MaxSets, defaultMaxKeySets), nil, closeSet)}
 }
 
 // source returns the key source for the JWK set at uri, creating it (no

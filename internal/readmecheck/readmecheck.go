@@ -94,6 +94,8 @@ var Imports = map[string]string{
 	"os":          "os",
 	"slog":        "log/slog",
 	"time":        "time",
+
+	"authservertest": "github.com/mcpauth/mcpauth/authserver/authservertest",
 }
 
 // Generate returns the files of package pkg that compile blocks, which
