@@ -22,6 +22,7 @@ import (
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/internal/nethook"
 	"github.com/mcpauth/mcpauth/internal/remotekeys"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -182,8 +183,9 @@ type idTokenClaims struct {
 }
 
 // verifyIDToken checks an ID token from the token endpoint (OpenID Connect
-// Core §3.1.3.7): a JWS with one signature by an asymmetric algorithm,
-// made by a key of the provider's JWK Set that fits the algorithm; "iss"
+// Core §3.1.3.7) on the module's one JWT signature path: a JWS with one
+// signature by an asymmetric algorithm, made by a key of the provider's
+// JWK Set that fits the algorithm; "iss"
 // the configured issuer, "aud" containing our client_id, "azp" our
 // client_id when present (and present when there are several audiences),
 // "exp" required and not passed, "nonce" the one we sent.
@@ -191,27 +193,17 @@ func (u *oidcProvider) verifyIDToken(ctx context.Context, raw, nonce string) (*a
 	if len(raw) > maxIDTokenBytes {
 		return nil, fmt.Errorf("%w: too large", errIDToken)
 	}
-	jws, err := jose.ParseSigned(raw, idTokenAlgorithms)
+	jws, err := jwtverify.ParseCompact(raw, idTokenAlgorithms)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errIDToken, err)
 	}
-	if len(jws.Signatures) != 1 {
-		return nil, fmt.Errorf("%w: exactly one signature is required", errIDToken)
-	}
-	h := jws.Signatures[0].Protected
-	keys, err := u.providerKeys(ctx, h.KeyID)
-	if err != nil {
+	switch _, err := jwtverify.VerifySignature(ctx, jws, providerKeys{u}); {
+	case errors.Is(err, jwtverify.ErrUnknownKey), errors.Is(err, jwtverify.ErrSignature):
+		return nil, fmt.Errorf("%w: no key of the provider verifies the signature: %w", errIDToken, err)
+	case err != nil:
 		return nil, fmt.Errorf("%w: provider keys: %w", errIDToken, err)
 	}
-	var payload []byte
-	for k := range jwa.Candidates(keys, h.KeyID, h.Algorithm) {
-		if payload, err = jws.Verify(k.Public); err == nil {
-			break
-		}
-	}
-	if payload == nil {
-		return nil, fmt.Errorf("%w: no key of the provider verifies the signature", errIDToken)
-	}
+	payload := jws.UnsafePayloadWithoutVerification() // verified above
 	var c idTokenClaims
 	var all map[string]any
 	if err := jwtverify.DecodeClaims(payload, &c); err != nil {
@@ -275,18 +267,20 @@ func stringList(v any) []string {
 // unknown "kid" at most once per interval, refreshed by its cache headers).
 // It is set by useJWKSURI after discovery.
 type keySource interface {
-	Keys(ctx context.Context, kid string) ([]jwa.Key, error)
+	keyset.Source
 	Close() error
 }
 
-// providerKeys returns the provider's keys with kid; before discovery
-// there are none.
-func (u *oidcProvider) providerKeys(ctx context.Context, kid string) ([]jwa.Key, error) {
-	u.mu.Lock()
-	keys := u.keys
-	u.mu.Unlock()
+// providerKeys is the provider's current key source as a keyset.Source;
+// before discovery it has no keys.
+type providerKeys struct{ u *oidcProvider }
+
+func (p providerKeys) Keys(ctx context.Context, kid string) ([]keyset.Key, error) {
+	p.u.mu.Lock()
+	keys := p.u.keys
+	p.u.mu.Unlock()
 	if keys == nil {
-		return nil, remotekeys.ErrUnavailable
+		return nil, keyset.ErrUnavailable
 	}
 	return keys.Keys(ctx, kid)
 }
