@@ -2,23 +2,21 @@ package upstream
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"strconv"
-	"strings"
 	"time"
 
 	"golang.org/x/oauth2"
 
-	"github.com/mcpauth/mcpauth/internal/jsonx"
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
+	"github.com/mcpauth/mcpauth/internal/tokenclient"
 )
 
-// maxUpstreamTokenResponse bounds a token response read from the provider.
-const maxUpstreamTokenResponse = 64 << 10
+// maxExpiresIn bounds the lifetime read from a token response: nine
+// digits of seconds, some thirty years. A longer one is no lifetime.
+const maxExpiresIn = 999_999_999
 
 // upstreamTokenError is a refusal by the provider's token endpoint: its
 // status and RFC 6749 §5.2 error code, never the body.
@@ -37,27 +35,18 @@ func (e *upstreamTokenError) refused() bool {
 	return e.Status >= 400 && e.Status < 500
 }
 
-// upstreamTokenResponse is the RFC 6749 §5.1 response read here.
-type upstreamTokenResponse struct {
-	AccessToken  string          `json:"access_token"`
-	TokenType    string          `json:"token_type"`
-	RefreshToken string          `json:"refresh_token"`
-	ExpiresIn    json.RawMessage `json:"expires_in"`
-	Error        string          `json:"error"`
-}
-
-// refresh redeems an upstream refresh token (RFC 6749 §6) at the
-// provider's token endpoint, authenticated as at the code exchange
-// (client_secret_basic or _post, private_key_jwt, or none), through the
-// SSRF-guarded client, without following redirects, reading at most
-// maxUpstreamTokenResponse bytes.
+// refreshAt redeems an upstream refresh token (RFC 6749 §6) at the
+// provider's token endpoint through the module's token-endpoint client,
+// authenticated as at the code exchange (client_secret_basic or _post,
+// private_key_jwt, or none), through the SSRF-guarded client, without
+// following redirects, reading at most 64 KiB.
 func (u *client) refreshAt(ctx context.Context, k kind, refreshToken string) (*vaultedToken, error) {
 	m, err := k.metadata(ctx)
 	if err != nil {
 		return nil, err
 	}
 	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refreshToken}}
-	basic := false
+	cc := tokenclient.Config{Endpoint: m.TokenEndpoint, HTTPClient: u.fetcher.Client()}
 	switch {
 	case u.assertions != nil:
 		jwt, err := u.assertions.Sign(k.assertionAudience(m))
@@ -68,54 +57,30 @@ func (u *client) refreshAt(ctx context.Context, k kind, refreshToken string) (*v
 		form.Set("client_assertion_type", jwtassert.ClientAssertionType)
 		form.Set("client_assertion", jwt)
 	case u.oauth2Config(m, "").Endpoint.AuthStyle == oauth2.AuthStyleInHeader:
-		basic = true
+		cc.ClientID, cc.ClientSecret, cc.AuthStyle = u.cfg.ClientID, u.cfg.ClientSecret, tokenclient.AuthHeader
 	default:
-		form.Set("client_id", u.cfg.ClientID)
-		if u.cfg.ClientSecret != "" {
-			form.Set("client_secret", u.cfg.ClientSecret)
+		cc.ClientID, cc.ClientSecret, cc.AuthStyle = u.cfg.ClientID, u.cfg.ClientSecret, tokenclient.AuthParams
+	}
+	tr, err := tokenclient.New(cc).Token(ctx, form)
+	if se, ok := errors.AsType[*tokenclient.StatusError](err); ok {
+		status, code := se.StatusCode, ""
+		if se.OAuth != nil {
+			code = string(se.OAuth.Code)
 		}
+		if status == http.StatusOK { // an error member in a 200 answer
+			status = http.StatusBadGateway
+		}
+		return nil, &upstreamTokenError{Status: status, Code: code}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.TokenEndpoint, strings.NewReader(form.Encode()))
+	if errors.Is(err, tokenclient.ErrResponse) {
+		return nil, &upstreamTokenError{Status: http.StatusBadGateway, Code: "unusable token response"}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("upstream token endpoint: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	if basic {
-		// RFC 6749 §2.3.1: both parts form-encoded first.
-		req.SetBasicAuth(url.QueryEscape(u.cfg.ClientID), url.QueryEscape(u.cfg.ClientSecret))
-	}
-	hc := *u.fetcher.Client()
-	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("upstream token endpoint: %w", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxUpstreamTokenResponse+1))
-	if err != nil || len(body) > maxUpstreamTokenResponse {
-		return nil, &upstreamTokenError{Status: http.StatusBadGateway, Code: "unreadable or oversized response"}
-	}
-	var tr upstreamTokenResponse
-	decodeErr := jsonx.DecodeObject(body, &tr)
-	if resp.StatusCode != http.StatusOK {
-		return nil, &upstreamTokenError{Status: resp.StatusCode, Code: tr.Error}
-	}
-	if decodeErr != nil || tr.AccessToken == "" {
-		return nil, &upstreamTokenError{Status: http.StatusBadGateway, Code: "malformed token response"}
 	}
 	t := &vaultedToken{AccessToken: tr.AccessToken, RefreshToken: tr.RefreshToken, TokenType: tr.TokenType}
-	if secs, ok := expiresIn(tr.ExpiresIn); ok {
-		t.Expiry = u.now().Add(time.Duration(secs) * time.Second)
+	if tr.ExpiresIn > 0 && tr.ExpiresIn <= maxExpiresIn {
+		t.Expiry = u.now().Add(time.Duration(tr.ExpiresIn) * time.Second)
 	}
 	return t, nil
-}
-
-// expiresIn reads expires_in as a positive JSON integer (or, as some
-// providers send it, a string of digits) of at most nine digits, some
-// thirty years.
-func expiresIn(raw json.RawMessage) (int64, bool) {
-	s := strings.Trim(string(raw), `"`)
-	n, err := strconv.ParseUint(s, 10, 64) // digits only
-	return int64(n), err == nil && len(s) <= 9 && n > 0
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/authserver"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
+	"github.com/mcpauth/mcpauth/internal/safehttp"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -622,42 +622,57 @@ func TestUpstreamLoginEveryStore(t *testing.T) {
 	}
 }
 
-// TestExpiresIn: expires_in counts as a positive number of seconds of at
-// most nine digits, written as a JSON number or a string of digits;
-// anything else (signs, fractions, exponents, separators, empty, zero,
-// too long) leaves the expiry unknown.
+// TestExpiresIn: a refreshed token's lifetime is its expires_in, a JSON
+// integer or a string of digits, of at most nine digits (some thirty
+// years); anything else gives no lifetime, never a wrong one.
 func TestExpiresIn(t *testing.T) {
 	t.Parallel()
+	now := time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
-		raw  string
-		want int64
-		ok   bool
+		raw  string // the expires_in member; "" means none
+		want int64  // 0: no lifetime
 	}{
-		{`3600`, 3600, true},
-		{`"3600"`, 3600, true},
-		{`0003600`, 3600, true},
-		{`999999999`, 999999999, true},
-		{`"999999999"`, 999999999, true},
-		{`1000000000`, 0, false},
-		{`18446744073709551616`, 0, false},
-		{`99999999999999999999999`, 0, false},
-		{`0`, 0, false},
-		{`""`, 0, false},
-		{``, 0, false},
-		{`-1`, 0, false},
-		{`"-3600"`, 0, false},
-		{`+3600`, 0, false},
-		{`3600.5`, 0, false},
-		{`3.6e3`, 0, false},
-		{`"3_600"`, 0, false},
-		{`"0x10"`, 0, false},
-		{`" 3600"`, 0, false},
-		{`null`, 0, false},
-		{`true`, 0, false},
+		{`3600`, 3600},
+		{`"3600"`, 3600},
+		{`0003600`, 0}, // not JSON
+		{`999999999`, 999999999},
+		{`"999999999"`, 999999999},
+		{`1000000000`, 0},
+		{`18446744073709551616`, 0},
+		{`99999999999999999999999`, 0},
+		{`0`, 0},
+		{`""`, 0},
+		{``, 0},
+		{`-1`, 0},
+		{`"-3600"`, 0},
+		{`+3600`, 0},
+		{`3600.5`, 0},
+		{`3.6e3`, 0},
+		{`"3_600"`, 0},
+		{`"0x10"`, 0},
+		{`" 3600"`, 0},
+		{`null`, 0},
+		{`true`, 0},
 	} {
-		n, ok := expiresIn(json.RawMessage(tc.raw))
-		if ok != tc.ok || ok && n != tc.want {
-			t.Errorf("expiresIn(%s) = %d, %v; want %d, %v", tc.raw, n, ok, tc.want, tc.ok)
+		body := `{"access_token":"at","token_type":"Bearer"`
+		if tc.raw != "" {
+			body += `,"expires_in":` + tc.raw
+		}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, body+"}")
+		}))
+		c := &client{cfg: Config{ClientID: "c", ClientSecret: "s"}, now: func() time.Time { return now },
+			fetcher: safehttp.New(safehttp.Options{InsecureAllowHTTPLoopback: true, Timeout: 5 * time.Second})}
+		p := &oauth2Provider{client: c, meta: &oauthmeta.AuthServerMetadata{TokenEndpoint: srv.URL}}
+		tok, err := c.refreshAt(context.Background(), p, "rt")
+		srv.Close()
+		var got int64
+		if err == nil && !tok.Expiry.IsZero() {
+			got = int64(tok.Expiry.Sub(now) / time.Second)
+		}
+		if got != tc.want {
+			t.Errorf("expires_in %s: lifetime %d s (err %v), want %d", tc.raw, got, err, tc.want)
 		}
 	}
 }
