@@ -125,18 +125,39 @@ type Config struct {
 	// (the zero value) asks every time.
 	RememberConsent bool
 	// Subject is the user every grant is issued for when there is no
-	// Upstream. Empty means [DefaultSubject].
+	// Login. Empty means [DefaultSubject].
 	Subject string
-	// Upstream, when set, makes users log in at an OpenID Connect provider:
-	// grants are then issued for [UpstreamSubject] of the user the provider
-	// authenticated, after our consent page. Nil means no login: every
-	// grant is for Subject.
-	Upstream *UpstreamConfig
-	// TokenVault, with Upstream, keeps the provider's tokens of each
-	// login, sealed, for the RFC 8693 token exchange by which resource
-	// servers act at the provider's APIs as the user. Nil means the
-	// provider's tokens are discarded after the login.
-	TokenVault *TokenVaultConfig
+	// Login, when set, makes users log in at an identity provider (package
+	// authserver/upstream has OpenID Connect and GitHub): grants are then
+	// issued for the user the provider authenticated, after our consent
+	// page. Register [Server.UpstreamCallbackURL] at the provider. Nil means
+	// no login: every grant is for Subject.
+	Login Login
+	// Allow says who may log in at Login. With Login set, an empty
+	// allow-list is a configuration error unless Allow.AllowAnyUser is set.
+	Allow AllowList
+	// GrantPolicy, with Login, says which of the requested MCP scopes each
+	// admitted user may obtain (see [GrantPolicy]). Nil means every scope
+	// the client may request, as without Login.
+	GrantPolicy *GrantPolicy
+	// Vault, with Login, keeps the provider's tokens of each login, sealed,
+	// for the RFC 8693 token exchange by which resource servers act at the
+	// provider's APIs as the user. New calls it once with the store of
+	// upstream tokens the server uses ([Storage.UpstreamTokens]). Nil
+	// means the provider's tokens are discarded after the login.
+	Vault func(UpstreamTokenStore) (Vault, error)
+	// VaultAudience is the name resource servers send as the token
+	// exchange's "audience" to ask for the provider's access token, e.g.
+	// "github". The provider's issuer identifier is always accepted, as
+	// "audience" or "resource". Empty means only the issuer identifier.
+	VaultAudience string
+	// VaultResourceServers maps the client_id of a pre-registered
+	// confidential client, allowed the token exchange grant, to the
+	// resource (the MCP server URI) whose identity it is: it may exchange
+	// only access tokens whose "aud" holds that resource for the provider's
+	// access token of their user. Other clients get unauthorized_client.
+	// Empty means that exchange is not offered.
+	VaultResourceServers map[string]string
 	// DownstreamAPIs are the APIs for which resource servers may obtain
 	// tokens of their own, acting for the user, by the RFC 8693 token
 	// exchange of the access tokens they receive (see [DownstreamAPI]).

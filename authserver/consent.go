@@ -65,19 +65,19 @@ type consentView struct {
 func (s *Server) showConsent(w http.ResponseWriter, r *http.Request, req *authRequest) {
 	formActions := formActionSource(req.redirectURI)
 	var upstreamHost string
-	if s.upstream != nil && req.subject == "" {
+	if s.login != nil && req.subject == "" {
 		// Approve leads to the provider: the page's CSP form-action must
 		// allow that redirect, and an unreachable provider is reported now
 		// rather than after the click.
-		m, err := s.upstream.metadata(r.Context())
+		endpoint, err := s.login.provider.AuthorizationEndpoint(r.Context())
 		if err != nil {
 			s.upstreamUnavailable(w, r, err)
 			return
 		}
-		if src := formActionSource(m.AuthorizationEndpoint); src != "" {
+		if src := formActionSource(endpoint); src != "" {
 			formActions = strings.TrimSpace(formActions + " " + src)
 		}
-		upstreamHost = redirectHost(m.AuthorizationEndpoint)
+		upstreamHost = redirectHost(endpoint)
 	}
 	browser := s.browserID(w, r)
 	id, csrf := randomToken(24), randomToken(24)
@@ -202,18 +202,11 @@ func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request) {
 	}
 	req := pa.request()
 	if action == "deny" {
-		s.redirectError(w, r, req, oauthErr(oauthmeta.CodeAccessDenied, "the user denied the request"))
+		s.advance(w, r, req, denied, false)
 		return
 	}
 	req.browser = s.approvingBrowser(w, r)
-	if s.upstream != nil && req.subject == "" {
-		// Approved on our page, in this browser: now the user logs in
-		// upstream, with a state bound to the same browser.
-		s.startUpstream(w, r, req, true)
-		return
-	}
-	s.rememberConsent(r.Context(), req)
-	s.approve(w, r, req)
+	s.advance(w, r, req, approved, false)
 }
 
 // Remembered consent ([Config.RememberConsent]) skips the page only when

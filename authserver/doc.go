@@ -79,31 +79,19 @@
 //     after 403 insufficient_scope requires. Only pre-registered clients
 //     may have a ceiling, [Client.AllowedScopes].
 //   - RFC 7662 introspection and RFC 7009 revocation.
-//   - Login at an upstream OpenID Connect provider ([Config.Upstream]):
-//     discovery, code flow with PKCE S256, state and nonce, ID token
-//     verification (signature by go-jose with keys from the provider's
-//     JWK Set; iss, aud, azp, exp, nonce by the module's one claims and
-//     time rule), allow-lists ([AllowList]), our consent
-//     page before the redirect upstream and a state bound to the browser
-//     (no confused deputy), grants for [UpstreamSubject] of (issuer, sub);
-//     the callback is [Server.UpstreamCallbackURL].
-//   - An upstream token vault ([Config.TokenVault]): the provider's access
-//     and refresh tokens of each login stay on the server, AES-256-GCM
-//     sealed under [TokenVaultConfig.Keys] (the first seals, all open) and
-//     bound to the record's ID, in an [UpstreamTokenStore]; they belong to
-//     the grant the login's code produced, expire with it, are deleted
-//     when it is revoked (revocation, refresh token reuse, code replay) and
-//     are refreshed upstream when expired, one refresh per grant at a time
-//     (x/sync/singleflight in a process; across replicas a refresh lease
-//     stored with the record, [UpstreamTokens.LeaseOwner] and
-//     [UpstreamTokens.LeaseUntil], taken by its versioned write and lasting
-//     twice [UpstreamConfig.Timeout]: the others wait for the holder's
-//     tokens, bounded, then answer temporarily_unavailable). The
-//     RFC 8693 token exchange (subject_token_type access_token) hands the
-//     user's upstream access token to the resource server whose identity a
-//     pre-registered confidential client is
-//     ([TokenVaultConfig.ResourceServers]), for an MCP access token whose
-//     "aud" is that resource, when "audience" names the provider.
+//   - Login at an identity provider ([Config.Login], a [Login]; package
+//     authserver/upstream has OpenID Connect and GitHub): our consent page
+//     before the redirect to the provider, a single-use state bound to the
+//     browser (no confused deputy), allow-lists ([AllowList]), grants for
+//     the provider's user; the callback is [Server.UpstreamCallbackURL].
+//   - A token vault ([Config.Vault], a [Vault]): the provider's tokens of
+//     each login stay on the server, sealed, in an [UpstreamTokenStore],
+//     bound to the grant the login's code produced. The RFC 8693 token
+//     exchange (subject_token_type access_token) hands the user's access
+//     token at the provider to the resource server whose identity a
+//     pre-registered confidential client is ([Config.VaultResourceServers]),
+//     for an MCP access token whose "aud" is that resource, when
+//     "audience" names the provider.
 //   - Tokens for downstream APIs without passthrough
 //     ([Config.DownstreamAPIs], [DownstreamAPI]): the same token exchange,
 //     with "resource" or "audience" naming a configured API, issues a new
@@ -113,13 +101,7 @@
 //     living the API's TokenTTL (default [DefaultDownstreamTokenTTL]) and
 //     never beyond the subject token; the API's resource cannot be asked
 //     for at the authorization endpoint. It is a Bearer token, and needs
-//     no Upstream.
-//   - Login at a plain OAuth 2.0 provider such as GitHub
-//     ([UpstreamConfig.OAuth2], [OAuth2Provider]): the same code flow and
-//     state, the user read from its user-info endpoint (and the primary
-//     verified email from an emails endpoint) with the access token sent to
-//     that origin only, bounded and decoded strictly; presets for
-//     GitHub, Google and Microsoft Entra ID ([UpstreamPreset]).
+//     no Login.
 //   - A grant policy ([GrantPolicy], [ParseGrantPolicy]) mapping upstream
 //     users, groups and email domains to the scopes they may obtain:
 //     requested ∩ allowed, access_denied (with iss and state) when nothing

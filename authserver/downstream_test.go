@@ -17,6 +17,10 @@ const (
 	calendarAPI = "https://calendar.example.com/api"
 	mailAPI     = "https://mail.example.com/api"
 	mailRSID    = "mail-rs"
+	rsID        = "mcp-rs"
+	rsSecret    = "rs-secret"
+	rsResource  = "https://mcp.example.com/mcp"
+	notRSID     = "other-service"
 	mailRS      = "https://mail-mcp.example.com/mcp"
 )
 

@@ -36,8 +36,8 @@ type Server struct {
 	pages   *template.Template
 	limits  *rateLimits
 
-	upstream *upstream     // nil without Config.Upstream
-	vault    upstreamVault // nil without Config.TokenVault
+	login *loginBroker // nil without Config.Login
+	vault Vault        // nil without Config.Vault
 
 	// The components of the endpoints, assembled by compose; each holds
 	// only what it needs.
@@ -173,18 +173,11 @@ func (s *Server) compose() error {
 	if err != nil {
 		return err
 	}
-	if s.upstream, err = newUpstream(st); err != nil {
+	if s.login, err = newLoginBroker(st); err != nil {
 		return err
 	}
-	if s.upstream != nil {
-		s.closers = append(s.closers, s.upstream)
-	}
-	v, err := newVault(st.TokenVault, s.upstream, s.store.UpstreamTokens, s.clients, s.clock.Now, s.log)
-	if err != nil {
+	if s.vault, err = s.openVault(); err != nil {
 		return err
-	}
-	if v != nil {
-		s.vault = v // a nil *vault is no upstreamVault
 	}
 	downstream, err := newDownstreamAPIs(st, s.clients)
 	if err != nil {
@@ -218,7 +211,7 @@ func (s *Server) compose() error {
 // grant with trusted issuers and the token exchange when any of its
 // exchanges is configured.
 func (s *Server) grantRoutes(ledger *grantLedger, assertions *jwtGrants, idjag *idjagExchange, downstream downstreamAPIs) []grantRoute {
-	policy := s.upstream.currentPolicy
+	policy := s.login.currentPolicy
 	refresh := &refreshGrant{grants: s.store.Grants, refresh: s.store.RefreshTokens,
 		user: oneStepRefresh(s.store.Grants, s.store.RefreshTokens), tokens: s.tokens, ledger: ledger,
 		policy: policy, clock: s.clock, log: s.log}
@@ -237,8 +230,8 @@ func (s *Server) grantRoutes(ledger *grantLedger, assertions *jwtGrants, idjag *
 	exchange := &tokenExchange{idjag: idjag}
 	access := &accessTokenExchange{tokens: s.tokens, grants: s.store.Grants, revocations: s.store.Revocations,
 		vault: s.vault, downstream: downstream, policy: policy, clock: s.clock, log: s.log}
-	if s.upstream != nil {
-		access.upstream = newVaultExchange(s.cfg.TokenVault, s.upstream.cfg.Issuer, s.vault)
+	if s.login != nil {
+		access.upstream = newVaultExchange(&s.cfg, s.login.provider.Issuer(), s.vault)
 	}
 	if access.offered() {
 		exchange.access = access
