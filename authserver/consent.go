@@ -306,7 +306,7 @@ func (s *Server) approvingBrowser(w http.ResponseWriter, r *http.Request) string
 	}
 	http.SetCookie(w, &http.Cookie{
 		Name: name, Value: v, Path: "/", HttpOnly: true, Secure: s.cfg.https,
-		SameSite: http.SameSiteStrictMode, MaxAge: int(DefaultConsentTTL.Seconds()),
+		SameSite: http.SameSiteStrictMode, MaxAge: int(consentTTL.Seconds()),
 	})
 	return tokenKey(v)
 }
@@ -352,7 +352,7 @@ func (s *Server) rememberConsent(ctx context.Context, req *authRequest) {
 	err := s.store.Consents.SaveConsent(ctx, &Consent{
 		Subject: s.userOf(req), ClientID: req.client.ID, RedirectURI: req.redirectURI,
 		Scopes: req.scopes, Resources: req.resources, Browsers: browsers,
-		GrantedAt: now, ExpiresAt: now.Add(DefaultConsentTTL),
+		GrantedAt: now, ExpiresAt: now.Add(consentTTL),
 	})
 	if err != nil {
 		s.log.WarnContext(ctx, "saving consent failed", "err", err)

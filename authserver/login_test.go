@@ -142,7 +142,7 @@ func TestLoginNext(t *testing.T) {
 				browser: tc.browser, subject: tc.subject}
 			if tc.stored {
 				c := &Consent{Subject: s.userOf(req), ClientID: publicID, RedirectURI: publicCB, Scopes: []string{"mcp:read"},
-					Browsers: []string{remembering}, GrantedAt: s.clock.Now(), ExpiresAt: s.clock.Now().Add(DefaultConsentTTL)}
+					Browsers: []string{remembering}, GrantedAt: s.clock.Now(), ExpiresAt: s.clock.Now().Add(consentTTL)}
 				if err := s.store.Consents.SaveConsent(ctx, c); err != nil {
 					t.Fatal(err)
 				}
