@@ -14,6 +14,15 @@ import (
 // A store may additionally implement [Sweeper]; the server then calls it
 // from time to time to drop expired records.
 //
+// With pgstore, several replicas share one database: codes redeem and
+// refresh tokens rotate once across all of them (a store that also
+// implements [RefreshTokenUser] does a refresh in one step), a login may
+// visit a different replica at each step, signing keys are re-read every
+// [Config.KeyReloadInterval], and a database outage answers
+// temporarily_unavailable. Replicas also share one replay store
+// ([Config.Replay]) for DPoP proofs, client assertions and JWT grants
+// (package redisreplay keeps it on Redis).
+//
 // Package boltstore keeps every store in one bbolt file, package pgstore
 // in PostgreSQL, shared by replicas; authservertest.TestStorage checks an
 // implementation against this contract.
