@@ -246,3 +246,27 @@ func (e *clientEnv) call(ctx context.Context) (int, error) {
 	e.sec.Seen(string(b))
 	return resp.StatusCode, nil
 }
+
+// The client's failure reasons the attacks expect, matched with errors.Is
+// by reason (see client.Error.Is).
+var (
+	errAuthorizationResponse   = &client.Error{Reason: "authorization response carries an error or no code"}
+	errAuthorizer              = &client.Error{Reason: "authorizer failed"}
+	errBlockedAddress          = &client.Error{Reason: "address not allowed"}
+	errFetch                   = &client.Error{Reason: "fetch failed"}
+	errInvalidMetadata         = &client.Error{Reason: "invalid metadata document"}
+	errIssuerMismatch          = &client.Error{Reason: "authorization server metadata issuer mismatch"}
+	errIssuerMissing           = &client.Error{Reason: "authorization response lacks the iss parameter"}
+	errIssuerParameterMismatch = &client.Error{Reason: "authorization response iss does not match the authorization server"}
+	errNoAuthServer            = &client.Error{Reason: "no usable authorization server"}
+	errNoAuthServerMetadata    = &client.Error{Reason: "no authorization server metadata"}
+	errNoResourceMetadata      = &client.Error{Reason: "no protected resource metadata"}
+	errPKCEUnsupported         = &client.Error{Reason: "authorization server does not support PKCE S256"}
+	errRegistration            = &client.Error{Reason: "dynamic client registration failed"}
+	errResourceMismatch        = &client.Error{Reason: "protected resource metadata is for another resource"}
+	errResponseTooLarge        = &client.Error{Reason: "response too large"}
+	errTokenResponse           = &client.Error{Reason: "token request failed"}
+	errTokenType               = &client.Error{Reason: "unsupported token_type"}
+	errUnknownState            = &client.Error{Reason: "unknown or replayed state"}
+	errUnsafeURL               = &client.Error{Reason: "unsafe URL"}
+)

@@ -3,13 +3,16 @@ package attack
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/mcpauth/mcpauth/authserver"
+	"github.com/mcpauth/mcpauth/authserver/boltstore"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 )
 
@@ -24,10 +27,18 @@ func TestAuthServerRestartWithDataDir(t *testing.T) {
 	n, sec, logs := newVNet(t), &secrets{}, &logSink{}
 	sec.Watch(logs)
 	clock := oauthtest.NewClock(oauthtest.Epoch())
-	dir := t.TempDir()
+	path := filepath.Join(t.TempDir(), "authserver.db")
+	var store *boltstore.Store
 	start := func() *asHandle {
+		opened, err := boltstore.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = opened.Close() })
+		store = opened
+		st := opened.Storage()
 		return startAS(t, n, "as.example.com", sec, logs, asOptions{cfg: func(c *authserver.Config) {
-			c.DataDir = dir
+			c.Storage = st
 			c.Now = clock.Now
 			c.AccessTokenTTL = 10 * time.Minute
 			c.RateLimit = authserver.RateLimit{PerIP: math.Inf(1), PerClient: math.Inf(1), PerIPBrowser: math.Inf(1)}
@@ -45,7 +56,7 @@ func TestAuthServerRestartWithDataDir(t *testing.T) {
 	// Kill it: connections cut, store closed, a new process on the same
 	// directory.
 	n.Stop("as.example.com")
-	if err := first.AS.Close(); err != nil {
+	if err := errors.Join(first.AS.Close(), store.Close()); err != nil {
 		t.Fatal(err)
 	}
 	second := start()

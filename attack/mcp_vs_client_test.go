@@ -66,51 +66,51 @@ func TestMaliciousMCPServerClient(t *testing.T) {
 		asUse bool // the authorization server may be used
 	}{
 		{name: "CL-03 metadata for another resource", prm: prmWith("resource", "https://other.example.com/mcp"),
-			serve: challenge401(pointer), want: []error{client.ErrResourceMismatch}},
+			serve: challenge401(pointer), want: []error{errResourceMismatch}},
 		{name: "CL-03 metadata for a path prefix through the pointer", prm: prmWith("resource", "https://mcp.example.com"),
-			serve: challenge401(pointer), want: []error{client.ErrResourceMismatch}},
+			serve: challenge401(pointer), want: []error{errResourceMismatch}},
 		{name: "CL-03 metadata for the resource with a trailing slash", prm: prmWith("resource", mcpResource+"/"),
-			serve: challenge401(pointer), want: []error{client.ErrResourceMismatch}},
+			serve: challenge401(pointer), want: []error{errResourceMismatch}},
 		{name: "CL-23 resource_metadata at the cloud metadata service over http",
 			serve: challenge401(`Bearer resource_metadata="http://169.254.169.254/latest/meta-data/"`),
-			want:  []error{client.ErrUnsafeURL, client.ErrBlockedAddress, client.ErrNoResourceMetadata}},
+			want:  []error{errUnsafeURL, errBlockedAddress, errNoResourceMetadata}},
 		{name: "CL-23 resource_metadata at the cloud metadata address over https",
 			serve: challenge401(`Bearer resource_metadata="https://169.254.169.254/latest/meta-data/"`),
-			want:  []error{client.ErrUnsafeURL, client.ErrBlockedAddress, client.ErrNoResourceMetadata}},
+			want:  []error{errUnsafeURL, errBlockedAddress, errNoResourceMetadata}},
 		{name: "CL-23 resource_metadata on a name resolving to 10.0.0.5",
 			serve: challenge401(`Bearer resource_metadata="https://internal.example.com/prm"`),
-			want:  []error{client.ErrBlockedAddress, client.ErrNoResourceMetadata}},
+			want:  []error{errBlockedAddress, errNoResourceMetadata}},
 		{name: "CL-23 resource_metadata on a name resolving to 127.0.0.1",
 			serve: challenge401(`Bearer resource_metadata="https://loopback.example.com/prm"`),
-			want:  []error{client.ErrBlockedAddress, client.ErrNoResourceMetadata}},
+			want:  []error{errBlockedAddress, errNoResourceMetadata}},
 		{name: "CL-23 resource_metadata on an IPv4-mapped private address",
 			serve: challenge401(`Bearer resource_metadata="https://[::ffff:10.0.0.5]/prm"`),
-			want:  []error{client.ErrBlockedAddress, client.ErrUnsafeURL, client.ErrNoResourceMetadata}},
+			want:  []error{errBlockedAddress, errUnsafeURL, errNoResourceMetadata}},
 		{name: "CL-23 resource_metadata on a name resolving to a public and a private address",
 			serve: challenge401(`Bearer resource_metadata="https://mixed.example.com/prm"`),
-			want:  []error{client.ErrBlockedAddress, client.ErrNoResourceMetadata}},
+			want:  []error{errBlockedAddress, errNoResourceMetadata}},
 		{name: "CL-23 metadata document redirects to an internal name",
 			serve: func(w http.ResponseWriter, r *http.Request, _ int64) {
 				w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="https://mcp.example.com/redirect"`)
 				w.WriteHeader(http.StatusUnauthorized)
 			},
-			want: []error{client.ErrFetch, client.ErrBlockedAddress, client.ErrNoResourceMetadata}},
+			want: []error{errFetch, errBlockedAddress, errNoResourceMetadata}},
 		{name: "CL-23 authorization server on an internal name", prm: prmWith("authorization_servers", []string{"https://internal.example.com"}),
-			serve: challenge401(pointer), want: []error{client.ErrNoAuthServer, client.ErrBlockedAddress}},
+			serve: challenge401(pointer), want: []error{errNoAuthServer, errBlockedAddress}},
 		{name: "CL-22 authorization server with a javascript: URL", prm: prmWith("authorization_servers", []string{"javascript:alert(1)"}),
-			serve: challenge401(pointer), want: []error{client.ErrNoAuthServer, client.ErrUnsafeURL, client.ErrInvalidMetadata}},
+			serve: challenge401(pointer), want: []error{errNoAuthServer, errUnsafeURL, errInvalidMetadata}},
 		{name: "CL-01 challenge over 8 KiB", serve: challenge401(`Bearer realm="` + strings.Repeat("r", 16<<10) + `"`),
-			want: []error{client.ErrNoResourceMetadata}},
+			want: []error{errNoResourceMetadata}},
 		{name: "CL-01 duplicate resource_metadata",
 			serve: challenge401(`Bearer resource_metadata="https://internal.example.com/a", resource_metadata="https://mcp.example.com` + prmPath + `"`),
-			want:  []error{client.ErrNoResourceMetadata}},
+			want:  []error{errNoResourceMetadata}},
 		{name: "CL-01 unterminated quoted string", serve: challenge401(`Bearer resource_metadata="https://internal.example.com/a, scope="x`),
-			want: []error{client.ErrNoResourceMetadata}},
+			want: []error{errNoResourceMetadata}},
 		{name: "CL-22 javascript: resource_metadata", serve: challenge401(`Bearer resource_metadata="javascript:alert(1)"`),
-			want: []error{client.ErrUnsafeURL, client.ErrNoResourceMetadata}},
+			want: []error{errUnsafeURL, errNoResourceMetadata}},
 		{name: "CL-01 scope with characters outside the scope-token syntax", prm: goodPRM,
 			serve: challenge401(`Bearer scope="mcp:tools <script>\"", resource_metadata="https://mcp.example.com` + prmPath + `"`),
-			want:  []error{client.ErrAuthorizationResponse, client.ErrNoResourceMetadata, client.ErrInvalidMetadata, client.ErrUnsafeURL}, asUse: true},
+			want:  []error{errAuthorizationResponse, errNoResourceMetadata, errInvalidMetadata, errUnsafeURL}, asUse: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -219,8 +219,8 @@ func TestManyAuthServersClient(t *testing.T) {
 	hostileMCP(n, map[string]any{"resource": mcpResource, "authorization_servers": issuers}, challenge401(pointer))
 	e := newClientEnv(t, n, sec, nil)
 	_, err := e.call(context.Background())
-	if !errors.Is(err, client.ErrNoAuthServer) {
-		t.Errorf("err = %v; want ErrNoAuthServer", err)
+	if !errors.Is(err, errNoAuthServer) {
+		t.Errorf("err = %v; want errNoAuthServer", err)
 	}
 	if got := n.Hits("evil.example.com"); got > 30 {
 		t.Errorf("the client sent %d metadata requests for one 401; want at most 30 (a bounded number of authorization servers)", got)

@@ -172,13 +172,10 @@ type Config struct {
 	// before any signs with it. Zero means [DefaultKeyReloadInterval].
 	KeyReloadInterval time.Duration
 
-	// DataDir, when set, keeps signing keys, clients, grants, codes and
-	// refresh tokens in DataDir/authserver.db (bbolt), so they survive a
-	// restart. New creates the directory (0700) and opens the file; Close
-	// closes it. Empty means everything lives in memory.
-	DataDir string
-	// Storage overrides individual stores. Nil fields use DataDir or
-	// memory.
+	// Storage holds the server's state; its nil fields are in memory, so
+	// the zero value keeps everything in memory, lost at a restart.
+	// Package boltstore keeps it in one file, package pgstore in a
+	// PostgreSQL database shared by replicas.
 	Storage Storage
 	// Replay, when set, records the "jti" of DPoP proofs at the token
 	// endpoint, of private_key_jwt client assertions and of JWT-bearer

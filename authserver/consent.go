@@ -81,7 +81,7 @@ func (s *Server) showConsent(w http.ResponseWriter, r *http.Request, req *authRe
 	}
 	browser := s.browserID(w, r)
 	id, csrf := randomToken(24), randomToken(24)
-	if err := s.store.Pending.SavePending(r.Context(), pendingRecord(id, csrf, browser, req, s.clock.Now().Add(pendingTTL))); err != nil {
+	if err := s.store.Pending.SavePending(r.Context(), pendingRecord(id, csrf, browser, req, s.clock.Now().Add(PendingTTL))); err != nil {
 		s.renderStoreError(w, r, "saving a pending authorization failed", err)
 		return
 	}

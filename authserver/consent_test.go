@@ -315,7 +315,7 @@ func TestConsentPendingExpires(t *testing.T) {
 	q, _ := authParams(publicID, publicCB)
 	_, _, form := b.page(q)
 	form.Set("action", "approve")
-	h.clock.Advance(pendingTTL)
+	h.clock.Advance(PendingTTL)
 	if resp := b.submit(form, nil); resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("status %d", resp.StatusCode)
 	}

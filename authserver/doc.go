@@ -132,20 +132,17 @@
 //
 // Storage is a set of small interfaces ([ClientStore], [CodeStore],
 // [GrantStore], [RefreshTokenStore], [ConsentStore], [KeyStore],
-// [RevocationStore], [PendingStore], [UpstreamTokenStore]) with three implementations: in memory
-// ([MemoryStore], the default), one bbolt file ([BoltStore], used when
-// [Config.DataDir] is set) and PostgreSQL ([PostgresStore]), which several
-// replicas share: codes redeem and refresh tokens rotate once across all of
-// them (a store that also implements [RefreshTokenUser] does a refresh in
-// one step: one statement on PostgreSQL, shared by the refreshes that
-// arrive at one replica while the previous statement runs), a login may
-// visit a different
-// replica at each step, signing keys
-// are stored sealed and re-read every [Config.KeyReloadInterval], and a
-// database outage answers temporarily_unavailable. Its schema migrations
-// are embedded and applied by [OpenPostgresStore]. Replicas also share one
-// replay store ([Config.Replay]) for DPoP proofs, client assertions and
-// JWT grants (package redisreplay keeps it on Redis).
+// [RevocationStore], [PendingStore], [UpstreamTokenStore]) grouped in
+// [Config.Storage], in memory by default ([MemoryStore]). Package
+// boltstore keeps them in one bbolt file; package pgstore in PostgreSQL,
+// which several replicas share: codes redeem and refresh tokens rotate
+// once across all of them (a store that also implements
+// [RefreshTokenUser] does a refresh in one step), a login may visit a
+// different replica at each step, signing keys are re-read every
+// [Config.KeyReloadInterval], and a database outage answers
+// temporarily_unavailable. Replicas also share one replay store
+// ([Config.Replay]) for DPoP proofs, client assertions and JWT grants
+// (package redisreplay keeps it on Redis).
 //
 // It deliberately does not: authenticate users itself (every grant is for
 // [Config.Subject], or for the user of the upstream provider),

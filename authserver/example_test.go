@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 
 	"github.com/mcpauth/mcpauth/authserver"
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -89,19 +88,4 @@ func ExampleServer_RotateSigningKey() {
 	_ = json.Unmarshal(rec.Body.Bytes(), &set)
 	fmt.Println(len(set.Keys))
 	// Output: 2
-}
-
-// Keep keys, clients and grants across restarts.
-func ExampleConfig_dataDir() {
-	dir, err := os.MkdirTemp("", "authserver")
-	if err != nil {
-		panic(err)
-	}
-	defer os.RemoveAll(dir)
-	as, err := authserver.New(authserver.Config{Issuer: "https://as.example.com", DataDir: dir})
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(as.Close())
-	// Output: <nil>
 }

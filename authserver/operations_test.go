@@ -3,9 +3,9 @@ package authserver
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,14 +14,20 @@ import (
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
-// TestPersistence: with DataDir, signing keys, registered clients, grants
-// and refresh tokens survive a restart.
+// TestPersistence: on a bbolt file, signing keys, registered clients,
+// grants and refresh tokens survive a restart.
 func TestPersistence(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
+	path := filepath.Join(t.TempDir(), "authserver.db")
 	clock := newClock()
+	var closeStore io.Closer
 	start := func() *harness {
-		h := newHarness(t, "", func(c *Config) { c.DataDir = dir; c.Now = clock.Now })
+		if OpenBoltBackend == nil {
+			t.Fatal("no bbolt backend: backends_ext_test.go sets OpenBoltBackend")
+		}
+		var st Storage
+		st, closeStore = OpenBoltBackend(t, path)
+		h := newHarness(t, "", func(c *Config) { c.Storage = st; c.Now = clock.Now })
 		return h
 	}
 	h1 := start()
@@ -29,11 +35,8 @@ func TestPersistence(t *testing.T) {
 	tok := h1.tokens(nil)
 	kid1, _ := h1.verifyJWT(tok.AccessToken)
 	h1.srv.Close()
-	if err := h1.as.Close(); err != nil {
+	if err := errors.Join(h1.as.Close(), closeStore.Close()); err != nil {
 		t.Fatal(err)
-	}
-	if fi, err := os.Stat(filepath.Join(dir, DataFileName)); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("data file: %v %v", fi, err)
 	}
 
 	// The second instance has a new port, so a new issuer: keys are reused
@@ -56,17 +59,6 @@ func TestPersistence(t *testing.T) {
 	// Reuse detection works across the restart too.
 	wantError(t, h2.token(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken}, "client_id": {publicID}}, "", ""),
 		400, oauthmeta.CodeInvalidGrant)
-}
-
-// TestBoltLocked: a second process (or instance) cannot open the same data
-// directory; it fails instead of hanging.
-func TestBoltLocked(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	mustNew(t, Config{Issuer: "https://as.example.com", DataDir: dir})
-	if _, err := New(Config{Issuer: "https://as.example.com", DataDir: dir}); err == nil {
-		t.Fatal("second open of a locked data file succeeded")
-	}
 }
 
 // TestKeyRotation covers requirement AS-11's rotation: a new key is

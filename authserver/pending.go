@@ -14,7 +14,9 @@ const (
 	// recently used request and the PostgreSQL store answers new ones with
 	// temporarily_unavailable.
 	MaxPendingAuthorizations = 10000
-	pendingTTL               = 10 * time.Minute
+	// PendingTTL is how long a pending record lives: the server saves it
+	// with an ExpiresAt PendingTTL ahead of its clock.
+	PendingTTL = 10 * time.Minute
 )
 
 // pendingRecord builds the stored form of req, bound to the CSRF token and

@@ -37,7 +37,7 @@ type replicas struct {
 func newReplicas(t *testing.T, n int, pg *testdb.Postgres, mutate func(*Config)) *replicas {
 	t.Helper()
 	dbURL := pg.NewDatabase(t)
-	return newReplicasWith(t, n, func() Storage { return openTestPostgres(t, pg, dbURL).Storage() }, mutate)
+	return newReplicasWith(t, n, func() Storage { return openTestPostgres(t, pg, dbURL) }, mutate)
 }
 
 // newReplicasWith starts n servers, each on the Storage that storage
@@ -204,6 +204,66 @@ func TestReplicasCodeRace(t *testing.T) {
 		if ref := r.tokenAt(round%2, refreshForm(won.tok.RefreshToken)); ref.status == http.StatusOK {
 			t.Fatalf("round %d: the refresh token from a replayed code still works", round)
 		}
+	}
+}
+
+// TestPostgresRefreshConcurrent: on one replica, many concurrent refreshes
+// of distinct tokens all rotate, each into its own successor; many
+// concurrent refreshes of one token make one winner, and the others, seen
+// as reuse, revoke the family (the winner's token is refused after).
+func TestPostgresRefreshConcurrent(t *testing.T) {
+	t.Parallel()
+	pg := testdb.StartPostgres(t)
+	r := newReplicas(t, 1, pg, nil)
+	const n = 48
+	{ // distinct tokens
+		rts := make([]string, n)
+		for i := range rts {
+			rts[i] = r.tokens(nil).RefreshToken
+		}
+		results := make([]tokenResult, n)
+		var wg sync.WaitGroup
+		for i, rt := range rts {
+			wg.Go(func() { results[i] = r.tokenAt(0, refreshForm(rt)) })
+		}
+		wg.Wait()
+		seen := map[string]bool{}
+		for i, res := range results {
+			if res.status != http.StatusOK || res.tok.RefreshToken == "" || seen[res.tok.RefreshToken] {
+				t.Fatalf("refresh %d: %d %s", i, res.status, res.body)
+			}
+			seen[res.tok.RefreshToken] = true
+		}
+		for i, res := range results[:4] {
+			if again := r.tokenAt(0, refreshForm(res.tok.RefreshToken)); again.status != http.StatusOK {
+				t.Fatalf("successor %d: %d %s", i, again.status, again.body)
+			}
+		}
+	}
+	{ // one token
+		rt := r.tokens(nil).RefreshToken
+		results := make([]tokenResult, n)
+		var wg sync.WaitGroup
+		for i := range results {
+			wg.Go(func() { results[i] = r.tokenAt(0, refreshForm(rt)) })
+		}
+		wg.Wait()
+		var winner string
+		for _, res := range results {
+			switch res.status {
+			case http.StatusOK:
+				if winner != "" {
+					t.Fatal("two uses of one refresh token succeeded")
+				}
+				winner = res.tok.RefreshToken
+			default:
+				wantError(t, res, http.StatusBadRequest, oauthmeta.CodeInvalidGrant)
+			}
+		}
+		if winner == "" {
+			t.Fatal("no use of the refresh token succeeded")
+		}
+		wantError(t, r.tokenAt(0, refreshForm(winner)), http.StatusBadRequest, oauthmeta.CodeInvalidGrant)
 	}
 }
 

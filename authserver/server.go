@@ -57,18 +57,16 @@ type Server struct {
 	closers   []io.Closer
 }
 
-// New validates cfg and returns a ready server. It opens cfg.DataDir when
-// set (and generates the first signing key if there is none); it starts no
-// goroutine. Call Close when done.
+// New validates cfg and returns a ready server (it generates the first
+// signing key if the key store has none); it starts no goroutine. Call
+// Close when done.
 func New(cfg Config) (*Server, error) {
 	st := cfg.withDefaults()
 	if err := st.validate(); err != nil {
 		return nil, err
 	}
 	s := &Server{cfg: st, clock: st.Now, log: cmp.Or(st.Logger, slog.New(slog.DiscardHandler))}
-	if err := s.openStorage(); err != nil {
-		return nil, err
-	}
+	s.openStorage()
 	ok := false
 	defer func() {
 		if !ok {

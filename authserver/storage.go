@@ -2,9 +2,6 @@ package authserver
 
 import (
 	"cmp"
-	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -15,26 +12,10 @@ import (
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
-// DataFileName is the bbolt file New opens inside [Config.DataDir].
-const DataFileName = "authserver.db"
-
-// openStorage fills s.store: the configured stores, then DataDir or memory
-// for the rest, and collects the distinct sweepers.
-func (s *Server) openStorage() error {
-	var base Storage
-	if s.cfg.DataDir != "" {
-		if err := os.MkdirAll(s.cfg.DataDir, 0o700); err != nil {
-			return fmt.Errorf("authserver: data directory: %w", err)
-		}
-		b, err := OpenBoltStore(filepath.Join(s.cfg.DataDir, DataFileName))
-		if err != nil {
-			return err
-		}
-		s.closers = append(s.closers, b)
-		base = b.Storage()
-	} else {
-		base = NewMemoryStore().Storage()
-	}
+// openStorage fills s.store: the configured stores, then memory for the
+// rest, and collects the distinct sweepers.
+func (s *Server) openStorage() {
+	base := NewMemoryStore().Storage()
 	st := s.cfg.Storage
 	s.store = Storage{
 		Clients:        cmp.Or(st.Clients, base.Clients),
@@ -49,7 +30,6 @@ func (s *Server) openStorage() error {
 	}
 	s.sweepers = distinctSweepers(s.store.Clients, s.store.Codes, s.store.Grants, s.store.RefreshTokens,
 		s.store.Consents, s.store.Keys, s.store.Revocations, s.store.Pending, s.store.UpstreamTokens)
-	return nil
 }
 
 // distinctSweepers returns the stores that implement Sweeper, each once

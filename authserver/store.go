@@ -6,13 +6,17 @@ import (
 )
 
 // Storage groups the per-concern stores the server uses. A nil field means
-// the in-memory implementation (or the on-disk one when [Config.DataDir] is
-// set). Every store must be safe for concurrent use, return [ErrNotFound]
-// for a missing key, and never hand out a record it will later modify (the
-// server may read a record while another request updates it).
+// the in-memory implementation ([MemoryStore]). Every store must be safe
+// for concurrent use, return [ErrNotFound] for a missing key, and never
+// hand out a record it will later modify (the server may read a record
+// while another request updates it).
 //
 // A store may additionally implement [Sweeper]; the server then calls it
 // from time to time to drop expired records.
+//
+// Package boltstore keeps every store in one bbolt file, package pgstore
+// in PostgreSQL, shared by replicas; authservertest.TestStorage checks an
+// implementation against this contract.
 type Storage struct {
 	Clients       ClientStore
 	Codes         CodeStore
@@ -72,12 +76,12 @@ type RefreshTokenStore interface {
 // then rotating.
 type RefreshTokenUser interface {
 	// UseRefreshToken atomically rotates the refresh token under u.Key
-	// into its successor u.NextKey if [RefreshUse.check] accepts the token
-	// and its grant and the token was never rotated, and returns the
-	// grant. The successor has the grant, client and expiry of the token
-	// it replaces and was issued at u.Now. Otherwise it changes nothing
-	// and returns [ErrNotFound], whatever the reason: the caller reads the
-	// records to answer precisely (and to treat a rotated token as reuse).
+	// into its successor u.NextKey if [RefreshUse.Admits] accepts the
+	// token and its grant, and returns the grant. The successor has the
+	// grant, client and expiry of the token it replaces, was issued at
+	// u.Now and is not rotated. Otherwise it changes nothing and returns
+	// [ErrNotFound], whatever the reason: the caller reads the records to
+	// answer precisely (and to treat a rotated token as reuse).
 	UseRefreshToken(ctx context.Context, u RefreshUse) (*Grant, error)
 }
 
@@ -96,15 +100,14 @@ type RefreshUse struct {
 	Now time.Time
 }
 
-// admits reports whether a [RefreshTokenUser] rotates t, whose grant is g
-// (nil when missing).
-func (u RefreshUse) admits(t *RefreshToken, g *Grant) bool {
+// Admits reports whether a [RefreshTokenUser] rotates t, whose grant is g
+// (nil when missing): t was never rotated and was issued to u.ClientID; g
+// exists and is not revoked; u.Now is before the expiry of both; and g is
+// bound to no DPoP key or to u.JKT. These are the refresh request's own
+// checks, so a store that applies them another way (in SQL, say) must
+// apply exactly these.
+func (u RefreshUse) Admits(t *RefreshToken, g *Grant) bool {
 	return !t.Rotated && u.check(t, g) == nil
-}
-
-// successor is the token that replaces t for u.
-func (u RefreshUse) successor(t *RefreshToken) *RefreshToken {
-	return &RefreshToken{Key: u.NextKey, GrantID: t.GrantID, ClientID: t.ClientID, IssuedAt: u.Now, ExpiresAt: t.ExpiresAt}
 }
 
 // ConsentStore remembers what a user approved for a client, used only with
@@ -132,7 +135,9 @@ type RevocationStore interface {
 // that each request may reach a different replica: today the authorization
 // request waiting on the consent page. Implementations bound the number of
 // records: a full store either drops its least recently used record or
-// answers temporarily_unavailable, never grows.
+// answers temporarily_unavailable, never grows. The server saves a record
+// [PendingTTL] before its ExpiresAt, so a full store may take ExpiresAt
+// less PendingTTL as the time and drop the records expired at it.
 type PendingStore interface {
 	SavePending(ctx context.Context, p *PendingAuthorization) error
 	// TakePending atomically removes and returns the record under id if it
@@ -150,7 +155,7 @@ type Sweeper interface {
 }
 
 // Code is an issued authorization code (RFC 6749 §4.1.2), bound to
-// everything the token request must repeat (requirement AS-09).
+// everything the token request must repeat.
 type Code struct {
 	// Key is the base64url SHA-256 of the code; the code itself is never
 	// stored.

@@ -174,11 +174,11 @@ func (m *MemoryStore) UseRefreshToken(_ context.Context, u RefreshUse) (*Grant, 
 		return nil, ErrNotFound
 	}
 	g := m.grants[t.GrantID]
-	if !u.admits(t, g) {
+	if !u.Admits(t, g) {
 		return nil, ErrNotFound
 	}
 	t.Rotated = true
-	m.refresh[u.NextKey] = u.successor(t)
+	m.refresh[u.NextKey] = &RefreshToken{Key: u.NextKey, GrantID: t.GrantID, ClientID: t.ClientID, IssuedAt: u.Now, ExpiresAt: t.ExpiresAt}
 	return cloneGrant(g), nil
 }
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"slices"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // UpstreamTokenStore keeps the upstream provider's tokens of each login,
@@ -79,90 +77,4 @@ func (m *MemoryStore) DeleteUpstreamTokens(_ context.Context, id string) error {
 	defer m.mu.Unlock()
 	delete(m.vault, id)
 	return nil
-}
-
-// boltVaultBucket holds the upstream tokens in the bbolt file.
-const boltVaultBucket = "upstream_tokens"
-
-// UpstreamTokens implements [UpstreamTokenStore].
-func (b *BoltStore) UpstreamTokens(_ context.Context, id string) (*UpstreamTokens, error) {
-	return boltGet[UpstreamTokens](b, boltVaultBucket, id)
-}
-
-// SaveUpstreamTokens implements [UpstreamTokenStore] in one bbolt write
-// transaction.
-func (b *BoltStore) SaveUpstreamTokens(_ context.Context, t *UpstreamTokens) error {
-	return b.db.Update(func(tx *bolt.Tx) error {
-		var old UpstreamTokens
-		if err := ignoreNotFound(getIn(tx, boltVaultBucket, t.ID, &old)); err != nil {
-			return err
-		}
-		if old.Version != t.Version-1 {
-			return ErrAlreadyUsed
-		}
-		return putIn(tx, boltVaultBucket, t.ID, t)
-	})
-}
-
-// DeleteUpstreamTokens implements [UpstreamTokenStore].
-func (b *BoltStore) DeleteUpstreamTokens(_ context.Context, id string) error {
-	return b.db.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte(boltVaultBucket)).Delete([]byte(id)) })
-}
-
-// UpstreamTokens implements [UpstreamTokenStore].
-func (p *PostgresStore) UpstreamTokens(ctx context.Context, id string) (*UpstreamTokens, error) {
-	ctx, cancel := p.ctx(ctx)
-	defer cancel()
-	t := UpstreamTokens{ID: id}
-	var grant, owner *string
-	var until *time.Time
-	err := p.pool.QueryRow(ctx, `SELECT grant_id, sealed, version, expires_at, lease_owner, lease_until
-		FROM upstream_tokens WHERE id = $1`, id).
-		Scan(&grant, &t.Sealed, &t.Version, &t.ExpiresAt, &owner, &until)
-	if err != nil {
-		return nil, pgErr(err)
-	}
-	if grant != nil {
-		t.GrantID = *grant
-	}
-	if owner != nil && until != nil {
-		t.LeaseOwner, t.LeaseUntil = *owner, *until
-	}
-	return &t, nil
-}
-
-// SaveUpstreamTokens implements [UpstreamTokenStore] with one conditional
-// statement: an insert when t.Version is 1, else an UPDATE matching the
-// previous version, so of concurrent writers on any replicas one wins.
-func (p *PostgresStore) SaveUpstreamTokens(ctx context.Context, t *UpstreamTokens) error {
-	var grant, owner *string
-	var until *time.Time
-	if t.GrantID != "" {
-		grant = &t.GrantID
-	}
-	if t.LeaseOwner != "" {
-		owner, until = &t.LeaseOwner, &t.LeaseUntil
-	}
-	var sql string
-	if t.Version == 1 {
-		sql = `INSERT INTO upstream_tokens (id, grant_id, sealed, version, expires_at, lease_owner, lease_until)
-			VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`
-	} else {
-		sql = `UPDATE upstream_tokens SET grant_id = $2, sealed = $3, version = $4, expires_at = $5,
-			lease_owner = $6, lease_until = $7 WHERE id = $1 AND version = $4 - 1`
-	}
-	tag, err := p.exec(ctx, sql, t.ID, grant, t.Sealed, t.Version, t.ExpiresAt, owner, until)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return ErrAlreadyUsed
-	}
-	return nil
-}
-
-// DeleteUpstreamTokens implements [UpstreamTokenStore].
-func (p *PostgresStore) DeleteUpstreamTokens(ctx context.Context, id string) error {
-	_, err := p.exec(ctx, "DELETE FROM upstream_tokens WHERE id = $1", id)
-	return err
 }

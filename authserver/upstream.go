@@ -32,7 +32,7 @@ const (
 	// upstreamLoginTTL is how long an upstream state stays redeemable:
 	// logins in progress are kept in the PendingStore, whose stores expect
 	// the consent page's lifetime.
-	upstreamLoginTTL = pendingTTL
+	upstreamLoginTTL = PendingTTL
 	// upstreamMetadataTTL is how long discovery and keys are reused.
 	upstreamMetadataTTL = time.Hour
 	// DefaultUpstreamTimeout bounds each call to the provider when

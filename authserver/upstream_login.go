@@ -234,5 +234,5 @@ func (s *Server) keepUpstreamTokens(ctx context.Context, tok *oauth2.Token) (str
 	if s.vault == nil || tok == nil {
 		return "", nil
 	}
-	return s.vault.keep(ctx, tok, s.clock.Now().Add(pendingTTL+s.cfg.CodeTTL))
+	return s.vault.keep(ctx, tok, s.clock.Now().Add(PendingTTL+s.cfg.CodeTTL))
 }

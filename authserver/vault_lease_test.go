@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -26,17 +25,13 @@ func sharedStores() map[string]func(t *testing.T) func() Storage {
 			return m.Storage
 		},
 		"bolt": func(t *testing.T) func() Storage {
-			b, err := OpenBoltStore(filepath.Join(t.TempDir(), "s.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = b.Close() })
-			return b.Storage
+			st := openBolt(t)
+			return func() Storage { return st }
 		},
 		"postgres": func(t *testing.T) func() Storage {
 			pg := testdb.StartPostgres(t)
 			dbURL := pg.NewDatabase(t)
-			return func() Storage { return openTestPostgres(t, pg, dbURL).Storage() }
+			return func() Storage { return openTestPostgres(t, pg, dbURL) }
 		},
 	}
 }

@@ -9,15 +9,17 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
 	"golang.org/x/oauth2"
 
 	"github.com/mcpauth/mcpauth/internal/seal"
+	"github.com/mcpauth/mcpauth/internal/testdb"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -320,8 +322,7 @@ func TestTokenVaultConfigErrors(t *testing.T) {
 // rawStores returns each store implementation with a function that reads
 // what it holds as raw bytes: the memory store's records, the bbolt file,
 // the PostgreSQL tables.
-func rawStores(t *testing.T) map[string]func(t *testing.T) (Storage, func() [][]byte) {
-	kinds := storeKinds(t)
+func rawStores() map[string]func(t *testing.T) (Storage, func() [][]byte) {
 	return map[string]func(t *testing.T) (Storage, func() [][]byte){
 		"memory": func(*testing.T) (Storage, func() [][]byte) {
 			m := NewMemoryStore()
@@ -346,24 +347,19 @@ func rawStores(t *testing.T) map[string]func(t *testing.T) (Storage, func() [][]
 			}
 		},
 		"bolt": func(t *testing.T) (Storage, func() [][]byte) {
-			path := t.TempDir() + "/s.db"
-			b, err := OpenBoltStore(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = b.Close() })
-			return b.Storage(), func() [][]byte {
-				var out [][]byte
-				_ = b.db.View(func(tx *bolt.Tx) error {
-					out = append(out, readAll(t, tx))
-					return nil
-				})
-				return out
+			path := filepath.Join(t.TempDir(), "s.db")
+			st := openBoltAt(t, path)
+			return st, func() [][]byte {
+				// Every write transaction is on disk when it returns.
+				data, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return [][]byte{data}
 			}
 		},
 		"postgres": func(t *testing.T) (Storage, func() [][]byte) {
-			st := kinds["postgres"](t)
-			p := st.Grants.(*PostgresStore)
+			st, query := openPostgresQuery(t, testdb.StartPostgres(t), "")
 			return st, func() [][]byte {
 				var out [][]byte
 				for _, q := range []string{
@@ -371,18 +367,7 @@ func rawStores(t *testing.T) map[string]func(t *testing.T) (Storage, func() [][]
 					"SELECT data::text::bytea FROM codes", "SELECT data::text::bytea FROM pending_authorizations",
 					"SELECT data::text::bytea FROM refresh_tokens",
 				} {
-					rows, err := p.pool.Query(context.Background(), q)
-					if err != nil {
-						t.Fatal(err)
-					}
-					for rows.Next() {
-						var b []byte
-						if err := rows.Scan(&b); err != nil {
-							t.Fatal(err)
-						}
-						out = append(out, b)
-					}
-					rows.Close()
+					out = append(out, query(q)...)
 				}
 				return out
 			}
@@ -390,20 +375,11 @@ func rawStores(t *testing.T) map[string]func(t *testing.T) (Storage, func() [][]
 	}
 }
 
-// readAll returns the whole bbolt file as the transaction sees it.
-func readAll(t *testing.T, tx *bolt.Tx) []byte {
-	var buf bytes.Buffer
-	if _, err := tx.WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
 // TestTokenVaultSealedEveryStore: the upstream tokens are stored, in every
 // backend, only sealed: no upstream access or refresh token appears in
 // anything the store holds, and the exchange works from each.
 func TestTokenVaultSealedEveryStore(t *testing.T) {
-	for name, open := range rawStores(t) {
+	for name, open := range rawStores() {
 		t.Run(name, func(t *testing.T) {
 			st, raw := open(t)
 			h, _, vt := vaultHarness(t, time.Minute, func(c *Config) { c.Storage = st })
@@ -489,72 +465,5 @@ func TestTokenVaultKeys(t *testing.T) {
 	}
 	if _, err := rotated.token(ctx, &Grant{ID: "g3", UpstreamTokens: id2}); !errors.Is(err, errVaultEmpty) {
 		t.Errorf("a sealed value opened under another record's ID: %v", err)
-	}
-}
-
-// TestUpstreamTokenStoreVersions: every backend writes a record only over
-// the version before it, and keeps its refresh lease.
-func TestUpstreamTokenStoreVersions(t *testing.T) {
-	ctx := context.Background()
-	for name, open := range storeKinds(t) {
-		t.Run(name, func(t *testing.T) {
-			st := open(t).UpstreamTokens
-			now := newClock().Now()
-			if _, err := st.UpstreamTokens(ctx, "x"); !errors.Is(err, ErrNotFound) {
-				t.Fatalf("missing: %v", err)
-			}
-			r := &UpstreamTokens{ID: "x", Sealed: []byte{1, 2}, Version: 1, ExpiresAt: now}
-			if err := st.SaveUpstreamTokens(ctx, r); err != nil {
-				t.Fatal(err)
-			}
-			if err := st.SaveUpstreamTokens(ctx, r); !errors.Is(err, ErrAlreadyUsed) {
-				t.Fatalf("second insert: %v", err)
-			}
-			var wins sync.WaitGroup
-			var mu sync.Mutex
-			ok := 0
-			for range 10 {
-				wins.Go(func() {
-					n := &UpstreamTokens{ID: "x", GrantID: "g", Sealed: []byte{3}, Version: 2, ExpiresAt: now.Add(time.Hour)}
-					if st.SaveUpstreamTokens(ctx, n) == nil {
-						mu.Lock()
-						ok++
-						mu.Unlock()
-					}
-				})
-			}
-			wins.Wait()
-			got, err := st.UpstreamTokens(ctx, "x")
-			if ok != 1 || err != nil || got.Version != 2 || got.GrantID != "g" || !bytes.Equal(got.Sealed, []byte{3}) {
-				t.Fatalf("%d writers won; stored %+v, %v", ok, got, err)
-			}
-			// The refresh lease is stored with the record and cleared with it.
-			leased := cloneUpstreamTokens(got)
-			leased.LeaseOwner, leased.LeaseUntil, leased.Version = "owner-1", now.Add(time.Minute), 3
-			if err := st.SaveUpstreamTokens(ctx, leased); err != nil {
-				t.Fatal(err)
-			}
-			if got, err = st.UpstreamTokens(ctx, "x"); err != nil || got.LeaseOwner != "owner-1" || !got.LeaseUntil.Equal(now.Add(time.Minute)) {
-				t.Fatalf("leased record read back as %+v, %v", got, err)
-			}
-			leased.LeaseOwner, leased.LeaseUntil, leased.Version = "", time.Time{}, 4
-			if err := st.SaveUpstreamTokens(ctx, leased); err != nil {
-				t.Fatal(err)
-			}
-			if got, err = st.UpstreamTokens(ctx, "x"); err != nil || got.LeaseOwner != "" || !got.LeaseUntil.IsZero() {
-				t.Fatalf("released record read back as %+v, %v", got, err)
-			}
-			if sw, isSweeper := any(st).(Sweeper); isSweeper {
-				if err := sw.Sweep(ctx, now.Add(2*time.Hour)); err != nil {
-					t.Fatal(err)
-				}
-				if _, err := st.UpstreamTokens(ctx, "x"); !errors.Is(err, ErrNotFound) {
-					t.Errorf("expired record not swept: %v", err)
-				}
-			}
-			if err := st.DeleteUpstreamTokens(ctx, "x"); err != nil {
-				t.Fatal(err)
-			}
-		})
 	}
 }

@@ -36,14 +36,6 @@ func (f AuthorizerFunc) Authorize(ctx context.Context, req *AuthorizationRequest
 // when none is configured. Nothing needs to listen there.
 const DefaultRedirectURI = "http://127.0.0.1/callback"
 
-// State returns the request's state after Start, so an Authorizer that
-// listens for the response can ignore stray requests.
-func (r *AuthorizationRequest) State() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.state
-}
-
 // FollowRedirects is an [Authorizer] for automation against an
 // authorization server that approves without a person (a test server, the
 // MCP conformance suite's mocks): it GETs the authorization URL with
@@ -69,7 +61,7 @@ func (f *FollowRedirects) Authorize(ctx context.Context, req *AuthorizationReque
 	}
 	resp, err := req.HTTPClient().Do(hreq)
 	if err != nil {
-		return nil, wrapFetch("authorization request", unwrapURLError(err))
+		return nil, wrapFetch(ErrAuthorization, "authorization request", unwrapURLError(err))
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))

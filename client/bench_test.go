@@ -57,7 +57,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 
 // seededTransport returns a Transport for resource whose store already
 // holds discovery, registration and a valid token.
-func seededTransport(b *testing.B, store TokenStore, resource string, base http.RoundTripper) *Transport {
+func seededTransport(b *testing.B, store tokenstore.Store, resource string, base http.RoundTripper) *Transport {
 	b.Helper()
 	ctx := context.Background()
 	now := time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC)

@@ -37,7 +37,7 @@ func registeredAuth(reg *tokenstore.Registration, md *oauthmeta.AuthServerMetada
 // method when there is one; a public client ("none") without a secret;
 // otherwise the first of client_secret_basic and client_secret_post the
 // server supports. A Client ID Metadata Document client never sends a
-// secret (requirement CL-25).
+// secret.
 func tokenAuthMethod(reg *tokenstore.Registration, md *oauthmeta.AuthServerMetadata) string {
 	if reg.Method == tokenstore.MethodCIMD || reg.ClientSecret == "" {
 		return oauthmeta.AuthMethodNone

@@ -8,24 +8,15 @@ import (
 	"log/slog"
 	"time"
 
-	"golang.org/x/sync/singleflight"
-
 	"github.com/mcpauth/mcpauth/client/tokenstore"
 	"github.com/mcpauth/mcpauth/clientmeta"
-	"github.com/mcpauth/mcpauth/internal/clock"
-	"github.com/mcpauth/mcpauth/internal/lru"
 	"github.com/mcpauth/mcpauth/internal/nethook"
-	"github.com/mcpauth/mcpauth/internal/safehttp"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
-// TokenStore keeps tokens, registrations and discovery state; see package
-// tokenstore for the contract and the in-memory and file implementations.
-type TokenStore = tokenstore.Store
-
 // MaxAuthorizationAttempts is how many authorizations (interactive logins,
 // including step-up) one operation may start before the client gives up
-// (requirement CL-15; the conformance suite allows at most 3).
+// (the conformance suite allows at most 3).
 const MaxAuthorizationAttempts = 3
 
 // Defaults for zero Config fields.
@@ -57,23 +48,24 @@ type Config struct {
 
 	// Store keeps tokens, registrations and discovery state. Nil means a
 	// new in-memory store ([tokenstore.NewMemory]); use
-	// [tokenstore.NewFile] to keep logins across runs.
-	Store TokenStore
+	// [tokenstore.NewFile] to keep logins across runs, or implement
+	// [tokenstore.Store] over another storage.
+	Store tokenstore.Store
 
 	// ClientIDMetadataURL is the https URL at which this client's Client ID
 	// Metadata Document is hosted; it becomes the client_id at every
 	// authorization server that advertises
-	// client_id_metadata_document_supported (requirement CL-16). New checks
-	// it against the client_id URL rules (CIMD-01, requirement CIMD-12).
-	// Empty means the client never uses a metadata document.
+	// client_id_metadata_document_supported. New checks it against the
+	// client_id URL rules. Empty means the client never uses a metadata
+	// document.
 	ClientIDMetadataURL string
 	// ClientIDMetadata is the document served at ClientIDMetadataURL, when
-	// the application has it at hand; New validates it (CIMD-01…CIMD-03,
-	// requirement CIMD-12). Nil means not checked here.
+	// the application has it at hand; New validates it against the
+	// document rules. Nil means not checked here.
 	ClientIDMetadata *clientmeta.Document
 
 	// PreRegistered lists credentials registered out of band, each bound to
-	// one issuer and never offered to another (requirement CL-18).
+	// one issuer and never offered to another.
 	PreRegistered []PreRegisteredClient
 
 	// DisableDynamicRegistration turns off RFC 7591 registration (which MCP
@@ -83,14 +75,14 @@ type Config struct {
 	// ClientName is client_name in dynamic registration. Empty means
 	// "mcpauth client".
 	ClientName string
-	// ApplicationType is application_type in dynamic registration
-	// (requirement CL-17): "native" or "web". Empty means "native" for a
-	// loopback redirect URI and "web" otherwise.
+	// ApplicationType is application_type in dynamic registration: "native"
+	// or "web". Empty means "native" for a loopback redirect URI and "web"
+	// otherwise.
 	ApplicationType string
 
 	// SelectAuthServer orders (and may filter) the authorization servers a
 	// resource's metadata lists. Nil keeps the published order. The client
-	// uses the first one that is reachable and valid (requirement CL-05).
+	// uses the first one that is reachable and valid.
 	SelectAuthServer AuthServerSelector
 	// AuthServers holds per-issuer settings, keyed by exact issuer.
 	AuthServers map[string]AuthServerOptions
@@ -98,7 +90,7 @@ type Config struct {
 	// DisableOfflineAccess stops the client from asking for offline_access.
 	// False means it adds offline_access when the authorization server
 	// lists it in scopes_supported and the request names other scopes
-	// (requirement CL-20, SEP-2207).
+	// (SEP-2207).
 	DisableOfflineAccess bool
 
 	// MetadataTTL is how long discovery results are reused when the
@@ -127,15 +119,20 @@ type Config struct {
 	// machine only; false means https to public addresses only.
 	InsecureAllowHTTPLoopback bool
 	// InsecureAllowResourcePrefix accepts protected resource metadata whose
-	// "resource" is not the URL called but a same-origin path prefix of it
-	// (the relaxed rule some SDKs apply; see the package documentation).
-	// False means the exact RFC 9728 §3.3 comparison (requirement CL-03).
+	// "resource" is not the URL called but a same-origin path prefix of it.
+	// False means the exact RFC 9728 §3.3 comparison. Some servers publish
+	// one root document ("resource": "https://h") for an MCP endpoint at
+	// "https://h/mcp" and point to it from their challenges, and several
+	// SDKs accept any same-origin prefix; that lets one path of a host
+	// speak for another. With this set, the token is requested for the
+	// prefix the metadata names. A root document reached by probing (not
+	// through the challenge) is accepted without it, as RFC 9728 allows.
 	InsecureAllowResourcePrefix bool
 	// InsecureLegacy20250326 enables the MCP 2025-03-26 discovery
 	// fallbacks: a server without protected resource metadata is its own
 	// authorization server, and an authorization server without metadata
 	// is assumed to serve /authorize, /token and /register at its origin.
-	// The second fallback cannot check PKCE support (requirement CL-08),
+	// The second fallback cannot check PKCE support,
 	// hence the name. False means 2026-07-28 discovery only.
 	InsecureLegacy20250326 bool
 
@@ -176,8 +173,7 @@ type PreRegisteredClient struct {
 type AuthServerOptions struct {
 	// OmitResourceOnRefresh leaves the RFC 8707 resource parameter out of
 	// refresh requests, for servers (such as Microsoft Entra ID) that
-	// reject it there. False means resource is sent on every token request
-	// (requirement CL-04).
+	// reject it there. False means resource is sent on every token request.
 	OmitResourceOnRefresh bool
 }
 
@@ -247,80 +243,6 @@ func (cfg *Config) validatePreRegistered() error {
 	}
 	return nil
 }
-
-// Client is an MCP host's OAuth client: it discovers the authorization
-// server of an MCP server from a 401 or 403, registers, authorizes with
-// PKCE and RFC 9207 checks, and keeps, refreshes and steps up tokens. Use
-// it through [Client.Transport] (an http.RoundTripper) or
-// [Client.OAuthHandler] (the official Go SDK's auth.OAuthHandler).
-//
-// A Client is safe for concurrent use. Constructing one does no I/O and
-// starts no goroutine; everything happens inside calls that take a
-// context.
-type Client struct {
-	cfg     Config
-	store   TokenStore
-	fetcher *safehttp.Fetcher
-	policy  oauthmeta.URLPolicy
-	log     *slog.Logger
-
-	clock     clock.Func
-	pending   *lru.Cache[string, *pendingAuthorization] // by state
-	refreshes singleflight.Group                        // by token key
-	logins    *keyedMutex
-	dpop      *dpopState // nil without Config.DPoP
-	flow      grantFlow  // nil without Config.Grant
-}
-
-// New validates cfg and returns a Client.
-func New(cfg Config) (*Client, error) {
-	if err := cfg.validate(); err != nil {
-		return nil, err
-	}
-	c := &Client{
-		cfg:    cfg,
-		clock:  cfg.Now,
-		store:  cfg.Store,
-		policy: oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: cfg.InsecureAllowHTTPLoopback},
-		log:    cfg.Logger,
-		logins: newKeyedMutex(),
-	}
-	if c.store == nil {
-		c.store = tokenstore.NewMemory()
-	}
-	if c.log == nil {
-		c.log = slog.New(slog.DiscardHandler)
-	}
-	opts := safehttp.Options{
-		TLSConfig:                 cfg.TLSConfig,
-		InsecureAllowHTTPLoopback: cfg.InsecureAllowHTTPLoopback,
-		Timeout:                   cfg.Timeout,
-		UserAgent:                 cfg.UserAgent,
-	}
-	nethook.Of(&cfg).Apply(&opts)
-	c.fetcher = safehttp.New(opts)
-	c.pending = lru.New[string, *pendingAuthorization](maxPending, cfg.Now, nil)
-	if cfg.DPoP != nil {
-		d, err := newDPoPState(cfg.DPoP, cfg.Now)
-		if err != nil {
-			return nil, err
-		}
-		c.dpop = d
-	}
-	if cfg.Grant != nil {
-		f, err := cfg.Grant.prepare(c)
-		if err != nil {
-			return nil, err
-		}
-		c.flow = f
-	}
-	return c, nil
-}
-
-// CloseIdleConnections closes the idle connections of the client's own
-// requests (metadata, registration, token). Nothing else runs in the
-// background; calling it is optional.
-func (c *Client) CloseIdleConnections() { c.fetcher.Client().CloseIdleConnections() }
 
 // netHook embeds nethook.Hook in Config under an unexported name.
 type netHook = nethook.Hook

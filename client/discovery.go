@@ -28,15 +28,15 @@ func (c *Client) canonicalResource(raw string) (string, error) {
 		return "", fmt.Errorf("%w: MCP server URL has a query (RFC 8707 §2)", ErrConfig)
 	}
 	if err := c.policy.CheckURL(r); err != nil {
-		return "", fmt.Errorf("%w: MCP server URL: %w", ErrUnsafeURL, err)
+		return "", fmt.Errorf("%w: MCP server URL: %w", errUnsafeURL, err)
 	}
 	return r, nil
 }
 
 // discover returns the discovery state for resource (canonical): the
 // cached one unless fresh is set or it expired, otherwise the result of
-// protected resource metadata discovery (CL-02, CL-03) and authorization
-// server discovery (CL-05 to CL-08). headerURL is the challenge's
+// protected resource metadata discovery and authorization
+// server discovery. headerURL is the challenge's
 // resource_metadata, or "".
 func (c *Client) discover(ctx context.Context, resource, headerURL string, fresh bool) (*tokenstore.Discovery, error) {
 	if !fresh {
@@ -57,7 +57,7 @@ func (c *Client) discover(ctx context.Context, resource, headerURL string, fresh
 		d.DPoPBoundAccessTokensRequired = prm.DPoPBoundAccessTokensRequired
 		issuers = prm.AuthorizationServers
 		ttl = min(ttl, prmTTL)
-	case errors.Is(err, ErrNoResourceMetadata) && c.cfg.InsecureLegacy20250326:
+	case errors.Is(err, errNoResourceMetadata) && c.cfg.InsecureLegacy20250326:
 		// MCP 2025-03-26: the server's origin is its authorization server.
 		_, origin, _ := oauthmeta.ProtectedResourceMetadataRootURL(resource)
 		d.ResourceIndicator, d.Legacy = resource, true
@@ -87,8 +87,8 @@ type prmCandidate struct {
 }
 
 // fetchResourceMetadata probes, in order, the challenge's URL, the
-// path-inserted well-known URL and the root well-known URL (CL-02),
-// stops at the first document served, and validates it (CL-03): a
+// path-inserted well-known URL and the root well-known URL,
+// stops at the first document served, and validates it: a
 // document for another resource aborts discovery.
 func (c *Client) fetchResourceMetadata(ctx context.Context, resource, headerURL string) (*oauthmeta.ProtectedResourceMetadata, string, time.Duration, error) {
 	pathURL, err := oauthmeta.ProtectedResourceMetadataURL(resource)
@@ -111,18 +111,18 @@ func (c *Client) fetchResourceMetadata(ctx context.Context, resource, headerURL 
 			continue
 		}
 		if err != nil {
-			return nil, "", 0, wrapFetch("protected resource metadata", err)
+			return nil, "", 0, wrapFetch(ErrDiscovery, "protected resource metadata", err)
 		}
 		prm, err := oauthmeta.ParseProtectedResourceMetadata(resp.Body)
 		if err != nil {
-			return nil, "", 0, fmt.Errorf("%w: protected resource metadata: %w", ErrInvalidMetadata, err)
+			return nil, "", 0, fmt.Errorf("%w: protected resource metadata: %w", errInvalidMetadata, err)
 		}
 		if err := c.validateResourceMetadata(prm, cand, resource); err != nil {
 			return nil, "", 0, err
 		}
 		return prm, cand.url, c.ttl(resp.Header), nil
 	}
-	return nil, "", 0, ErrNoResourceMetadata
+	return nil, "", 0, errNoResourceMetadata
 }
 
 // validateResourceMetadata applies RFC 9728 §3.3 and the MCP rules, with
@@ -138,9 +138,9 @@ func (c *Client) validateResourceMetadata(prm *oauthmeta.ProtectedResourceMetada
 	case err == nil:
 		return nil
 	case errors.Is(err, oauthmeta.ErrResourceMismatch):
-		return fmt.Errorf("%w: %w", ErrResourceMismatch, err)
+		return fmt.Errorf("%w: %w", errResourceMismatch, err)
 	default:
-		return fmt.Errorf("%w: protected resource metadata: %w", ErrInvalidMetadata, err)
+		return fmt.Errorf("%w: protected resource metadata: %w", errInvalidMetadata, err)
 	}
 }
 
@@ -170,15 +170,15 @@ func resourcePrefix(prefix, resource string) bool {
 const maxAuthServerCandidates = 5
 
 // chooseAuthServer applies the selection policy to issuers and returns the
-// metadata of the first authorization server that is reachable and valid
-// (CL-05), among the first maxAuthServerCandidates. defaults reports
-// assumed 2025-03-26 endpoints.
+// metadata of the first authorization server that is reachable and valid, among
+// the first maxAuthServerCandidates. defaults reports assumed 2025-03-26
+// endpoints.
 func (c *Client) chooseAuthServer(ctx context.Context, resource string, issuers []string, legacy bool) (*oauthmeta.AuthServerMetadata, time.Duration, bool, error) {
 	ordered := issuers
 	if c.cfg.SelectAuthServer != nil {
 		var err error
 		if ordered, err = c.cfg.SelectAuthServer(ctx, resource, slices.Clone(issuers)); err != nil {
-			return nil, 0, false, fmt.Errorf("%w: selection policy: %w", ErrNoAuthServer, err)
+			return nil, 0, false, fmt.Errorf("%w: selection policy: %w", errNoAuthServer, err)
 		}
 	}
 	var errs []error
@@ -201,21 +201,21 @@ func (c *Client) chooseAuthServer(ctx context.Context, resource string, issuers 
 		errs = append(errs, err)
 	}
 	if len(errs) == 0 {
-		return nil, 0, false, fmt.Errorf("%w: none listed", ErrNoAuthServer)
+		return nil, 0, false, fmt.Errorf("%w: none listed", errNoAuthServer)
 	}
-	return nil, 0, false, fmt.Errorf("%w: %w", ErrNoAuthServer, errors.Join(errs...))
+	return nil, 0, false, fmt.Errorf("%w: %w", errNoAuthServer, errors.Join(errs...))
 }
 
-// fetchAuthServerMetadata probes the well-known URLs of issuer in the MCP
-// order (CL-06) and validates the first document served: identical issuer
-// (CL-07), safe endpoints (CL-22), S256 (CL-08), response type code.
+// fetchAuthServerMetadata probes the well-known URLs of issuer in the MCP order
+// and validates the first document served: identical issuer, safe endpoints,
+// S256, response type code.
 func (c *Client) fetchAuthServerMetadata(ctx context.Context, issuer string, legacy bool) (*oauthmeta.AuthServerMetadata, time.Duration, bool, error) {
 	if err := c.policy.CheckIssuer(issuer); err != nil {
-		return nil, 0, false, fmt.Errorf("%w: issuer: %w", ErrUnsafeURL, err)
+		return nil, 0, false, fmt.Errorf("%w: issuer: %w", errUnsafeURL, err)
 	}
 	urls, err := oauthmeta.AuthServerMetadataURLs(issuer)
 	if err != nil {
-		return nil, 0, false, fmt.Errorf("%w: issuer: %w", ErrInvalidMetadata, err)
+		return nil, 0, false, fmt.Errorf("%w: issuer: %w", errInvalidMetadata, err)
 	}
 	for _, u := range urls {
 		resp, err := c.fetcher.Get(ctx, u, "application/json")
@@ -223,11 +223,11 @@ func (c *Client) fetchAuthServerMetadata(ctx context.Context, issuer string, leg
 			continue
 		}
 		if err != nil {
-			return nil, 0, false, wrapFetch("authorization server metadata", err)
+			return nil, 0, false, wrapFetch(ErrDiscovery, "authorization server metadata", err)
 		}
 		md, err := oauthmeta.ParseAuthServerMetadata(resp.Body)
 		if err != nil {
-			return nil, 0, false, fmt.Errorf("%w: authorization server metadata: %w", ErrInvalidMetadata, err)
+			return nil, 0, false, fmt.Errorf("%w: authorization server metadata: %w", errInvalidMetadata, err)
 		}
 		if err := checkAuthServerMetadata(md, issuer, c.policy); err != nil {
 			return nil, 0, false, err
@@ -237,7 +237,7 @@ func (c *Client) fetchAuthServerMetadata(ctx context.Context, issuer string, leg
 	if legacy {
 		return legacyMetadata(issuer), c.cfg.MetadataTTL, true, nil
 	}
-	return nil, 0, false, ErrNoAuthServerMetadata
+	return nil, 0, false, errNoAuthServerMetadata
 }
 
 // checkAuthServerMetadata applies CL-07, CL-22 and CL-08 to a document
@@ -245,15 +245,15 @@ func (c *Client) fetchAuthServerMetadata(ctx context.Context, issuer string, leg
 func checkAuthServerMetadata(md *oauthmeta.AuthServerMetadata, issuer string, p oauthmeta.URLPolicy) error {
 	if err := md.Validate(issuer, p); err != nil {
 		if errors.Is(err, oauthmeta.ErrIssuerMismatch) {
-			return fmt.Errorf("%w: %w", ErrIssuerMismatch, err)
+			return fmt.Errorf("%w: %w", errIssuerMismatch, err)
 		}
-		return fmt.Errorf("%w: authorization server metadata: %w", ErrInvalidMetadata, err)
+		return fmt.Errorf("%w: authorization server metadata: %w", errInvalidMetadata, err)
 	}
 	if !md.SupportsS256() {
-		return ErrPKCEUnsupported
+		return errPKCEUnsupported
 	}
 	if len(md.ResponseTypesSupported) > 0 && !md.SupportsResponseType("code") {
-		return fmt.Errorf("%w: response_types_supported lacks code", ErrInvalidMetadata)
+		return fmt.Errorf("%w: response_types_supported lacks code", errInvalidMetadata)
 	}
 	return nil
 }

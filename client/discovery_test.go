@@ -141,11 +141,11 @@ func TestCL03ResourceValidation(t *testing.T) {
 		prefix  bool
 		wantErr error
 	}{
-		{"CL-03 bad input: resource of another server", oauthtest.ResourceOptions{PRMResource: "https://evil.example.com/mcp"}, false, ErrResourceMismatch},
-		{"CL-03 trailing slash variant", oauthtest.ResourceOptions{PRMResource: "SELF/"}, false, ErrResourceMismatch},
-		{"CL-03 root document through the pointer is refused", oauthtest.ResourceOptions{PRMAt: "root"}, false, ErrResourceMismatch},
+		{"CL-03 bad input: resource of another server", oauthtest.ResourceOptions{PRMResource: "https://evil.example.com/mcp"}, false, errResourceMismatch},
+		{"CL-03 trailing slash variant", oauthtest.ResourceOptions{PRMResource: "SELF/"}, false, errResourceMismatch},
+		{"CL-03 root document through the pointer is refused", oauthtest.ResourceOptions{PRMAt: "root"}, false, errResourceMismatch},
 		{"CL-03 root document through the pointer, prefix opt-in", oauthtest.ResourceOptions{PRMAt: "root"}, true, nil},
-		{"CL-03 another origin is refused even with prefix opt-in", oauthtest.ResourceOptions{PRMResource: "https://evil.example.com"}, true, ErrResourceMismatch},
+		{"CL-03 another origin is refused even with prefix opt-in", oauthtest.ResourceOptions{PRMResource: "https://evil.example.com"}, true, errResourceMismatch},
 		{"CL-03 root document found by probing", oauthtest.ResourceOptions{PRMAt: "root", NoPointer: true}, false, nil},
 	}
 	for _, tt := range tests {
@@ -208,16 +208,16 @@ func TestAuthServerMetadataBadInput(t *testing.T) {
 		wantErrs []error
 	}{
 		{"CL-07 bad input: metadata names another issuer", oauthtest.ASOptions{MetadataIssuer: "https://attacker.example.com"},
-			[]error{ErrNoAuthServer, ErrIssuerMismatch, oauthmeta.ErrIssuerMismatch}},
-		{"CL-07 trailing-slash issuer", oauthtest.ASOptions{MetadataIssuer: "SELF/"}, []error{ErrIssuerMismatch}},
-		{"CL-08 bad input: no code_challenge_methods_supported", oauthtest.ASOptions{OmitCodeChallenge: true}, []error{ErrNoAuthServer, ErrPKCEUnsupported}},
-		{"CL-08 bad input: only plain", oauthtest.ASOptions{CodeChallengeMethods: []string{"plain"}}, []error{ErrPKCEUnsupported}},
-		{"CL-08 empty list", oauthtest.ASOptions{CodeChallengeMethods: []string{}}, []error{ErrPKCEUnsupported}},
+			[]error{errNoAuthServer, errIssuerMismatch, oauthmeta.ErrIssuerMismatch}},
+		{"CL-07 trailing-slash issuer", oauthtest.ASOptions{MetadataIssuer: "SELF/"}, []error{errIssuerMismatch}},
+		{"CL-08 bad input: no code_challenge_methods_supported", oauthtest.ASOptions{OmitCodeChallenge: true}, []error{errNoAuthServer, errPKCEUnsupported}},
+		{"CL-08 bad input: only plain", oauthtest.ASOptions{CodeChallengeMethods: []string{"plain"}}, []error{errPKCEUnsupported}},
+		{"CL-08 empty list", oauthtest.ASOptions{CodeChallengeMethods: []string{}}, []error{errPKCEUnsupported}},
 		{"CL-22 bad input: javascript: authorization endpoint", oauthtest.ASOptions{AuthorizationEndpoint: "javascript:alert(1)"},
-			[]error{ErrInvalidMetadata, oauthmeta.ErrUnsafeURL}},
+			[]error{errInvalidMetadata, oauthmeta.ErrUnsafeURL}},
 		{"CL-22 data: authorization endpoint", oauthtest.ASOptions{AuthorizationEndpoint: "data:text/html,<script>alert(1)</script>"}, []error{oauthmeta.ErrUnsafeURL}},
 		{"CL-22 plain http to a public host", oauthtest.ASOptions{AuthorizationEndpoint: "http://as.example.com/authorize"}, []error{oauthmeta.ErrUnsafeURL}},
-		{"CL-06 no metadata anywhere", oauthtest.ASOptions{MetadataAt: "none"}, []error{ErrNoAuthServer, ErrNoAuthServerMetadata}},
+		{"CL-06 no metadata anywhere", oauthtest.ASOptions{MetadataAt: "none"}, []error{errNoAuthServer, errNoAuthServerMetadata}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -261,45 +261,45 @@ func TestCL23SSRF(t *testing.T) {
 		{"CL-23 bad input: resource_metadata at the cloud metadata address", nil, func(ctx context.Context, c *Client) error {
 			_, err := c.discover(ctx, "https://mcp.example.com/mcp", "https://169.254.169.254/latest/meta-data/", true)
 			return err
-		}, ErrBlockedAddress},
+		}, errBlockedAddress},
 		{"CL-23 bad input: plain http to the cloud metadata address", nil, func(ctx context.Context, c *Client) error {
 			_, err := c.discover(ctx, "https://mcp.example.com/mcp", "http://169.254.169.254/latest/meta-data/", true)
 			return err
-		}, ErrUnsafeURL},
+		}, errUnsafeURL},
 		{"CL-23 bad input: resource_metadata name resolving to 10.0.0.5", oauthtest.Addrs("10.0.0.5"), func(ctx context.Context, c *Client) error {
 			_, err := c.discover(ctx, "https://mcp.example.com/mcp", "https://internal.example/prm", true)
 			return err
-		}, ErrBlockedAddress},
+		}, errBlockedAddress},
 		{"CL-23 well-known probe of a resource resolving to 127.0.0.1", oauthtest.Addrs("127.0.0.1"), func(ctx context.Context, c *Client) error {
 			_, err := c.discover(ctx, "https://mcp.example.com/mcp", "", true)
 			return err
-		}, ErrBlockedAddress},
+		}, errBlockedAddress},
 		{"CL-23 authorization server metadata resolving to 169.254.169.254", oauthtest.Addrs("169.254.169.254"), func(ctx context.Context, c *Client) error {
 			_, _, _, err := c.fetchAuthServerMetadata(ctx, "https://as.example.com", false)
 			return err
-		}, ErrBlockedAddress},
+		}, errBlockedAddress},
 		{"CL-23 IPv4-mapped private address", oauthtest.Addrs("::ffff:10.0.0.5"), func(ctx context.Context, c *Client) error {
 			_, _, _, err := c.fetchAuthServerMetadata(ctx, "https://as.example.com/tenant", false)
 			return err
-		}, ErrBlockedAddress},
+		}, errBlockedAddress},
 		{"CL-23 registration endpoint resolving to 192.168.1.1", oauthtest.Addrs("192.168.1.1"), func(ctx context.Context, c *Client) error {
 			_, err := c.register(ctx, &oauthmeta.AuthServerMetadata{Issuer: "https://as.example.com", RegistrationEndpoint: "https://as.example.com/register"}, "http://127.0.0.1/cb")
 			return err
-		}, ErrBlockedAddress},
+		}, errBlockedAddress},
 		{"CL-23 token endpoint resolving to fd00::1", oauthtest.Addrs("fd00::1"), func(ctx context.Context, c *Client) error {
 			d := &tokenstore.Discovery{Issuer: "https://as.example.com", ResourceIndicator: "https://mcp.example.com/mcp",
 				AuthServer: &oauthmeta.AuthServerMetadata{Issuer: "https://as.example.com", TokenEndpoint: "https://as.example.com/token"}}
 			_, err := c.refreshToken(ctx, d, &tokenstore.Registration{ClientID: "c"}, &tokenstore.Token{Token: oauth2.Token{RefreshToken: "r"}})
 			return err
-		}, ErrBlockedAddress},
+		}, errBlockedAddress},
 		{"CL-23 authorization redirect hop to a private address", oauthtest.Addrs("10.1.2.3"), func(ctx context.Context, c *Client) error {
 			req := &AuthorizationRequest{c: c, redirectURI: DefaultRedirectURI}
 			resp, err := req.HTTPClient().Get("https://login.example.com/authorize")
 			if err == nil {
 				resp.Body.Close()
 			}
-			return wrapFetch("test", unwrapURLError(err))
-		}, ErrBlockedAddress},
+			return wrapFetch(ErrDiscovery, "test", unwrapURLError(err))
+		}, errBlockedAddress},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -434,7 +434,7 @@ func TestLegacy20250326(t *testing.T) {
 		legacy   bool
 		wantErr  error
 	}{
-		{"off by default: no metadata is an error", "", false, ErrNoResourceMetadata},
+		{"off by default: no metadata is an error", "", false, errNoResourceMetadata},
 		{"no PRM: the origin is the authorization server", "", true, nil},
 		{"no metadata either: default endpoints", "none", true, nil},
 	}
@@ -470,8 +470,8 @@ func TestLegacy20250326(t *testing.T) {
 	t.Run("metadata present but unusable never falls back", func(t *testing.T) {
 		t.Parallel()
 		e := newEnv(t, oauthtest.ASOptions{MetadataAt: "none"}, oauthtest.ResourceOptions{}, func(c *Config) { c.InsecureLegacy20250326 = true })
-		if err := e.login(ctx); !errors.Is(err, ErrNoAuthServerMetadata) {
-			t.Fatalf("err = %v, want ErrNoAuthServerMetadata: defaults are for servers without resource metadata only", err)
+		if err := e.login(ctx); !errors.Is(err, errNoAuthServerMetadata) {
+			t.Fatalf("err = %v, want errNoAuthServerMetadata: defaults are for servers without resource metadata only", err)
 		}
 	})
 }
@@ -539,8 +539,8 @@ func TestCL05SelectAuthServer(t *testing.T) {
 				return []string{"https://not-listed.example"}, nil
 			}
 		})
-		if err := e.login(ctx); !errors.Is(err, ErrNoAuthServer) {
-			t.Fatalf("err = %v, want ErrNoAuthServer", err)
+		if err := e.login(ctx); !errors.Is(err, errNoAuthServer) {
+			t.Fatalf("err = %v, want errNoAuthServer", err)
 		}
 		if e.as.TotalHits() != 0 {
 			t.Error("an issuer the resource does not list must never be contacted")

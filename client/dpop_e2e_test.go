@@ -213,10 +213,10 @@ func TestRFC9449SDKAdapterNeedsTransport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.TokenSource(context.Background()); !errors.Is(err, client.ErrDPoPTransport) {
+	if _, err := h.TokenSource(context.Background()); !errors.Is(err, errDPoPTransport) {
 		t.Fatalf("TokenSource without HTTPClient: %v", err)
 	}
-	if _, err := s.c.TokenSource(context.Background(), s.rs.url).Token(); !errors.Is(err, client.ErrDPoPTransport) {
+	if _, err := s.c.TokenSource(context.Background(), s.rs.url).Token(); !errors.Is(err, errDPoPTransport) {
 		t.Fatalf("Client.TokenSource handed out a DPoP-bound token: %v", err)
 	}
 	hc := h.HTTPClient(nil)

@@ -26,7 +26,7 @@ import (
 
 // TestDPoPRefusedBeforeAuthorization: when the resource accepts only
 // DPoP-bound tokens and they cannot be had, the client fails with
-// ErrDPoPUnsupported after discovery and before any registration,
+// errDPoPUnsupported after discovery and before any registration,
 // authorization or token request: the test fails if anything but the
 // authorization server's metadata is fetched.
 func TestDPoPRefusedBeforeAuthorization(t *testing.T) {
@@ -70,12 +70,12 @@ func TestDPoPRefusedBeforeAuthorization(t *testing.T) {
 			rsURL = rs.URL + "/mcp"
 			c := newClient(t, oauthtest.NewClock(oauthtest.Epoch()), func(c *client.Config) { c.DPoP = tt.dpop })
 			resp, err := call(t, c, rsURL)
-			if !errors.Is(err, client.ErrDPoPUnsupported) {
-				t.Fatalf("call: %v %v, want ErrDPoPUnsupported", resp, err)
+			if !errors.Is(err, errDPoPUnsupported) {
+				t.Fatalf("call: %v %v, want errDPoPUnsupported", resp, err)
 			}
 			if tt.required { // Login sees no challenge: only the metadata tells
-				if err := c.Login(context.Background(), rsURL); !errors.Is(err, client.ErrDPoPUnsupported) {
-					t.Fatalf("Login: %v, want ErrDPoPUnsupported", err)
+				if err := c.Login(context.Background(), rsURL); !errors.Is(err, errDPoPUnsupported) {
+					t.Fatalf("Login: %v, want errDPoPUnsupported", err)
 				}
 			}
 			for _, p := range as.Paths() {

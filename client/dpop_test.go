@@ -20,9 +20,9 @@ func TestRFC9449TokenTypeNeedsProof(t *testing.T) {
 		{"Bearer without proof", "Bearer", false, false, nil},
 		{"Bearer after a proof (server without DPoP)", "bearer", true, false, nil},
 		{"DPoP after a proof", "DPoP", true, false, nil},
-		{"DPoP without proof", "DPoP", false, false, ErrTokenType},
-		{"unknown type", "MAC", true, false, ErrTokenType},
-		{"Bearer after a proof when the resource requires DPoP (no downgrade)", "Bearer", true, true, ErrDPoPUnsupported},
+		{"DPoP without proof", "DPoP", false, false, errTokenType},
+		{"unknown type", "MAC", true, false, errTokenType},
+		{"Bearer after a proof when the resource requires DPoP (no downgrade)", "Bearer", true, true, errDPoPUnsupported},
 	}
 	e := newRawTokenEndpoint(t)
 	c, err := New(Config{Authorizer: &FollowRedirects{}, InsecureAllowHTTPLoopback: true, DPoP: &DPoPConfig{}})

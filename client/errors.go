@@ -7,109 +7,64 @@ import (
 	"github.com/mcpauth/mcpauth/internal/safehttp"
 )
 
-// Sentinel errors. Every error the package returns wraps at least one of
-// them (and, for protocol errors from a server, an *oauthmeta.Error); test
-// with errors.Is and errors.As. Messages name the failed rule, never a
-// token, secret, code or verifier.
+// Error classes: what a host branches on with errors.Is. Every error the
+// package returns, apart from a cancelled context's and the Store's own,
+// matches one of them; most are also an [*Error] that names the reason
+// (configuration errors and revocation warnings name it in their message
+// alone). A refusal from a server also
+// wraps the server's *oauthmeta.Error, so errors.Is(err,
+// &oauthmeta.Error{Code: oauthmeta.CodeInvalidGrant}) tells a dead grant
+// from other refusals. Messages never contain a token, secret, code or
+// verifier.
 var (
-	// ErrConfig: the Config given to New is invalid.
+	// ErrConfig: the program is misconfigured: the [Config] given to
+	// [New], a [Grant], an [Authorizer] or the MCP server URL is invalid,
+	// or a DPoP-bound token would be sent without a proof (by the SDK,
+	// whose requests do not go through [OAuthHandler.HTTPClient], or by
+	// x/oauth2 code using [Client.TokenSource]).
 	ErrConfig = errors.New("client: invalid configuration")
 
-	// ErrNoResourceMetadata: no protected resource metadata was found at
-	// the challenge's URL, the path-inserted URL or the root URL
-	// (requirement CL-02).
-	ErrNoResourceMetadata = errors.New("client: no protected resource metadata")
-	// ErrResourceMismatch: the metadata names another resource (requirement
-	// CL-03). It also matches oauthmeta.ErrResourceMismatch.
-	ErrResourceMismatch = errors.New("client: protected resource metadata is for another resource")
-	// ErrNoAuthServer: no authorization server listed for the resource is
-	// reachable and valid (requirement CL-05).
-	ErrNoAuthServer = errors.New("client: no usable authorization server")
-	// ErrNoAuthServerMetadata: an authorization server publishes no metadata
-	// at any of the well-known URLs (requirement CL-06).
-	ErrNoAuthServerMetadata = errors.New("client: no authorization server metadata")
-	// ErrIssuerMismatch: metadata names an issuer not identical to the one
-	// it was fetched for (requirement CL-07). It also matches
-	// oauthmeta.ErrIssuerMismatch.
-	ErrIssuerMismatch = errors.New("client: authorization server metadata issuer mismatch")
-	// ErrPKCEUnsupported: the authorization server does not advertise the
-	// S256 code challenge method (requirement CL-08).
-	ErrPKCEUnsupported = errors.New("client: authorization server does not support PKCE S256")
-	// ErrInvalidMetadata: a metadata document is malformed or names an
-	// unsafe endpoint (requirements CL-22, CL-23).
-	ErrInvalidMetadata = errors.New("client: invalid metadata document")
-	// ErrUnsafeURL: a URL the client would visit or redirect to is not https
-	// (or http to loopback when allowed), or uses a dangerous scheme
-	// (requirements CL-21, CL-22). It also matches oauthmeta.ErrUnsafeURL.
-	ErrUnsafeURL = errors.New("client: unsafe URL")
-	// ErrBlockedAddress: a fetch was refused because the target resolves
-	// to a private, loopback, link-local or other special-use address
-	// (requirement CL-23). No connection was made.
-	ErrBlockedAddress = errors.New("client: address not allowed")
-	// ErrFetch: a document could not be fetched (status, size, content
-	// type, redirect, timeout, network).
-	ErrFetch = errors.New("client: fetch failed")
+	// ErrDiscovery: the MCP server's authorization server cannot be found,
+	// or this client cannot use it. Reasons: no protected resource
+	// metadata, metadata for another resource or issuer, no usable
+	// authorization server, no authorization server metadata, no PKCE
+	// S256, an invalid metadata document, an unsafe URL, an address not
+	// allowed (private, loopback, link-local; no connection was made), a
+	// failed or oversized fetch, no way to register (or pre-registered
+	// credentials bound to another issuer: they are never offered to the
+	// new one), a refused dynamic registration, a grant type the server
+	// does not support, or a resource that accepts only DPoP-bound tokens
+	// when none can be had (the client never falls back to Bearer there).
+	ErrDiscovery = errors.New("client: discovery failed")
 
-	// ErrNoRegistration: the authorization server offers no registration
-	// path this client can use: no pre-registered credentials for it, no
-	// Client ID Metadata Document support, no dynamic registration
-	// (requirement CL-16).
-	ErrNoRegistration = errors.New("client: no way to register with the authorization server")
-	// ErrIssuerChanged: the resource now names an authorization server the
-	// client's pre-registered credentials are not bound to: it used them
-	// with another issuer before, or they are the only credentials the
-	// client has (requirement CL-18). They are never offered to the new
-	// server, and the client does not register there on its own.
-	ErrIssuerChanged = errors.New("client: the authorization server changed and pre-registered credentials are bound to another issuer")
-	// ErrRegistration: dynamic client registration failed or was refused
-	// (requirement CL-17). A refusal also wraps the server's
-	// *oauthmeta.Error.
-	ErrRegistration = errors.New("client: dynamic client registration failed")
+	// ErrAuthorization: the user's authorization did not complete. The
+	// [Authorizer] failed or timed out (a [Loopback] timeout also matches
+	// context.DeadlineExceeded), the authorization server answered with
+	// an error (access_denied: the user refused), or the response failed
+	// a check: unknown or replayed state, missing or different RFC 9207
+	// iss (a mix-up attack: the response's code and error text are not
+	// used), another redirect URI. A new authorization may succeed.
+	ErrAuthorization = errors.New("client: authorization failed")
 
-	// ErrUnknownState: the authorization response carries no state, several,
-	// or one that is unknown, expired or already used (requirement CL-10).
-	// No token request is made.
-	ErrUnknownState = errors.New("client: unknown or replayed state")
-	// ErrIssuerMissing: the authorization server advertises RFC 9207 but the
-	// response has no iss (requirement CL-12).
-	ErrIssuerMissing = errors.New("client: authorization response lacks the iss parameter")
-	// ErrIssuerParameterMismatch: the response's iss is not identical to the
-	// issuer recorded before the redirect (requirement CL-12; a mix-up
-	// attack). The response's error and code are not used.
-	ErrIssuerParameterMismatch = errors.New("client: authorization response iss does not match the authorization server")
-	// ErrRedirectMismatch: the authorization response did not arrive at the
-	// redirect URI of the request.
-	ErrRedirectMismatch = errors.New("client: authorization response arrived at another redirect URI")
-	// ErrAuthorizationResponse: the authorization server answered with an
-	// error (which is wrapped as *oauthmeta.Error) or without a code.
-	ErrAuthorizationResponse = errors.New("client: authorization failed")
-	// ErrAuthorizer: the Authorizer could not obtain an authorization
-	// response (timeout, browser failure, user cancelled).
-	ErrAuthorizer = errors.New("client: authorizer failed")
+	// ErrTokenRequest: the authorization server did not issue a usable
+	// token. It refused the request (its *oauthmeta.Error is wrapped:
+	// invalid_grant for an expired or revoked grant, invalid_client for
+	// bad credentials), its answer was unusable (not one strict JSON
+	// object, no access_token, a token_type other than Bearer (or DPoP
+	// after a request with a proof), a body over 1 MiB), the token
+	// endpoint could not
+	// be reached, or a machine grant failed before the request: an
+	// assertion that is unusable (not for this server, expired) or an
+	// ID-JAG the identity provider would not issue. Machine grants are
+	// not retried.
+	ErrTokenRequest = errors.New("client: token request failed")
 
-	// ErrTokenResponse: the token endpoint's answer is unusable: not a
-	// strict JSON object, no access_token, a token_type that is missing or
-	// not Bearer (nor DPoP after a request with a proof), or a body over
-	// 1 MiB. An error response from the server
-	// also wraps its *oauthmeta.Error.
-	ErrTokenResponse = errors.New("client: token request failed")
-	// ErrTokenType: the token endpoint issued a token_type other than
-	// Bearer. It always comes with ErrTokenResponse.
-	ErrTokenType = errors.New("client: unsupported token_type")
-	// ErrResponseTooLarge: a response body exceeded its size cap.
-	ErrResponseTooLarge = errors.New("client: response too large")
-
-	// ErrAttemptLimit: an operation already used its authorization attempts
-	// (MaxAuthorizationAttempts, requirement CL-15); the server keeps
-	// refusing and the client stops instead of looping.
-	ErrAttemptLimit = errors.New("client: too many authorization attempts for one operation")
-	// ErrInsufficientScope: the resource answered 403 insufficient_scope
-	// for a token that already carries every scope the challenge names;
-	// another authorization would ask for the same scopes, so the client
-	// does not start one.
-	ErrInsufficientScope = errors.New("client: insufficient scope although the token carries the challenged scopes")
-	// ErrForbidden: the resource answered 403 for a reason authorization
-	// cannot fix (no insufficient_scope challenge).
+	// ErrForbidden: the MCP server refuses access and another
+	// authorization would not change that: a 403 without
+	// insufficient_scope, a 403 insufficient_scope for a token that
+	// already carries every challenged scope (step-up cannot help), or
+	// refusals after [MaxAuthorizationAttempts] authorizations in one
+	// operation. [Transport] returns the server's response instead.
 	ErrForbidden = errors.New("client: forbidden")
 
 	// ErrRevocation: [Client.Logout] deleted the token locally, but
@@ -118,50 +73,111 @@ var (
 	// one): the server may still honour it until it expires. A warning,
 	// not a reason to retry the logout.
 	ErrRevocation = errors.New("client: token revocation at the authorization server failed")
-
-	// ErrGrantUnsupported: the authorization server does not list the
-	// grant type of the configured Grant in grant_types_supported, or,
-	// for an [EnterpriseAuthorization], lists
-	// authorization_grant_profiles_supported without the ID-JAG profile.
-	// Nothing was sent to the IdP or the token endpoint.
-	ErrGrantUnsupported = errors.New("client: authorization server does not support the grant type")
-	// ErrAssertion: a JWT the client would present as a grant (a workload
-	// identity token, an ID-JAG) could not be obtained, is not addressed to
-	// the authorization server, or has expired. It was not sent.
-	ErrAssertion = errors.New("client: unusable authorization grant assertion")
-	// ErrTokenExchange: the identity provider did not exchange the ID
-	// token for an ID-JAG (Enterprise-Managed Authorization). An error
-	// response also wraps the IdP's *oauthmeta.Error.
-	ErrTokenExchange = errors.New("client: ID-JAG token exchange failed")
-
-	// ErrDPoPTransport: the token is DPoP-bound but would be sent without
-	// a proof: by the SDK, which does not send its requests through
-	// [OAuthHandler.HTTPClient], or by x/oauth2 code using
-	// [Client.TokenSource].
-	ErrDPoPTransport = errors.New("client: a DPoP-bound token needs a proof: send it through Client.Transport or OAuthHandler.HTTPClient")
-	// ErrDPoPUnsupported: the resource accepts only DPoP-bound tokens
-	// (RFC 9449 §7.1: a DPoP challenge without a Bearer one, or RFC 9728
-	// dpop_bound_access_tokens_required) and they cannot be had: the
-	// client has no DPoP configuration, the authorization server does not
-	// advertise DPoP, no proof algorithm is accepted by the authorization
-	// server, the resource and the client's key, or the authorization
-	// server issued a Bearer token anyway. Apart from the last case it is
-	// returned before any authorization or token request; the client never
-	// falls back to a Bearer token there.
-	ErrDPoPUnsupported = errors.New("client: the resource requires DPoP-bound tokens and none can be obtained")
 )
 
-// wrapFetch maps a safehttp error to this package's sentinels, keeping
-// the original in the chain.
-func wrapFetch(what string, err error) error {
+// Error is a failure with its specific reason. It unwraps to its class
+// ([ErrDiscovery], [ErrAuthorization], [ErrTokenRequest], [ErrForbidden],
+// [ErrRevocation] or [ErrConfig]), which is what a host branches on;
+// errors.As to *Error gives the reason, for logs and messages. Like
+// *oauthmeta.Error, errors.Is(err, &Error{Reason: r}) matches any *Error
+// in err's chain with reason r.
+type Error struct {
+	// Reason is the fixed description of the failure, such as "unknown
+	// or replayed state" or "authorization server metadata issuer
+	// mismatch". It never contains request data.
+	Reason string
+
+	class error
+}
+
+func (e *Error) Error() string { return "client: " + e.Reason }
+
+// Unwrap returns the error's class.
+func (e *Error) Unwrap() error { return e.class }
+
+// Is reports whether target is an *Error with the same Reason.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Reason == e.Reason
+}
+
+func reason(class error, desc string) error { return &Error{Reason: desc, class: class} }
+
+// Reasons for ErrConfig.
+var errDPoPTransport = reason(ErrConfig, "a DPoP-bound token needs a proof: send it through Client.Transport or OAuthHandler.HTTPClient")
+
+// Reasons for ErrDiscovery.
+var (
+	errNoResourceMetadata   = reason(ErrDiscovery, "no protected resource metadata")
+	errResourceMismatch     = reason(ErrDiscovery, "protected resource metadata is for another resource")
+	errNoAuthServer         = reason(ErrDiscovery, "no usable authorization server")
+	errNoAuthServerMetadata = reason(ErrDiscovery, "no authorization server metadata")
+	errIssuerMismatch       = reason(ErrDiscovery, "authorization server metadata issuer mismatch")
+	errPKCEUnsupported      = reason(ErrDiscovery, "authorization server does not support PKCE S256")
+	errInvalidMetadata      = reason(ErrDiscovery, "invalid metadata document")
+	errUnsafeURL            = reason(ErrDiscovery, reasonUnsafeURL)
+	errNoRegistration       = reason(ErrDiscovery, "no way to register with the authorization server")
+	errIssuerChanged        = reason(ErrDiscovery, "the authorization server changed and pre-registered credentials are bound to another issuer")
+	errRegistration         = reason(ErrDiscovery, "dynamic client registration failed")
+	errGrantUnsupported     = reason(ErrDiscovery, "authorization server does not support the grant type")
+	errDPoPUnsupported      = reason(ErrDiscovery, "the resource requires DPoP-bound tokens and none can be obtained")
+)
+
+// Reasons for ErrAuthorization.
+var (
+	errUnknownState            = reason(ErrAuthorization, "unknown or replayed state")
+	errIssuerMissing           = reason(ErrAuthorization, "authorization response lacks the iss parameter")
+	errIssuerParameterMismatch = reason(ErrAuthorization, "authorization response iss does not match the authorization server")
+	errRedirectMismatch        = reason(ErrAuthorization, "authorization response arrived at another redirect URI")
+	errAuthorizationResponse   = reason(ErrAuthorization, "authorization response carries an error or no code")
+	errAuthorizer              = reason(ErrAuthorization, "authorizer failed")
+	errTimeout                 = reason(ErrAuthorization, "timed out waiting for the authorization response")
+	// errUnsafeAuthorizationURL: the authorization URL, the redirect URI
+	// or the URL given to the browser is unsafe.
+	errUnsafeAuthorizationURL = reason(ErrAuthorization, reasonUnsafeURL)
+)
+
+// Reasons for ErrTokenRequest.
+var (
+	errTokenResponse = reason(ErrTokenRequest, "token request failed")
+	errTokenType     = reason(ErrTokenRequest, "unsupported token_type")
+	errAssertion     = reason(ErrTokenRequest, "unusable authorization grant assertion")
+	errTokenExchange = reason(ErrTokenRequest, "ID-JAG token exchange failed")
+)
+
+// Reasons for ErrForbidden.
+var (
+	errAttemptLimit      = reason(ErrForbidden, "too many authorization attempts for one operation")
+	errInsufficientScope = reason(ErrForbidden, "insufficient scope although the token carries the challenged scopes")
+	errForbiddenStatus   = reason(ErrForbidden, "forbidden")
+)
+
+// Reasons of a failed fetch, in the class of the operation that fetched.
+const (
+	reasonUnsafeURL      = "unsafe URL"
+	reasonBlocked        = "address not allowed"
+	reasonFetch          = "fetch failed"
+	reasonResponseTooBig = "response too large"
+)
+
+// Fetch reasons in ErrDiscovery, for tests and the checks that compare.
+var (
+	errBlockedAddress   = reason(ErrDiscovery, reasonBlocked)
+	errFetch            = reason(ErrDiscovery, reasonFetch)
+	errResponseTooLarge = reason(ErrDiscovery, reasonResponseTooBig)
+)
+
+// wrapFetch maps a safehttp error to a reason of class, keeping the
+// original in the chain.
+func wrapFetch(class error, what string, err error) error {
 	switch {
 	case errors.Is(err, safehttp.ErrBlockedAddress):
-		return fmt.Errorf("%w: %s: %w", ErrBlockedAddress, what, err)
+		return fmt.Errorf("%w: %s: %w", reason(class, reasonBlocked), what, err)
 	case errors.Is(err, safehttp.ErrScheme), errors.Is(err, safehttp.ErrInvalidURL):
-		return fmt.Errorf("%w: %s: %w", ErrUnsafeURL, what, err)
+		return fmt.Errorf("%w: %s: %w", reason(class, reasonUnsafeURL), what, err)
 	case errors.Is(err, safehttp.ErrTooLarge):
-		return fmt.Errorf("%w: %w: %s: %w", ErrFetch, ErrResponseTooLarge, what, err)
+		return fmt.Errorf("%w: %w: %s: %w", reason(class, reasonFetch), reason(class, reasonResponseTooBig), what, err)
 	default:
-		return fmt.Errorf("%w: %s: %w", ErrFetch, what, err)
+		return fmt.Errorf("%w: %s: %w", reason(class, reasonFetch), what, err)
 	}
 }

@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -165,4 +166,24 @@ func ExampleAuthServerSelector() {
 			return out, nil
 		},
 	}
+}
+
+// A host branches on the error class and logs the reason: here an MCP
+// server URL that is plain http to a public host, refused before any
+// request.
+func ExampleError() {
+	c := must(client.New(client.Config{Authorizer: &client.FollowRedirects{}}))
+	_, err := c.Transport("http://mcp.example.com/mcp", nil)
+	var ce *client.Error
+	switch {
+	case errors.Is(err, client.ErrConfig):
+		fmt.Println("fix the program:", err)
+	case errors.Is(err, client.ErrDiscovery) && errors.As(err, &ce):
+		fmt.Println("this server cannot be used:", ce.Reason)
+	case errors.Is(err, client.ErrAuthorization):
+		fmt.Println("the login did not complete; try again")
+	case errors.Is(err, client.ErrTokenRequest):
+		fmt.Println("the authorization server refused:", err)
+	}
+	// Output: this server cannot be used: unsafe URL
 }

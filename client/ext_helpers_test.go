@@ -360,3 +360,15 @@ func wantOAuthError(t *testing.T, what string, status int, oe *oauthmeta.Error, 
 		t.Errorf("%s: status %d, error %v, want %s", what, status, oe, code)
 	}
 }
+
+// Reasons the external tests expect, matched with errors.Is by reason
+// (see client.Error.Is).
+var (
+	errAssertion        = &client.Error{Reason: "unusable authorization grant assertion"}
+	errDPoPTransport    = &client.Error{Reason: "a DPoP-bound token needs a proof: send it through Client.Transport or OAuthHandler.HTTPClient"}
+	errDPoPUnsupported  = &client.Error{Reason: "the resource requires DPoP-bound tokens and none can be obtained"}
+	errGrantUnsupported = &client.Error{Reason: "authorization server does not support the grant type"}
+	errIssuerChanged    = &client.Error{Reason: "the authorization server changed and pre-registered credentials are bound to another issuer"}
+	errTokenExchange    = &client.Error{Reason: "ID-JAG token exchange failed"}
+	errTokenResponse    = &client.Error{Reason: "token request failed"}
+)

@@ -140,8 +140,8 @@ func FuzzAssertionClaims(f *testing.F) {
 	f.Fuzz(func(t *testing.T, jwt string) {
 		err := checkAssertion(jwt, md, now)
 		if err != nil {
-			if !errors.Is(err, ErrAssertion) {
-				t.Fatalf("error outside ErrAssertion: %v", err)
+			if !errors.Is(err, errAssertion) {
+				t.Fatalf("error outside errAssertion: %v", err)
 			}
 			return
 		}

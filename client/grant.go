@@ -4,9 +4,6 @@ import (
 	"context"
 	"crypto"
 	"fmt"
-	"io"
-	"os"
-	"strings"
 
 	"github.com/mcpauth/mcpauth/client/tokenstore"
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
@@ -129,7 +126,7 @@ func newIssuerBinding(c *Client, issuer string, anyIssuer bool, auth *clientAuth
 		return issuerBinding{issuer: issuer}, nil
 	}
 	// A shared secret shown to whichever server a resource names could be
-	// collected by a malicious resource (requirement CL-18); an assertion
+	// collected by a malicious resource; an assertion
 	// is bound to the server's issuer and needs no binding.
 	if auth != nil && auth.secret != "" && !anyIssuer {
 		return issuerBinding{}, fmt.Errorf("%w: %s: a client secret needs Issuer (or InsecureAnyIssuer)", ErrConfig, what)
@@ -143,16 +140,16 @@ func (b issuerBinding) allows(issuer string) bool { return b.any || b.issuer == 
 // "OAuth Client Credentials" extension) for a client acting on its own
 // behalf, authenticated with a client secret or private_key_jwt.
 type ClientCredentials struct {
-	// Issuer is the authorization server the credentials belong to
-	// (requirement CL-18); a resource naming another server gets
-	// ErrIssuerChanged. Required with a client secret unless
-	// InsecureAnyIssuer is set; empty with a private key means any
-	// server, each getting assertions addressed to itself alone.
+	// Issuer is the authorization server the credentials belong to; a
+	// resource naming another server gets [ErrDiscovery]. Required with a
+	// client secret unless InsecureAnyIssuer is set; empty with a private
+	// key means any server, each getting assertions addressed to itself
+	// alone.
 	Issuer string
 	// Credentials authenticate the client. ClientID is required.
 	Credentials Credentials
 	// Scopes are requested. Nil means chosen as for a login: the
-	// challenge's scope, else the resource's scopes_supported (CL-14).
+	// challenge's scope, else the resource's scopes_supported.
 	Scopes []string
 	// InsecureAnyIssuer offers a client secret to whichever authorization
 	// server a resource names. A malicious resource can then collect it.
@@ -166,7 +163,7 @@ type ClientCredentials struct {
 // sending it the client checks, without verifying the signature, that its
 // "aud" names the authorization server (issuer or token endpoint) and that
 // it has not expired, so a token meant for another audience is never shown
-// to this server (ErrAssertion).
+// to this server ([ErrTokenRequest]).
 type WorkloadIdentity struct {
 	// Assertion returns a fresh platform JWT for audience (the
 	// authorization server's issuer identifier). Either Assertion or
@@ -181,34 +178,8 @@ type WorkloadIdentity struct {
 	// Credentials optionally authenticate the client as well; ClientID
 	// alone sends client_id with auth method none.
 	Credentials Credentials
-	// Scopes are requested. Nil means chosen as for a login (CL-14).
+	// Scopes are requested. Nil means chosen as for a login.
 	Scopes []string
-}
-
-// maxAssertionFile bounds AssertionFile.
-const maxAssertionFile = 64 << 10
-
-func (w *WorkloadIdentity) assertion(ctx context.Context, audience string) (string, error) {
-	if w.Assertion != nil {
-		a, err := w.Assertion(ctx, audience)
-		if err != nil {
-			return "", fmt.Errorf("%w: %w", ErrAssertion, err)
-		}
-		return strings.TrimSpace(a), nil
-	}
-	f, err := os.Open(w.AssertionFile)
-	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrAssertion, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxAssertionFile+1))
-	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrAssertion, err)
-	}
-	if len(data) > maxAssertionFile {
-		return "", fmt.Errorf("%w: assertion file over %d bytes", ErrAssertion, maxAssertionFile)
-	}
-	return strings.TrimSpace(string(data)), nil
 }
 
 // EnterpriseAuthorization is the MCP "Enterprise-Managed Authorization"
@@ -222,7 +193,7 @@ func (w *WorkloadIdentity) assertion(ctx context.Context, audience string) (stri
 // metadata (the extension's §6): without the JWT-bearer grant in
 // grant_types_supported, or with an authorization_grant_profiles_supported
 // that does not list "urn:ietf:params:oauth:grant-profile:id-jag", the
-// grant fails with ErrGrantUnsupported and the ID token is never sent. The
+// grant fails with [ErrDiscovery] and the ID token is never sent. The
 // member is optional, so a server that omits it is tried; if it then
 // refuses the ID-JAG, the error says the profile was not advertised.
 type EnterpriseAuthorization struct {
@@ -241,7 +212,7 @@ type EnterpriseAuthorization struct {
 	// Credentials authenticate the client at the MCP authorization server.
 	// ClientID is required: the ID-JAG names it.
 	Credentials Credentials
-	// Scopes are requested. Nil means chosen as for a login (CL-14).
+	// Scopes are requested. Nil means chosen as for a login.
 	Scopes []string
 	// InsecureAnyIssuer: see ClientCredentials.InsecureAnyIssuer.
 	InsecureAnyIssuer bool

@@ -57,8 +57,8 @@ func TestClientCredentialsEndToEnd(t *testing.T) {
 		{"client_secret_basic", &client.ClientCredentials{Issuer: issuer, Credentials: client.Credentials{ClientID: "svc-basic", ClientSecret: "s3cret"}}, nil},
 		{"RFC7523 private_key_jwt", &client.ClientCredentials{Credentials: client.Credentials{ClientID: "svc-jwt", PrivateKey: key.Signer, KeyID: key.ID}}, nil},
 		{"private_key_jwt from PEM", &client.ClientCredentials{Credentials: client.Credentials{ClientID: "svc-jwt", PrivateKeyPEM: privatePEM(t, key), KeyID: key.ID}}, nil},
-		{"wrong secret", &client.ClientCredentials{Issuer: issuer, Credentials: client.Credentials{ClientID: "svc-basic", ClientSecret: "nope"}}, client.ErrTokenResponse},
-		{"CL-18 credentials bound to another issuer", &client.ClientCredentials{Issuer: "http://127.0.0.1:1", Credentials: client.Credentials{ClientID: "svc-basic", ClientSecret: "s3cret"}}, client.ErrIssuerChanged},
+		{"wrong secret", &client.ClientCredentials{Issuer: issuer, Credentials: client.Credentials{ClientID: "svc-basic", ClientSecret: "nope"}}, errTokenResponse},
+		{"CL-18 credentials bound to another issuer", &client.ClientCredentials{Issuer: "http://127.0.0.1:1", Credentials: client.Credentials{ClientID: "svc-basic", ClientSecret: "s3cret"}}, errIssuerChanged},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -278,7 +278,7 @@ func TestEnterpriseManagedAuthorizationEndToEnd(t *testing.T) {
 		t.Parallel()
 		c := newClient(t, s.clock, func(c *client.Config) { c.Authorizer, c.Grant = nil, s.grant(t, s.idToken(t, -time.Hour)) })
 		_, err := call(t, c, s.rs.url)
-		if !errors.Is(err, client.ErrTokenExchange) || !errors.Is(err, &oauthmeta.Error{Code: oauthmeta.CodeInvalidGrant}) {
+		if !errors.Is(err, errTokenExchange) || !errors.Is(err, &oauthmeta.Error{Code: oauthmeta.CodeInvalidGrant}) {
 			t.Fatalf("err = %v", err)
 		}
 	})
@@ -288,7 +288,7 @@ func TestEnterpriseManagedAuthorizationEndToEnd(t *testing.T) {
 // authorization server's authorization_grant_profiles_supported
 // (Enterprise-Managed Authorization §6) and grant_types_supported before
 // it asks the IdP: a server that lists other profiles only, or lacks the
-// JWT-bearer grant, is refused with ErrGrantUnsupported and the IdP never
+// JWT-bearer grant, is refused with errGrantUnsupported and the IdP never
 // sees the ID token; a server that omits the optional member is tried,
 // and its refusal says that the profile was not advertised.
 func TestEnterpriseAuthorizationGrantProfile(t *testing.T) {
@@ -309,11 +309,11 @@ func TestEnterpriseAuthorizationGrantProfile(t *testing.T) {
 			}
 		}, "", nil, true, ""},
 		{"another profile only", set("authorization_grant_profiles_supported", []string{"urn:example:grant-profile:other"}), "",
-			client.ErrGrantUnsupported, false, "authorization_grant_profiles_supported does not list " + oauthmeta.GrantProfileIDJAG},
+			errGrantUnsupported, false, "authorization_grant_profiles_supported does not list " + oauthmeta.GrantProfileIDJAG},
 		{"no JWT-bearer grant", set("grant_types_supported", []string{"authorization_code", "refresh_token"}), "",
-			client.ErrGrantUnsupported, false, oauthmeta.GrantTypeJWTBearer},
+			errGrantUnsupported, false, oauthmeta.GrantTypeJWTBearer},
 		{"member omitted", omit, "", nil, true, ""},
-		{"member omitted, ID-JAG refused", omit, "other-app", client.ErrTokenResponse, true,
+		{"member omitted, ID-JAG refused", omit, "other-app", errTokenResponse, true,
 			"does not advertise " + oauthmeta.GrantProfileIDJAG},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -415,9 +415,9 @@ func TestWorkloadIdentityEndToEnd(t *testing.T) {
 		{"valid assertion", func(aud string) string { return s.workloadJWT(t, aud, time.Hour, randomJTI(&n)) }, nil, nil},
 		{"RFC7523 §3 item 3 assertion for another audience", func(string) string {
 			return s.workloadJWT(t, "https://other-as.example.com", time.Hour, randomJTI(&n))
-		}, nil, client.ErrAssertion},
-		{"RFC7523 §3 item 4 expired assertion", func(aud string) string { return s.workloadJWT(t, aud, -time.Minute, randomJTI(&n)) }, nil, client.ErrAssertion},
-		{"refused scope, no retry", func(aud string) string { return s.workloadJWT(t, aud, time.Hour, randomJTI(&n)) }, []string{"admin"}, client.ErrTokenResponse},
+		}, nil, errAssertion},
+		{"RFC7523 §3 item 4 expired assertion", func(aud string) string { return s.workloadJWT(t, aud, -time.Minute, randomJTI(&n)) }, nil, errAssertion},
+		{"refused scope, no retry", func(aud string) string { return s.workloadJWT(t, aud, time.Hour, randomJTI(&n)) }, []string{"admin"}, errTokenResponse},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -498,7 +498,7 @@ func TestWorkloadIdentityFile(t *testing.T) {
 	c2 := newClient(t, s.clock, func(c *client.Config) {
 		c.Authorizer, c.Grant = nil, &client.WorkloadIdentity{AssertionFile: path}
 	})
-	if _, err := call(t, c2, s.rs.url); !errors.Is(err, client.ErrAssertion) {
+	if _, err := call(t, c2, s.rs.url); !errors.Is(err, errAssertion) {
 		t.Fatalf("unreadable token: %v", err)
 	}
 }

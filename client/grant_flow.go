@@ -4,8 +4,11 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"net/url"
+	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcpauth/mcpauth/client/tokenstore"
@@ -170,7 +173,7 @@ func (f *emaFlow) run(ctx context.Context, g *grantRun) (*tokenstore.Token, erro
 // mention.
 func checkIDJAGSupport(md *oauthmeta.AuthServerMetadata) (advertised bool, err error) {
 	if !md.SupportsGrantType(oauthmeta.GrantTypeJWTBearer) {
-		return false, fmt.Errorf("%w: %s", ErrGrantUnsupported, oauthmeta.GrantTypeJWTBearer)
+		return false, fmt.Errorf("%w: %s", errGrantUnsupported, oauthmeta.GrantTypeJWTBearer)
 	}
 	profiles := md.AuthorizationGrantProfilesSupported
 	if len(profiles) == 0 {
@@ -178,7 +181,7 @@ func checkIDJAGSupport(md *oauthmeta.AuthServerMetadata) (advertised bool, err e
 	}
 	if !slices.Contains(profiles, oauthmeta.GrantProfileIDJAG) {
 		return false, fmt.Errorf("%w: authorization_grant_profiles_supported does not list %s",
-			ErrGrantUnsupported, oauthmeta.GrantProfileIDJAG)
+			errGrantUnsupported, oauthmeta.GrantProfileIDJAG)
 	}
 	return true, nil
 }
@@ -189,7 +192,7 @@ func checkIDJAGSupport(md *oauthmeta.AuthServerMetadata) (advertised bool, err e
 func (f *emaFlow) exchange(ctx context.Context, issuer, resource string, scopes []string) (string, error) {
 	idt, err := f.e.IDToken(ctx)
 	if err != nil {
-		return "", fmt.Errorf("%w: ID token: %w", ErrTokenExchange, err)
+		return "", fmt.Errorf("%w: ID token: %w", errTokenExchange, err)
 	}
 	form := url.Values{
 		"grant_type":           {oauthmeta.GrantTypeTokenExchange},
@@ -207,43 +210,12 @@ func (f *emaFlow) exchange(ctx context.Context, issuer, resource string, scopes 
 		err = sameReading(tok)
 	}
 	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrTokenExchange, err)
+		return "", fmt.Errorf("%w: %w", errTokenExchange, err)
 	}
 	if tok.Extra("issued_token_type") != jwtassert.TokenTypeIDJAG {
-		return "", fmt.Errorf("%w: issued_token_type is not an ID-JAG", ErrTokenExchange)
+		return "", fmt.Errorf("%w: issued_token_type is not an ID-JAG", errTokenExchange)
 	}
 	return tok.AccessToken, nil
-}
-
-// grantToken runs a token request for a machine grant at the authorization
-// server of d: the resource indicator (CL-04), the scopes, client
-// authentication and, with a DPoP key chosen, a proof. secrets are
-// redacted from errors.
-func (c *Client) grantToken(ctx context.Context, g *grantRun, form url.Values, auth *clientAuth, scopes []string, secrets ...string) (*tokenstore.Token, error) {
-	d := g.d
-	md := d.AuthServer
-	if gt := form.Get("grant_type"); !md.SupportsGrantType(gt) {
-		return nil, fmt.Errorf("%w: %s", ErrGrantUnsupported, gt)
-	}
-	form.Set("resource", d.ResourceIndicator)
-	if len(scopes) > 0 {
-		form.Set("scope", oauthmeta.FormatScope(scopes))
-	}
-	tok, err := c.postToken(ctx, md.TokenEndpoint, form, auth, md.Issuer, g.dpop, secrets...)
-	if err != nil {
-		return nil, err
-	}
-	return c.newToken(tok, g.dpop, scopes, nil)
-}
-
-// jwtBearer presents the grant JWT a at the authorization server of g
-// (RFC 7523 §2.1), once checkAssertion accepts it.
-func (c *Client) jwtBearer(ctx context.Context, g *grantRun, a string, auth *clientAuth, scopes []string) (*tokenstore.Token, error) {
-	if err := checkAssertion(a, g.d.AuthServer, c.clock.Now()); err != nil {
-		return nil, err
-	}
-	form := url.Values{"grant_type": {oauthmeta.GrantTypeJWTBearer}, "assertion": {a}}
-	return c.grantToken(ctx, g, form, auth, scopes, a)
 }
 
 // assertionClaims are the claims the client checks in a JWT it is about to
@@ -258,11 +230,11 @@ type assertionClaims struct {
 // to this server and current.
 func parseAssertionClaims(jwt string) (*assertionClaims, error) {
 	if len(jwt) > jwtassert.DefaultMaxSize {
-		return nil, fmt.Errorf("%w: too large", ErrAssertion)
+		return nil, fmt.Errorf("%w: too large", errAssertion)
 	}
 	var c assertionClaims
 	if err := jwtverify.UnsafeClaimsWithoutVerification(jwt, &c); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrAssertion, err)
+		return nil, fmt.Errorf("%w: %w", errAssertion, err)
 	}
 	return &c, nil
 }
@@ -277,10 +249,36 @@ func checkAssertion(jwt string, md *oauthmeta.AuthServerMetadata, now time.Time)
 		return err
 	}
 	if !c.Aud.Contains(md.Issuer) && !c.Aud.Contains(md.TokenEndpoint) {
-		return fmt.Errorf("%w: aud does not name this authorization server", ErrAssertion)
+		return fmt.Errorf("%w: aud does not name this authorization server", errAssertion)
 	}
 	if c.Exp == nil || float64(now.Unix()) >= *c.Exp {
-		return fmt.Errorf("%w: expired or without exp", ErrAssertion)
+		return fmt.Errorf("%w: expired or without exp", errAssertion)
 	}
 	return nil
+}
+
+// maxAssertionFile bounds AssertionFile.
+const maxAssertionFile = 64 << 10
+
+func (w *WorkloadIdentity) assertion(ctx context.Context, audience string) (string, error) {
+	if w.Assertion != nil {
+		a, err := w.Assertion(ctx, audience)
+		if err != nil {
+			return "", fmt.Errorf("%w: %w", errAssertion, err)
+		}
+		return strings.TrimSpace(a), nil
+	}
+	f, err := os.Open(w.AssertionFile)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", errAssertion, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxAssertionFile+1))
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", errAssertion, err)
+	}
+	if len(data) > maxAssertionFile {
+		return "", fmt.Errorf("%w: assertion file over %d bytes", errAssertion, maxAssertionFile)
+	}
+	return strings.TrimSpace(string(data)), nil
 }

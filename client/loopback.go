@@ -3,7 +3,6 @@ package client
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -25,9 +24,6 @@ const (
 	DefaultLoopbackTimeout = 5 * time.Minute
 )
 
-// ErrTimeout: the user did not complete the authorization in time.
-var ErrTimeout = errors.New("client: timed out waiting for the authorization response")
-
 // successPage is shown in the browser after the response arrived. It
 // carries no token, code or state.
 const successPage = `<!doctype html>
@@ -40,7 +36,7 @@ const successPage = `<!doctype html>
 // the duration of one authorization, opens the authorization URL in the
 // system browser, accepts exactly one response carrying the request's
 // state, answers it with a plain page that shows no token, and closes the
-// listener (requirement CL-21). The zero value is ready to use.
+// listener. The zero value is ready to use.
 type Loopback struct {
 	// Path is the redirect URI's path. Empty means DefaultLoopbackPath.
 	Path string
@@ -109,7 +105,7 @@ func (l *Loopback) Authorize(ctx context.Context, req *AuthorizationRequest) (*u
 	case u := <-cb.got:
 		return u, nil
 	case <-timer.C:
-		return nil, ErrTimeout
+		return nil, fmt.Errorf("%w: %w", errTimeout, context.DeadlineExceeded)
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -178,7 +174,7 @@ func PrintURL(w io.Writer) func(ctx context.Context, authURL string) error {
 
 // OpenBrowser opens authURL in the system browser. It refuses anything but
 // an absolute https URL (or http to a loopback host) without control
-// characters (requirement CL-22), and executes the platform's opener
+// characters, and executes the platform's opener
 // (xdg-open; open on macOS; rundll32 url.dll,FileProtocolHandler on
 // Windows) directly with the URL as one argument, never through a shell.
 func OpenBrowser(ctx context.Context, authURL string) error {
@@ -204,15 +200,15 @@ func OpenBrowser(ctx context.Context, authURL string) error {
 // browser or another program.
 func checkBrowserURL(raw string) error {
 	if strings.ContainsFunc(raw, func(r rune) bool { return r < 0x21 || r == 0x7f }) {
-		return fmt.Errorf("%w: control character or space in URL", ErrUnsafeURL)
+		return fmt.Errorf("%w: control character or space in URL", errUnsafeAuthorizationURL)
 	}
 	// The URL goes to the browser exactly as written, so its scheme must
 	// be written in lower case, not merely parse as http(s).
 	if !strings.HasPrefix(raw, "https://") && !strings.HasPrefix(raw, "http://") {
-		return fmt.Errorf("%w: only https URLs are opened", ErrUnsafeURL)
+		return fmt.Errorf("%w: only https URLs are opened", errUnsafeAuthorizationURL)
 	}
 	if err := (oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: true}).CheckURL(raw); err != nil {
-		return fmt.Errorf("%w: %w", ErrUnsafeURL, err)
+		return fmt.Errorf("%w: %w", errUnsafeAuthorizationURL, err)
 	}
 	return nil
 }

@@ -121,8 +121,8 @@ func TestCL21LoopbackOnlyLoopbackAddress(t *testing.T) {
 	}}
 	e := newEnv(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{}, func(c *Config) { c.Authorizer = l })
 	err := e.c.Login(context.Background(), e.rs.MCPURL())
-	if !errors.Is(err, ErrTimeout) || !errors.Is(err, ErrAuthorizer) {
-		t.Fatalf("err = %v, want ErrTimeout", err)
+	if !errors.Is(err, errTimeout) || !errors.Is(err, errAuthorizer) || !errors.Is(err, ErrAuthorization) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want errTimeout, in class ErrAuthorization, matching context.DeadlineExceeded", err)
 	}
 	if perr := <-probed; perr != nil {
 		t.Errorf("CL-21: %v", perr)
@@ -176,8 +176,8 @@ func TestCL22BrowserURL(t *testing.T) {
 			t.Errorf("CL-22 checkBrowserURL(%q) = %v, want ok=%v", tt.url, err, tt.ok)
 		}
 		if !tt.ok {
-			if err := OpenBrowser(context.Background(), tt.url); !errors.Is(err, ErrUnsafeURL) {
-				t.Errorf("OpenBrowser(%q) = %v, want ErrUnsafeURL before any exec", tt.url, err)
+			if err := OpenBrowser(context.Background(), tt.url); !errors.Is(err, errUnsafeURL) {
+				t.Errorf("OpenBrowser(%q) = %v, want errUnsafeURL before any exec", tt.url, err)
 			}
 		}
 	}

@@ -25,11 +25,11 @@ const maxRegistrationResponse = 1 << 20
 
 // registration returns this client's identity at the authorization server
 // of d, for an authorization request that will use redirectURI. The order
-// is MCP's (requirement CL-16): pre-registered credentials for exactly this
+// is MCP's: pre-registered credentials for exactly this
 // issuer; a stored registration from an earlier run; the Client ID Metadata
-// Document when the server supports it; dynamic registration (CL-17); else
+// Document when the server supports it; dynamic registration; else
 // a clear error. Credentials are looked up by exact issuer only, so they
-// are never shown to another server (CL-18). registered reports a dynamic
+// are never shown to another server. registered reports a dynamic
 // registration made by this call.
 func (c *Client) registration(ctx context.Context, d *tokenstore.Discovery, redirectURI string) (r *tokenstore.Registration, registered bool, err error) {
 	if r := c.preRegistered(d.Issuer); r != nil {
@@ -61,9 +61,9 @@ func (c *Client) registration(ctx context.Context, d *tokenstore.Discovery, redi
 		return r, true, nil
 	}
 	if len(c.cfg.PreRegistered) > 0 {
-		return nil, false, fmt.Errorf("%w (%w)", ErrIssuerChanged, ErrNoRegistration)
+		return nil, false, fmt.Errorf("%w (%w)", errIssuerChanged, errNoRegistration)
 	}
-	return nil, false, ErrNoRegistration
+	return nil, false, errNoRegistration
 }
 
 // refusedClient reports a token endpoint answer of invalid_client (RFC
@@ -175,7 +175,7 @@ func sameRedirect(registered, requested string) bool {
 }
 
 // register performs RFC 7591 dynamic client registration with
-// application_type (CL-17) and the refresh_token grant (SEP-2207).
+// application_type and the refresh_token grant (SEP-2207).
 func (c *Client) register(ctx context.Context, md *oauthmeta.AuthServerMetadata, redirectURI string) (*tokenstore.Registration, error) {
 	method := dcrAuthMethod(md)
 	meta := oauthmeta.ClientMetadata{
@@ -195,26 +195,26 @@ func (c *Client) register(ctx context.Context, md *oauthmeta.AuthServerMetadata,
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, md.RegistrationEndpoint, bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUnsafeURL, err)
+		return nil, fmt.Errorf("%w: %w", errUnsafeURL, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	status, header, respBody, err := c.post(req, maxRegistrationResponse)
+	status, header, respBody, err := c.post(ErrDiscovery, req, maxRegistrationResponse)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrRegistration, err)
+		return nil, fmt.Errorf("%w: %w", errRegistration, err)
 	}
 	if status != http.StatusCreated && status != http.StatusOK {
 		if oe, perr := oauthmeta.ParseError(respBody); perr == nil && jsonContent(header) {
-			return nil, fmt.Errorf("%w: status %d: %w", ErrRegistration, status, sanitizeError(oe))
+			return nil, fmt.Errorf("%w: status %d: %w", errRegistration, status, sanitizeError(oe))
 		}
-		return nil, fmt.Errorf("%w: status %d", ErrRegistration, status)
+		return nil, fmt.Errorf("%w: status %d", errRegistration, status)
 	}
 	if !jsonContent(header) {
-		return nil, fmt.Errorf("%w: response is not JSON", ErrRegistration)
+		return nil, fmt.Errorf("%w: response is not JSON", errRegistration)
 	}
 	info, err := oauthmeta.ParseClientInformation(respBody)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrRegistration, err)
+		return nil, fmt.Errorf("%w: %w", errRegistration, err)
 	}
 	r := &tokenstore.Registration{
 		Issuer: md.Issuer, Method: tokenstore.MethodDynamic, ClientID: info.ClientID,
@@ -253,24 +253,24 @@ func (c *Client) applicationType(redirectURI string) string {
 
 // post sends req through the SSRF-guarded client, never following a
 // redirect, and returns the status, header and body (at most max bytes).
-func (c *Client) post(req *http.Request, max int64) (int, http.Header, []byte, error) {
+func (c *Client) post(class error, req *http.Request, max int64) (int, http.Header, []byte, error) {
 	if err := c.fetcher.CheckURL(req.URL.String()); err != nil {
-		return 0, nil, nil, wrapFetch("POST", err)
+		return 0, nil, nil, wrapFetch(class, "POST", err)
 	}
 	resp, err := c.guardedClient(nil).Do(req)
 	if err != nil {
-		return 0, nil, nil, wrapFetch("POST", unwrapURLError(err))
+		return 0, nil, nil, wrapFetch(class, "POST", unwrapURLError(err))
 	}
 	defer resp.Body.Close()
 	if resp.ContentLength > max {
-		return 0, nil, nil, ErrResponseTooLarge
+		return 0, nil, nil, reason(class, reasonResponseTooBig)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
 	if err != nil {
-		return 0, nil, nil, wrapFetch("POST", unwrapURLError(err))
+		return 0, nil, nil, wrapFetch(class, "POST", unwrapURLError(err))
 	}
 	if int64(len(body)) > max {
-		return 0, nil, nil, ErrResponseTooLarge
+		return 0, nil, nil, reason(class, reasonResponseTooBig)
 	}
 	return resp.StatusCode, resp.Header, body, nil
 }

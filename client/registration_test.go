@@ -42,12 +42,12 @@ func TestCL16RegistrationOrder(t *testing.T) {
 		{"CL-16 DCR when CIMD is not advertised", oauthtest.ASOptions{},
 			func(c *Config, _ string) { c.ClientIDMetadataURL = testCIMD }, nil, "dcr", 1},
 		{"CL-16 DCR without a CIMD URL", oauthtest.ASOptions{CIMD: true}, nil, nil, "dcr", 1},
-		{"CL-16 no way to register is a clear error", oauthtest.ASOptions{NoRegistration: true}, nil, ErrNoRegistration, "", 0},
-		{"CL-16 DCR disabled", oauthtest.ASOptions{}, func(c *Config, _ string) { c.DisableDynamicRegistration = true }, ErrNoRegistration, "", 0},
+		{"CL-16 no way to register is a clear error", oauthtest.ASOptions{NoRegistration: true}, nil, errNoRegistration, "", 0},
+		{"CL-16 DCR disabled", oauthtest.ASOptions{}, func(c *Config, _ string) { c.DisableDynamicRegistration = true }, errNoRegistration, "", 0},
 		{"CL-18 pre-registered for another issuer is never offered", oauthtest.ASOptions{NoRegistration: true},
 			func(c *Config, _ string) {
 				c.PreRegistered = []PreRegisteredClient{{Issuer: "https://old-as.example.com", ClientID: "old", ClientSecret: "old-secret"}}
-			}, ErrIssuerChanged, "", 0},
+			}, errIssuerChanged, "", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,8 +66,8 @@ func TestCL16RegistrationOrder(t *testing.T) {
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
-			if errors.Is(tt.wantErr, ErrIssuerChanged) && !errors.Is(err, ErrNoRegistration) {
-				t.Errorf("ErrIssuerChanged must also match ErrNoRegistration")
+			if errors.Is(tt.wantErr, errIssuerChanged) && !errors.Is(err, errNoRegistration) {
+				t.Errorf("errIssuerChanged must also match errNoRegistration")
 			}
 			if got := as.Hits("/register"); got != tt.wantRegister {
 				t.Errorf("registrations = %d, want %d", got, tt.wantRegister)
@@ -310,16 +310,16 @@ func TestCL18PreRegisteredIssuerChanged(t *testing.T) {
 	}
 	defer cs.Close()
 	rs.SetAuthServers(as2)
-	if err := callTool(ctx, cs, "echo"); !errors.Is(err, ErrIssuerChanged) {
-		t.Fatalf("err = %v, want ErrIssuerChanged", err)
+	if err := callTool(ctx, cs, "echo"); !errors.Is(err, errIssuerChanged) {
+		t.Fatalf("err = %v, want errIssuerChanged", err)
 	}
 	for _, p := range []string{"/register", "/authorize", "/token"} {
 		if as2.Hits(p) != 0 {
 			t.Errorf("CL-18: the new server got %s", p)
 		}
 	}
-	if err := callTool(ctx, cs, "echo"); !errors.Is(err, ErrIssuerChanged) {
-		t.Errorf("second attempt: err = %v, want ErrIssuerChanged again", err)
+	if err := callTool(ctx, cs, "echo"); !errors.Is(err, errIssuerChanged) {
+		t.Errorf("second attempt: err = %v, want errIssuerChanged again", err)
 	}
 	for _, p := range as2.Paths() {
 		if p != "/.well-known/oauth-authorization-server" {

@@ -5,14 +5,13 @@ import (
 	"net/http"
 	"sync/atomic"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
-	"golang.org/x/oauth2"
-
 	"github.com/mcpauth/mcpauth/client/tokenstore"
 	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/internal/ascii"
 	"github.com/mcpauth/mcpauth/internal/lru"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"golang.org/x/oauth2"
 )
 
 // maxTrackedOperations bounds the per-operation attempt counters of an
@@ -29,11 +28,11 @@ const maxTrackedOperations = 256
 // TokenSource hands the SDK the stored token (refreshed when expired, no
 // user interaction). Authorize handles the 401 or 403 the SDK got, as
 // [Transport] does; the SDK then resends the request once. The SDK cannot
-// resend more than once per call, so the step-up limit (requirement CL-15)
+// resend more than once per call, so the step-up limit
 // is counted per operation (the Mcp-Method and Mcp-Name headers of
 // 2026-07-28, else method and path) over Config.StepUpWindow: an operation
 // that already started MaxAuthorizationAttempts authorizations in the
-// window gets ErrAttemptLimit instead of another one.
+// window gets [ErrForbidden] instead of another one.
 //
 // It is safe for concurrent use.
 type OAuthHandler struct {
@@ -46,16 +45,6 @@ type OAuthHandler struct {
 
 var _ auth.OAuthHandler = (*OAuthHandler)(nil)
 
-// OAuthHandler returns an SDK adapter for the MCP server at serverURL.
-func (c *Client) OAuthHandler(serverURL string) (*OAuthHandler, error) {
-	resource, err := c.canonicalResource(serverURL)
-	if err != nil {
-		return nil, err
-	}
-	ops := lru.New[string, *attempts](maxTrackedOperations, c.cfg.Now, nil)
-	return &OAuthHandler{c: c, resource: resource, ops: ops}, nil
-}
-
 // TokenSource implements auth.OAuthHandler. It returns nil (no
 // Authorization header) when no token is stored yet: the server's 401
 // then leads to Authorize.
@@ -64,7 +53,7 @@ func (c *Client) OAuthHandler(serverURL string) (*OAuthHandler, error) {
 // token (Config.DPoP) needs the handler's transport underneath the SDK,
 // which switches the scheme and adds the proof: set
 // StreamableClientTransport.HTTPClient to [OAuthHandler.HTTPClient]. Without
-// it TokenSource refuses a DPoP-bound token (ErrDPoPTransport) rather than
+// it TokenSource refuses a DPoP-bound token ([ErrConfig]) rather than
 // let it go out as a Bearer token.
 func (h *OAuthHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
 	tok, err := h.c.currentToken(ctx, h.resource)
@@ -72,7 +61,7 @@ func (h *OAuthHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, err
 		return nil, err
 	}
 	if ascii.EqualFold(tok.TokenType, dpop.TokenType) && !h.wrapped.Load() {
-		return nil, ErrDPoPTransport
+		return nil, errDPoPTransport
 	}
 	return oauth2.StaticTokenSource(bearerToken(tok)), nil
 }

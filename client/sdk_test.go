@@ -94,8 +94,8 @@ func TestCL15SDKAttemptBudget(t *testing.T) {
 			t.Fatalf("attempt %d: %v", i+1, err)
 		}
 	}
-	if err := h.Authorize(ctx, req("write"), forbidden()); !errors.Is(err, ErrAttemptLimit) {
-		t.Fatalf("CL-15: attempt %d: err = %v, want ErrAttemptLimit", MaxAuthorizationAttempts+1, err)
+	if err := h.Authorize(ctx, req("write"), forbidden()); !errors.Is(err, errAttemptLimit) {
+		t.Fatalf("CL-15: attempt %d: err = %v, want errAttemptLimit", MaxAuthorizationAttempts+1, err)
 	}
 	if err := h.Authorize(ctx, req("other"), forbidden()); err != nil {
 		t.Fatalf("another operation shares the budget: %v", err)
@@ -108,7 +108,7 @@ func TestCL15SDKAttemptBudget(t *testing.T) {
 		t.Errorf("authorizations = %d", n)
 	}
 	plain := &http.Response{StatusCode: http.StatusForbidden, Body: http.NoBody, Header: http.Header{}}
-	if err := h.Authorize(ctx, req("x"), plain); !errors.Is(err, ErrForbidden) {
+	if err := h.Authorize(ctx, req("x"), plain); !errors.Is(err, errForbiddenStatus) {
 		t.Errorf("403 without insufficient_scope: err = %v, want ErrForbidden", err)
 	}
 }

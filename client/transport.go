@@ -21,12 +21,12 @@ const maxRoundTrips = 2*MaxAuthorizationAttempts + 2
 
 // Transport is an http.RoundTripper that authorizes requests to one MCP
 // server. It sends the stored access token in the Authorization header
-// (never in the URL, requirement CL-19) and only to that server's URL; a
+// (never in the URL) and only to that server's URL; a
 // DPoP-bound token goes with the DPoP scheme and a fresh proof, and a
 // use_dpop_nonce challenge is answered by one resend with the server's
 // nonce (RFC 9449 §7.1, §9).
 // On 401 it refreshes or authorizes and resends; on 403 insufficient_scope
-// it steps up and resends (CL-15). One request starts at most
+// it steps up and resends. One request starts at most
 // MaxAuthorizationAttempts authorizations; after that the last 401 or 403
 // response is returned as is. The caller's request is never modified.
 //
@@ -35,25 +35,6 @@ type Transport struct {
 	c        *Client
 	resource string
 	base     http.RoundTripper
-}
-
-// Transport returns a Transport for the MCP server at serverURL (its
-// canonical URL is the resource the tokens are for). Requests to any other
-// URL pass through base untouched, except that a request following a
-// redirect to another origin (scheme, host, port; RFC 6454) leaves without
-// Authorization, DPoP or Cookie headers, and a redirected request never
-// carries a DPoP proof made for the previous URL. A nil base means a new
-// http.Transport with the usual timeouts; note that base talks to the MCP
-// server only, never to a URL chosen by another party.
-func (c *Client) Transport(serverURL string, base http.RoundTripper) (*Transport, error) {
-	resource, err := c.canonicalResource(serverURL)
-	if err != nil {
-		return nil, err
-	}
-	if base == nil {
-		base = defaultBaseTransport()
-	}
-	return &Transport{c: c, resource: resource, base: base}, nil
 }
 
 // HTTPClient returns an *http.Client using t, with no overall timeout (MCP
@@ -101,7 +82,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		herr := t.c.respond(ctx, t.resource, resp.StatusCode, resp.Header, sent, a)
 		switch {
-		case errors.Is(herr, ErrAttemptLimit), errors.Is(herr, ErrInsufficientScope), errors.Is(herr, ErrForbidden):
+		case errors.Is(herr, ErrForbidden):
 			return resp, nil // give the caller the server's answer
 		case herr != nil:
 			drain(resp)
@@ -121,7 +102,7 @@ func (t *Transport) forResource(req *http.Request) bool {
 }
 
 // challengeStatus reports a response that authorization may fix: a 401,
-// or a 403 whose challenge (Bearer, else DPoP; CL-01) is insufficient_scope.
+// or a 403 whose challenge (Bearer, else DPoP) is insufficient_scope.
 func challengeStatus(resp *http.Response) bool {
 	return resp.StatusCode == http.StatusUnauthorized ||
 		resp.StatusCode == http.StatusForbidden && insufficientScope(parseChallenge(resp.Header).Challenge)

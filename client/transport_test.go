@@ -225,8 +225,8 @@ func TestTransportRequestHandling(t *testing.T) {
 	_ = e.c.Logout(context.Background(), e.rs.MCPURL())
 	e.store.PutDiscovery(context.Background(), mustDiscovery(t, e, true))
 	req2, _ := http.NewRequest(http.MethodPost, e.rs.MCPURL(), strings.NewReader(body))
-	if _, err := tr.RoundTrip(req2); !errors.Is(err, ErrPKCEUnsupported) {
-		t.Errorf("err = %v, want ErrPKCEUnsupported", err)
+	if _, err := tr.RoundTrip(req2); !errors.Is(err, errPKCEUnsupported) {
+		t.Errorf("err = %v, want errPKCEUnsupported", err)
 	}
 }
 

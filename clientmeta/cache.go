@@ -13,7 +13,7 @@ import (
 // the HTTP caching rules that matter here (RFC 9111 §4.2.1, §5.2.2): no-store
 // and no-cache mean not at all; max-age wins over Expires; Age is
 // subtracted; a response without either gets def. The result is clamped to
-// [0, maxTTL] (requirement CIMD-06; SEP-991 suggests at most 24 h).
+// [0, maxTTL] (SEP-991 suggests at most 24 h).
 func freshness(h http.Header, now time.Time, def, maxTTL time.Duration) time.Duration {
 	ttl, explicit := def, false
 	for _, line := range h.Values("Cache-Control") {

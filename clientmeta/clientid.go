@@ -14,15 +14,14 @@ const maxClientIDLength = 2048
 // Document URL rather than an identifier the authorization server minted:
 // it starts with "https://" or "http://" (case-insensitively). An
 // authorization server routes such an identifier to a [Resolver], which
-// refuses the http ones; minted identifiers never look like this
-// (requirement AS-17).
+// refuses the http ones; minted identifiers never look like this.
 func IsURLClientID(clientID string) bool {
 	lower := ascii.ToLower(clientID[:min(len(clientID), len("https://"))])
 	return strings.HasPrefix(lower, "https://") || strings.HasPrefix(lower, "http://")
 }
 
 // ValidateClientID checks the client identifier URL rules of
-// draft-ietf-oauth-client-id-metadata-document §3 (requirement CIMD-01):
+// draft-ietf-oauth-client-id-metadata-document §3:
 // the scheme is exactly "https", there is a host and a path other than "/",
 // no "." or ".." path segment (also percent-encoded), no fragment, no user
 // information. A port is allowed. A query is refused too: the draft says

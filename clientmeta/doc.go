@@ -5,21 +5,13 @@
 // authorization:
 //
 //   - Authorization servers use a [Resolver] to turn a URL client_id into
-//     validated client metadata. The client_id is hostile input: the URL
-//     rules are checked first ([ValidateClientID], requirement CIMD-01),
-//     then an optional [TrustPolicy] such as [AllowHosts] (CIMD-11), then
-//     the cache, and only then one fetch through mcpauth's SSRF-safe fetcher:
-//     https only, special-use addresses refused at dial time, no redirects,
-//     only 200, at most 5 KB, 5 s, a JSON content type (CIMD-04, CIMD-05).
-//     The document must be one JSON object whose client_id is identical to
-//     the URL, with client_name and redirect_uris and no shared secret
-//     (token_endpoint_auth_method none, or private_key_jwt with exactly one
-//     of jwks and jwks_uri; [ParseDocument], CIMD-02, CIMD-03). Valid documents are cached as
-//     their HTTP cache headers say, for at most 24 h; failures never are
-//     (CIMD-06).
+//     validated client metadata. The client_id is hostile input: URL rules
+//     ([ValidateClientID]) and an optional [TrustPolicy] such as
+//     [AllowHosts] are checked before the cache and before one bounded,
+//     SSRF-guarded fetch; the document must pass [ParseDocument].
 //   - Clients use a [Handler] to host their own document; [NewHandler]
-//     refuses a document that breaks the rules above (CIMD-12) and serves it
-//     with an ETag and Cache-Control.
+//     refuses a document that breaks the rules and serves it with an ETag
+//     and Cache-Control.
 //
 // Usage on an authorization server:
 //
@@ -39,6 +31,4 @@
 // checked to be a JWK Set without private or symmetric key material),
 // fetch logo_uri, authenticate clients, or implement Dynamic Client
 // Registration.
-//
-// Requirement IDs (CIMD-nn, AS-nn) refer to docs/requirements.md.
 package clientmeta

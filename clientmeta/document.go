@@ -17,11 +17,11 @@ import (
 // object.
 type Document struct {
 	// ClientID is "client_id". REQUIRED; identical, by simple string
-	// comparison, to the URL the document is served at (CIMD-02).
+	// comparison, to the URL the document is served at.
 	ClientID string `json:"client_id"`
 	// ClientMetadata holds the RFC 7591 §2 members. MCP requires
-	// client_name and redirect_uris (CIMD-02); token_endpoint_auth_method,
-	// when present, is "none" or "private_key_jwt" (CIMD-03).
+	// client_name and redirect_uris; token_endpoint_auth_method,
+	// when present, is "none" or "private_key_jwt".
 	oauthmeta.ClientMetadata
 }
 
@@ -39,8 +39,8 @@ const maxDocumentEntries = 32
 // ParseDocument decodes a document strictly (one JSON object, names matched
 // case-sensitively, duplicate names refused) and then applies
 // [Document.Validate] with fetchedFrom, the URL the document came from.
-// A "client_secret" or "client_secret_expires_at" member is refused
-// (CIMD-03). Errors wrap [ErrInvalidDocument].
+// A "client_secret" or "client_secret_expires_at" member is refused.
+// Errors wrap [ErrInvalidDocument].
 func ParseDocument(data []byte, fetchedFrom string) (*Document, error) {
 	var w wireDocument
 	if err := jsonx.DecodeObject(data, &w); err != nil {
@@ -56,7 +56,7 @@ func ParseDocument(data []byte, fetchedFrom string) (*Document, error) {
 	return &doc, nil
 }
 
-// Validate applies the document rules (requirements CIMD-01 to CIMD-03):
+// Validate applies the document rules:
 //   - client_id is identical to url and a valid client_id URL;
 //   - client_name and redirect_uris are present, and every redirect URI is
 //     acceptable to [CheckRedirectURI];
@@ -124,7 +124,7 @@ func (d *Document) Validate(url string) error {
 // with private or symmetric key material ("d", "p", "q", "dp", "dq", "qi",
 // "oth", "k", or "kty" "oct") is refused, by the rule the module's JWK Set
 // parser refuses a whole set with: the document is public, so such a key is
-// a leaked secret, and a symmetric one would be a shared secret (CIMD-03).
+// a leaked secret, and a symmetric one would be a shared secret.
 // The members are not parsed into keys here.
 func checkJWKS(jwks oauthmeta.RawJSON) error {
 	if len(jwks) == 0 || string(jwks) == "null" {
@@ -173,7 +173,7 @@ func (d *Document) AuthMethod() string {
 // LocalhostOnly reports whether every redirect URI of the document points at
 // this machine (a loopback address or "localhost"). Such a client can be
 // impersonated by any local program, so a consent screen should warn
-// (requirement CIMD-10, MCP "Localhost Redirect URI Risks").
+// (MCP "Localhost Redirect URI Risks").
 func (d *Document) LocalhostOnly() bool { return LocalhostOnly(d.RedirectURIs) }
 
 // LocalhostOnly reports whether redirectURIs is non-empty and every entry is

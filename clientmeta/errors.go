@@ -7,17 +7,17 @@ import "errors"
 // document's content.
 var (
 	// ErrInvalidClientID: a client_id is not an acceptable Client ID
-	// Metadata Document URL (requirement CIMD-01).
+	// Metadata Document URL.
 	ErrInvalidClientID = errors.New("clientmeta: invalid client_id URL")
 	// ErrInvalidDocument: the document is not a single JSON object, or
-	// lacks or misuses a required member (requirement CIMD-02).
+	// lacks or misuses a required member.
 	ErrInvalidDocument = errors.New("clientmeta: invalid client metadata document")
 	// ErrClientIDMismatch: the document's client_id is not identical to the
-	// URL it was fetched from (requirement CIMD-02). It always comes wrapped
+	// URL it was fetched from. It always comes wrapped
 	// together with [ErrInvalidDocument].
 	ErrClientIDMismatch = errors.New("clientmeta: client_id does not match the document URL")
 	// ErrSharedSecret: the document declares a client secret or a
-	// shared-secret authentication method (requirement CIMD-03). It always
+	// shared-secret authentication method. It always
 	// comes wrapped together with [ErrInvalidDocument].
 	ErrSharedSecret = errors.New("clientmeta: shared-secret client authentication is not allowed")
 	// ErrInvalidRedirectURI: a redirect URI is not absolute, carries a
@@ -25,11 +25,10 @@ var (
 	// or uses a scheme that can run code in a browser.
 	ErrInvalidRedirectURI = errors.New("clientmeta: invalid redirect URI")
 	// ErrFetch: the document could not be fetched under the fetch rules
-	// (requirements CIMD-04, CIMD-05): wrong status, redirect, size,
-	// content type, timeout, or a refused address.
+	// ([Resolver.Resolve]): wrong status, redirect, size, content type,
+	// timeout, or a refused address.
 	ErrFetch = errors.New("clientmeta: fetching the client metadata document failed")
-	// ErrUntrusted: the trust policy refused the client_id before any fetch
-	// (requirement CIMD-11).
+	// ErrUntrusted: the trust policy refused the client_id before any fetch.
 	ErrUntrusted = errors.New("clientmeta: client_id refused by the trust policy")
 	// ErrConfig: a [ResolverConfig] or [HandlerConfig] is invalid.
 	ErrConfig = errors.New("clientmeta: invalid configuration")

@@ -19,9 +19,8 @@ const DefaultHandlerMaxAge = time.Hour
 // HandlerConfig configures [NewHandler].
 type HandlerConfig struct {
 	// Document is the client's own metadata document. REQUIRED; it must
-	// pass [Document.Validate] against its own client_id (requirement
-	// CIMD-12: an https URL with a path, client_name, redirect_uris, no
-	// shared secret).
+	// pass [Document.Validate] against its own client_id (an https URL
+	// with a path, client_name, redirect_uris, no shared secret).
 	Document *Document
 	// MaxAge is the Cache-Control max-age sent to authorization servers.
 	// Zero means [DefaultHandlerMaxAge]; it is capped at 24 h, the most an
@@ -38,7 +37,7 @@ type Handler struct {
 }
 
 // NewHandler validates cfg.Document and returns a handler that serves it.
-// A document that breaks CIMD-01 to CIMD-03 is refused here, so a client can
+// A document that breaks the document rules is refused here, so a client can
 // never publish one. Mount the handler at the path of the document's
 // client_id; it answers GET and HEAD with the JSON document, an ETag, and
 // Cache-Control: public, max-age=...; other methods get 405.

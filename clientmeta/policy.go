@@ -11,7 +11,7 @@ import (
 )
 
 // TrustPolicy decides whether a client_id URL may be resolved at all
-// (requirement CIMD-11, CIMD §6.5 "Domain Trust"). A [Resolver] consults it
+// (CIMD §6.5 "Domain Trust"). A [Resolver] consults it
 // on every call, before its cache and before any network I/O; a non-nil
 // error refuses the client and is returned wrapped in [ErrUntrusted].
 // Implementations must be safe for concurrent use.

@@ -87,10 +87,9 @@ type ResolverConfig struct {
 }
 
 // Resolver fetches, validates and caches Client ID Metadata Documents for
-// an authorization server, treating every client_id URL as hostile input
-// (requirements CIMD-01 to CIMD-06, CIMD-11). It is safe for concurrent
-// use; simultaneous misses for one client_id share one fetch. Constructing
-// one does no I/O and starts no goroutine.
+// an authorization server, treating every client_id URL as hostile input.
+// It is safe for concurrent use; simultaneous misses for one client_id
+// share one fetch. Constructing one does no I/O and starts no goroutine.
 type Resolver struct {
 	cfg      ResolverConfig
 	strict   *safehttp.Fetcher
@@ -148,10 +147,14 @@ func (m LoopbackMapping) validate() error {
 }
 
 // Resolve returns the validated document for clientID. In order: the
-// client_id URL rules (CIMD-01), the trust policy (CIMD-11), the cache
-// (CIMD-06), then one fetch (CIMD-04, CIMD-05) whose document must pass
-// [ParseDocument] against clientID (CIMD-02, CIMD-03). Failures are never
-// cached. The returned document is the caller's to modify.
+// client_id URL rules ([ValidateClientID]), the trust policy, the cache,
+// then one fetch whose document must pass [ParseDocument] against
+// clientID. The fetch is https only, refuses special-use addresses at dial
+// time, follows no redirect and accepts only a 200 with a JSON content
+// type within ResolverConfig.MaxBytes and Timeout (5 KB and 5 s by
+// default). Valid documents are cached as their HTTP cache headers say,
+// for at most ResolverConfig.MaxTTL; failures are never cached. The
+// returned document is the caller's to modify.
 func (r *Resolver) Resolve(ctx context.Context, clientID string) (*Document, error) {
 	u, err := parseClientID(clientID)
 	if err != nil {

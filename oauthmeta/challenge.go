@@ -124,7 +124,7 @@ const (
 )
 
 // ParseChallenges parses the values of one or more WWW-Authenticate header
-// fields (requirement CL-01). It accepts several challenges per field,
+// fields. It accepts several challenges per field,
 // token68 and auth-param forms, quoted strings with backslash escapes,
 // optional whitespace around "=" and ",", empty list elements, and matches
 // scheme and parameter names case-insensitively. A parameter repeated in one

@@ -36,6 +36,4 @@
 // It deliberately does not: fetch anything, choose between authorization
 // servers, verify signatures, or implement OAuth flows. The Client ID Metadata
 // Document type lives in package clientmeta, which builds on [ClientMetadata].
-//
-// Requirement IDs (CL-nn, RS-nn) refer to docs/requirements.md.
 package oauthmeta

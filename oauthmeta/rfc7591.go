@@ -61,7 +61,7 @@ type ClientMetadata struct {
 	SoftwareVersion string `json:"software_version,omitempty"`
 	// ApplicationType is "application_type" (OpenID Connect Registration
 	// §2): "native" or "web". MCP 2026-07-28 requires DCR clients to send it
-	// (SEP-837, requirement CL-17).
+	// (SEP-837).
 	ApplicationType string `json:"application_type,omitempty"`
 	// DPoPBoundAccessTokens is "dpop_bound_access_tokens" (RFC 9449 §5.2).
 	// OPTIONAL.

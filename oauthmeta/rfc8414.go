@@ -75,7 +75,7 @@ type AuthServerMetadata struct {
 	IntrospectionEndpointAuthMethodsSupported []string `json:"introspection_endpoint_auth_methods_supported,omitempty"`
 	// CodeChallengeMethodsSupported is "code_challenge_methods_supported"
 	// (§2, RFC 7636). OPTIONAL in RFC 8414; MCP clients MUST refuse an
-	// authorization server without it (requirement CL-08).
+	// authorization server without it.
 	CodeChallengeMethodsSupported []string `json:"code_challenge_methods_supported,omitempty"`
 	// AuthorizationResponseISSParameterSupported is
 	// "authorization_response_iss_parameter_supported" (RFC 9207 §3).
@@ -100,7 +100,7 @@ type AuthServerMetadata struct {
 }
 
 // AuthServerMetadataURLs returns the metadata URLs to probe for issuer, in
-// the order MCP 2026-07-28 requires (requirement CL-06):
+// the order MCP 2026-07-28 requires:
 //
 // For an issuer with a path, such as https://a/tenant1:
 //
@@ -152,7 +152,7 @@ func ParseAuthServerMetadata(data []byte) (*AuthServerMetadata, error) {
 }
 
 // Validate applies the rules a client must check before using the document
-// (requirements CL-07, CL-22, CL-23; RFC 8414 §3.3):
+// (RFC 8414 §3.3):
 //   - "issuer" is identical, by simple string comparison, to expected, and a
 //     valid issuer identifier under p;
 //   - authorization_endpoint and token_endpoint are present, and they and
@@ -191,8 +191,8 @@ func (m *AuthServerMetadata) Validate(expected string, p URLPolicy) error {
 }
 
 // SupportsS256 reports whether the metadata advertises the S256 PKCE method.
-// An absent list means no: MCP clients MUST NOT proceed without it
-// (requirement CL-08), and a list offering only "plain" is refused too.
+// An absent list means no: MCP clients MUST NOT proceed without it, and a
+// list offering only "plain" is refused too.
 func (m *AuthServerMetadata) SupportsS256() bool {
 	return slices.Contains(m.CodeChallengeMethodsSupported, PKCEMethodS256)
 }

@@ -20,7 +20,7 @@ type ProtectedResourceMetadata struct {
 	Resource string `json:"resource"`
 	// AuthorizationServers is "authorization_servers" (§2), issuer identifiers
 	// of the authorization servers that can be used with this resource.
-	// OPTIONAL in RFC 9728; MCP requires at least one (requirement RS-01).
+	// OPTIONAL in RFC 9728; MCP requires at least one.
 	AuthorizationServers []string `json:"authorization_servers,omitempty"`
 	// JWKSURI is "jwks_uri" (§2), the resource's own JWK Set. OPTIONAL.
 	JWKSURI string `json:"jwks_uri,omitempty"`
@@ -73,7 +73,7 @@ func ParseProtectedResourceMetadata(data []byte) (*ProtectedResourceMetadata, er
 }
 
 // Validate applies the rules a client must check before using the document
-// (requirements CL-03, CL-23; RFC 9728 §3.3, §7.3):
+// (RFC 9728 §3.3, §7.3):
 //   - "resource" is identical, by simple string comparison, to expected;
 //   - at least one authorization server is listed (MCP), each a valid issuer
 //     identifier under p;
@@ -119,7 +119,7 @@ func ProtectedResourceMetadataURL(resource string) (string, error) {
 }
 
 // ProtectedResourceMetadataRootURL returns the well-known metadata URL at the
-// origin of resource (the last fallback of MCP's discovery order, CL-02),
+// origin of resource (the last fallback of MCP's discovery order),
 // and the resource identifier that document must carry: the origin itself
 // (RFC 9728 §3.3).
 func ProtectedResourceMetadataRootURL(resource string) (metadataURL, origin string, err error) {

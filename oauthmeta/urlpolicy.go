@@ -21,7 +21,7 @@ type URLPolicy struct {
 // CheckURL reports whether raw is an acceptable endpoint URL: absolute, with a
 // host, no user information and no fragment, and scheme https (or http to a
 // loopback host when the policy allows it). Every other scheme, javascript:,
-// data:, file: and vbscript: included, is refused (requirement CL-22). The
+// data:, file: and vbscript: included, is refused. The
 // error wraps [ErrUnsafeURL] and names only the rule broken.
 func (p URLPolicy) CheckURL(raw string) error {
 	_, err := p.parse(raw)

@@ -14,6 +14,4 @@
 // The "plain" method deliberately does not exist here: it offers no
 // protection against an attacker who can read the authorization request, and
 // MCP forbids it. The package imports only the standard library.
-//
-// Requirement IDs (CL-nn) refer to docs/requirements.md.
 package pkce

@@ -19,7 +19,7 @@ const (
 
 // GenerateVerifier returns a fresh code verifier: 32 bytes from crypto/rand,
 // base64url-encoded without padding (43 characters), as RFC 7636 §4.1
-// recommends (requirement CL-09). Use a new verifier for every authorization
+// recommends. Use a new verifier for every authorization
 // request. It panics only if the operating system's random source fails,
 // which crypto/rand treats as fatal.
 func GenerateVerifier() string {

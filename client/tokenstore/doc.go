@@ -10,18 +10,18 @@
 //   - A [Token] is golang.org/x/oauth2's Token, embedded, plus the granted
 //     and requested scopes, the DPoP key thumbprint and, for a key the
 //     client generated, that private key (a JWK, a credential like the
-//     refresh token). It belongs to
-//     exactly one (issuer, resource, client_id) triple, its [Key] ("Token Requirements": one token per authorization
-//     server and resource; requirement CL-19). A token for one MCP server is
+//     refresh token). It belongs to exactly one (issuer, resource,
+//     client_id) triple, its [Key] ("Token Requirements": one token per
+//     authorization server and resource). A token for one MCP server is
 //     never looked up for another.
 //   - A [Registration] belongs to exactly one issuer ("Authorization Server
-//     Binding", SEP-2352; requirements CL-05 and CL-18): credentials a
+//     Binding", SEP-2352): credentials a
 //     server issued are never shown to another server.
 //   - A [Discovery] records, per MCP server URL, which authorization server
 //     was chosen and its validated metadata, with an expiry, so that a second
 //     connection costs no discovery requests.
 //
-// Refresh tokens are credentials (OAuth 2.1 §4.3; requirement CL-20): the
+// Refresh tokens are credentials (OAuth 2.1 §4.3): the
 // file store writes with mode 0600 in a 0700 directory (on Windows, with an
 // access control list that grants the current user alone), replaces the
 // file atomically (temporary file, fsync, rename), refuses to read a file
@@ -33,6 +33,4 @@
 // It deliberately does not encrypt at rest (use an encrypted home directory
 // or implement [Store] over the operating system's keychain), expire
 // entries by itself, or decide anything: validation lives in package client.
-//
-// Requirement IDs (CL-nn) refer to docs/requirements.md.
 package tokenstore

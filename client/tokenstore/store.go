@@ -79,8 +79,7 @@ type Token struct {
 	// when the response omitted it (RFC 6749 §5.1).
 	Scopes []string `json:"scopes,omitempty"`
 	// RequestedScopes are the scopes the client asked for; step-up
-	// authorization requests their union with the challenged scopes
-	// (requirement CL-15).
+	// authorization requests their union with the challenged scopes.
 	RequestedScopes []string `json:"requested_scopes,omitempty"`
 	// RefreshedAfterRejection is set on a token obtained by refreshing
 	// after the resource refused the previous one (401). If the resource
@@ -131,7 +130,7 @@ func (t Token) LogValue() slog.Value {
 }
 
 // How a client obtained its client_id (MCP "Client Registration", in order
-// of preference; requirement CL-16).
+// of preference).
 const (
 	MethodPreRegistered = "pre-registered"
 	MethodCIMD          = "client-id-metadata-document"

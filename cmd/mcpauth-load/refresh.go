@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/authserver"
+	"github.com/mcpauth/mcpauth/authserver/boltstore"
+	"github.com/mcpauth/mcpauth/authserver/pgstore"
 	"github.com/mcpauth/mcpauth/internal/loadgen"
 	"github.com/mcpauth/mcpauth/internal/seal"
 	"github.com/mcpauth/mcpauth/pkce"
@@ -44,7 +46,7 @@ type refreshTarget struct {
 	closers []io.Closer
 	// pg are the PostgreSQL stores, one per replica, whose refresh
 	// statements are counted by size.
-	pg []*authserver.PostgresStore
+	pg []*pgstore.Store
 }
 
 func (t *refreshTarget) Close() {
@@ -75,7 +77,7 @@ func newRefreshTarget(ctx context.Context, mode, databaseURL, kek, tmp string) (
 		storage = func() (authserver.Storage, io.Closer, error) { return authserver.NewMemoryStore().Storage(), nil, nil }
 	case "bolt":
 		storage = func() (authserver.Storage, io.Closer, error) {
-			b, err := authserver.OpenBoltStore(filepath.Join(tmp, "load.db"))
+			b, err := boltstore.Open(filepath.Join(tmp, "load.db"))
 			if err != nil {
 				return authserver.Storage{}, nil, err
 			}
@@ -93,7 +95,7 @@ func newRefreshTarget(ctx context.Context, mode, databaseURL, kek, tmp string) (
 			return abort(err)
 		}
 		storage = func() (authserver.Storage, io.Closer, error) {
-			p, err := authserver.OpenPostgresStore(ctx, databaseURL, authserver.PostgresConfig{KeyEncryptionKey: key})
+			p, err := pgstore.Open(ctx, databaseURL, pgstore.Config{KeyEncryptionKey: key})
 			if err != nil {
 				return authserver.Storage{}, nil, err
 			}

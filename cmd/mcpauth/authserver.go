@@ -147,7 +147,6 @@ func (f *authserverFlags) config(addr net.Addr, logger *slog.Logger) (authserver
 		AccessTokenTTL:                   f.tokenTTL,
 		RefreshTokenTTL:                  f.refreshTTL,
 		SigningAlgorithm:                 f.signingAlg,
-		DataDir:                          f.dataDir,
 		RememberConsent:                  f.rememberConsent,
 		DisableRegistration:              f.noRegistration,
 		DisableClientIDMetadataDocuments: f.noCIMD,
@@ -249,13 +248,12 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	if f.databaseURL != "" {
-		st, err := f.openPostgres(ctx)
-		if err != nil {
-			return err
-		}
+	var st io.Closer
+	if cfg.Storage, st, err = f.openStorage(ctx); err != nil {
+		return err
+	}
+	if st != nil {
 		defer st.Close()
-		cfg.Storage = st.Storage()
 	}
 	if f.redisURL != "" {
 		c, err := openRedis("--redis-url", f.redisURL)

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -117,5 +119,49 @@ func TestAuthserverDatabaseURL(t *testing.T) {
 			(want != http.StatusOK && body.Error != string(oauthmeta.CodeInvalidGrant)) {
 			t.Fatalf("redemption %d at the second replica: %d %+v, want %d", i+1, resp.StatusCode, body, want)
 		}
+	}
+}
+
+// TestAuthserverDataDir: with --data-dir the command creates the
+// directory (0700) and its bbolt file (0600), and a second process on the
+// same directory publishes the same signing key; while one runs, another
+// cannot open the file.
+func TestAuthserverDataDir(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "state")
+	args := []string{"authserver", "--addr", "127.0.0.1:0", "--issuer", "http://127.0.0.1:9", "--insecure-http", "--data-dir", dir}
+	jwks := func(base string) string {
+		resp, err := http.Get(base + "/jwks.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return string(body)
+	}
+	start := func() (keys string, stop func() (int, string)) {
+		ready, stop := startCommand(t, args...)
+		addr, _, _ := strings.Cut(strings.TrimPrefix(ready, "listening on "), " ")
+		return jwks(addr), stop
+	}
+	first, stop := start()
+	if code, errOut := stop(); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for path, want := range map[string]os.FileMode{dir: 0o700 | os.ModeDir, filepath.Join(dir, "authserver.db"): 0o600} {
+		if fi, err := os.Stat(path); err != nil || fi.Mode()&(os.ModeDir|os.ModePerm) != want {
+			t.Errorf("%s: %v, %v; want mode %v", path, fi, err, want)
+		}
+	}
+	second, stop := start()
+	defer stop()
+	if first != second || !strings.Contains(first, `"kid"`) {
+		t.Fatalf("the key set changed across the restart:\n%s\n%s", first, second)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var stderr strings.Builder
+	if code := run(ctx, args, io.Discard, &stderr); code == 0 || !strings.Contains(stderr.String(), "authserver.db") {
+		t.Fatalf("a second process on the open file: exit %d, %s", code, stderr.String())
 	}
 }

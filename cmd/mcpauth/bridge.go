@@ -192,15 +192,10 @@ func shellQuote(s string) string {
 // errAuthTimeout: no approval within --auth-timeout.
 var errAuthTimeout = errors.New("no approval within --auth-timeout")
 
-// authErrors are the client library's authorization failures.
+// authErrors are the client library's error classes, and the bridge's own
+// timeout.
 var authErrors = []error{
-	errAuthTimeout, client.ErrTimeout, client.ErrAuthorizer, client.ErrNoResourceMetadata, client.ErrResourceMismatch,
-	client.ErrNoAuthServer, client.ErrNoAuthServerMetadata, client.ErrIssuerMismatch, client.ErrPKCEUnsupported,
-	client.ErrInvalidMetadata, client.ErrUnsafeURL, client.ErrBlockedAddress, client.ErrFetch, client.ErrNoRegistration,
-	client.ErrIssuerChanged, client.ErrRegistration, client.ErrUnknownState, client.ErrIssuerMissing,
-	client.ErrIssuerParameterMismatch, client.ErrRedirectMismatch, client.ErrAuthorizationResponse,
-	client.ErrTokenResponse, client.ErrTokenType, client.ErrResponseTooLarge, client.ErrAttemptLimit,
-	client.ErrInsufficientScope, client.ErrForbidden, client.ErrDPoPTransport, client.ErrDPoPUnsupported, client.ErrConfig,
+	errAuthTimeout, client.ErrConfig, client.ErrDiscovery, client.ErrAuthorization, client.ErrTokenRequest, client.ErrForbidden,
 }
 
 // authErrorMessage tells the user, through the host, what to do when
@@ -214,7 +209,7 @@ func authErrorMessage(login string, timeout time.Duration) func(error) (string, 
 		if errors.As(err, &ue) {
 			err = ue.Err // the client's own error names what failed
 		}
-		if errors.Is(err, errAuthTimeout) || errors.Is(err, client.ErrTimeout) {
+		if errors.Is(err, errAuthTimeout) || errors.Is(err, client.ErrAuthorization) && errors.Is(err, context.DeadlineExceeded) {
 			return fmt.Sprintf("authorization timed out: nobody approved the request within %v. Approve it in the browser when it opens, or run `%s` in a terminal first; the next message tries again", timeout, login), true
 		}
 		return fmt.Sprintf("authorization failed: %v. Run `%s` in a terminal to log in and see the details; the next message tries again", err, login), true

@@ -9,10 +9,12 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -24,6 +26,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpauth/mcpauth/client"
 	"github.com/mcpauth/mcpauth/cmd/mcpauth/internal/bridge"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/resource"
@@ -442,5 +445,39 @@ func TestBridgeDPoP(t *testing.T) {
 		if authorized := strings.Contains(p.stderr.String(), "msg=authorized"); authorized != (run == 0) {
 			t.Errorf("run %d: authorized=%v:\n%s", run, authorized, p.stderr.String())
 		}
+	}
+}
+
+// The bridge tells the user what to do for each class of the client's
+// errors, with its own message for a login nobody approved in time.
+func TestAuthErrorMessage(t *testing.T) {
+	msg := authErrorMessage("mcpauth login URL", time.Minute)
+	tests := []struct {
+		name    string
+		err     error
+		ok      bool
+		timeout bool
+	}{
+		{"bridge timeout", errAuthTimeout, true, true},
+		{"loopback timeout", fmt.Errorf("%w: %w", client.ErrAuthorization, context.DeadlineExceeded), true, true},
+		{"refused authorization", fmt.Errorf("%w: access_denied", client.ErrAuthorization), true, false},
+		{"discovery", &url.Error{Op: "Post", URL: "https://mcp.example.com", Err: fmt.Errorf("%w: x", client.ErrDiscovery)}, true, false},
+		{"token", client.ErrTokenRequest, true, false},
+		{"forbidden", client.ErrForbidden, true, false},
+		{"config", client.ErrConfig, true, false},
+		{"discovery fetch deadline is no login timeout", fmt.Errorf("%w: %w", client.ErrDiscovery, context.DeadlineExceeded), true, false},
+		{"not the client's", errors.New("connection refused"), false, false},
+		{"revocation is not an authorization failure", client.ErrRevocation, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := msg(tt.err)
+			if ok != tt.ok {
+				t.Fatalf("ok = %v, want %v (%q)", ok, tt.ok, got)
+			}
+			if ok && strings.HasPrefix(got, "authorization timed out") != tt.timeout {
+				t.Errorf("message %q; timeout %v", got, tt.timeout)
+			}
+		})
 	}
 }

@@ -74,6 +74,7 @@ func openFence(line string) (fence, lang string, ok bool) {
 // Imports maps the package names the examples use to their import paths.
 var Imports = map[string]string{
 	"authserver":  "github.com/mcpauth/mcpauth/authserver",
+	"pgstore":     "github.com/mcpauth/mcpauth/authserver/pgstore",
 	"client":      "github.com/mcpauth/mcpauth/client",
 	"clientmeta":  "github.com/mcpauth/mcpauth/clientmeta",
 	"oauthmeta":   "github.com/mcpauth/mcpauth/oauthmeta",

@@ -12,13 +12,12 @@ import (
 	"slices"
 	"time"
 
-	"golang.org/x/oauth2"
-	"golang.org/x/oauth2/clientcredentials"
-
 	"github.com/mcpauth/mcpauth/client/tokenstore"
 	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/internal/ascii"
 	"github.com/mcpauth/mcpauth/oauthmeta"
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
 )
 
 // maxTokenResponse caps a token endpoint response body; a larger one is
@@ -29,8 +28,8 @@ const maxTokenResponse = 1 << 20
 const maxExpiresIn = 10 * 365 * 24 * 3600
 
 // exchangeCode redeems an authorization code at the token endpoint
-// recorded before the redirect (requirement CL-13), with the PKCE
-// verifier, the redirect URI and the resource indicator (CL-04, CL-24).
+// recorded before the redirect, with the PKCE
+// verifier, the redirect URI and the resource indicator.
 func (c *Client) exchangeCode(ctx context.Context, rec *pendingAuthorization, code string) (*tokenstore.Token, error) {
 	tctx, a, err := c.tokenContext(ctx, rec.tokenEndpoint, rec.auth, rec.issuer, rec.dpop)
 	if err != nil {
@@ -53,17 +52,16 @@ func (c *Client) exchangeCode(ctx context.Context, rec *pendingAuthorization, co
 	return c.newToken(tok, rec.dpop, rec.scopes, nil)
 }
 
-// refreshToken renews old at the authorization server of d (OAuth 2.1
-// §4.3), with the resource indicator unless the per-issuer
-// OmitResourceOnRefresh switch leaves it out for servers that refuse it
-// (requirement CL-04). A response without a refresh token keeps old's
-// (RFC 6749 §6). A DPoP-bound token is refreshed with a proof of its key
-// (RFC 9449 §5); a Bearer token without a proof.
+// refreshToken renews old at the authorization server of d (OAuth 2.1 §4.3),
+// with the resource indicator unless the per-issuer OmitResourceOnRefresh
+// switch leaves it out for servers that refuse it. A response without a refresh
+// token keeps old's (RFC 6749 §6). A DPoP-bound token is refreshed with a proof
+// of its key (RFC 9449 §5); a Bearer token without a proof.
 func (c *Client) refreshToken(ctx context.Context, d *tokenstore.Discovery, reg *tokenstore.Registration, old *tokenstore.Token) (*tokenstore.Token, error) {
 	md := d.AuthServer
 	dp := c.dpop.forToken(old)
 	if dp == nil && ascii.EqualFold(old.TokenType, dpop.TokenType) {
-		return nil, fmt.Errorf("%w: %w: DPoP-bound token without its DPoP key", ErrTokenResponse, ErrTokenType)
+		return nil, fmt.Errorf("%w: %w: DPoP-bound token without its DPoP key", errTokenResponse, errTokenType)
 	}
 	if dp != nil {
 		dp.required = d.DPoPBoundAccessTokensRequired
@@ -81,7 +79,7 @@ func (c *Client) refreshToken(ctx context.Context, d *tokenstore.Discovery, reg 
 
 // postToken sends every token request but the code exchange: x/oauth2's
 // clientcredentials.Config sends any grant_type and parameters in
-// EndpointParams, where its refresh could not carry "resource" (CL-04).
+// EndpointParams, where its refresh could not carry "resource".
 // secrets are credentials in params, redacted from errors.
 func (c *Client) postToken(ctx context.Context, endpoint string, params url.Values, auth *clientAuth, audience string, d *dpopKey, secrets ...string) (*oauth2.Token, error) {
 	tctx, a, err := c.tokenContext(ctx, endpoint, auth, audience, d)
@@ -103,7 +101,7 @@ func (c *Client) postToken(ctx context.Context, endpoint string, params url.Valu
 // under a [tokenTransport] sending proofs of d (nil: none).
 func (c *Client) tokenContext(ctx context.Context, endpoint string, auth *clientAuth, audience string, d *dpopKey) (context.Context, *oauth2Auth, error) {
 	if err := c.fetcher.CheckURL(endpoint); err != nil {
-		return nil, nil, wrapFetch("token endpoint", err)
+		return nil, nil, wrapFetch(ErrTokenRequest, "token endpoint", err)
 	}
 	a, err := auth.encode(audience)
 	if err != nil {
@@ -122,15 +120,15 @@ func tokenError(err error, sent ...string) error {
 	switch {
 	case errors.As(err, &re):
 		if oe, perr := oauthmeta.ParseError(re.Body); perr == nil {
-			return fmt.Errorf("%w: status %d: %w", ErrTokenResponse, re.Response.StatusCode, sanitizeError(oe, sent...))
+			return fmt.Errorf("%w: status %d: %w", errTokenResponse, re.Response.StatusCode, sanitizeError(oe, sent...))
 		}
-		return fmt.Errorf("%w: status %d", ErrTokenResponse, re.Response.StatusCode)
-	case errors.Is(err, ErrTokenResponse):
+		return fmt.Errorf("%w: status %d", errTokenResponse, re.Response.StatusCode)
+	case errors.Is(err, ErrTokenRequest):
 		return unwrapURLError(err)
 	case errors.As(err, new(*url.Error)):
-		return fmt.Errorf("%w: %w", ErrTokenResponse, wrapFetch("token request", unwrapURLError(err)))
+		return fmt.Errorf("%w: %w", errTokenResponse, wrapFetch(ErrTokenRequest, "token request", unwrapURLError(err)))
 	default:
-		return fmt.Errorf("%w: unusable response", ErrTokenResponse)
+		return fmt.Errorf("%w: unusable response", errTokenResponse)
 	}
 }
 
@@ -151,12 +149,12 @@ func (c *Client) newToken(tok *oauth2.Token, key *dpopKey, requested, prevGrante
 	}
 	switch {
 	case ascii.EqualFold(tok.TokenType, "Bearer") && key != nil && key.required:
-		return nil, fmt.Errorf("%w: the authorization server issued a Bearer token for a resource that accepts only DPoP-bound tokens", ErrDPoPUnsupported)
+		return nil, fmt.Errorf("%w: the authorization server issued a Bearer token for a resource that accepts only DPoP-bound tokens", errDPoPUnsupported)
 	case ascii.EqualFold(tok.TokenType, "Bearer"):
 	case ascii.EqualFold(tok.TokenType, dpop.TokenType) && key != nil:
 		t.TokenType, t.DPoPJKT, t.DPoPKey = dpop.TokenType, key.p.JKT(), slices.Clone(key.jwk)
 	default:
-		return nil, fmt.Errorf("%w: %w", ErrTokenResponse, ErrTokenType)
+		return nil, fmt.Errorf("%w: %w", errTokenResponse, errTokenType)
 	}
 	// x/oauth2's Expiry reads the system clock; this package has its own.
 	if n, _ := tok.Extra("expires_in").(float64); n > 0 {
@@ -167,7 +165,7 @@ func (c *Client) newToken(tok *oauth2.Token, key *dpopKey, requested, prevGrante
 	case scope != "":
 		s, err := oauthmeta.ParseScope(scope)
 		if err != nil {
-			return nil, fmt.Errorf("%w: scope: %w", ErrTokenResponse, err)
+			return nil, fmt.Errorf("%w: scope: %w", errTokenResponse, err)
 		}
 		t.Scopes = s
 	case prevGranted != nil:
@@ -184,7 +182,7 @@ func (c *Client) newToken(tok *oauth2.Token, key *dpopKey, requested, prevGrante
 func sameReading(tok *oauth2.Token) error {
 	for name, v := range map[string]string{"access_token": tok.AccessToken, "token_type": tok.TokenType, "refresh_token": tok.RefreshToken} {
 		if x, ok := tok.Extra(name).(string); ok && x != v {
-			return fmt.Errorf("%w: %s given twice", ErrTokenResponse, name)
+			return fmt.Errorf("%w: %s given twice", errTokenResponse, name)
 		}
 	}
 	return nil
@@ -218,10 +216,10 @@ func (t *tokenTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
 		if !jsonContent(resp.Header) {
-			return nil, fmt.Errorf("%w: response is not JSON", ErrTokenResponse)
+			return nil, fmt.Errorf("%w: response is not JSON", errTokenResponse)
 		}
 		if _, err := oauthmeta.ParseTokenResponse(body); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrTokenResponse, err)
+			return nil, fmt.Errorf("%w: %w", errTokenResponse, err)
 		}
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(body))
@@ -254,7 +252,7 @@ func (t *tokenTransport) send(req *http.Request, again bool) (resp *http.Respons
 		body, err = io.ReadAll(io.LimitReader(resp.Body, maxTokenResponse+1))
 	}
 	if err == nil && (resp.ContentLength > maxTokenResponse || len(body) > maxTokenResponse) {
-		err = fmt.Errorf("%w: %w", ErrTokenResponse, ErrResponseTooLarge)
+		err = fmt.Errorf("%w: %w", errTokenResponse, reason(ErrTokenRequest, reasonResponseTooBig))
 	}
 	return resp, body, err
 }
@@ -263,4 +261,35 @@ func (t *tokenTransport) send(req *http.Request, again bool) (resp *http.Respons
 func isNonceError(body []byte) bool {
 	oe, err := oauthmeta.ParseError(body)
 	return err == nil && oe.Code == oauthmeta.CodeUseDPoPNonce
+}
+
+// grantToken runs a token request for a machine grant at the authorization
+// server of d: the resource indicator, the scopes, client
+// authentication and, with a DPoP key chosen, a proof. secrets are
+// redacted from errors.
+func (c *Client) grantToken(ctx context.Context, g *grantRun, form url.Values, auth *clientAuth, scopes []string, secrets ...string) (*tokenstore.Token, error) {
+	d := g.d
+	md := d.AuthServer
+	if gt := form.Get("grant_type"); !md.SupportsGrantType(gt) {
+		return nil, fmt.Errorf("%w: %s", errGrantUnsupported, gt)
+	}
+	form.Set("resource", d.ResourceIndicator)
+	if len(scopes) > 0 {
+		form.Set("scope", oauthmeta.FormatScope(scopes))
+	}
+	tok, err := c.postToken(ctx, md.TokenEndpoint, form, auth, md.Issuer, g.dpop, secrets...)
+	if err != nil {
+		return nil, err
+	}
+	return c.newToken(tok, g.dpop, scopes, nil)
+}
+
+// jwtBearer presents the grant JWT a at the authorization server of g
+// (RFC 7523 §2.1), once checkAssertion accepts it.
+func (c *Client) jwtBearer(ctx context.Context, g *grantRun, a string, auth *clientAuth, scopes []string) (*tokenstore.Token, error) {
+	if err := checkAssertion(a, g.d.AuthServer, c.clock.Now()); err != nil {
+		return nil, err
+	}
+	form := url.Values{"grant_type": {oauthmeta.GrantTypeJWTBearer}, "assertion": {a}}
+	return c.grantToken(ctx, g, form, auth, scopes, a)
 }

@@ -1,4 +1,4 @@
-package authserver
+package pgstore
 
 import (
 	"context"
@@ -8,9 +8,11 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcpauth/mcpauth/authserver"
 )
 
-// Bounds of the refresh batches of a [PostgresStore]: the rows of one
+// Bounds of the refresh batches of a [Store]: the rows of one
 // statement, and the calls waiting for the next one. A call that finds
 // the queue full runs alone.
 const (
@@ -18,19 +20,19 @@ const (
 	refreshQueueMax = 1024
 )
 
-// UseRefreshToken implements [RefreshTokenUser]. Concurrent calls on one
-// store go to the database together, up to 64 in one statement (one
-// round trip, one commit): a call that finds no statement in flight sends
-// its own at once, with the calls queued meanwhile, and calls that arrive
-// while it runs go in the next. Of uses of one token in
-// one batch only the first is sent; the others answer ErrNotFound after
-// the batch, so the caller reads the token, finds it rotated and treats
-// it as reuse, as it would for two uses on two replicas.
-func (p *PostgresStore) UseRefreshToken(ctx context.Context, u RefreshUse) (*Grant, error) {
+// UseRefreshToken implements [authserver.RefreshTokenUser]. Concurrent calls on
+// one store go to the database together, up to 64 in one statement (one round
+// trip, one commit): a call that finds no statement in flight sends its own at
+// once, with the calls queued meanwhile, and calls that arrive while it runs go
+// in the next. Of uses of one token in one batch only the first is sent; the
+// others answer ErrNotFound after the batch, so the caller reads the token,
+// finds it rotated and treats it as reuse, as it would for two uses on two
+// replicas.
+func (p *Store) UseRefreshToken(ctx context.Context, u authserver.RefreshUse) (*authserver.Grant, error) {
 	g, err := p.refreshes.do(ctx, u)
 	if errors.Is(err, errBatchQueueFull) {
-		var gs []*Grant
-		if gs, err = p.useRefreshTokens(ctx, []RefreshUse{u}); err == nil {
+		var gs []*authserver.Grant
+		if gs, err = p.useRefreshTokens(ctx, []authserver.RefreshUse{u}); err == nil {
 			g = gs[0]
 		}
 	}
@@ -38,21 +40,21 @@ func (p *PostgresStore) UseRefreshToken(ctx context.Context, u RefreshUse) (*Gra
 		return nil, pgErr(err)
 	}
 	if g == nil {
-		return nil, ErrNotFound
+		return nil, authserver.ErrNotFound
 	}
 	return g, nil
 }
 
 // RefreshBatchSizes returns how many refresh statements this store has
-// sent since it opened, by the number of [PostgresStore.UseRefreshToken]
+// sent since it opened, by the number of [Store.UseRefreshToken]
 // calls each carried: element n counts the statements of n calls, for n
 // from 1 to 64 (element 0 is zero). It is for measurements such as
 // mcpauth-load's, and safe for concurrent use.
-func (p *PostgresStore) RefreshBatchSizes() []uint64 { return p.refreshSizes.counts() }
+func (p *Store) RefreshBatchSizes() []uint64 { return p.refreshSizes.counts() }
 
 // useRefreshTokens rotates, in one statement and so one transaction
-// without BEGIN or COMMIT, every token of uses that [RefreshUse.check]
-// would accept with its grant and that was never rotated, and returns
+// without BEGIN or COMMIT, every token of uses that
+// authserver.RefreshUse.Admits accepts with its grant, and returns
 // each one's grant, nil for a use that rotated nothing. The statement's
 // UPDATE matches a token and its grant by that check in SQL, over the
 // same values: the expiry columns are written with the records' expiries
@@ -69,7 +71,7 @@ func (p *PostgresStore) RefreshBatchSizes() []uint64 { return p.refreshSizes.cou
 // themselves, the planner estimates the rows from their lengths, finds
 // every custom plan cheaper than a generic one and plans each execution
 // again, which cost more than running it.
-func (p *PostgresStore) useRefreshTokens(ctx context.Context, uses []RefreshUse) ([]*Grant, error) {
+func (p *Store) useRefreshTokens(ctx context.Context, uses []authserver.RefreshUse) ([]*authserver.Grant, error) {
 	p.refreshSizes.add(len(uses))
 	// The first use of each key, in key order.
 	order := make([]int, 0, len(uses))
@@ -116,19 +118,19 @@ func (p *PostgresStore) useRefreshTokens(ctx context.Context, uses []RefreshUse)
 		return nil, pgErr(err)
 	}
 	defer rows.Close()
-	out := make([]*Grant, len(uses))
+	out := make([]*authserver.Grant, len(uses))
 	for rows.Next() {
 		var n int32
 		var data []byte
 		if err := rows.Scan(&n, &data); err != nil {
 			return nil, pgErr(err)
 		}
-		var g Grant
+		var g authserver.Grant
 		if err := json.Unmarshal(data, &g); err != nil {
-			return nil, fmt.Errorf("authserver: corrupt grant record: %w", err)
+			return nil, fmt.Errorf("pgstore: corrupt grant record: %w", err)
 		}
 		if n < 0 || int(n) >= len(out) || out[n] != nil {
-			return nil, errors.New("authserver: postgres: unexpected refresh row")
+			return nil, errors.New("pgstore: unexpected refresh row")
 		}
 		g.Revoked = false // the statement matched only a grant not revoked
 		out[n] = &g

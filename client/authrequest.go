@@ -10,11 +10,11 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/oauth2"
-
 	"github.com/mcpauth/mcpauth/client/tokenstore"
+	"github.com/mcpauth/mcpauth/clientmeta"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/pkce"
+	"golang.org/x/oauth2"
 )
 
 // Limits of the pending authorization records.
@@ -26,17 +26,17 @@ const (
 
 // pendingAuthorization is the single-use record kept, keyed by state,
 // between sending the user to the authorization server and receiving its
-// response (requirements CL-10, CL-11). Everything the response is checked
+// response. Everything the response is checked
 // against and the code is redeemed with comes from here, never from the
 // response.
 type pendingAuthorization struct {
 	state    string
 	verifier string
 	// issuer is the validated metadata issuer, recorded before the redirect
-	// (CL-11) and compared with the response's iss (CL-12).
+	// and compared with the response's iss.
 	issuer                string
 	issParameterSupported bool
-	// tokenEndpoint is the only place the code may be redeemed (CL-13).
+	// tokenEndpoint is the only place the code may be redeemed.
 	tokenEndpoint string
 	resource      string // canonical MCP server URL
 	indicator     string // RFC 8707 resource sent (CL-04)
@@ -84,17 +84,16 @@ func (r *AuthorizationRequest) registeredRedirectURIs(ctx context.Context) []str
 	return slices.Clone(reg.RedirectURIs)
 }
 
-// Start prepares the authorization request for redirectURI and returns the
-// URL to visit. redirectURI must be https or plain http to a loopback host
-// (requirement CL-21). Start registers the client if needed (CL-16),
-// creates a fresh PKCE verifier and state (CL-09, CL-10), records the
-// expected issuer and token endpoint before returning (CL-11), and checks
-// the URL it returns (CL-22). It may be called once.
+// Start prepares the authorization request for redirectURI and returns the URL
+// to visit. redirectURI must be https or plain http to a loopback host. Start
+// registers the client if needed, creates a fresh PKCE verifier and state,
+// records the expected issuer and token endpoint before returning, and checks
+// the URL it returns. It may be called once.
 func (r *AuthorizationRequest) Start(ctx context.Context, redirectURI string) (string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.state != "" {
-		return "", fmt.Errorf("%w: Start called twice", ErrAuthorizer)
+		return "", fmt.Errorf("%w: Start called twice", errAuthorizer)
 	}
 	if err := checkRedirectURI(redirectURI); err != nil {
 		return "", err
@@ -130,7 +129,7 @@ func (r *AuthorizationRequest) Start(ctx context.Context, redirectURI string) (s
 		oauth2.S256ChallengeOption(rec.verifier),
 		oauth2.SetAuthURLParam("resource", rec.indicator))
 	if err := c.policy.CheckURL(authURL); err != nil {
-		return "", fmt.Errorf("%w: authorization URL: %w", ErrUnsafeURL, err)
+		return "", fmt.Errorf("%w: authorization URL: %w", errUnsafeAuthorizationURL, err)
 	}
 	c.pending.Add(rec.state, rec, rec.created.Add(pendingTTL))
 	r.state, r.redirectURI = rec.state, redirectURI
@@ -155,36 +154,28 @@ func (r *AuthorizationRequest) HTTPClient() *http.Client {
 			return http.ErrUseLastResponse
 		}
 		if len(via) >= 10 {
-			return fmt.Errorf("%w: too many redirects", ErrAuthorizer)
+			return fmt.Errorf("%w: too many redirects", errAuthorizer)
 		}
 		if err := r.c.fetcher.CheckURL(req.URL.String()); err != nil {
-			return wrapFetch("authorization redirect", err)
+			return wrapFetch(ErrAuthorization, "authorization redirect", err)
 		}
 		return nil
 	}
 	return hc
 }
 
-// checkRedirectURI applies requirement CL-21: an absolute https URI, or
-// plain http to a loopback address or "localhost"; no fragment, no user
-// information.
+// checkRedirectURI accepts the redirect URI an Authorizer gives: one acceptable
+// to any client (clientmeta.CheckRedirectURI: absolute, no fragment, no
+// user information), and of those only https or plain http to a loopback
+// address or "localhost": this client receives no private-use scheme.
 func checkRedirectURI(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil || !u.IsAbs() || u.Host == "" || u.Opaque != "" {
-		return fmt.Errorf("%w: redirect URI is not an absolute URL", ErrUnsafeURL)
+	if err := clientmeta.CheckRedirectURI(raw); err != nil {
+		return fmt.Errorf("%w: redirect URI: %w", errUnsafeAuthorizationURL, err)
 	}
-	if u.Fragment != "" || u.User != nil {
-		return fmt.Errorf("%w: redirect URI has a fragment or user information", ErrUnsafeURL)
+	if u, err := url.Parse(raw); err != nil || u.Scheme != "https" && u.Scheme != "http" {
+		return fmt.Errorf("%w: redirect URI must be https or http to loopback", errUnsafeAuthorizationURL)
 	}
-	switch u.Scheme {
-	case "https":
-		return nil
-	case "http":
-		if oauthmeta.IsLoopbackHost(u.Hostname()) {
-			return nil
-		}
-	}
-	return fmt.Errorf("%w: redirect URI must be https or http to loopback", ErrUnsafeURL)
+	return nil
 }
 
 // atRedirectURI reports whether u is the redirect URI (scheme, host, port
@@ -229,39 +220,81 @@ func union(a, b []string) []string {
 }
 
 // complete processes the authorization response that arrived at redirect
-// for the request that used state: state (CL-10), then the RFC 9207 table
-// (CL-12) before the code or any error text is looked at, then the code
-// exchange at the recorded token endpoint (CL-13).
+// for the request that used state: state, then the RFC 9207 table
+// before the code or any error text is looked at, then the code
+// exchange at the recorded token endpoint.
 func (c *Client) complete(ctx context.Context, redirect *url.URL, state string) (*pendingAuthorization, *tokenstore.Token, error) {
 	q, err := url.ParseQuery(redirect.RawQuery)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: malformed response", ErrAuthorizationResponse)
+		return nil, nil, fmt.Errorf("%w: malformed response", errAuthorizationResponse)
 	}
 	states := q["state"]
 	if len(states) != 1 || states[0] != state {
-		return nil, nil, ErrUnknownState
+		return nil, nil, errUnknownState
 	}
 	rec, ok := c.pending.Take(states[0], nil)
 	if !ok {
-		return nil, nil, ErrUnknownState
+		return nil, nil, errUnknownState
 	}
 	if !atRedirectURI(redirect, rec.redirectURI) {
-		return nil, nil, ErrRedirectMismatch
+		return nil, nil, errRedirectMismatch
 	}
 	if err := checkIssParameter(rec.issParameterSupported, rec.issuer, q); err != nil {
 		return nil, nil, err
 	}
 	if errs := q["error"]; len(errs) > 0 {
 		oe := sanitizeError(&oauthmeta.Error{Code: oauthmeta.ErrorCode(errs[0]), Description: q.Get("error_description"), URI: q.Get("error_uri")})
-		return nil, nil, fmt.Errorf("%w: %w", ErrAuthorizationResponse, oe)
+		return nil, nil, fmt.Errorf("%w: %w", errAuthorizationResponse, oe)
 	}
 	codes := q["code"]
 	if len(codes) != 1 || codes[0] == "" {
-		return nil, nil, fmt.Errorf("%w: no single code in the response", ErrAuthorizationResponse)
+		return nil, nil, fmt.Errorf("%w: no single code in the response", errAuthorizationResponse)
 	}
 	tok, err := c.exchangeCode(ctx, rec, codes[0])
 	return rec, tok, err
 }
 
 // errNotStarted reports an Authorizer that returned without calling Start.
-var errNotStarted = fmt.Errorf("%w: the Authorizer returned without starting the request", ErrAuthorizer)
+var errNotStarted = fmt.Errorf("%w: the Authorizer returned without starting the request", errAuthorizer)
+
+// State returns the request's state after Start, so an Authorizer that
+// listens for the response can ignore stray requests.
+func (r *AuthorizationRequest) State() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.state
+}
+
+// subset reports whether every member of a is in b.
+func subset(a, b []string) bool {
+	return !slices.ContainsFunc(a, func(s string) bool { return !slices.Contains(b, s) })
+}
+
+// checkIssParameter applies the RFC 9207 §2.4 table exactly as MCP
+// 2026-07-28 states it, to the form-decoded response
+// parameters q:
+//
+//	metadata advertises iss | iss in response | action
+//	true                    | present          | compare
+//	true                    | absent           | reject
+//	false or absent         | present          | compare
+//	false or absent         | absent           | proceed
+//
+// The comparison is simple string equality with the issuer recorded before
+// the redirect: no case folding, default-port removal, trailing-slash or
+// percent-encoding normalization. A repeated iss is a mismatch. The
+// caller must not use the response's code or error text unless this
+// returns nil (a mix-up attacker controls them).
+func checkIssParameter(advertised bool, expected string, q url.Values) error {
+	vals, present := q["iss"]
+	switch {
+	case !present && advertised:
+		return errIssuerMissing
+	case !present:
+		return nil
+	case len(vals) != 1 || vals[0] != expected:
+		return errIssuerParameterMismatch
+	default:
+		return nil
+	}
+}

@@ -69,14 +69,14 @@ func TestCL12IssuerParameter(t *testing.T) {
 		wantNotDenied bool // the response's error must not surface
 	}{
 		{"CL-12 advertised and correct: proceed", oauthtest.ASOptions{ISS: oauthtest.ISSCorrect}, nil, false},
-		{"CL-12 bad input: advertised but missing", oauthtest.ASOptions{ISS: oauthtest.ISSOmit}, ErrIssuerMissing, false},
-		{"CL-12 bad input: wrong issuer", oauthtest.ASOptions{ISS: oauthtest.ISSWrong}, ErrIssuerParameterMismatch, false},
-		{"CL-12 bad input: trailing-slash variant", oauthtest.ASOptions{ISS: oauthtest.ISSNormalized}, ErrIssuerParameterMismatch, false},
+		{"CL-12 bad input: advertised but missing", oauthtest.ASOptions{ISS: oauthtest.ISSOmit}, errIssuerMissing, false},
+		{"CL-12 bad input: wrong issuer", oauthtest.ASOptions{ISS: oauthtest.ISSWrong}, errIssuerParameterMismatch, false},
+		{"CL-12 bad input: trailing-slash variant", oauthtest.ASOptions{ISS: oauthtest.ISSNormalized}, errIssuerParameterMismatch, false},
 		{"CL-12 not advertised and absent: proceed", oauthtest.ASOptions{NoISSAdvertised: true, ISS: oauthtest.ISSOmit}, nil, false},
-		{"CL-12 bad input: unadvertised but wrong", oauthtest.ASOptions{NoISSAdvertised: true, ISS: oauthtest.ISSWrong}, ErrIssuerParameterMismatch, false},
+		{"CL-12 bad input: unadvertised but wrong", oauthtest.ASOptions{NoISSAdvertised: true, ISS: oauthtest.ISSWrong}, errIssuerParameterMismatch, false},
 		{"CL-12 not advertised but correct: proceed", oauthtest.ASOptions{NoISSAdvertised: true, ISS: oauthtest.ISSCorrect}, nil, false},
-		{"CL-12 wrong issuer with an error response: error text unused", oauthtest.ASOptions{ISS: oauthtest.ISSWrong, AuthorizeError: "access_denied"}, ErrIssuerParameterMismatch, true},
-		{"correct issuer with an error response", oauthtest.ASOptions{AuthorizeError: "access_denied"}, ErrAuthorizationResponse, false},
+		{"CL-12 wrong issuer with an error response: error text unused", oauthtest.ASOptions{ISS: oauthtest.ISSWrong, AuthorizeError: "access_denied"}, errIssuerParameterMismatch, true},
+		{"correct issuer with an error response", oauthtest.ASOptions{AuthorizeError: "access_denied"}, errAuthorizationResponse, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -112,13 +112,13 @@ func TestCheckIssParameter(t *testing.T) {
 		wantErr    error
 	}{
 		{"CL-12 identical", true, "iss=https%3A%2F%2Fas.example.com%2Ftenant", nil},
-		{"CL-12 case folded host", true, "iss=https%3A%2F%2FAS.example.com%2Ftenant", ErrIssuerParameterMismatch},
-		{"CL-12 default port added", true, "iss=https%3A%2F%2Fas.example.com%3A443%2Ftenant", ErrIssuerParameterMismatch},
-		{"CL-12 trailing slash", true, "iss=https%3A%2F%2Fas.example.com%2Ftenant%2F", ErrIssuerParameterMismatch},
-		{"CL-12 percent-encoded path", false, "iss=https%3A%2F%2Fas.example.com%2Ften%2561nt", ErrIssuerParameterMismatch},
-		{"CL-12 empty value present", false, "iss=", ErrIssuerParameterMismatch},
-		{"CL-12 repeated", true, "iss=https%3A%2F%2Fas.example.com%2Ftenant&iss=https%3A%2F%2Fas.example.com%2Ftenant", ErrIssuerParameterMismatch},
-		{"CL-12 absent, advertised", true, "code=x", ErrIssuerMissing},
+		{"CL-12 case folded host", true, "iss=https%3A%2F%2FAS.example.com%2Ftenant", errIssuerParameterMismatch},
+		{"CL-12 default port added", true, "iss=https%3A%2F%2Fas.example.com%3A443%2Ftenant", errIssuerParameterMismatch},
+		{"CL-12 trailing slash", true, "iss=https%3A%2F%2Fas.example.com%2Ftenant%2F", errIssuerParameterMismatch},
+		{"CL-12 percent-encoded path", false, "iss=https%3A%2F%2Fas.example.com%2Ften%2561nt", errIssuerParameterMismatch},
+		{"CL-12 empty value present", false, "iss=", errIssuerParameterMismatch},
+		{"CL-12 repeated", true, "iss=https%3A%2F%2Fas.example.com%2Ftenant&iss=https%3A%2F%2Fas.example.com%2Ftenant", errIssuerParameterMismatch},
+		{"CL-12 absent, advertised", true, "code=x", errIssuerMissing},
 		{"CL-12 absent, not advertised", false, "code=x", nil},
 	}
 	for _, tt := range tests {
@@ -141,14 +141,14 @@ func TestCL10State(t *testing.T) {
 		advance time.Duration
 		wantErr error
 	}{
-		{"CL-10 bad input: missing state", func(u *url.URL) *url.URL { return withQuery(u, func(q url.Values) { q.Del("state") }) }, 0, ErrUnknownState},
-		{"CL-10 bad input: unknown state", func(u *url.URL) *url.URL { return withQuery(u, func(q url.Values) { q.Set("state", "forged") }) }, 0, ErrUnknownState},
+		{"CL-10 bad input: missing state", func(u *url.URL) *url.URL { return withQuery(u, func(q url.Values) { q.Del("state") }) }, 0, errUnknownState},
+		{"CL-10 bad input: unknown state", func(u *url.URL) *url.URL { return withQuery(u, func(q url.Values) { q.Set("state", "forged") }) }, 0, errUnknownState},
 		{"CL-10 two states", func(u *url.URL) *url.URL {
 			return withQuery(u, func(q url.Values) { q.Add("state", q.Get("state")) })
-		}, 0, ErrUnknownState},
-		{"CL-10 expired state", nil, 11 * time.Minute, ErrUnknownState},
-		{"response at another redirect URI", func(u *url.URL) *url.URL { v := *u; v.Path = "/elsewhere"; return &v }, 0, ErrRedirectMismatch},
-		{"no code", func(u *url.URL) *url.URL { return withQuery(u, func(q url.Values) { q.Del("code") }) }, 0, ErrAuthorizationResponse},
+		}, 0, errUnknownState},
+		{"CL-10 expired state", nil, 11 * time.Minute, errUnknownState},
+		{"response at another redirect URI", func(u *url.URL) *url.URL { v := *u; v.Path = "/elsewhere"; return &v }, 0, errRedirectMismatch},
+		{"no code", func(u *url.URL) *url.URL { return withQuery(u, func(q url.Values) { q.Del("code") }) }, 0, errAuthorizationResponse},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -190,11 +190,11 @@ func TestCL10State(t *testing.T) {
 			t.Fatal(err)
 		}
 		_ = e.c.Logout(ctx, e.rs.MCPURL())
-		if err := e.c.Login(ctx, e.rs.MCPURL()); !errors.Is(err, ErrUnknownState) {
-			t.Fatalf("replayed response: err = %v, want ErrUnknownState", err)
+		if err := e.c.Login(ctx, e.rs.MCPURL()); !errors.Is(err, errUnknownState) {
+			t.Fatalf("replayed response: err = %v, want errUnknownState", err)
 		}
 		state := first.Query().Get("state")
-		if _, _, err := e.c.complete(ctx, first, state); !errors.Is(err, ErrUnknownState) {
+		if _, _, err := e.c.complete(ctx, first, state); !errors.Is(err, errUnknownState) {
 			t.Fatalf("consumed state accepted again: %v", err)
 		}
 		if n := e.as.Hits("/token"); n != 1 {
@@ -281,7 +281,7 @@ func TestCL13RecordedTokenEndpoint(t *testing.T) {
 				return withQuery(u, func(q url.Values) { q.Set("iss", as2.Issuer()) })
 			}}
 		})
-		if err := e.c.Login(ctx, e.rs.MCPURL()); !errors.Is(err, ErrIssuerParameterMismatch) {
+		if err := e.c.Login(ctx, e.rs.MCPURL()); !errors.Is(err, errIssuerParameterMismatch) {
 			t.Fatalf("err = %v", err)
 		}
 		if e.as.Hits("/token")+as2.TotalHits() != 0 {
@@ -395,8 +395,8 @@ func TestCL21RedirectURI(t *testing.T) {
 	e := newEnv(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{}, func(c *Config) {
 		c.Authorizer = &FollowRedirects{RedirectURI: "http://app.example.com/callback"}
 	})
-	if err := e.c.Login(context.Background(), e.rs.MCPURL()); !errors.Is(err, ErrUnsafeURL) {
-		t.Fatalf("err = %v, want ErrUnsafeURL", err)
+	if err := e.c.Login(context.Background(), e.rs.MCPURL()); !errors.Is(err, errUnsafeURL) {
+		t.Fatalf("err = %v, want errUnsafeURL", err)
 	}
 	if e.as.Hits("/register")+e.as.Hits("/authorize")+e.as.Hits("/token") != 0 {
 		t.Errorf("nothing beyond discovery may happen with a bad redirect URI: %q", e.as.Paths())
@@ -418,17 +418,17 @@ func TestAuthorizerErrors(t *testing.T) {
 				return nil, err
 			}
 			return nil, boom
-		}), ErrAuthorizer},
-		{"never starts", AuthorizerFunc(func(context.Context, *AuthorizationRequest) (*url.URL, error) { return nil, nil }), ErrAuthorizer},
+		}), errAuthorizer},
+		{"never starts", AuthorizerFunc(func(context.Context, *AuthorizationRequest) (*url.URL, error) { return nil, nil }), errAuthorizer},
 		{"starts twice", AuthorizerFunc(func(ctx context.Context, req *AuthorizationRequest) (*url.URL, error) {
 			_, _ = req.Start(ctx, DefaultRedirectURI)
 			_, err := req.Start(ctx, DefaultRedirectURI)
 			return nil, err
-		}), ErrAuthorizer},
+		}), errAuthorizer},
 		{"no redirect", AuthorizerFunc(func(ctx context.Context, req *AuthorizationRequest) (*url.URL, error) {
 			_, err := req.Start(ctx, DefaultRedirectURI)
 			return nil, err
-		}), ErrAuthorizer},
+		}), errAuthorizer},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -507,7 +507,7 @@ func TestPasteAuthorizer(t *testing.T) {
 	}
 	bad := &Paste{Out: io.Discard, In: strings.NewReader("https://elsewhere.example.com/?code=x\n")}
 	e2 := newEnv(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{}, func(c *Config) { c.Authorizer = bad })
-	if err := e2.c.Login(ctx, e2.rs.MCPURL()); !errors.Is(err, ErrAuthorizer) || e2.as.Hits("/token") != 0 {
+	if err := e2.c.Login(ctx, e2.rs.MCPURL()); !errors.Is(err, errAuthorizer) || e2.as.Hits("/token") != 0 {
 		t.Fatalf("a paste from another address: err = %v", err)
 	}
 }

@@ -1,4 +1,27 @@
-package authserver
+// Package pgstore keeps an authorization server's state in PostgreSQL, so
+// that several replicas of the server share it: a login may visit a
+// different replica at each step, a code is redeemed at most once and a
+// refresh token rotated at most once across all of them.
+//
+// Open connects, applies the embedded schema migrations the database
+// lacks and returns a [Store]; pass its [Store.Storage] as the server's
+// [authserver.Config] Storage and Close it after the server:
+//
+//	st, err := pgstore.Open(ctx, url, pgstore.Config{KeyEncryptionKey: kek})
+//	if err != nil {
+//		return err
+//	}
+//	defer st.Close()
+//	as, err := authserver.New(authserver.Config{
+//		Issuer:  issuer,
+//		Storage: st.Storage(),
+//	})
+//
+// Signing keys are stored sealed under the key-encryption key, which every
+// replica is given and the database never holds. When the database cannot
+// be reached, every call fails with the protocol error
+// temporarily_unavailable (HTTP 503).
+package pgstore
 
 import (
 	"cmp"
@@ -14,12 +37,13 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/mcpauth/mcpauth/authserver"
 	"github.com/mcpauth/mcpauth/internal/seal"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
-// PostgresConfig configures [OpenPostgresStore].
-type PostgresConfig struct {
+// Config configures [Open].
+type Config struct {
 	// KeyEncryptionKey seals the signing keys' private parts (AES-256-GCM):
 	// 32 random bytes, the same for every replica. Required.
 	KeyEncryptionKey []byte
@@ -27,65 +51,62 @@ type PostgresConfig struct {
 	// replaced them; new keys are sealed under KeyEncryptionKey.
 	OldKeyEncryptionKeys [][]byte
 	// MaxClients bounds the registered clients: past it, registration
-	// answers temporarily_unavailable. Zero means [DefaultPostgresMaxClients].
+	// answers temporarily_unavailable. Zero means [DefaultMaxClients].
 	MaxClients int
 	// MaxPending bounds the authorization requests waiting on the consent
-	// page. Zero means [MaxPendingAuthorizations].
+	// page. Zero means [authserver.MaxPendingAuthorizations].
 	MaxPending int
 	// MaxConns bounds the connections to the database from this store.
-	// Zero means pool_max_conns from the URL, else
-	// [DefaultPostgresMaxConns].
+	// Zero means pool_max_conns from the URL, else [DefaultMaxConns].
 	MaxConns int
 	// QueryTimeout bounds each store call that the caller's context does
 	// not bound sooner, so a stalled database answers
 	// temporarily_unavailable instead of holding requests. Zero means
-	// [DefaultPostgresQueryTimeout].
+	// [DefaultQueryTimeout].
 	QueryTimeout time.Duration
 }
 
 // errPendingFull answers a login started while the pending store is full.
-var errPendingFull = oauthErr(oauthmeta.CodeTemporarilyUnavailable, "too many pending authorization requests")
+var errPendingFull = unavailable("too many pending authorization requests")
 
-// Defaults of [PostgresConfig].
+// Defaults of [Config].
 const (
-	DefaultPostgresMaxClients   = 100000
-	DefaultPostgresQueryTimeout = 5 * time.Second
-	DefaultPostgresMaxConns     = 16
+	DefaultMaxClients   = 100000
+	DefaultQueryTimeout = 5 * time.Second
+	DefaultMaxConns     = 16
 )
 
-// PostgresStore implements every store interface on PostgreSQL, so that
-// several replicas of the server share one state: a login may visit a
-// different replica at each step, a code is redeemed at most once and a
-// refresh token rotated at most once across all of them. It is safe for
-// concurrent use. Signing keys are stored sealed.
+// Store implements every store interface of package authserver on
+// PostgreSQL. It is safe for concurrent use.
 //
 // When the database cannot be reached, every call fails with an error that
 // is the protocol error temporarily_unavailable (HTTP 503) and wraps the
 // cause.
-type PostgresStore struct {
+type Store struct {
 	pool       *pgxpool.Pool
 	seal       *seal.Ring
 	maxClients int
 	maxPending int
 	timeout    time.Duration
-	// refreshes batches concurrent [PostgresStore.UseRefreshToken] calls;
+	// refreshes batches concurrent [Store.UseRefreshToken] calls;
 	// refreshSizes counts the statements they send by their uses.
-	refreshes    *batcher[RefreshUse, *Grant]
+	refreshes    *batcher[authserver.RefreshUse, *authserver.Grant]
 	refreshSizes batchSizes
 }
 
-// OpenPostgresStore connects to the database at url (a postgres:// URL or
-// key=value connection string, as pgx accepts), applies the schema
-// migrations the database lacks and returns the store. Close releases the
-// connections. Its sessions run with enable_seqscan=off unless url sets
-// it, so that plans cached on nearly empty tables use their indexes.
-func OpenPostgresStore(ctx context.Context, url string, cfg PostgresConfig) (*PostgresStore, error) {
+// Open connects to the database at url (a postgres:// URL or key=value
+// connection string, as pgx accepts), applies the schema migrations the
+// database lacks and returns the store. Close releases the connections.
+// Its sessions run with enable_seqscan=off unless url sets it, so that
+// plans cached on nearly empty tables use their indexes. An invalid cfg or
+// url is an error wrapping [authserver.ErrConfig].
+func Open(ctx context.Context, url string, cfg Config) (*Store, error) {
 	ring, err := seal.NewRing(cfg.KeyEncryptionKey, cfg.OldKeyEncryptionKeys...)
 	if err != nil {
-		return nil, configErr("PostgresConfig.KeyEncryptionKey", err.Error())
+		return nil, configErr("Config.KeyEncryptionKey", err.Error())
 	}
 	if cfg.MaxClients < 0 || cfg.MaxPending < 0 || cfg.MaxConns < 0 || cfg.QueryTimeout < 0 {
-		return nil, configErr("PostgresConfig", "limits must not be negative")
+		return nil, configErr("Config", "limits must not be negative")
 	}
 	pc, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -96,7 +117,7 @@ func OpenPostgresStore(ctx context.Context, url string, cfg PostgresConfig) (*Po
 	case cfg.MaxConns > 0:
 		pc.MaxConns = int32(min(cfg.MaxConns, math.MaxInt32))
 	case !strings.Contains(url, "pool_max_conns"):
-		pc.MaxConns = DefaultPostgresMaxConns
+		pc.MaxConns = DefaultMaxConns
 	}
 	pc.ConnConfig.ConnectTimeout = cmp.Or(pc.ConnConfig.ConnectTimeout, 5*time.Second)
 	// Every statement of the store finds its rows through an index. The
@@ -110,37 +131,37 @@ func OpenPostgresStore(ctx context.Context, url string, cfg PostgresConfig) (*Po
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
-		return nil, fmt.Errorf("authserver: postgres: %w", err)
+		return nil, fmt.Errorf("pgstore: %w", err)
 	}
-	p := &PostgresStore{
+	p := &Store{
 		pool:       pool,
 		seal:       ring,
-		maxClients: cmp.Or(cfg.MaxClients, DefaultPostgresMaxClients),
-		maxPending: cmp.Or(cfg.MaxPending, MaxPendingAuthorizations),
-		timeout:    cmp.Or(cfg.QueryTimeout, DefaultPostgresQueryTimeout),
+		maxClients: cmp.Or(cfg.MaxClients, DefaultMaxClients),
+		maxPending: cmp.Or(cfg.MaxPending, authserver.MaxPendingAuthorizations),
+		timeout:    cmp.Or(cfg.QueryTimeout, DefaultQueryTimeout),
 	}
 	p.refreshes = newBatcher(refreshBatchMax, refreshQueueMax, p.useRefreshTokens)
 	p.refreshSizes = newBatchSizes(refreshBatchMax)
 	if err := migrate(ctx, pool); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("authserver: postgres schema: %w", err)
+		return nil, fmt.Errorf("pgstore: schema: %w", err)
 	}
 	return p, nil
 }
 
 // Close releases the connections.
-func (p *PostgresStore) Close() error {
+func (p *Store) Close() error {
 	p.pool.Close()
 	return nil
 }
 
-// Storage returns a [Storage] with every field set to p.
-func (p *PostgresStore) Storage() Storage {
-	return Storage{Clients: p, Codes: p, Grants: p, RefreshTokens: p, Consents: p, Keys: p, Revocations: p, Pending: p, UpstreamTokens: p}
+// Storage returns an [authserver.Storage] with every field set to p.
+func (p *Store) Storage() authserver.Storage {
+	return authserver.Storage{Clients: p, Codes: p, Grants: p, RefreshTokens: p, Consents: p, Keys: p, Revocations: p, Pending: p, UpstreamTokens: p}
 }
 
 // ctx bounds a call by the query timeout.
-func (p *PostgresStore) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
+func (p *Store) ctx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, p.timeout)
 }
 
@@ -153,21 +174,21 @@ type unavailableError struct {
 }
 
 func (e *unavailableError) Error() string {
-	return "authserver: storage unavailable: " + e.cause.Error()
+	return "pgstore: storage unavailable: " + e.cause.Error()
 }
 
 func (e *unavailableError) Unwrap() []error { return []error{e.oe, e.cause} }
 
-// pgErr translates a pgx error: no rows is ErrNotFound; a failure to reach
-// or use the database is temporarily_unavailable; anything else (a query
+// pgErr translates a pgx error: no rows is [authserver.ErrNotFound]; a failure to
+// reach or use the database is temporarily_unavailable; anything else (a query
 // the server refused) stays an internal error.
 func pgErr(err error) error {
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, pgx.ErrNoRows):
-		return ErrNotFound
-	case errors.Is(err, context.Canceled), errors.Is(err, ErrNotFound), errors.Is(err, ErrAlreadyUsed):
+		return authserver.ErrNotFound
+	case errors.Is(err, context.Canceled), errors.Is(err, authserver.ErrNotFound), errors.Is(err, authserver.ErrAlreadyUsed):
 		return err
 	}
 	if _, done := errors.AsType[*unavailableError](err); done {
@@ -175,12 +196,20 @@ func pgErr(err error) error {
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && !retryableSQLState(pe.Code) {
-		return fmt.Errorf("authserver: postgres: %w", err)
+		return fmt.Errorf("pgstore: %w", err)
 	}
-	return &unavailableError{
-		oe:    oauthErr(oauthmeta.CodeTemporarilyUnavailable, "storage is temporarily unavailable"),
-		cause: err,
-	}
+	return &unavailableError{oe: unavailable("storage is temporarily unavailable"), cause: err}
+}
+
+// unavailable is the protocol error temporarily_unavailable with desc,
+// which must never contain a token, code or secret.
+func unavailable(desc string) *oauthmeta.Error {
+	return &oauthmeta.Error{Code: oauthmeta.CodeTemporarilyUnavailable, Description: desc}
+}
+
+// configErr is an invalid configuration of field.
+func configErr(field, msg string) error {
+	return fmt.Errorf("%w: pgstore.%s: %s", authserver.ErrConfig, field, msg)
 }
 
 // retryableSQLState reports whether the server's error means "try again
@@ -200,7 +229,7 @@ func retryableSQLState(code string) bool {
 
 // pgGet reads the row sql selects: the record as JSON in its first
 // column, and the columns kept outside the JSON into more.
-func pgGet[T any](ctx context.Context, p *PostgresStore, sql string, args []any, more ...any) (*T, error) {
+func pgGet[T any](ctx context.Context, p *Store, sql string, args []any, more ...any) (*T, error) {
 	ctx, cancel := p.ctx(ctx)
 	defer cancel()
 	var data []byte
@@ -209,28 +238,28 @@ func pgGet[T any](ctx context.Context, p *PostgresStore, sql string, args []any,
 	}
 	var v T
 	if err := json.Unmarshal(data, &v); err != nil {
-		return nil, fmt.Errorf("authserver: corrupt %T record: %w", v, err)
+		return nil, fmt.Errorf("pgstore: corrupt %T record: %w", v, err)
 	}
 	return &v, nil
 }
 
-func (p *PostgresStore) exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+func (p *Store) exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
 	ctx, cancel := p.ctx(ctx)
 	defer cancel()
 	tag, err := p.pool.Exec(ctx, sql, args...)
 	return tag, pgErr(err)
 }
 
-// Client implements [ClientStore].
-func (p *PostgresStore) Client(ctx context.Context, id string) (*Client, error) {
-	return pgGet[Client](ctx, p, "SELECT data FROM clients WHERE id = $1", []any{id})
+// Client implements [authserver.ClientStore].
+func (p *Store) Client(ctx context.Context, id string) (*authserver.Client, error) {
+	return pgGet[authserver.Client](ctx, p, "SELECT data FROM clients WHERE id = $1", []any{id})
 }
 
-// SaveClient implements [ClientStore]. A new client past MaxClients is
-// refused with temporarily_unavailable; the count stops at the bound, so
-// its cost does not grow with the table.
-func (p *PostgresStore) SaveClient(ctx context.Context, c *Client) error {
-	data, err := json.Marshal(cloneClient(c))
+// SaveClient implements [authserver.ClientStore]. A new client past MaxClients
+// is refused with temporarily_unavailable; the count stops at the bound, so its
+// cost does not grow with the table.
+func (p *Store) SaveClient(ctx context.Context, c *authserver.Client) error {
+	data, err := json.Marshal(c) // without Secret, which never marshals
 	if err != nil {
 		return err
 	}
@@ -243,13 +272,13 @@ func (p *PostgresStore) SaveClient(ctx context.Context, c *Client) error {
 		return err
 	}
 	if tag.RowsAffected() == 0 {
-		return oauthErr(oauthmeta.CodeTemporarilyUnavailable, "client registry is full")
+		return unavailable("client registry is full")
 	}
 	return nil
 }
 
-// SaveCode implements [CodeStore].
-func (p *PostgresStore) SaveCode(ctx context.Context, c *Code) error {
+// SaveCode implements [authserver.CodeStore].
+func (p *Store) SaveCode(ctx context.Context, c *authserver.Code) error {
 	data, err := json.Marshal(c)
 	if err != nil {
 		return err
@@ -261,15 +290,15 @@ func (p *PostgresStore) SaveCode(ctx context.Context, c *Code) error {
 	return err
 }
 
-// Code implements [CodeStore].
-func (p *PostgresStore) Code(ctx context.Context, key string) (*Code, error) {
+// Code implements [authserver.CodeStore].
+func (p *Store) Code(ctx context.Context, key string) (*authserver.Code, error) {
 	return p.scanCode(ctx, "SELECT data, coalesce(redeemed_by, '') FROM codes WHERE key = $1", key)
 }
 
 // scanCode reads the code sql returns, with its redeemed_by column.
-func (p *PostgresStore) scanCode(ctx context.Context, sql string, args ...any) (*Code, error) {
+func (p *Store) scanCode(ctx context.Context, sql string, args ...any) (*authserver.Code, error) {
 	var redeemedBy string
-	c, err := pgGet[Code](ctx, p, sql, args, &redeemedBy)
+	c, err := pgGet[authserver.Code](ctx, p, sql, args, &redeemedBy)
 	if err != nil {
 		return nil, err
 	}
@@ -277,13 +306,13 @@ func (p *PostgresStore) scanCode(ctx context.Context, sql string, args ...any) (
 	return c, nil
 }
 
-// RedeemCode implements [CodeStore] with one conditional UPDATE: of any
-// number of concurrent redemptions, on any replicas, exactly one matches
+// RedeemCode implements [authserver.CodeStore] with one conditional UPDATE: of
+// any number of concurrent redemptions, on any replicas, exactly one matches
 // the row while redeemed_by is still NULL.
-func (p *PostgresStore) RedeemCode(ctx context.Context, key, grantID string) (*Code, error) {
+func (p *Store) RedeemCode(ctx context.Context, key, grantID string) (*authserver.Code, error) {
 	c, err := p.scanCode(ctx, `UPDATE codes SET redeemed_by = $2
 		WHERE key = $1 AND redeemed_by IS NULL RETURNING data, redeemed_by`, key, grantID)
-	if !errors.Is(err, ErrNotFound) {
+	if !errors.Is(err, authserver.ErrNotFound) {
 		return c, err
 	}
 	// Either there is no such code, or it was redeemed before.
@@ -291,11 +320,11 @@ func (p *PostgresStore) RedeemCode(ctx context.Context, key, grantID string) (*C
 	if err != nil {
 		return nil, err
 	}
-	return c, ErrAlreadyUsed
+	return c, authserver.ErrAlreadyUsed
 }
 
-// SaveGrant implements [GrantStore].
-func (p *PostgresStore) SaveGrant(ctx context.Context, g *Grant) error {
+// SaveGrant implements [authserver.GrantStore].
+func (p *Store) SaveGrant(ctx context.Context, g *authserver.Grant) error {
 	data, err := json.Marshal(g)
 	if err != nil {
 		return err
@@ -307,10 +336,10 @@ func (p *PostgresStore) SaveGrant(ctx context.Context, g *Grant) error {
 	return err
 }
 
-// Grant implements [GrantStore].
-func (p *PostgresStore) Grant(ctx context.Context, id string) (*Grant, error) {
+// Grant implements [authserver.GrantStore].
+func (p *Store) Grant(ctx context.Context, id string) (*authserver.Grant, error) {
 	var revoked bool
-	g, err := pgGet[Grant](ctx, p, "SELECT data, revoked FROM grants WHERE id = $1", []any{id}, &revoked)
+	g, err := pgGet[authserver.Grant](ctx, p, "SELECT data, revoked FROM grants WHERE id = $1", []any{id}, &revoked)
 	if err != nil {
 		return nil, err
 	}
@@ -318,25 +347,25 @@ func (p *PostgresStore) Grant(ctx context.Context, id string) (*Grant, error) {
 	return g, nil
 }
 
-// RevokeGrant implements [GrantStore]. Revocation is a column of its own,
-// so no later save of the grant can undo it.
-func (p *PostgresStore) RevokeGrant(ctx context.Context, id string) error {
+// RevokeGrant implements [authserver.GrantStore]. Revocation is a column of its
+// own, so no later save of the grant can undo it.
+func (p *Store) RevokeGrant(ctx context.Context, id string) error {
 	tag, err := p.exec(ctx, "UPDATE grants SET revoked = true WHERE id = $1", id)
 	if err != nil {
 		return err
 	}
 	if tag.RowsAffected() == 0 {
-		return ErrNotFound
+		return authserver.ErrNotFound
 	}
 	return nil
 }
 
-// SaveRefreshToken implements [RefreshTokenStore].
-func (p *PostgresStore) SaveRefreshToken(ctx context.Context, t *RefreshToken) error {
+// SaveRefreshToken implements [authserver.RefreshTokenStore].
+func (p *Store) SaveRefreshToken(ctx context.Context, t *authserver.RefreshToken) error {
 	return p.insertRefreshToken(ctx, p.pool, t)
 }
 
-func (p *PostgresStore) insertRefreshToken(ctx context.Context, db *pgxpool.Pool, t *RefreshToken) error {
+func (p *Store) insertRefreshToken(ctx context.Context, db *pgxpool.Pool, t *authserver.RefreshToken) error {
 	data, err := json.Marshal(t)
 	if err != nil {
 		return err
@@ -350,10 +379,10 @@ func (p *PostgresStore) insertRefreshToken(ctx context.Context, db *pgxpool.Pool
 	return pgErr(err)
 }
 
-// RefreshToken implements [RefreshTokenStore].
-func (p *PostgresStore) RefreshToken(ctx context.Context, key string) (*RefreshToken, error) {
+// RefreshToken implements [authserver.RefreshTokenStore].
+func (p *Store) RefreshToken(ctx context.Context, key string) (*authserver.RefreshToken, error) {
 	var rotated bool
-	t, err := pgGet[RefreshToken](ctx, p, "SELECT data, rotated FROM refresh_tokens WHERE key = $1", []any{key}, &rotated)
+	t, err := pgGet[authserver.RefreshToken](ctx, p, "SELECT data, rotated FROM refresh_tokens WHERE key = $1", []any{key}, &rotated)
 	if err != nil {
 		return nil, err
 	}
@@ -361,12 +390,12 @@ func (p *PostgresStore) RefreshToken(ctx context.Context, key string) (*RefreshT
 	return t, nil
 }
 
-// RotateRefreshToken implements [RefreshTokenStore] in one statement (one
-// round trip, one transaction): a conditional UPDATE marks key rotated and
-// only if it matched is the successor inserted. Of concurrent rotations on
-// any replicas exactly one matches: the others wait for its row lock and
-// then find the row rotated.
-func (p *PostgresStore) RotateRefreshToken(ctx context.Context, key string, next *RefreshToken) error {
+// RotateRefreshToken implements [authserver.RefreshTokenStore] in one statement
+// (one round trip, one transaction): a conditional UPDATE marks key rotated and
+// only if it matched is the successor inserted. Of concurrent rotations on any
+// replicas exactly one matches: the others wait for its row lock and then find
+// the row rotated.
+func (p *Store) RotateRefreshToken(ctx context.Context, key string, next *authserver.RefreshToken) error {
 	data, err := json.Marshal(next)
 	if err != nil {
 		return err
@@ -389,19 +418,19 @@ func (p *PostgresStore) RotateRefreshToken(ctx context.Context, key string, next
 	case rotated:
 		return nil
 	case exists:
-		return ErrAlreadyUsed
+		return authserver.ErrAlreadyUsed
 	default:
-		return ErrNotFound
+		return authserver.ErrNotFound
 	}
 }
 
-// Consent implements [ConsentStore].
-func (p *PostgresStore) Consent(ctx context.Context, subject, clientID string) (*Consent, error) {
-	return pgGet[Consent](ctx, p, "SELECT data FROM consents WHERE subject = $1 AND client_id = $2", []any{subject, clientID})
+// Consent implements [authserver.ConsentStore].
+func (p *Store) Consent(ctx context.Context, subject, clientID string) (*authserver.Consent, error) {
+	return pgGet[authserver.Consent](ctx, p, "SELECT data FROM consents WHERE subject = $1 AND client_id = $2", []any{subject, clientID})
 }
 
-// SaveConsent implements [ConsentStore].
-func (p *PostgresStore) SaveConsent(ctx context.Context, c *Consent) error {
+// SaveConsent implements [authserver.ConsentStore].
+func (p *Store) SaveConsent(ctx context.Context, c *authserver.Consent) error {
 	data, err := json.Marshal(c)
 	if err != nil {
 		return err
@@ -415,10 +444,10 @@ func (p *PostgresStore) SaveConsent(ctx context.Context, c *Consent) error {
 // signingKeyContext binds a sealed key to its ID.
 func signingKeyContext(kid string) string { return "mcpauth signing key\x00" + kid }
 
-// SigningKeys implements [KeyStore]: it opens every sealed key. A key that
-// does not open (another key-encryption key, or tampering) is an error, not
-// a silent omission.
-func (p *PostgresStore) SigningKeys(ctx context.Context) ([]*SigningKey, error) {
+// SigningKeys implements [authserver.KeyStore]: it opens every sealed key. A
+// key that does not open (another key-encryption key, or tampering) is an
+// error, not a silent omission.
+func (p *Store) SigningKeys(ctx context.Context) ([]*authserver.SigningKey, error) {
 	ctx, cancel := p.ctx(ctx)
 	defer cancel()
 	rows, err := p.pool.Query(ctx, "SELECT kid, alg, sealed_jwk, created_at, active_at, retire_at FROM signing_keys")
@@ -426,9 +455,9 @@ func (p *PostgresStore) SigningKeys(ctx context.Context) ([]*SigningKey, error) 
 		return nil, pgErr(err)
 	}
 	defer rows.Close()
-	var out []*SigningKey
+	var out []*authserver.SigningKey
 	for rows.Next() {
-		var k SigningKey
+		var k authserver.SigningKey
 		var sealed []byte
 		var retire *time.Time
 		if err := rows.Scan(&k.ID, &k.Algorithm, &sealed, &k.CreatedAt, &k.ActiveAt, &retire); err != nil {
@@ -438,15 +467,15 @@ func (p *PostgresStore) SigningKeys(ctx context.Context) ([]*SigningKey, error) 
 			k.RetireAt = *retire
 		}
 		if k.PrivateJWK, err = p.seal.Open(sealed, signingKeyContext(k.ID)); err != nil {
-			return nil, fmt.Errorf("authserver: signing key %q does not open under the configured key-encryption keys", k.ID)
+			return nil, fmt.Errorf("pgstore: signing key %q does not open under the configured key-encryption keys", k.ID)
 		}
 		out = append(out, &k)
 	}
 	return out, pgErr(rows.Err())
 }
 
-// SaveSigningKey implements [KeyStore]; the private key is sealed.
-func (p *PostgresStore) SaveSigningKey(ctx context.Context, k *SigningKey) error {
+// SaveSigningKey implements [authserver.KeyStore]; the private key is sealed.
+func (p *Store) SaveSigningKey(ctx context.Context, k *authserver.SigningKey) error {
 	var retire *time.Time
 	if !k.RetireAt.IsZero() {
 		retire = &k.RetireAt
@@ -458,21 +487,21 @@ func (p *PostgresStore) SaveSigningKey(ctx context.Context, k *SigningKey) error
 	return err
 }
 
-// DeleteSigningKey implements [KeyStore].
-func (p *PostgresStore) DeleteSigningKey(ctx context.Context, id string) error {
+// DeleteSigningKey implements [authserver.KeyStore].
+func (p *Store) DeleteSigningKey(ctx context.Context, id string) error {
 	_, err := p.exec(ctx, "DELETE FROM signing_keys WHERE kid = $1", id)
 	return err
 }
 
-// RevokeAccessToken implements [RevocationStore].
-func (p *PostgresStore) RevokeAccessToken(ctx context.Context, jti string, expires time.Time) error {
+// RevokeAccessToken implements [authserver.RevocationStore].
+func (p *Store) RevokeAccessToken(ctx context.Context, jti string, expires time.Time) error {
 	_, err := p.exec(ctx, `INSERT INTO revoked_access_tokens (jti, expires_at) VALUES ($1, $2)
 		ON CONFLICT (jti) DO NOTHING`, jti, expires)
 	return err
 }
 
-// AccessTokenRevoked implements [RevocationStore].
-func (p *PostgresStore) AccessTokenRevoked(ctx context.Context, jti string) (bool, error) {
+// AccessTokenRevoked implements [authserver.RevocationStore].
+func (p *Store) AccessTokenRevoked(ctx context.Context, jti string) (bool, error) {
 	ctx, cancel := p.ctx(ctx)
 	defer cancel()
 	var revoked bool
@@ -480,10 +509,10 @@ func (p *PostgresStore) AccessTokenRevoked(ctx context.Context, jti string) (boo
 	return revoked, pgErr(err)
 }
 
-// SavePending implements [PendingStore]. Past MaxPending records it drops
-// the expired ones and, if still full, refuses with
+// SavePending implements [authserver.PendingStore]. Past MaxPending records it
+// drops the expired ones and, if still full, refuses with
 // temporarily_unavailable; the count stops at the bound.
-func (p *PostgresStore) SavePending(ctx context.Context, pa *PendingAuthorization) error {
+func (p *Store) SavePending(ctx context.Context, pa *authserver.PendingAuthorization) error {
 	data, err := json.Marshal(pa)
 	if err != nil {
 		return err
@@ -500,10 +529,10 @@ func (p *PostgresStore) SavePending(ctx context.Context, pa *PendingAuthorizatio
 	if err != nil || ok {
 		return err
 	}
-	// Records expire pendingTTL after they are saved, so this record's
-	// expiry less pendingTTL is now on the server's clock.
+	// Records expire PendingTTL after they are saved, so this record's
+	// expiry less PendingTTL is now on the server's clock.
 	if _, err := p.exec(ctx, "DELETE FROM pending_authorizations WHERE expires_at <= $1",
-		pa.ExpiresAt.Add(-pendingTTL)); err != nil {
+		pa.ExpiresAt.Add(-authserver.PendingTTL)); err != nil {
 		return err
 	}
 	if ok, err = insert(); err != nil || ok {
@@ -512,10 +541,10 @@ func (p *PostgresStore) SavePending(ctx context.Context, pa *PendingAuthorizatio
 	return errPendingFull
 }
 
-// TakePending implements [PendingStore]: the row is locked while match
-// runs and deleted only if it matched.
-func (p *PostgresStore) TakePending(ctx context.Context, id string, now time.Time, match func(*PendingAuthorization) bool) (*PendingAuthorization, error) {
-	var out *PendingAuthorization
+// TakePending implements [authserver.PendingStore]: the row is locked while
+// match runs and deleted only if it matched.
+func (p *Store) TakePending(ctx context.Context, id string, now time.Time, match func(*authserver.PendingAuthorization) bool) (*authserver.PendingAuthorization, error) {
+	var out *authserver.PendingAuthorization
 	err := pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
 		qctx, cancel := p.ctx(ctx)
 		defer cancel()
@@ -525,12 +554,14 @@ func (p *PostgresStore) TakePending(ctx context.Context, id string, now time.Tim
 		if err != nil {
 			return pgErr(err)
 		}
-		var pa PendingAuthorization
-		if err := json.Unmarshal(data, &pa); err != nil {
-			return fmt.Errorf("authserver: corrupt pending authorization: %w", err)
+		// match gets a copy of its own: what it does to it is not
+		// returned.
+		var pa, shown authserver.PendingAuthorization
+		if err := errors.Join(json.Unmarshal(data, &pa), json.Unmarshal(data, &shown)); err != nil {
+			return fmt.Errorf("pgstore: corrupt pending authorization: %w", err)
 		}
-		if !match(clonePending(&pa)) {
-			return ErrNotFound
+		if !match(&shown) {
+			return authserver.ErrNotFound
 		}
 		if _, err := tx.Exec(qctx, "DELETE FROM pending_authorizations WHERE id = $1", id); err != nil {
 			return pgErr(err)
@@ -544,8 +575,9 @@ func (p *PostgresStore) TakePending(ctx context.Context, id string, now time.Tim
 	return out, nil
 }
 
-// Sweep implements [Sweeper]: it deletes records that expired before now.
-func (p *PostgresStore) Sweep(ctx context.Context, now time.Time) error {
+// Sweep implements [authserver.Sweeper]: it deletes records that expired before
+// now.
+func (p *Store) Sweep(ctx context.Context, now time.Time) error {
 	for _, table := range []string{"codes", "grants", "refresh_tokens", "consents", "revoked_access_tokens", "pending_authorizations", "upstream_tokens"} {
 		if _, err := p.exec(ctx, "DELETE FROM "+table+" WHERE expires_at < $1", now); err != nil {
 			return err

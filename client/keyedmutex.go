@@ -3,9 +3,6 @@ package client
 import (
 	"context"
 	"sync"
-
-	"github.com/mcpauth/mcpauth/client/tokenstore"
-	"github.com/mcpauth/mcpauth/internal/flight"
 )
 
 // keyedMutex serializes interactive logins per MCP server, so concurrent
@@ -52,13 +49,4 @@ func (k *keyedMutex) release(key string, e *keyedEntry) {
 	if e.refs == 0 {
 		delete(k.m, key)
 	}
-}
-
-// refreshOnce runs fn once for all concurrent callers with the same key
-// (x/sync/singleflight), each getting its own copy of the token. A waiter
-// gives up when its own ctx ends; the call itself continues for the others.
-func (c *Client) refreshOnce(ctx context.Context, key tokenstore.Key, fn func() (*tokenstore.Token, error)) (*tokenstore.Token, error) {
-	k := key.Issuer + "\x00" + key.Resource + "\x00" + key.ClientID
-	tok, err := flight.Do(ctx, &c.refreshes, k, fn)
-	return tok.Clone(), err
 }

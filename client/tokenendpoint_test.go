@@ -87,21 +87,21 @@ func TestTokenResponseRules(t *testing.T) {
 	}{
 		{"valid", 200, jsonCT, `{"access_token":"a","token_type":"Bearer","expires_in":60}`, nil, ""},
 		{"token_type compared case-insensitively", 200, "application/json; charset=utf-8", `{"access_token":"a","token_type":"bearer"}`, nil, ""},
-		{"bad input: no token_type", 200, jsonCT, `{"access_token":"a"}`, []error{ErrTokenResponse, oauthmeta.ErrMissingField}, ""},
-		{"bad input: token_type DPoP (until DPoP)", 200, jsonCT, `{"access_token":"a","token_type":"DPoP"}`, []error{ErrTokenResponse, ErrTokenType}, ""},
-		{"bad input: token_type mac", 200, jsonCT, `{"access_token":"a","token_type":"mac"}`, []error{ErrTokenType}, ""},
-		{"no access_token", 200, jsonCT, `{"token_type":"Bearer"}`, []error{ErrTokenResponse}, ""},
-		{"duplicate member", 200, jsonCT, `{"access_token":"a","access_token":"b","token_type":"Bearer"}`, []error{ErrTokenResponse, oauthmeta.ErrMalformed}, ""},
-		{"case-variant member name", 200, jsonCT, `{"Access_Token":"a","token_type":"Bearer"}`, []error{ErrTokenResponse}, ""},
-		{"case-variant beside the member", 200, jsonCT, `{"access_token":"a","ACCESS_TOKEN":"b","token_type":"Bearer"}`, []error{ErrTokenResponse}, ""},
-		{"case-variant token_type", 200, jsonCT, `{"access_token":"a","token_type":"Bearer","Token_Type":"mac"}`, []error{ErrTokenResponse}, ""},
-		{"array", 200, jsonCT, `[]`, []error{ErrTokenResponse}, ""},
-		{"form-encoded", 200, "application/x-www-form-urlencoded", `access_token=a&token_type=bearer`, []error{ErrTokenResponse}, ""},
-		{"negative expires_in", 200, jsonCT, `{"access_token":"a","token_type":"Bearer","expires_in":-1}`, []error{ErrTokenResponse}, ""},
-		{"error response", 400, jsonCT, `{"error":"invalid_grant","error_description":"expired"}`, []error{ErrTokenResponse}, oauthmeta.CodeInvalidGrant},
-		{"error response echoing the secret", 401, jsonCT, `{"error":"invalid_client","error_description":"SENT-SECRET is wrong"}`, []error{ErrTokenResponse}, oauthmeta.CodeInvalidClient},
-		{"error response that is not JSON", 500, "text/html", `<h1>SENT-SECRET</h1>`, []error{ErrTokenResponse}, ""},
-		{"redirect (not followed)", 307, jsonCT, `{"access_token":"a","token_type":"Bearer"}`, []error{ErrTokenResponse}, ""},
+		{"bad input: no token_type", 200, jsonCT, `{"access_token":"a"}`, []error{errTokenResponse, oauthmeta.ErrMissingField}, ""},
+		{"bad input: token_type DPoP (until DPoP)", 200, jsonCT, `{"access_token":"a","token_type":"DPoP"}`, []error{errTokenResponse, errTokenType}, ""},
+		{"bad input: token_type mac", 200, jsonCT, `{"access_token":"a","token_type":"mac"}`, []error{errTokenType}, ""},
+		{"no access_token", 200, jsonCT, `{"token_type":"Bearer"}`, []error{errTokenResponse}, ""},
+		{"duplicate member", 200, jsonCT, `{"access_token":"a","access_token":"b","token_type":"Bearer"}`, []error{errTokenResponse, oauthmeta.ErrMalformed}, ""},
+		{"case-variant member name", 200, jsonCT, `{"Access_Token":"a","token_type":"Bearer"}`, []error{errTokenResponse}, ""},
+		{"case-variant beside the member", 200, jsonCT, `{"access_token":"a","ACCESS_TOKEN":"b","token_type":"Bearer"}`, []error{errTokenResponse}, ""},
+		{"case-variant token_type", 200, jsonCT, `{"access_token":"a","token_type":"Bearer","Token_Type":"mac"}`, []error{errTokenResponse}, ""},
+		{"array", 200, jsonCT, `[]`, []error{errTokenResponse}, ""},
+		{"form-encoded", 200, "application/x-www-form-urlencoded", `access_token=a&token_type=bearer`, []error{errTokenResponse}, ""},
+		{"negative expires_in", 200, jsonCT, `{"access_token":"a","token_type":"Bearer","expires_in":-1}`, []error{errTokenResponse}, ""},
+		{"error response", 400, jsonCT, `{"error":"invalid_grant","error_description":"expired"}`, []error{errTokenResponse}, oauthmeta.CodeInvalidGrant},
+		{"error response echoing the secret", 401, jsonCT, `{"error":"invalid_client","error_description":"SENT-SECRET is wrong"}`, []error{errTokenResponse}, oauthmeta.CodeInvalidClient},
+		{"error response that is not JSON", 500, "text/html", `<h1>SENT-SECRET</h1>`, []error{errTokenResponse}, ""},
+		{"redirect (not followed)", 307, jsonCT, `{"access_token":"a","token_type":"Bearer"}`, []error{errTokenResponse}, ""},
 	}
 	e := newRawTokenEndpoint(t)
 	c, _ := New(Config{Authorizer: &FollowRedirects{}, InsecureAllowHTTPLoopback: true})
@@ -143,9 +143,9 @@ func TestTokenResponseBadInput(t *testing.T) {
 		as      oauthtest.ASOptions
 		wantErr error
 	}{
-		{"bad input: token response without token_type", oauthtest.ASOptions{TokenType: "-"}, ErrTokenResponse},
-		{"bad input: token_type other than Bearer", oauthtest.ASOptions{TokenType: "DPoP"}, ErrTokenType},
-		{"bad input: token response over 1 MiB", oauthtest.ASOptions{PadTokenResponse: 1 << 20}, ErrResponseTooLarge},
+		{"bad input: token response without token_type", oauthtest.ASOptions{TokenType: "-"}, errTokenResponse},
+		{"bad input: token_type other than Bearer", oauthtest.ASOptions{TokenType: "DPoP"}, errTokenType},
+		{"bad input: token response over 1 MiB", oauthtest.ASOptions{PadTokenResponse: 1 << 20}, errResponseTooLarge},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -153,7 +153,7 @@ func TestTokenResponseBadInput(t *testing.T) {
 			e := newEnv(t, tt.as, oauthtest.ResourceOptions{}, nil)
 			ctx := context.Background()
 			err := e.c.Login(ctx, e.rs.MCPURL())
-			if !errors.Is(err, tt.wantErr) || !errors.Is(err, ErrTokenResponse) {
+			if !errors.Is(err, tt.wantErr) || !errors.Is(err, errTokenResponse) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
 			if tok, _ := e.c.currentToken(ctx, e.rs.MCPURL()); tok != nil {
@@ -486,7 +486,7 @@ func TestNewTokenScopes(t *testing.T) {
 	if !slices.Equal(tok.Scopes, []string{"old"}) || !tok.Expiry.IsZero() {
 		t.Errorf("refresh without scope: %q", tok.Scopes)
 	}
-	if _, err := c.newToken(response(map[string]any{"scope": "bad\"scope"}), nil, nil, nil); !errors.Is(err, ErrTokenResponse) {
+	if _, err := c.newToken(response(map[string]any{"scope": "bad\"scope"}), nil, nil, nil); !errors.Is(err, errTokenResponse) {
 		t.Errorf("invalid scope accepted: %v", err)
 	}
 }

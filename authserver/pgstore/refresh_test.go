@@ -1,25 +1,24 @@
-package authserver
+package pgstore
 
 import (
 	"context"
 	"errors"
-	"net/http"
 	"slices"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcpauth/mcpauth/authserver"
 	"github.com/mcpauth/mcpauth/internal/testdb"
-	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
 // gateRefreshes makes st's refresh batches wait for the test: each batch
 // sends its uses on started, then runs its statement when release gets a
 // value.
-func gateRefreshes(st *PostgresStore) (started chan []RefreshUse, release chan struct{}) {
-	started, release = make(chan []RefreshUse, 10), make(chan struct{})
-	st.refreshes = newBatcher(refreshBatchMax, refreshQueueMax, func(ctx context.Context, uses []RefreshUse) ([]*Grant, error) {
+func gateRefreshes(st *Store) (started chan []authserver.RefreshUse, release chan struct{}) {
+	started, release = make(chan []authserver.RefreshUse, 10), make(chan struct{})
+	st.refreshes = newBatcher(refreshBatchMax, refreshQueueMax, func(ctx context.Context, uses []authserver.RefreshUse) ([]*authserver.Grant, error) {
 		started <- slices.Clone(uses)
 		<-release
 		return st.useRefreshTokens(ctx, uses)
@@ -29,26 +28,26 @@ func gateRefreshes(st *PostgresStore) (started chan []RefreshUse, release chan s
 
 // saveRefreshFamily saves a grant id for client c, bound to jkt if not
 // empty, and its refresh token id+"-r0".
-func saveRefreshFamily(t *testing.T, st *PostgresStore, id, jkt string, now time.Time) {
+func saveRefreshFamily(t *testing.T, st *Store, id, jkt string, now time.Time) {
 	t.Helper()
 	ctx := context.Background()
 	hour := now.Add(time.Hour)
-	if err := st.SaveGrant(ctx, &Grant{ID: id, ClientID: "c", Subject: "u", DPoPJKT: jkt, ExpiresAt: hour}); err != nil {
+	if err := st.SaveGrant(ctx, &authserver.Grant{ID: id, ClientID: "c", Subject: "u", DPoPJKT: jkt, ExpiresAt: hour}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.SaveRefreshToken(ctx, &RefreshToken{Key: id + "-r0", GrantID: id, ClientID: "c", ExpiresAt: hour}); err != nil {
+	if err := st.SaveRefreshToken(ctx, &authserver.RefreshToken{Key: id + "-r0", GrantID: id, ClientID: "c", ExpiresAt: hour}); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// TestPostgresRefreshBatch: uses queued while a statement is in flight go
-// in one statement, and each gets its own answer: the tokens the rules
-// accept rotate, the others (another client, another DPoP key, a second
-// use of a token of the same batch) are ErrNotFound and change nothing.
-func TestPostgresRefreshBatch(t *testing.T) {
+// TestRefreshBatch: uses queued while a statement is in flight go in one
+// statement, and each gets its own answer: the tokens the rules accept rotate,
+// the others (another client, another DPoP key, a second use of a token of the
+// same batch) are authserver.ErrNotFound and change nothing.
+func TestRefreshBatch(t *testing.T) {
 	t.Parallel()
 	pg := testdb.StartPostgres(t)
-	st := openTestPostgres(t, pg, "")
+	st := openTest(t, pg)
 	started, release := gateRefreshes(st)
 	now := time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
 	for i := range 8 {
@@ -58,11 +57,11 @@ func TestPostgresRefreshBatch(t *testing.T) {
 		}
 		saveRefreshFamily(t, st, "b"+strconv.Itoa(i), jkt, now)
 	}
-	use := func(i int, client, jkt, next string) RefreshUse {
-		return RefreshUse{Key: "b" + strconv.Itoa(i) + "-r0", NextKey: next, ClientID: client, JKT: jkt, Now: now}
+	use := func(i int, client, jkt, next string) authserver.RefreshUse {
+		return authserver.RefreshUse{Key: "b" + strconv.Itoa(i) + "-r0", NextKey: next, ClientID: client, JKT: jkt, Now: now}
 	}
 	queued := []struct {
-		use  RefreshUse
+		use  authserver.RefreshUse
 		wins bool
 	}{
 		{use(1, "c", "k1", "b1-r1"), true},
@@ -76,7 +75,7 @@ func TestPostgresRefreshBatch(t *testing.T) {
 	}
 	ctx := context.Background()
 	type result struct {
-		g   *Grant
+		g   *authserver.Grant
 		err error
 	}
 	results := make([]result, len(queued))
@@ -104,10 +103,10 @@ func TestPostgresRefreshBatch(t *testing.T) {
 	for i, q := range queued {
 		r := results[i]
 		if !q.wins {
-			if !errors.Is(r.err, ErrNotFound) {
-				t.Errorf("use %d (%s): %+v, %v, want ErrNotFound", i, q.use.NextKey, r.g, r.err)
+			if !errors.Is(r.err, authserver.ErrNotFound) {
+				t.Errorf("use %d (%s): %+v, %v, want authserver.ErrNotFound", i, q.use.NextKey, r.g, r.err)
 			}
-			if _, err := st.RefreshToken(ctx, q.use.NextKey); !errors.Is(err, ErrNotFound) {
+			if _, err := st.RefreshToken(ctx, q.use.NextKey); !errors.Is(err, authserver.ErrNotFound) {
 				t.Errorf("use %d (%s) saved a successor: %v", i, q.use.NextKey, err)
 			}
 			continue
@@ -132,20 +131,20 @@ func TestPostgresRefreshBatch(t *testing.T) {
 	}
 }
 
-// TestPostgresRefreshBatchCancel: a use whose context ends while it waits
+// TestRefreshBatchCancel: a use whose context ends while it waits
 // for the next statement returns the context's error and rotates nothing;
 // the uses queued with it still go.
-func TestPostgresRefreshBatchCancel(t *testing.T) {
+func TestRefreshBatchCancel(t *testing.T) {
 	t.Parallel()
 	pg := testdb.StartPostgres(t)
-	st := openTestPostgres(t, pg, "")
+	st := openTest(t, pg)
 	started, release := gateRefreshes(st)
 	now := time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
 	for _, id := range []string{"x0", "x1", "x2"} {
 		saveRefreshFamily(t, st, id, "", now)
 	}
-	use := func(id string) RefreshUse {
-		return RefreshUse{Key: id + "-r0", NextKey: id + "-r1", ClientID: "c", Now: now}
+	use := func(id string) authserver.RefreshUse {
+		return authserver.RefreshUse{Key: id + "-r0", NextKey: id + "-r1", ClientID: "c", Now: now}
 	}
 	bg := context.Background()
 	var wg sync.WaitGroup
@@ -179,73 +178,13 @@ func TestPostgresRefreshBatchCancel(t *testing.T) {
 	}
 }
 
-// TestPostgresRefreshConcurrent: on one replica, many concurrent refreshes
-// of distinct tokens all rotate, each into its own successor; many
-// concurrent refreshes of one token make one winner, and the others, seen
-// as reuse, revoke the family (the winner's token is refused after).
-func TestPostgresRefreshConcurrent(t *testing.T) {
-	t.Parallel()
-	pg := testdb.StartPostgres(t)
-	r := newReplicas(t, 1, pg, nil)
-	const n = 48
-	{ // distinct tokens
-		rts := make([]string, n)
-		for i := range rts {
-			rts[i] = r.tokens(nil).RefreshToken
-		}
-		results := make([]tokenResult, n)
-		var wg sync.WaitGroup
-		for i, rt := range rts {
-			wg.Go(func() { results[i] = r.tokenAt(0, refreshForm(rt)) })
-		}
-		wg.Wait()
-		seen := map[string]bool{}
-		for i, res := range results {
-			if res.status != http.StatusOK || res.tok.RefreshToken == "" || seen[res.tok.RefreshToken] {
-				t.Fatalf("refresh %d: %d %s", i, res.status, res.body)
-			}
-			seen[res.tok.RefreshToken] = true
-		}
-		for i, res := range results[:4] {
-			if again := r.tokenAt(0, refreshForm(res.tok.RefreshToken)); again.status != http.StatusOK {
-				t.Fatalf("successor %d: %d %s", i, again.status, again.body)
-			}
-		}
-	}
-	{ // one token
-		rt := r.tokens(nil).RefreshToken
-		results := make([]tokenResult, n)
-		var wg sync.WaitGroup
-		for i := range results {
-			wg.Go(func() { results[i] = r.tokenAt(0, refreshForm(rt)) })
-		}
-		wg.Wait()
-		var winner string
-		for _, res := range results {
-			switch res.status {
-			case http.StatusOK:
-				if winner != "" {
-					t.Fatal("two uses of one refresh token succeeded")
-				}
-				winner = res.tok.RefreshToken
-			default:
-				wantError(t, res, http.StatusBadRequest, oauthmeta.CodeInvalidGrant)
-			}
-		}
-		if winner == "" {
-			t.Fatal("no use of the refresh token succeeded")
-		}
-		wantError(t, r.tokenAt(0, refreshForm(winner)), http.StatusBadRequest, oauthmeta.CodeInvalidGrant)
-	}
-}
-
 // openOneConn opens a PostgreSQL store of one connection on a new
 // database, so that every statement runs in one session and its cached
 // plans are the ones a test reads.
-func openOneConn(t *testing.T) *PostgresStore {
+func openOneConn(t *testing.T) *Store {
 	t.Helper()
-	st, err := OpenPostgresStore(context.Background(), testdb.StartPostgres(t).NewDatabase(t),
-		PostgresConfig{KeyEncryptionKey: testKEK, MaxConns: 1})
+	st, err := Open(context.Background(), testdb.StartPostgres(t).NewDatabase(t),
+		Config{KeyEncryptionKey: testKEK, MaxConns: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +200,7 @@ func openOneConn(t *testing.T) *PostgresStore {
 
 // fillRefreshTables adds n grants, each with one refresh token, expiring
 // at exp.
-func fillRefreshTables(t *testing.T, st *PostgresStore, n int, exp time.Time) {
+func fillRefreshTables(t *testing.T, st *Store, n int, exp time.Time) {
 	t.Helper()
 	for _, sql := range []string{
 		`INSERT INTO grants (id, data, expires_at)
@@ -276,18 +215,18 @@ func fillRefreshTables(t *testing.T, st *PostgresStore, n int, exp time.Time) {
 }
 
 // useFamily saves the refresh family id and uses its first token once.
-func useFamily(t *testing.T, st *PostgresStore, id string, now time.Time) {
+func useFamily(t *testing.T, st *Store, id string, now time.Time) {
 	t.Helper()
 	saveRefreshFamily(t, st, id, "", now)
-	if _, err := st.UseRefreshToken(context.Background(), RefreshUse{Key: id + "-r0", NextKey: id + "-r1", ClientID: "c", Now: now}); err != nil {
+	if _, err := st.UseRefreshToken(context.Background(), authserver.RefreshUse{Key: id + "-r0", NextKey: id + "-r1", ClientID: "c", Now: now}); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// TestPostgresRefreshGenericPlan: after its first executions on a
+// TestRefreshGenericPlan: after its first executions on a
 // connection, the refresh statement runs on one cached generic plan
 // instead of being planned again for every batch.
-func TestPostgresRefreshGenericPlan(t *testing.T) {
+func TestRefreshGenericPlan(t *testing.T) {
 	t.Parallel()
 	st := openOneConn(t)
 	now := time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
@@ -316,11 +255,11 @@ func TestPostgresRefreshGenericPlan(t *testing.T) {
 	}
 }
 
-// TestPostgresRefreshPlanOnGrownTables: a refresh statement first planned
+// TestRefreshPlanOnGrownTables: a refresh statement first planned
 // on nearly empty tables (a new database) still finds its rows through
 // the indexes once the tables have grown, before any ANALYZE: no
 // sequential scan of refresh_tokens or grants.
-func TestPostgresRefreshPlanOnGrownTables(t *testing.T) {
+func TestRefreshPlanOnGrownTables(t *testing.T) {
 	t.Parallel()
 	st := openOneConn(t)
 	now := time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)

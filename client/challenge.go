@@ -2,20 +2,19 @@ package client
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
-	"slices"
+	"strings"
 
 	"github.com/mcpauth/mcpauth/client/tokenstore"
+	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/internal/ascii"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
-// attempts counts the authorizations one operation has started
-// (requirement CL-15), and whether it already replaced a dynamic
-// registration the token endpoint refused (at most once). The zero value
-// is a fresh budget.
+// attempts counts the authorizations one operation has started, and whether it
+// already replaced a dynamic registration the token endpoint refused (at most
+// once). The zero value is a fresh budget.
 type attempts struct {
 	n            int
 	reregistered bool
@@ -34,8 +33,8 @@ type attempts struct {
 //     of the previously requested and the challenged scopes (step-up,
 //     SEP-2350). No refresh: it cannot widen scopes. If the refused token
 //     was granted every challenged scope already, a new authorization
-//     cannot help: ErrInsufficientScope.
-//   - anything else: ErrForbidden.
+//     cannot help: errInsufficientScope.
+//   - anything else: errForbiddenStatus.
 func (c *Client) respond(ctx context.Context, resource string, status int, h http.Header, sent string, a *attempts) error {
 	ch := parseChallenge(h)
 	switch {
@@ -44,7 +43,7 @@ func (c *Client) respond(ctx context.Context, resource string, status int, h htt
 	case status == http.StatusForbidden && insufficientScope(ch.Challenge):
 		return c.stepUp(ctx, resource, ch, sent, a)
 	default:
-		return fmt.Errorf("%w: status %d", ErrForbidden, status)
+		return fmt.Errorf("%w: status %d", errForbiddenStatus, status)
 	}
 }
 
@@ -114,7 +113,7 @@ func (c *Client) stepUp(ctx context.Context, resource string, ch challenge, sent
 		case st.tok.AccessToken != sent && st.tok.Valid(c.clock.Now(), expiryLeeway) && subset(need, st.tok.Scopes):
 			return nil // another request stepped up meanwhile
 		case st.tok.AccessToken == sent && len(need) > 0 && subset(need, st.tok.Scopes):
-			return ErrInsufficientScope // asking again would change nothing
+			return errInsufficientScope // asking again would change nothing
 		}
 		prev = st.tok.RequestedScopes
 	}
@@ -125,11 +124,10 @@ func (c *Client) stepUp(ctx context.Context, resource string, ch challenge, sent
 // the DPoP key (which may refuse before anything is sent to the
 // authorization server), then the Authorizer, then the response checks and
 // the code exchange; the token is stored under (issuer, resource
-// indicator, client_id). scopes nil means chosen by the MCP strategy
-// (CL-14).
+// indicator, client_id). scopes nil means chosen by the MCP strategy.
 func (c *Client) login(ctx context.Context, resource string, ch challenge, fresh bool, scopes []string, a *attempts) error {
 	if a.n >= MaxAuthorizationAttempts {
-		return fmt.Errorf("%w (%d)", ErrAttemptLimit, MaxAuthorizationAttempts)
+		return fmt.Errorf("%w (%d)", errAttemptLimit, MaxAuthorizationAttempts)
 	}
 	a.n++
 	prev, _ := c.store.Discovery(ctx, resource)
@@ -160,10 +158,10 @@ func (c *Client) login(ctx context.Context, resource string, ch challenge, fresh
 		return errNotStarted
 	case err != nil:
 		c.pending.Remove(state)
-		return fmt.Errorf("%w: %w", ErrAuthorizer, err)
+		return fmt.Errorf("%w: %w", errAuthorizer, err)
 	case redirect == nil:
 		c.pending.Remove(state)
-		return fmt.Errorf("%w: no redirect", ErrAuthorizer)
+		return fmt.Errorf("%w: no redirect", errAuthorizer)
 	}
 	rec, tok, err := c.complete(ctx, redirect, state)
 	if err != nil {
@@ -190,7 +188,7 @@ func (c *Client) grantLogin(ctx context.Context, g *grantRun) error {
 	d := g.d
 	id, ok := c.flow.clientID(d.Issuer)
 	var tok *tokenstore.Token
-	err := ErrIssuerChanged
+	err := errIssuerChanged
 	if ok {
 		tok, err = c.flow.run(ctx, g)
 	}
@@ -218,84 +216,38 @@ func (c *Client) checkIssuerChange(ctx context.Context, prev, d *tokenstore.Disc
 	_ = c.store.PutDiscovery(ctx, prev)
 	c.log.WarnContext(ctx, "authorization server changed away from pre-registered credentials", "resource", d.Resource,
 		"previous_issuer", prev.Issuer, "issuer", d.Issuer)
-	return ErrIssuerChanged
+	return errIssuerChanged
 }
 
-// Login authorizes the client for the MCP server at serverURL before any
-// request is refused: discovery by the well-known URLs, scopes from the
-// server's scopes_supported. It is a no-op when a usable token is stored.
-func (c *Client) Login(ctx context.Context, serverURL string) error {
-	resource, err := c.canonicalResource(serverURL)
-	if err != nil {
-		return err
-	}
-	if tok, err := c.currentToken(ctx, resource); err == nil && tok != nil {
-		return nil
-	}
-	return c.unauthorized(ctx, resource, challenge{}, "", &attempts{})
+// challenge is what a 401 or 403 said: its Bearer challenge, else its
+// DPoP one, and what it tells of DPoP (RFC 9449 §7.1).
+type challenge struct {
+	oauthmeta.Challenge
+	// dpopOnly: a DPoP challenge and no Bearer one, so the resource
+	// accepts DPoP-bound tokens only.
+	dpopOnly bool
+	// dpopAlgs are the DPoP challenge's "algs"; nil when absent.
+	dpopAlgs []string
 }
 
-// Logout ends the client's session with the MCP server at serverURL.
-// When the authorization server's metadata names a revocation_endpoint,
-// the stored tokens are revoked there first (RFC 7009: the refresh token,
-// then the access token), each request bounded by Config.Timeout and
-// sent with the client's token endpoint authentication; then the token is
-// deleted from the store, whatever the revocation's outcome. The
-// registration is kept: it is reused by the next login.
-//
-// An error wrapping ErrRevocation means the token is deleted locally but
-// the server did not confirm its revocation (a warning to show the user);
-// any other error means the token may still be stored.
-func (c *Client) Logout(ctx context.Context, serverURL string) error {
-	resource, err := c.canonicalResource(serverURL)
+// parseChallenge reads the WWW-Authenticate fields of h. A malformed
+// header counts as no challenge: discovery then falls back to the
+// well-known URLs.
+func parseChallenge(h http.Header) challenge {
+	chs, err := oauthmeta.ParseChallenges(h.Values("WWW-Authenticate")...)
 	if err != nil {
-		return err
+		return challenge{}
 	}
-	st, unlock, err := c.lockedState(ctx, resource)
-	if err != nil {
-		return err
+	bearer, hasBearer := oauthmeta.FindChallenge(chs, "Bearer")
+	d, hasDPoP := oauthmeta.FindChallenge(chs, dpop.Scheme)
+	out := challenge{Challenge: bearer, dpopOnly: hasDPoP && !hasBearer}
+	if !hasBearer {
+		out.Challenge = d // RFC 9449 §7.1: the same parameters
 	}
-	defer unlock()
-	if st == nil {
-		return nil // never logged in
-	}
-	if l, ok := c.store.(tokenstore.Locker); ok {
-		unlockStore, err := l.Lock(ctx, st.key)
-		if err != nil {
-			return err
+	if hasDPoP {
+		if algs := d.Value(oauthmeta.ParamAlgs); algs != "" {
+			out.dpopAlgs = strings.Fields(algs)
 		}
-		defer unlockStore()
 	}
-	// Read again under the store's lock: a refresh in another process may
-	// have rotated the refresh token. A token bound to a DPoP key this
-	// client lacks is revoked and deleted too.
-	tok, err := c.store.Token(ctx, st.key)
-	if errors.Is(err, tokenstore.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	revoked := c.revokeTokens(ctx, st, tok)
-	// The deletion happens even when ctx ended during the revocation.
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.Timeout)
-	defer cancel()
-	if err := c.store.DeleteToken(dctx, st.key); err != nil {
-		if revoked != nil {
-			c.log.WarnContext(ctx, "token revocation failed", "issuer", st.key.Issuer, "error", revoked)
-		}
-		return err
-	}
-	if revoked != nil {
-		c.log.WarnContext(ctx, "token deleted locally; revocation failed", "issuer", st.key.Issuer, "error", revoked)
-		return revoked
-	}
-	c.log.InfoContext(ctx, "logged out", "resource", resource, "issuer", st.key.Issuer,
-		"revoked", st.d.AuthServer.RevocationEndpoint != "")
-	return nil
-}
-
-// subset reports whether every member of a is in b.
-func subset(a, b []string) bool {
-	return !slices.ContainsFunc(a, func(s string) bool { return !slices.Contains(b, s) })
+	return out
 }

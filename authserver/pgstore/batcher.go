@@ -1,4 +1,4 @@
-package authserver
+package pgstore
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 // errBatchQueueFull is returned by [batcher.do] when the queue is full:
 // the caller runs its request alone instead.
-var errBatchQueueFull = errors.New("authserver: batch queue is full")
+var errBatchQueueFull = errors.New("pgstore: batch queue is full")
 
 // batcher groups concurrent calls into batches the way a commit batcher
 // does: a call that finds no batch in flight runs one at once, with
@@ -123,12 +123,12 @@ func (b *batcher[In, Out]) lead(ctx context.Context, c *batchCall[In, Out]) (Out
 	finished := false
 	defer func() {
 		if !finished { // run panicked: fail the batch, keep the batcher usable
-			b.finish(batch, nil, errors.New("authserver: batch failed"))
+			b.finish(batch, nil, errors.New("pgstore: batch failed"))
 		}
 	}()
 	out, err := b.run(context.WithoutCancel(ctx), in)
 	if err == nil && len(out) != len(in) {
-		err = errors.New("authserver: batch returned a wrong number of results")
+		err = errors.New("pgstore: batch returned a wrong number of results")
 	}
 	finished = true
 	b.finish(batch, out, err)

@@ -1,4 +1,4 @@
-package authserver
+package pgstore
 
 import (
 	"context"
@@ -14,11 +14,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// postgresMigrations are the schema versions, applied in order of the
-// number that starts each file name (0001_initial.sql is version 1).
+// migrationFiles are the schema versions, applied in order of the number that
+// starts each file name (0001_initial.sql is version 1).
 //
-//go:embed migrations/postgres/*.sql
-var postgresMigrations embed.FS
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
 
 // migrationLockID is the advisory lock that serialises migrations of
 // replicas starting at the same moment ("mcpauth" in ASCII).
@@ -31,7 +31,7 @@ type migration struct {
 }
 
 func loadMigrations() ([]migration, error) {
-	files, err := fs.Glob(postgresMigrations, "migrations/postgres/*.sql")
+	files, err := fs.Glob(migrationFiles, "migrations/*.sql")
 	if err != nil {
 		return nil, err
 	}
@@ -41,9 +41,9 @@ func loadMigrations() ([]migration, error) {
 		num, _, ok := strings.Cut(name, "_")
 		v, err := strconv.Atoi(num)
 		if !ok || err != nil || v <= 0 {
-			return nil, fmt.Errorf("authserver: migration %s: name must start with its version number", name)
+			return nil, fmt.Errorf("pgstore: migration %s: name must start with its version number", name)
 		}
-		body, err := postgresMigrations.ReadFile(f)
+		body, err := migrationFiles.ReadFile(f)
 		if err != nil {
 			return nil, err
 		}
@@ -52,7 +52,7 @@ func loadMigrations() ([]migration, error) {
 	slices.SortFunc(out, func(a, b migration) int { return a.version - b.version })
 	for i, m := range out {
 		if m.version != i+1 {
-			return nil, fmt.Errorf("authserver: migrations must be numbered 1, 2, 3…; %s is out of place", m.name)
+			return nil, fmt.Errorf("pgstore: migrations must be numbered 1, 2, 3…; %s is out of place", m.name)
 		}
 	}
 	return out, nil
@@ -82,11 +82,11 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 			return err
 		}
 		if current > len(ms) {
-			return fmt.Errorf("authserver: the database schema is version %d; this binary knows up to %d", current, len(ms))
+			return fmt.Errorf("pgstore: the database schema is version %d; this binary knows up to %d", current, len(ms))
 		}
 		for _, m := range ms[current:] {
 			if _, err := tx.Exec(ctx, m.sql); err != nil {
-				return fmt.Errorf("authserver: migration %s: %w", m.name, err)
+				return fmt.Errorf("pgstore: migration %s: %w", m.name, err)
 			}
 			if _, err := tx.Exec(ctx, "INSERT INTO mcpauth_schema_migrations (version, name) VALUES ($1, $2)", m.version, m.name); err != nil {
 				return err

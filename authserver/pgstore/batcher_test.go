@@ -1,4 +1,4 @@
-package authserver
+package pgstore
 
 import (
 	"context"
