@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcpauth/mcpauth/authserver/authservertest"
 	"github.com/mcpauth/mcpauth/client"
 )
 
@@ -34,29 +34,9 @@ func TestHonestFlowClient(t *testing.T) {
 }
 
 // rewriteAuthorizeRedirect changes the query of the authorization
-// response redirect the server sends.
+// responses the server sends.
 func rewriteAuthorizeRedirect(edit func(q url.Values)) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path != "/authorize" {
-				next.ServeHTTP(w, r)
-				return
-			}
-			rec := httptest.NewRecorder()
-			next.ServeHTTP(rec, r)
-			if u, err := url.Parse(rec.Header().Get("Location")); err == nil && rec.Code/100 == 3 {
-				q := u.Query()
-				edit(q)
-				u.RawQuery = q.Encode()
-				rec.Header().Set("Location", u.String())
-			}
-			for k, vs := range rec.Header() {
-				w.Header()[k] = vs
-			}
-			w.WriteHeader(rec.Code)
-			w.Write(rec.Body.Bytes())
-		})
-	}
+	return func(next http.Handler) http.Handler { return authservertest.RewriteAuthorizationResponse(next, edit) }
 }
 
 // replacePath answers path (a prefix when it ends in "/") with h.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/authserver"
+	"github.com/mcpauth/mcpauth/authserver/authservertest"
 	"github.com/mcpauth/mcpauth/client"
 	"github.com/mcpauth/mcpauth/client/tokenstore"
 	"github.com/mcpauth/mcpauth/internal/nethook"
@@ -75,7 +76,7 @@ func startAS(t *testing.T, n *vnet, host string, sec *secrets, logs *logSink, o 
 	}
 	var handler http.Handler = as
 	if o.meta != nil {
-		handler = rewriteMetadata(as, o.meta)
+		handler = authservertest.RewriteMetadata(as, o.meta)
 	}
 	if o.wrap != nil {
 		handler = o.wrap(handler)
@@ -88,23 +89,6 @@ func startAS(t *testing.T, n *vnet, host string, sec *secrets, logs *logSink, o 
 		handler.ServeHTTP(w, r)
 	}))
 	return h
-}
-
-// rewriteMetadata serves the server's metadata after mutate at both
-// well-known locations.
-func rewriteMetadata(as *authserver.Server, mutate func(map[string]any)) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasPrefix(r.URL.Path, "/.well-known/") {
-			as.ServeHTTP(w, r)
-			return
-		}
-		b, _ := json.Marshal(as.Metadata())
-		var m map[string]any
-		_ = json.Unmarshal(b, &m)
-		mutate(m)
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(m)
-	})
 }
 
 // recordCredentials notes every code, verifier, token and secret in the

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/authserver"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/resource"
 )
@@ -130,7 +131,7 @@ func FuzzRemoteKeysJWKS(f *testing.F) {
 		defer rk.Close()
 		keys, err := rk.Keys(context.Background(), "")
 		if err != nil {
-			if !errors.Is(err, resource.ErrInvalidToken) && !errors.Is(err, resource.ErrUnavailable) {
+			if !errors.Is(err, keyset.ErrUnknownKey) && !errors.Is(err, keyset.ErrUnavailable) {
 				t.Fatalf("error outside the documented classes: %v", err)
 			}
 			return

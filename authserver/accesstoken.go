@@ -9,11 +9,12 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
-	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/mcpauth/mcpauth/dpop"
+	"github.com/mcpauth/mcpauth/internal/jsonx"
 	"github.com/mcpauth/mcpauth/internal/jwa"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -124,34 +125,49 @@ var errNotOurToken = errors.New("authserver: not a valid access token")
 // maxTokenLength bounds a token presented to introspection or revocation.
 const maxTokenLength = 8 << 10
 
-// parse verifies a JWT access token issued by this server with go-jose's
-// jwt package: one of our algorithms, typ at+jwt, a published kid, a
-// valid signature, our issuer, a jti and an expiry in the future.
+// parse verifies a JWT access token issued by this server through the
+// module's one JWT path (jwtverify): one of our algorithms, typ at+jwt, a
+// published kid, a valid signature, then our issuer, a jti, and exp (in
+// the future), nbf and iat by the one time rule.
 func (t *accessTokens) parse(raw string, now time.Time) (*accessClaims, error) {
 	if len(raw) > maxTokenLength {
 		return nil, errNotOurToken
 	}
-	tok, err := jwt.ParseSigned(raw, jwa.JOSE[jose.SignatureAlgorithm](jwa.Defaults(jwa.ServerToken)))
-	if err != nil || len(tok.Headers) != 1 {
+	jws, err := jwtverify.ParseCompact(raw, jwa.JOSE[jose.SignatureAlgorithm](jwa.Defaults(jwa.ServerToken)))
+	if err != nil {
 		return nil, errNotOurToken
 	}
-	h := tok.Headers[0]
-	if typ, _ := h.ExtraHeaders[jose.HeaderType].(string); !jwtverify.TypeIs(typ, "at+jwt") {
+	if typ, _ := jws.Signatures[0].Protected.ExtraHeaders[jose.HeaderType].(string); !jwtverify.TypeIs(typ, "at+jwt") {
 		return nil, errNotOurToken
 	}
-	pub, ok := t.keys.verificationKey(h.KeyID, now)
-	if !ok || pub.Algorithm != h.Algorithm {
+	if _, err := jwtverify.VerifySignature(context.Background(), jws, ownKeys{t.keys, now}); err != nil {
 		return nil, errNotOurToken
 	}
+	payload := jws.UnsafePayloadWithoutVerification()
+	var rc jwtverify.Claims
 	var c accessClaims
-	var std jwt.Claims
-	// Expected's exp check passes at the instant of exp; the token is
-	// already expired then (RFC 7519 §4.1.4).
-	if tok.Claims(pub, &c, &std) != nil || std.Expiry == nil || !now.Before(std.Expiry.Time()) || c.JTI == "" ||
-		std.ValidateWithLeeway(jwt.Expected{Issuer: t.issuer, Time: now}, 0) != nil {
+	if jwtverify.DecodeClaims(payload, &rc) != nil || jsonx.DecodeObject(payload, &c) != nil || c.JTI == "" || rc.Issuer != t.issuer {
+		return nil, errNotOurToken
+	}
+	if _, _, err := (jwtverify.Times{}).Check(&rc, now); err != nil {
 		return nil, errNotOurToken
 	}
 	return &c, nil
+}
+
+// ownKeys is the keyring at an instant as a keyset.Source: the published,
+// unexpired key with the requested ID.
+type ownKeys struct {
+	k   *keyring
+	now time.Time
+}
+
+func (o ownKeys) Keys(_ context.Context, kid string) ([]keyset.Key, error) {
+	pub, ok := o.k.verificationKey(kid, o.now)
+	if !ok {
+		return nil, keyset.ErrUnknownKey
+	}
+	return []keyset.Key{{ID: pub.KeyID, Algorithm: pub.Algorithm, Public: pub.Key}}, nil
 }
 
 // grantIDFromJTI returns the grant part of a jti.

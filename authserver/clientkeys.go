@@ -11,15 +11,15 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/jwkset"
-	"github.com/mcpauth/mcpauth/internal/jwtassert"
 	"github.com/mcpauth/mcpauth/internal/lru"
 	"github.com/mcpauth/mcpauth/internal/nethook"
 	"github.com/mcpauth/mcpauth/internal/remotekeys"
+	"github.com/mcpauth/mcpauth/keyset"
 )
 
-// DefaultMaxKeySets bounds the JWK sets fetched by URL that the server
+// defaultMaxKeySets bounds the JWK sets fetched by URL that the server
 // keeps (one per client jwks_uri or trusted issuer).
-const DefaultMaxKeySets = 128
+const defaultMaxKeySets = 128
 
 // KeyFetchConfig configures the fetching of JWK sets named by URL: a
 // client's jwks_uri (private_key_jwt, including Client ID Metadata
@@ -36,7 +36,7 @@ type KeyFetchConfig struct {
 	InsecureAllowHTTPLoopback bool
 	// MaxSets bounds the cached sets; the least recently used is dropped
 	// beyond it.
-	// Zero means [DefaultMaxKeySets].
+	// Zero means 128.
 	MaxSets int
 
 	// net is the tests' resolver and dial function (internal/nethook), reached
@@ -60,12 +60,12 @@ type remoteKeySets struct {
 func newRemoteKeySets(cfg KeyFetchConfig, now func() time.Time) *remoteKeySets {
 	closeSet := func(_ string, k *remotekeys.Set) { _ = k.Close() }
 	return &remoteKeySets{cfg: cfg, now: now,
-		sets: lru.New(cmp.Or(cfg.MaxSets, DefaultMaxKeySets), nil, closeSet)}
+		sets: lru.New(cmp.Or(cfg.MaxSets, defaultMaxKeySets), nil, closeSet)}
 }
 
 // source returns the key source for the JWK set at uri, creating it (no
 // I/O yet) when it is new.
-func (r *remoteKeySets) source(uri string) (jwtassert.KeySource, error) {
+func (r *remoteKeySets) source(uri string) (keyset.Source, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.done {
@@ -95,17 +95,16 @@ func (r *remoteKeySets) Close() error {
 	return nil
 }
 
-// remoteSource adapts remotekeys.Set to jwtassert.KeySource: an
-// unknown kid is "no key" (the assertion is refused as unverifiable), not
-// an outage, and so is a fetched set that jwkset.Parse refuses, exactly as
-// the same set given inline is (invalid_client, not
-// temporarily_unavailable).
+// remoteSource is a remotekeys.Set as the verifier's keyset.Source, with
+// one difference: a fetched set that jwkset.Parse refuses is "no key" (the
+// assertion is refused as unverifiable), not an outage, exactly as the same
+// set given inline is (invalid_client, not temporarily_unavailable).
 type remoteSource struct{ k *remotekeys.Set }
 
-func (s remoteSource) Keys(ctx context.Context, kid string) ([]jwtassert.Key, error) {
+func (s remoteSource) Keys(ctx context.Context, kid string) ([]keyset.Key, error) {
 	keys, err := s.k.Keys(ctx, kid)
-	if errors.Is(err, remotekeys.ErrUnknownKey) || errors.Is(err, jwkset.ErrInvalid) {
-		return nil, nil
+	if errors.Is(err, jwkset.ErrInvalid) {
+		return nil, keyset.ErrUnknownKey
 	}
 	return keys, err
 }
@@ -114,18 +113,18 @@ func (s remoteSource) Keys(ctx context.Context, kid string) ([]jwtassert.Key, er
 // trusted issuer) from exactly one of a static JWK set, a jwks_uri (one
 // of r's sets) or public keys. Inline and fetched sets are judged by the
 // same rule (jwkset.Parse, also behind remotekeys.Set).
-func (r *remoteKeySets) keySource(jwks json.RawMessage, jwksURI string, pubs []crypto.PublicKey) (jwtassert.KeySource, error) {
+func (r *remoteKeySets) keySource(jwks json.RawMessage, jwksURI string, pubs []crypto.PublicKey) (keyset.Source, error) {
 	switch {
 	case len(jwks) > 0 && string(jwks) != "null":
 		keys, err := jwkset.Parse(jwks)
 		if err != nil {
 			return nil, err
 		}
-		return jwtassert.StaticKeys(keys), nil
+		return keyset.Static(keys), nil
 	case jwksURI != "":
 		return r.source(jwksURI)
 	case len(pubs) > 0:
-		return jwtassert.PublicKeys(pubs...), nil
+		return keyset.PublicKeys(pubs...), nil
 	}
 	return nil, errors.New("authserver: no verification keys")
 }

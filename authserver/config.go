@@ -219,10 +219,6 @@ type Config struct {
 	// https to public addresses only.
 	KeyFetch KeyFetchConfig
 
-	// InsecureFaults makes the server misbehave on purpose, to test
-	// clients. The zero value is correct behaviour.
-	InsecureFaults Faults
-
 	// Logger receives operational logs; nothing logged ever contains a
 	// token, code or secret. Nil discards logs.
 	Logger *slog.Logger

@@ -18,7 +18,10 @@
 //	srv.Start()
 //	defer srv.Close(); defer as.Close()
 //
-// or in one call, [StartTestServer](cfg), which does exactly that.
+// or in one call, authservertest.NewServer(t, cfg) from package
+// [github.com/mcpauth/mcpauth/authserver/authservertest], which does
+// exactly that and can also make the server misbehave on purpose (a wrong
+// iss, no PKCE methods in the metadata) to test a client's defences.
 //
 // What it implements:
 //
@@ -76,8 +79,6 @@
 //     after 403 insufficient_scope requires. Only pre-registered clients
 //     may have a ceiling, [Client.AllowedScopes].
 //   - RFC 7662 introspection and RFC 7009 revocation.
-//   - Deliberate faults ([Faults]) so client libraries can be tested
-//     against mix-up cases.
 //   - Login at an upstream OpenID Connect provider ([Config.Upstream]):
 //     discovery, code flow with PKCE S256, state and nonce, ID token
 //     verification (signature by go-jose with keys from the provider's

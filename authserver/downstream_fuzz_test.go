@@ -31,7 +31,7 @@ func FuzzDownstreamExchange(f *testing.F) {
 		f.Add(seed)
 	}
 	base := url.Values{
-		"grant_type": {oauthmeta.GrantTypeTokenExchange}, "subject_token": {subject}, "subject_token_type": {tokenTypeAccessToken},
+		"grant_type": {oauthmeta.GrantTypeTokenExchange}, "subject_token": {subject}, "subject_token_type": {oauthmeta.TokenTypeAccessToken},
 	}.Encode()
 	f.Fuzz(func(t *testing.T, extra string) {
 		req := httptest.NewRequest(http.MethodPost, h.url(pathToken), strings.NewReader(base+"&"+extra))

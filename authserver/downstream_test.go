@@ -41,7 +41,7 @@ func downstreamExchange(h *harness, subject string, edit func(url.Values)) token
 	h.t.Helper()
 	form := url.Values{
 		"grant_type": {oauthmeta.GrantTypeTokenExchange}, "subject_token": {subject},
-		"subject_token_type": {tokenTypeAccessToken}, "resource": {calendarAPI},
+		"subject_token_type": {oauthmeta.TokenTypeAccessToken}, "resource": {calendarAPI},
 	}
 	user, pass := rsID, rsSecret
 	if edit != nil {
@@ -74,14 +74,14 @@ func TestDownstreamExchange(t *testing.T) {
 		{"audience names the API", func(f url.Values) { f.Del("resource"); f.Set("audience", calendarAPI) }, "cal:read cal:write"},
 		{"canonically equal resource", func(f url.Values) { f.Set("resource", "HTTPS://Calendar.Example.com:443/api") }, "cal:read cal:write"},
 		{"requested scope", func(f url.Values) { f.Set("scope", "cal:read") }, "cal:read"},
-		{"requested token type", func(f url.Values) { f.Set("requested_token_type", tokenTypeAccessToken) }, "cal:read cal:write"},
+		{"requested token type", func(f url.Values) { f.Set("requested_token_type", oauthmeta.TokenTypeAccessToken) }, "cal:read cal:write"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := downstreamExchange(h, tok.AccessToken, tc.edit)
 			if res.tok == nil {
 				t.Fatalf("exchange: %d %s", res.status, res.body)
 			}
-			if res.tok.TokenType != "Bearer" || res.tok.IssuedTokenType != tokenTypeAccessToken || res.tok.RefreshToken != "" ||
+			if res.tok.TokenType != "Bearer" || res.tok.IssuedTokenType != oauthmeta.TokenTypeAccessToken || res.tok.RefreshToken != "" ||
 				res.tok.ExpiresIn != int64(DefaultDownstreamTokenTTL/time.Second) || res.tok.Scope != tc.wantScope {
 				t.Fatalf("response %s", res.body)
 			}
@@ -157,7 +157,7 @@ func TestDownstreamExchangeRefused(t *testing.T) {
 		{"malformed scope", tok.AccessToken, func(f url.Values) { f.Set("scope", "cal:read\"") }, oauthmeta.CodeInvalidScope, 400},
 		{"subject without a scope for the API", noCal.AccessToken, nil, oauthmeta.CodeInvalidScope, 400},
 		{"no subject token", "", nil, oauthmeta.CodeInvalidRequest, 400},
-		{"ID token type", tok.AccessToken, func(f url.Values) { f.Set("subject_token_type", tokenTypeIDToken) },
+		{"ID token type", tok.AccessToken, func(f url.Values) { f.Set("subject_token_type", oauthmeta.TokenTypeIDToken) },
 			oauthmeta.CodeInvalidRequest, 400},
 		{"actor token", tok.AccessToken, func(f url.Values) { f.Set("actor_token", tok.AccessToken) }, oauthmeta.CodeInvalidRequest, 400},
 		{"refresh token requested", tok.AccessToken, func(f url.Values) {

@@ -1,6 +1,7 @@
 package authserver
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -19,26 +20,24 @@ import (
 // gets a DPoP-bound access token (token_type DPoP, "cnf.jkt"), a public
 // client's grant and refresh tokens are bound to the proof key, and
 // requests without a proof get Bearer tokens.
+//
+// The proof checks are package dpop's, configured by the embedded
+// [dpop.VerifierConfig] with the meanings documented there (the
+// algorithms are published as dpop_signing_alg_values_supported); Replay
+// nil means [Config.Replay], and Now must be nil (the clock is
+// [Config.Now]). NonceKey (or Nonces) makes every proof carry a nonce this
+// server issued (RFC 9449 §8): a proof without one, or with a stale one,
+// gets use_dpop_nonce and a fresh DPoP-Nonce header.
 type DPoPConfig struct {
-	// Algorithms are the accepted proof algorithms, published as
-	// dpop_signing_alg_values_supported. Nil means [dpop.DefaultAlgorithms]
-	// (every asymmetric algorithm go-jose verifies).
-	Algorithms []string
+	dpop.VerifierConfig
 	// Required refuses token requests without a proof
 	// (invalid_dpop_proof): every token is DPoP-bound. False means proofs
 	// are optional.
 	Required bool
-	// RequireNonce makes every proof carry a nonce this server issued
-	// (RFC 9449 §8): a proof without one, or with a stale one, gets
-	// use_dpop_nonce and a fresh DPoP-Nonce header. False means no nonce.
+	// RequireNonce requires nonces as NonceKey does, under a random key
+	// drawn by New when NonceKey and Nonces are empty, so nonces are
+	// accepted only by this process. False means NonceKey and Nonces decide.
 	RequireNonce bool
-	// NonceKey authenticates the nonces (HMAC-SHA-256): at least 32 random
-	// bytes, the same on every instance behind one issuer. Empty means a
-	// random key drawn by New, so nonces are accepted only by this process.
-	NonceKey []byte
-	// NoncePeriod is how often nonces rotate; a nonce lives one to two
-	// periods. Zero means 5 minutes.
-	NoncePeriod time.Duration
 }
 
 // dpopChecker checks the DPoP proofs of token requests; nil when DPoP is
@@ -46,7 +45,7 @@ type DPoPConfig struct {
 type dpopChecker struct {
 	verifier *dpop.Verifier
 	required bool   // DPoPConfig.Required
-	nonces   bool   // DPoPConfig.RequireNonce
+	nonces   bool   // proofs must carry a nonce of this server
 	tokenURL string // the htu of every proof
 }
 
@@ -57,26 +56,23 @@ func newDPoPChecker(c *DPoPConfig, issuer, tokenURL string, now func() time.Time
 	if c == nil {
 		return nil, nil
 	}
-	vc := dpop.VerifierConfig{Algorithms: c.Algorithms, Now: now, Replay: replays}
-	if c.RequireNonce {
-		key := c.NonceKey
-		if len(key) == 0 {
-			key = make([]byte, 32)
-			_, _ = rand.Read(key) // never fails (crypto/rand, Go 1.24+)
-		}
-		n, err := dpop.NewHMACNonces(dpop.HMACNonceConfig{
-			Key: key, Label: "authserver-token:" + issuer, Period: c.NoncePeriod, Now: now,
-		})
-		if err != nil {
-			return nil, configErr("DPoP", err.Error())
-		}
-		vc.Nonces = n
+	vc := c.VerifierConfig
+	if vc.Now != nil {
+		return nil, configErr("DPoP.Now", "the clock is Config.Now")
+	}
+	vc.Now, vc.Replay = now, cmp.Or(vc.Replay, replays)
+	if c.RequireNonce && vc.NonceKey == nil && vc.Nonces == nil {
+		vc.NonceKey = make([]byte, 32)
+		_, _ = rand.Read(vc.NonceKey) // never fails (crypto/rand, Go 1.24+)
+	}
+	if vc.NonceKey != nil && vc.NonceLabel == "" {
+		vc.NonceLabel = "authserver-token:" + issuer
 	}
 	v, err := dpop.NewVerifier(vc)
 	if err != nil {
-		return nil, configErr("DPoP.Algorithms", err.Error())
+		return nil, configErr("DPoP", err.Error())
 	}
-	return &dpopChecker{verifier: v, required: c.Required, nonces: c.RequireNonce, tokenURL: tokenURL}, nil
+	return &dpopChecker{verifier: v, required: c.Required, nonces: vc.NonceKey != nil || vc.Nonces != nil, tokenURL: tokenURL}, nil
 }
 
 // check verifies the DPoP proof of a token request (RFC 9449 §4.3,

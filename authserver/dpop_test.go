@@ -1,9 +1,11 @@
 package authserver
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -228,6 +230,47 @@ func TestDPoPKnownBinding(t *testing.T) {
 			got := h.as.token.knownBinding(t.Context(), tt.gt, tt.client, url.Values{"refresh_token": {tt.rt}})
 			if got != tt.want {
 				t.Fatalf("knownBinding = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestDPoPCheckerConfig: DPoPConfig embeds dpop.VerifierConfig with one
+// meaning per field; nonces are on with NonceKey, Nonces or RequireNonce,
+// and the server's clock is the only clock.
+func TestDPoPCheckerConfig(t *testing.T) {
+	t.Parallel()
+	key := make([]byte, 32)
+	now := func() time.Time { return time.Unix(1_800_000_000, 0) }
+	tests := []struct {
+		name       string
+		cfg        DPoPConfig
+		wantErr    bool
+		wantNonces bool
+	}{
+		{name: "zero value: proofs optional, no nonces"},
+		{name: "NonceKey turns nonces on", cfg: DPoPConfig{VerifierConfig: dpop.VerifierConfig{NonceKey: key}}, wantNonces: true},
+		{name: "RequireNonce draws a key", cfg: DPoPConfig{RequireNonce: true}, wantNonces: true},
+		{name: "NoncePeriod without a key", cfg: DPoPConfig{VerifierConfig: dpop.VerifierConfig{NoncePeriod: time.Minute}}, wantErr: true},
+		{name: "short NonceKey", cfg: DPoPConfig{VerifierConfig: dpop.VerifierConfig{NonceKey: []byte("short")}}, wantErr: true},
+		{name: "a clock of its own", cfg: DPoPConfig{VerifierConfig: dpop.VerifierConfig{Now: time.Now}}, wantErr: true},
+		{name: "HS256", cfg: DPoPConfig{VerifierConfig: dpop.VerifierConfig{Algorithms: []string{"HS256"}}}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			d, err := newDPoPChecker(&tt.cfg, "https://as.example.com", "https://as.example.com/token", now, nil)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("newDPoPChecker error = %v, want error %v", err, tt.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if d.nonces != tt.wantNonces {
+				t.Fatalf("nonces = %v, want %v", d.nonces, tt.wantNonces)
+			}
+			if n, err := d.verifier.Nonce(context.Background()); err != nil || (n != "") != tt.wantNonces {
+				t.Fatalf("Nonce = %q, %v", n, err)
 			}
 		})
 	}

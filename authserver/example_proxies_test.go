@@ -8,13 +8,14 @@ import (
 	"strings"
 
 	"github.com/mcpauth/mcpauth/authserver"
+	"github.com/mcpauth/mcpauth/authserver/authservertest"
 )
 
 // Behind a load balancer at 127.0.0.1 (here the example itself, sending
 // X-Forwarded-For as the balancer would), each client the balancer
 // forwards for has buckets of its own: two requests each, then 429.
 func ExampleTrustedProxies() {
-	ts, err := authserver.StartTestServer(authserver.Config{
+	ts, err := authservertest.Start(authserver.Config{
 		RateLimit: authserver.RateLimit{PerIP: 0.001, Burst: 2}, // no refill within the example
 		TrustedProxies: authserver.TrustedProxies{
 			Prefixes: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
@@ -32,7 +33,7 @@ func ExampleTrustedProxies() {
 			req, _ := http.NewRequest(http.MethodPost, token, strings.NewReader(url.Values{"grant_type": {"client_credentials"}}.Encode()))
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 			req.Header.Set("X-Forwarded-For", "203.0.113.66, "+client) // what the client claimed, then what the balancer saw
-			resp, err := ts.HTTP.Client().Do(req)
+			resp, err := ts.Client().Do(req)
 			if err != nil {
 				panic(err)
 			}

@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 
 	"github.com/mcpauth/mcpauth/authserver"
-	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
 // Start an authorization server for a test: the issuer is the test
@@ -33,42 +32,6 @@ func ExampleNew() {
 	m := as.Metadata()
 	fmt.Println(m.CodeChallengeMethodsSupported, m.AuthorizationResponseISSParameterSupported)
 	// Output: [S256] true
-}
-
-// The same in one call, with an issuer that has a path.
-func ExampleStartTestServer() {
-	ts, err := authserver.StartTestServer(authserver.Config{Issuer: "/tenant1", Consent: authserver.ConsentAuto})
-	if err != nil {
-		panic(err)
-	}
-	defer ts.Close()
-
-	urls, _ := oauthmeta.AuthServerMetadataURLs(ts.Issuer())
-	resp, err := ts.HTTP.Client().Get(urls[0])
-	if err != nil {
-		panic(err)
-	}
-	defer resp.Body.Close()
-	var m oauthmeta.AuthServerMetadata
-	_ = json.NewDecoder(resp.Body).Decode(&m)
-	fmt.Println(resp.StatusCode, m.Issuer == ts.Issuer())
-	// Output: 200 true
-}
-
-// Make the server send a wrong iss so a client's mix-up defence can be
-// tested.
-func ExampleFaults_Set() {
-	var f authserver.Faults
-	if err := f.Set("wrong-iss"); err != nil {
-		panic(err)
-	}
-	as, err := authserver.New(authserver.Config{Issuer: "https://as.example.com", InsecureFaults: f})
-	if err != nil {
-		panic(err)
-	}
-	defer as.Close()
-	fmt.Println(f.WrongIss, authserver.WrongIssuer)
-	// Output: true https://wrong-issuer.invalid
 }
 
 // Rotate the signing key: the new key is published at once and signs after

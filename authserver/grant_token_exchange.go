@@ -12,9 +12,6 @@ import (
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
-// tokenTypeAccessToken is the RFC 8693 §3 token type of an access token.
-const tokenTypeAccessToken = "urn:ietf:params:oauth:token-type:access_token"
-
 // tokenExchange is the RFC 8693 token exchange grant handler. It serves
 // two exchanges, told apart by subject_token_type: an access token of
 // ours (accessTokenExchange: for the user's upstream token or a token
@@ -35,7 +32,7 @@ func (h *tokenExchange) offered() bool { return h.access != nil || h.idjag != ni
 
 // grant dispatches the exchange by subject_token_type (see tokenExchange).
 func (h *tokenExchange) grant(ctx context.Context, client *Client, form url.Values, _ string) (*oauthmeta.TokenResponse, error) {
-	if h.idjag != nil && form.Get("subject_token_type") != tokenTypeAccessToken {
+	if h.idjag != nil && form.Get("subject_token_type") != oauthmeta.TokenTypeAccessToken {
 		return h.idjag.exchange(ctx, client, form)
 	}
 	if h.access == nil {
@@ -166,7 +163,7 @@ func (h *accessTokenExchange) exchangeUpstreamToken(ctx context.Context, client 
 	}
 	h.log.InfoContext(ctx, "upstream token exchanged", "client_id", client.ID, "sub", claims.Subject)
 	resp := &oauthmeta.TokenResponse{
-		AccessToken: tok.AccessToken, IssuedTokenType: tokenTypeAccessToken, TokenType: "Bearer",
+		AccessToken: tok.AccessToken, IssuedTokenType: oauthmeta.TokenTypeAccessToken, TokenType: "Bearer",
 	}
 	if !tok.Expiry.IsZero() {
 		resp.ExpiresIn = max(int64(tok.Expiry.Sub(now)/time.Second), 1)
@@ -181,12 +178,12 @@ func checkExchangeParams(form url.Values) (string, *oauthmeta.Error) {
 	switch {
 	case form.Get("subject_token") == "":
 		return "", oauthErr(oauthmeta.CodeInvalidRequest, "subject_token is required")
-	case form.Get("subject_token_type") != tokenTypeAccessToken:
-		return "", oauthErr(oauthmeta.CodeInvalidRequest, "subject_token_type must be "+tokenTypeAccessToken)
+	case form.Get("subject_token_type") != oauthmeta.TokenTypeAccessToken:
+		return "", oauthErr(oauthmeta.CodeInvalidRequest, "subject_token_type must be "+oauthmeta.TokenTypeAccessToken)
 	case form.Has("actor_token") || form.Has("actor_token_type"):
 		return "", oauthErr(oauthmeta.CodeInvalidRequest, "actor_token is not supported")
-	case form.Get("requested_token_type") != "" && form.Get("requested_token_type") != tokenTypeAccessToken:
-		return "", oauthErr(oauthmeta.CodeInvalidRequest, "requested_token_type must be "+tokenTypeAccessToken)
+	case form.Get("requested_token_type") != "" && form.Get("requested_token_type") != oauthmeta.TokenTypeAccessToken:
+		return "", oauthErr(oauthmeta.CodeInvalidRequest, "requested_token_type must be "+oauthmeta.TokenTypeAccessToken)
 	}
 	targets := append(slices.Clone(form["audience"]), form["resource"]...)
 	switch {

@@ -53,7 +53,7 @@ func (h *accessTokenExchange) exchangeDownstream(ctx context.Context, client *Cl
 	h.log.InfoContext(ctx, "downstream token issued", "client_id", client.ID, "sub", claims.Subject,
 		"resource", api.Resource, "scope", oauthmeta.FormatScope(scopes))
 	return &oauthmeta.TokenResponse{
-		AccessToken: access, IssuedTokenType: tokenTypeAccessToken, TokenType: "Bearer",
+		AccessToken: access, IssuedTokenType: oauthmeta.TokenTypeAccessToken, TokenType: "Bearer",
 		ExpiresIn: max(exp-now.Unix(), 1), Scope: oauthmeta.FormatScope(scopes),
 	}, nil
 }

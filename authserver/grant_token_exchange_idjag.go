@@ -13,9 +13,6 @@ import (
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
-// tokenTypeIDToken is the RFC 8693 §3 token type of an ID token.
-const tokenTypeIDToken = "urn:ietf:params:oauth:token-type:id_token"
-
 // IdentityProviderConfig makes the server play the enterprise identity
 // provider of Enterprise-Managed Authorization
 // (draft-ietf-oauth-identity-assertion-authz-grant §4.3): a client
@@ -116,10 +113,10 @@ func newIDJAGExchange(cfg *settings, keys *keyring, sets *remoteKeySets) (*idjag
 // authorization server that knows this client, the resource acceptable.
 func (x *idjagExchange) exchange(ctx context.Context, client *Client, form url.Values) (*oauthmeta.TokenResponse, error) {
 	switch {
-	case form.Get("requested_token_type") != jwtassert.TokenTypeIDJAG:
-		return nil, oauthErr(oauthmeta.CodeInvalidRequest, "requested_token_type must be "+jwtassert.TokenTypeIDJAG)
-	case form.Get("subject_token_type") != tokenTypeIDToken:
-		return nil, oauthErr(oauthmeta.CodeInvalidRequest, "subject_token_type must be "+tokenTypeIDToken)
+	case form.Get("requested_token_type") != oauthmeta.TokenTypeIDJAG:
+		return nil, oauthErr(oauthmeta.CodeInvalidRequest, "requested_token_type must be "+oauthmeta.TokenTypeIDJAG)
+	case form.Get("subject_token_type") != oauthmeta.TokenTypeIDToken:
+		return nil, oauthErr(oauthmeta.CodeInvalidRequest, "subject_token_type must be "+oauthmeta.TokenTypeIDToken)
 	case form.Get("subject_token") == "" || form.Get("audience") == "":
 		return nil, oauthErr(oauthmeta.CodeInvalidRequest, "subject_token and audience are required")
 	case len(form["audience"]) > 1:
@@ -158,7 +155,7 @@ func (x *idjagExchange) exchange(ctx context.Context, client *Client, form url.V
 	}
 	lifetime := cmp.Or(x.lifetime, jwtassert.DefaultIDJAGLifetime)
 	return &oauthmeta.TokenResponse{
-		AccessToken: jag, IssuedTokenType: jwtassert.TokenTypeIDJAG, TokenType: "N_A",
+		AccessToken: jag, IssuedTokenType: oauthmeta.TokenTypeIDJAG, TokenType: "N_A",
 		ExpiresIn: int64(lifetime.Seconds()), Scope: oauthmeta.FormatScope(scopes),
 	}, nil
 }

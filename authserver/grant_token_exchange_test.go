@@ -105,7 +105,7 @@ func TestTokenExchangeDocumentedErrors(t *testing.T) {
 		{"missing parameters: no subject token", both, "", nil, oauthmeta.CodeInvalidRequest, 400},
 		{"missing parameters: no subject_token_type", both, tok.AccessToken, del("subject_token_type"),
 			oauthmeta.CodeInvalidRequest, 400},
-		{"another token type", both, tok.AccessToken, set("subject_token_type", tokenTypeIDToken), oauthmeta.CodeInvalidRequest, 400},
+		{"another token type", both, tok.AccessToken, set("subject_token_type", oauthmeta.TokenTypeIDToken), oauthmeta.CodeInvalidRequest, 400},
 		{"another requested token type", both, tok.AccessToken,
 			set("requested_token_type", "urn:ietf:params:oauth:token-type:refresh_token"), oauthmeta.CodeInvalidRequest, 400},
 		{"an actor_token", both, tok.AccessToken, set("actor_token", tok.AccessToken), oauthmeta.CodeInvalidRequest, 400},
@@ -119,7 +119,7 @@ func TestTokenExchangeDocumentedErrors(t *testing.T) {
 			t.Run(tg.name+"/"+tc.readme, func(t *testing.T) {
 				form := url.Values{
 					"grant_type": {oauthmeta.GrantTypeTokenExchange}, "subject_token": {tc.subject},
-					"subject_token_type": {tokenTypeAccessToken}, tg.param: {tg.value},
+					"subject_token_type": {oauthmeta.TokenTypeAccessToken}, tg.param: {tg.value},
 				}
 				user, pass := rsID, rsSecret
 				if tc.edit != nil {

@@ -19,8 +19,7 @@ type introspection struct {
 	clock       clock.Func
 }
 
-// handleIntrospect is the RFC 7662 introspection endpoint (requirement
-// AS-18). Callers must authenticate as a confidential client. Unknown,
+// handleIntrospect is the RFC 7662 introspection endpoint. Callers must authenticate as a confidential client. Unknown,
 // expired and revoked tokens get {"active":false} and nothing else; an
 // access token is inactive once its grant is revoked (for example by
 // refresh token reuse or revocation).

@@ -30,7 +30,7 @@ type liveKey struct {
 	private crypto.Signer // for JWTs of other types (ID-JAGs), signed by go-jose through package jwtassert
 }
 
-// keyring holds the signing keys and their schedule (requirement AS-11):
+// keyring holds the signing keys and their schedule:
 // a new key is published KeyPrePublish before it signs, and a retired key
 // stays published until every token it signed has expired. It is safe for
 // concurrent use.

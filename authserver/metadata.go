@@ -47,8 +47,8 @@ func (d *discovery) encode() error {
 	return err
 }
 
-// document is the RFC 8414 document the server publishes (with
-// [Config.InsecureFaults] applied), fresh at each call.
+// document is the RFC 8414 document the server publishes, fresh at each
+// call.
 func (d *discovery) document() oauthmeta.AuthServerMetadata {
 	secretMethods := []string{oauthmeta.AuthMethodClientSecretBasic, oauthmeta.AuthMethodClientSecretPost}
 	allMethods := append([]string{oauthmeta.AuthMethodNone}, secretMethods...)
@@ -76,16 +76,6 @@ func (d *discovery) document() oauthmeta.AuthServerMetadata {
 	}
 	if !d.cfg.DisableRegistration {
 		m.RegistrationEndpoint = d.cfg.endpoint(pathRegister)
-	}
-	f := d.cfg.InsecureFaults
-	if f.MetadataIssuerMismatch {
-		m.Issuer = d.cfg.Issuer + "/other"
-	}
-	if f.OmitPKCEMethods {
-		m.CodeChallengeMethodsSupported = nil
-	}
-	if f.OmitIssSupported {
-		m.AuthorizationResponseISSParameterSupported = false
 	}
 	return m
 }

@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"errors"
-	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -180,66 +179,6 @@ func TestMetadataGrantProfiles(t *testing.T) {
 				t.Fatalf("the profile is listed without the JWT-bearer grant: %v", m.GrantTypesSupported)
 			}
 		})
-	}
-}
-
-// TestFaults covers the failure-injection switches clients are tested
-// against (requirement AS-06 and RFC 8414 §3.3 mix-up cases).
-func TestFaults(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name       string
-		fault      string
-		wantIss    string // "" = absent; "ISSUER" = the real issuer
-		check      func(m oauthmeta.AuthServerMetadata, issuer string) bool
-		hasIssSent bool
-	}{
-		{"omit iss", "omit-iss", "", func(m oauthmeta.AuthServerMetadata, _ string) bool {
-			return m.AuthorizationResponseISSParameterSupported
-		}, false},
-		{"wrong iss", "wrong-iss", WrongIssuer, nil, true},
-		{"trailing slash iss", "trailing-slash-iss", "ISSUER/", nil, true},
-		{"metadata issuer mismatch", "metadata-issuer-mismatch", "ISSUER", func(m oauthmeta.AuthServerMetadata, iss string) bool { return m.Issuer == iss+"/other" }, true},
-		{"PKCE not advertised", "omit-pkce-methods", "ISSUER", func(m oauthmeta.AuthServerMetadata, _ string) bool { return !m.SupportsS256() }, true},
-		{"iss support not advertised", "omit-iss-supported", "ISSUER", func(m oauthmeta.AuthServerMetadata, _ string) bool {
-			return !m.AuthorizationResponseISSParameterSupported
-		}, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			var f Faults
-			if err := f.Set(tt.fault); err != nil {
-				t.Fatal(err)
-			}
-			h := newHarness(t, "", func(c *Config) { c.InsecureFaults = f })
-			resp := h.get(h.url("/.well-known/oauth-authorization-server"))
-			body, _ := io.ReadAll(resp.Body)
-			var m oauthmeta.AuthServerMetadata
-			if err := json.Unmarshal(body, &m); err != nil {
-				t.Fatal(err)
-			}
-			if tt.check != nil && !tt.check(m, h.issuer) {
-				t.Fatalf("metadata: %s", body)
-			}
-			q, v := authParams(publicID, publicCB)
-			loc := location(t, h.authorize(q))
-			want := tt.wantIss
-			if len(want) >= 6 && want[:6] == "ISSUER" {
-				want = h.issuer + want[6:]
-			}
-			if got, sent := loc.Query().Get("iss"), loc.Query().Has("iss"); sent != tt.hasIssSent || got != want {
-				t.Fatalf("iss = %q (sent %v), want %q", got, sent, want)
-			}
-			// The server itself still enforces PKCE and issues working codes.
-			if res := h.exchange(loc.Query().Get("code"), v, publicCB, nil); res.status != http.StatusOK {
-				t.Fatalf("exchange: %d", res.status)
-			}
-		})
-	}
-	var f Faults
-	if err := f.Set("nonsense"); !errors.Is(err, ErrConfig) {
-		t.Fatalf("unknown fault: %v", err)
 	}
 }
 

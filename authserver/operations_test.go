@@ -169,19 +169,3 @@ func TestSweep(t *testing.T) {
 		t.Fatalf("left: %d codes, %d grants, %d refresh tokens", len(m.codes), len(m.grants), len(m.refresh))
 	}
 }
-
-// TestStartTestServer: the one-call test server.
-func TestStartTestServer(t *testing.T) {
-	t.Parallel()
-	ts, err := StartTestServer(Config{Issuer: "/tenant1", Consent: ConsentAuto})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ts.Close()
-	if !strings.HasPrefix(ts.Issuer(), "http://127.0.0.1:") || !strings.HasSuffix(ts.Issuer(), "/tenant1") {
-		t.Fatalf("issuer %q", ts.Issuer())
-	}
-	if _, err := StartTestServer(Config{SigningAlgorithm: "none"}); !errors.Is(err, ErrConfig) {
-		t.Fatalf("bad config: %v", err)
-	}
-}

@@ -56,9 +56,7 @@ func (s *Server) redirectTarget(redirectURI string, params url.Values, state str
 	if state != "" {
 		params.Set("state", state)
 	}
-	if iss, ok := s.issParam(); ok {
-		params.Set("iss", iss)
-	}
+	params.Set("iss", s.cfg.Issuer)
 	base, _, _ := strings.Cut(redirectURI, "#") // never present; dropped defensively
 	sep := "?"
 	if strings.Contains(base, "?") {

@@ -294,8 +294,7 @@ func (s *Server) UpstreamCallbackURL() string {
 	return strings.TrimSuffix(s.cfg.Issuer, "/") + pathUpstreamCallback
 }
 
-// Metadata returns the RFC 8414 document the server publishes (with
-// [Config.InsecureFaults] applied).
+// Metadata returns the RFC 8414 document the server publishes.
 func (s *Server) Metadata() oauthmeta.AuthServerMetadata { return s.discovery.document() }
 
 // RotateSigningKey schedules a new signing key: it is published in the JWK

@@ -11,15 +11,17 @@ import (
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
-// MaxMemoryClients bounds the clients a [MemoryStore] holds. Dynamic
-// registration is rate-limited per address, but registrations never expire,
-// so without a bound a patient caller could grow the store forever; past
-// the bound SaveClient refuses new clients with temporarily_unavailable.
-const MaxMemoryClients = 10000
+// maxMemoryClients bounds the clients a [MemoryStore] holds.
+const maxMemoryClients = 10000
 
 // MemoryStore implements every store interface in memory. It is safe for
 // concurrent use; records are copied in and out, so callers never share
 // them. The zero value is not usable; call [NewMemoryStore].
+//
+// It holds at most 10,000 clients: dynamic registration is rate-limited
+// per address, but registrations never expire, so without a bound a
+// patient caller could grow the store forever; past the bound SaveClient
+// refuses new clients with temporarily_unavailable.
 type MemoryStore struct {
 	mu       sync.Mutex
 	clients  map[string]*Client
@@ -85,7 +87,7 @@ func (m *MemoryStore) Client(_ context.Context, id string) (*Client, error) {
 func (m *MemoryStore) SaveClient(_ context.Context, c *Client) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.clients[c.ID]; !ok && len(m.clients) >= MaxMemoryClients {
+	if _, ok := m.clients[c.ID]; !ok && len(m.clients) >= maxMemoryClients {
 		return oauthErr(oauthmeta.CodeTemporarilyUnavailable, "client registry is full")
 	}
 	m.clients[c.ID] = cloneClient(c)

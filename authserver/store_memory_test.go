@@ -12,13 +12,13 @@ import (
 )
 
 // TestMemoryStoreClientBound: the in-memory client registry is bounded;
-// past MaxMemoryClients a new client is refused with temporarily_unavailable
+// past maxMemoryClients a new client is refused with temporarily_unavailable
 // (503, never a 500), while existing clients can still be updated.
 func TestMemoryStoreClientBound(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	m := NewMemoryStore()
-	for i := range MaxMemoryClients {
+	for i := range maxMemoryClients {
 		if err := m.SaveClient(ctx, &Client{ID: fmt.Sprintf("c%d", i)}); err != nil {
 			t.Fatalf("client %d: %v", i, err)
 		}

@@ -264,8 +264,8 @@ func TestUpstreamIDTokenRefused(t *testing.T) {
 		{"azp another client", func(c map[string]any) { c["azp"] = "someone-else" }, nil, "azp is another client"},
 		{"several audiences without azp", func(c map[string]any) { c["aud"] = []string{upstreamClientID, "x"}; delete(c, "azp") }, nil, "azp is required"},
 		{"another issuer", func(c map[string]any) { c["iss"] = "http://127.0.0.1:1" }, nil, "iss is another issuer"},
-		{"expired", func(c map[string]any) { c["exp"] = time.Now().Add(-time.Hour).Unix() }, nil, "jwtverify: expired"},
-		{"no exp", func(c map[string]any) { delete(c, "exp") }, nil, "jwtverify: no exp"},
+		{"expired", func(c map[string]any) { c["exp"] = time.Now().Add(-time.Hour).Unix() }, nil, "jwtverify: token expired"},
+		{"no exp", func(c map[string]any) { delete(c, "exp") }, nil, "jwtverify: token has no expiry"},
 		{"no sub", func(c map[string]any) { delete(c, "sub") }, nil, "sub is missing"},
 		{"unknown key", nil, other, "no key of the provider verifies"},
 	}

@@ -84,7 +84,7 @@ func upstreamExchangeHeader(h *harness, subject string, edit func(url.Values), e
 	h.t.Helper()
 	form := url.Values{
 		"grant_type": {oauthmeta.GrantTypeTokenExchange}, "subject_token": {subject},
-		"subject_token_type": {tokenTypeAccessToken}, "audience": {vaultAud},
+		"subject_token_type": {oauthmeta.TokenTypeAccessToken}, "audience": {vaultAud},
 	}
 	user, pass := rsID, rsSecret
 	if edit != nil {
@@ -105,7 +105,7 @@ func TestTokenVaultExchange(t *testing.T) {
 
 	res := upstreamExchange(h, tok.AccessToken, nil)
 	if res.tok == nil || res.tok.AccessToken != issued[0] || res.tok.TokenType != "Bearer" ||
-		res.tok.IssuedTokenType != tokenTypeAccessToken || res.tok.ExpiresIn != 3600 || res.tok.RefreshToken != "" {
+		res.tok.IssuedTokenType != oauthmeta.TokenTypeAccessToken || res.tok.ExpiresIn != 3600 || res.tok.RefreshToken != "" {
 		t.Fatalf("exchange: %d %s", res.status, res.body)
 	}
 	if cc := res.header.Get("Cache-Control"); cc != "no-store" {
@@ -197,7 +197,7 @@ func TestTokenVaultExchangeRefused(t *testing.T) {
 		{"two audiences", tok.AccessToken, func(f url.Values) { f.Set("resource", rsResource) }, oauthmeta.CodeInvalidTarget, 400},
 		{"no audience", tok.AccessToken, func(f url.Values) { f.Del("audience") }, oauthmeta.CodeInvalidRequest, 400},
 		{"no subject token", "", nil, oauthmeta.CodeInvalidRequest, 400},
-		{"ID token type", tok.AccessToken, func(f url.Values) { f.Set("subject_token_type", tokenTypeIDToken) },
+		{"ID token type", tok.AccessToken, func(f url.Values) { f.Set("subject_token_type", oauthmeta.TokenTypeIDToken) },
 			oauthmeta.CodeInvalidRequest, 400},
 		{"actor token", tok.AccessToken, func(f url.Values) { f.Set("actor_token", tok.AccessToken) }, oauthmeta.CodeInvalidRequest, 400},
 		{"other requested type", tok.AccessToken, func(f url.Values) {

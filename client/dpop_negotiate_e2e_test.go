@@ -19,6 +19,7 @@ import (
 	"github.com/mcpauth/mcpauth/authserver"
 	"github.com/mcpauth/mcpauth/client"
 	"github.com/mcpauth/mcpauth/client/tokenstore"
+	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/resource"
@@ -104,7 +105,7 @@ func startCountingRS(t *testing.T, clock *oauthtest.Clock, issuer string) *count
 	rs := &countingRS{url: "http://" + ln.Addr().String() + "/mcp"}
 	v, err := resource.New(resource.Config{Resource: rs.url, Issuers: []resource.Issuer{{Issuer: issuer}}, ScopesSupported: []string{"mcp"},
 		InsecureAllowHTTPLoopback: true, Now: clock.Now,
-		DPoP: resource.DPoPConfig{Mode: resource.DPoPRequired, NonceKey: []byte(strings.Repeat("k", 32))}})
+		DPoP: resource.DPoPConfig{Mode: resource.DPoPRequired, VerifierConfig: dpop.VerifierConfig{NonceKey: []byte(strings.Repeat("k", 32))}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -238,7 +238,7 @@ func (s *idjagSetup) grant(t *testing.T, idt string) *client.EnterpriseAuthoriza
 func (s *idjagSetup) exchange(t *testing.T, idt, audience string) (string, int, *oauthmeta.Error) {
 	t.Helper()
 	form := url.Values{
-		"grant_type": {oauthmeta.GrantTypeTokenExchange}, "requested_token_type": {jwtassert.TokenTypeIDJAG},
+		"grant_type": {oauthmeta.GrantTypeTokenExchange}, "requested_token_type": {oauthmeta.TokenTypeIDJAG},
 		"subject_token": {idt}, "subject_token_type": {"urn:ietf:params:oauth:token-type:id_token"},
 		"audience": {audience}, "resource": {s.rs.url},
 	}
@@ -257,7 +257,7 @@ func (s *idjagSetup) exchange(t *testing.T, idt, audience string) (string, int, 
 		return "", resp.StatusCode, oe
 	}
 	tr, err := oauthmeta.ParseTokenResponse(body)
-	if err != nil || tr.IssuedTokenType != jwtassert.TokenTypeIDJAG {
+	if err != nil || tr.IssuedTokenType != oauthmeta.TokenTypeIDJAG {
 		t.Fatalf("exchange response: %v", err)
 	}
 	return tr.AccessToken, resp.StatusCode, nil

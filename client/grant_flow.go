@@ -17,9 +17,6 @@ import (
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
-// RFC 8693 §3 token type of an OpenID Connect ID token.
-const tokenTypeIDToken = "urn:ietf:params:oauth:token-type:id_token"
-
 // grantRun is one grant at the authorization server of d.
 type grantRun struct {
 	d      *tokenstore.Discovery
@@ -196,9 +193,9 @@ func (f *emaFlow) exchange(ctx context.Context, issuer, resource string, scopes 
 	}
 	form := url.Values{
 		"grant_type":           {oauthmeta.GrantTypeTokenExchange},
-		"requested_token_type": {jwtassert.TokenTypeIDJAG},
+		"requested_token_type": {oauthmeta.TokenTypeIDJAG},
 		"subject_token":        {idt},
-		"subject_token_type":   {tokenTypeIDToken},
+		"subject_token_type":   {oauthmeta.TokenTypeIDToken},
 		"audience":             {issuer},
 		"resource":             {resource},
 	}
@@ -212,7 +209,7 @@ func (f *emaFlow) exchange(ctx context.Context, issuer, resource string, scopes 
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", errTokenExchange, err)
 	}
-	if tok.Extra("issued_token_type") != jwtassert.TokenTypeIDJAG {
+	if tok.Extra("issued_token_type") != oauthmeta.TokenTypeIDJAG {
 		return "", fmt.Errorf("%w: issued_token_type is not an ID-JAG", errTokenExchange)
 	}
 	return tok.AccessToken, nil

@@ -29,6 +29,10 @@ type NonceSource interface {
 	CheckNonce(ctx context.Context, nonce string) error
 }
 
+// DefaultNoncePeriod is the rotation period of server nonces when none is
+// configured.
+const DefaultNoncePeriod = 5 * time.Minute
+
 // HMACNonceConfig configures [HMACNonces].
 type HMACNonceConfig struct {
 	// Key authenticates the nonces: at least 32 random bytes, the same on
@@ -42,7 +46,8 @@ type HMACNonceConfig struct {
 	Label string
 	// Period is the rotation interval. A nonce is accepted in the period it
 	// was issued in and the next one, so it lives between Period and
-	// 2×Period. Zero means 5 minutes; it must be at least one second.
+	// 2×Period. Zero means [DefaultNoncePeriod]; it must be at least one
+	// second.
 	Period time.Duration
 	// Now is the clock. Nil means time.Now.
 	Now func() time.Time
@@ -70,7 +75,7 @@ func NewHMACNonces(cfg HMACNonceConfig) (*HMACNonces, error) {
 	if len(cfg.Key) < 32 {
 		return nil, errors.New("dpop: HMAC nonce key must be at least 32 bytes")
 	}
-	period := cmp.Or(cfg.Period, 5*time.Minute)
+	period := cmp.Or(cfg.Period, DefaultNoncePeriod)
 	if period < time.Second {
 		return nil, errors.New("dpop: HMAC nonce period must be at least one second")
 	}

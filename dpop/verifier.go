@@ -70,9 +70,21 @@ type VerifierConfig struct {
 	// for peak proofs per second × (IATWindow + Leeway).
 	MaxReplayEntries int
 	// Nonces, when set, makes every proof carry a nonce it accepts (RFC 9449
-	// §8, §9). Nil means no server nonce is required (a per-request
-	// Request.Nonce still is).
+	// §8, §9). Nil means NonceKey decides.
 	Nonces NonceSource
+	// NonceKey, when set, makes every proof carry a nonce this Verifier
+	// issued: stateless [HMACNonces] under this key (at least 32 random
+	// bytes, the same on every instance that must accept each other's
+	// nonces) and NonceLabel, rotated every NoncePeriod and accepted for two
+	// periods. It and Nonces are exclusive. With neither, no server nonce is
+	// required (a per-request Request.Nonce still is).
+	NonceKey []byte
+	// NonceLabel separates the nonces of servers that share NonceKey (see
+	// HMACNonceConfig.Label). Empty means "dpop-nonce".
+	NonceLabel string
+	// NoncePeriod is the rotation period of the NonceKey nonces. Zero means
+	// [DefaultNoncePeriod]; at least one second. Only with NonceKey.
+	NoncePeriod time.Duration
 	// KeyCacheSize bounds the cache of validated proof headers (one per
 	// client key in use). Zero means 1024; negative is an error. The cache only saves work: a miss re-parses the header.
 	KeyCacheSize int
@@ -121,6 +133,18 @@ func NewVerifier(cfg VerifierConfig) (*Verifier, error) {
 	}
 	if cfg.IATWindow < 0 || cfg.Leeway < 0 || cfg.MaxProofSize < 0 || cfg.KeyCacheSize < 0 {
 		return nil, errors.New("dpop: negative IATWindow, Leeway, MaxProofSize or KeyCacheSize")
+	}
+	switch {
+	case cfg.Nonces != nil && cfg.NonceKey != nil:
+		return nil, errors.New("dpop: NonceKey and Nonces are exclusive")
+	case cfg.NonceKey != nil:
+		n, err := NewHMACNonces(HMACNonceConfig{Key: cfg.NonceKey, Label: cfg.NonceLabel, Period: cfg.NoncePeriod, Now: cfg.Now})
+		if err != nil {
+			return nil, err
+		}
+		v.nonces = n
+	case cfg.NoncePeriod != 0 || cfg.NonceLabel != "":
+		return nil, errors.New("dpop: NoncePeriod or NonceLabel without NonceKey")
 	}
 	if v.replay == nil {
 		c, err := replay.NewMemory(replay.MemoryConfig{MaxEntries: cfg.MaxReplayEntries, Now: cfg.Now})

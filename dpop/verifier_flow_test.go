@@ -9,10 +9,9 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/dpop"
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/replay"
-
-	"github.com/mcpauth/mcpauth/internal/oauthtest"
 )
 
 func TestVerifyRefusesReplay(t *testing.T) {
@@ -166,6 +165,11 @@ func TestNewVerifierRejectsBadConfig(t *testing.T) {
 		{"negative size", dpop.VerifierConfig{MaxProofSize: -1}},
 		{"negative key cache", dpop.VerifierConfig{KeyCacheSize: -1}},
 		{"negative replay entries", dpop.VerifierConfig{MaxReplayEntries: -1}},
+		{"short nonce key", dpop.VerifierConfig{NonceKey: []byte("short")}},
+		{"nonce key and source", dpop.VerifierConfig{NonceKey: make([]byte, 32), Nonces: &dpop.HMACNonces{}}},
+		{"nonce period without key", dpop.VerifierConfig{NoncePeriod: time.Minute}},
+		{"nonce label without key", dpop.VerifierConfig{NonceLabel: "rs"}},
+		{"nonce period under a second", dpop.VerifierConfig{NonceKey: make([]byte, 32), NoncePeriod: time.Millisecond}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -188,6 +192,34 @@ func TestVerifierDefaults(t *testing.T) {
 	}
 	if n, err := v.Nonce(context.Background()); n != "" || err != nil {
 		t.Fatalf("Nonce without a source = %q, %v", n, err)
+	}
+}
+
+// TestVerifierNonceKey: NonceKey makes the Verifier issue HMAC nonces under
+// its label and period, the same as an HMACNonces configured alike.
+func TestVerifierNonceKey(t *testing.T) {
+	t.Parallel()
+	key := make([]byte, 32)
+	now := func() time.Time { return time.Unix(1_800_000_000, 0) }
+	v, err := dpop.NewVerifier(dpop.VerifierConfig{NonceKey: key, NonceLabel: "rs", NoncePeriod: time.Minute, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := v.Nonce(context.Background())
+	if err != nil || got == "" {
+		t.Fatalf("Nonce = %q, %v", got, err)
+	}
+	for _, tt := range []struct {
+		label string
+		ok    bool
+	}{{"rs", true}, {"as", false}} {
+		n, err := dpop.NewHMACNonces(dpop.HMACNonceConfig{Key: key, Label: tt.label, Period: time.Minute, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := n.CheckNonce(context.Background(), got); (err == nil) != tt.ok {
+			t.Errorf("label %q: CheckNonce = %v, want accepted %v", tt.label, err, tt.ok)
+		}
 	}
 }
 

@@ -134,3 +134,14 @@ func ExampleDecodeJSON() {
 	// https://mcp.example.com/mcp x <nil>
 	// true oauthmeta: malformed document: duplicate object name
 }
+
+// The parameters of an RFC 8693 token exchange of a user's access token for
+// one at another service.
+func ExampleTokenExchangeRequest_Form() {
+	r := oauthmeta.TokenExchangeRequest{
+		SubjectToken: "eyJ...", SubjectTokenType: oauthmeta.TokenTypeAccessToken,
+		RequestedTokenType: oauthmeta.TokenTypeAccessToken, Audience: []string{"github"},
+	}
+	fmt.Println(r.Form().Encode())
+	// Output: audience=github&grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange&requested_token_type=urn%3Aietf%3Aparams%3Aoauth%3Atoken-type%3Aaccess_token&subject_token=eyJ...&subject_token_type=urn%3Aietf%3Aparams%3Aoauth%3Atoken-type%3Aaccess_token
+}

@@ -21,8 +21,10 @@ func ExampleNew() {
 	rs := resource.Config{
 		Resource: "https://mcp.example.com/mcp",
 		DPoP: resource.DPoPConfig{
-			Mode:   resource.DPoPAllowed,
-			Replay: redisreplay.New(c, "mcpauth:rs:https://mcp.example.com/mcp:"),
+			Mode: resource.DPoPAllowed,
+			VerifierConfig: dpop.VerifierConfig{
+				Replay: redisreplay.New(c, "mcpauth:rs:https://mcp.example.com/mcp:"),
+			},
 		},
 	}
 	as := authserver.Config{

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/resource"
 )
 
@@ -35,7 +36,7 @@ func newDPoPBenchEnv(b *testing.B) *dpopBenchEnv {
 	e := &dpopBenchEnv{benchEnv: &benchEnv{key: oauthtest.NewKey(b, oauthtest.ES256, "k1"), clock: oauthtest.NewClock(oauthtest.Epoch())}}
 	v, err := resource.New(resource.Config{
 		Resource: testResource,
-		Issuers:  []resource.Issuer{{Issuer: testIssuer, Keys: resource.StaticKeys{{ID: "k1", Public: e.key.Public()}}}},
+		Issuers:  []resource.Issuer{{Issuer: testIssuer, Keys: keyset.Static{{ID: "k1", Public: e.key.Public()}}}},
 		Now:      e.clock.Now,
 		DPoP:     resource.DPoPConfig{Mode: resource.DPoPAllowed},
 	})

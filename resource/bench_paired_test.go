@@ -11,6 +11,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/resource"
 )
 
@@ -247,7 +248,7 @@ func BenchmarkPairedProfiled(b *testing.B) {
 	mk := func(p resource.Profile) http.Handler {
 		v, err := resource.New(resource.Config{
 			Resource: testResource,
-			Issuers:  []resource.Issuer{{Issuer: testIssuer, Keys: resource.StaticKeys{{ID: "k1", Public: e.key.Public()}}, Profile: p}},
+			Issuers:  []resource.Issuer{{Issuer: testIssuer, Keys: keyset.Static{{ID: "k1", Public: e.key.Public()}}, Profile: p}},
 			Now:      e.clock.Now,
 		})
 		if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/resource"
 )
 
@@ -46,7 +47,7 @@ func newBenchEnv(b *testing.B, policy *resource.Policy) *benchEnv {
 	e := &benchEnv{key: oauthtest.NewKey(b, oauthtest.ES256, "k1"), clock: oauthtest.NewClock(oauthtest.Epoch())}
 	v, err := resource.New(resource.Config{
 		Resource: testResource,
-		Issuers:  []resource.Issuer{{Issuer: testIssuer, Keys: resource.StaticKeys{{ID: "k1", Public: e.key.Public()}}}},
+		Issuers:  []resource.Issuer{{Issuer: testIssuer, Keys: keyset.Static{{ID: "k1", Public: e.key.Public()}}}},
 		Policy:   policy,
 		Now:      e.clock.Now,
 	})
@@ -217,7 +218,7 @@ func bearer(toks []string) []string {
 func rebind(b *testing.B, env, e *benchEnv) *benchEnv {
 	v, err := resource.New(resource.Config{
 		Resource: testResource,
-		Issuers:  []resource.Issuer{{Issuer: testIssuer, Keys: resource.StaticKeys{{ID: "k1", Public: e.key.Public()}}}},
+		Issuers:  []resource.Issuer{{Issuer: testIssuer, Keys: keyset.Static{{ID: "k1", Public: e.key.Public()}}}},
 		Now:      e.clock.Now,
 	})
 	if err != nil {

@@ -151,8 +151,8 @@ func TestTokenCacheDecodedClaims(t *testing.T) {
 	c.put(av, t0.Add(time.Hour), t0)
 	s := c.shard(av.key)
 	before, size := s.bytes, av.size
-	m := v.decodedClaims(av)
-	if m["sub"] != "alice" || v.decodedClaims(av)["sub"] != "alice" {
+	m := av.decodedClaims(v.clock.Now())
+	if m["sub"] != "alice" || av.decodedClaims(v.clock.Now())["sub"] != "alice" {
 		t.Fatalf("decoded %v", m)
 	}
 	grown := int64(decodedClaimsFactor*len(claims) + decodedClaimsOverhead)
@@ -161,7 +161,7 @@ func TestTokenCacheDecodedClaims(t *testing.T) {
 	}
 	loose := testValue("never cached", 0)
 	loose.info.Claims = claims
-	if v.decodedClaims(loose)["sub"] != "alice" || s.bytes != before+grown {
+	if loose.decodedClaims(v.clock.Now())["sub"] != "alice" || s.bytes != before+grown {
 		t.Error("an uncached value changed the cache's size")
 	}
 	// A copy shares nothing mutable with the decoded claims.

@@ -26,17 +26,17 @@ type response struct {
 
 // errorResponse is the one place that turns an error into a response
 // (RFC 6750 §3, RFC 9728 §5.1, MCP 2026-07-28 authorization "Error
-// Handling"; RS-04…RS-07, RS-12, RS-16, RS-25):
+// Handling"):
 //
-//   - no credentials: 401, challenge without error (RS-06);
-//   - bad, expired or foreign token: 401 error="invalid_token" (RS-07);
-//   - malformed credentials: 400 error="invalid_request" (RS-16);
+//   - no credentials: 401, challenge without error;
+//   - bad, expired or foreign token: 401 error="invalid_token";
+//   - malformed credentials: 400 error="invalid_request";
 //   - missing scope: 403 error="insufficient_scope" with scope= listing
-//     every scope the operation needs (RS-12);
+//     every scope the operation needs;
 //   - keys or introspection unavailable: 503, no detail;
 //   - unusable JSON-RPC body or mismatched MCP headers: 400 (413 when too
 //     large) with a JSON-RPC error, -32020 for a header mismatch;
-//   - a disallowed Origin: 403 with a JSON-RPC error and no id (TR-01),
+//   - a disallowed Origin: 403 with a JSON-RPC error and no id,
 //     and a challenge without error or scope;
 //   - with DPoP (RFC 9449 §7): a bad proof 401 error="invalid_dpop_proof",
 //     a missing or stale server nonce 401 error="use_dpop_nonce" with a
@@ -47,8 +47,8 @@ type response struct {
 // algs= beside the Bearer one) and the error goes on the challenge of the
 // scheme the request used, or on both when that is ambiguous (RFC 9449
 // §7.2); a 403 names only the scheme used. With DPoP required, only the
-// DPoP challenge is offered. Every challenge carries resource_metadata
-// (RS-25); error descriptions are fixed texts, never request data.
+// DPoP challenge is offered. Every challenge carries resource_metadata;
+// error descriptions are fixed texts, never request data.
 func (v *Verifier) errorResponse(err error, scheme string) response {
 	cl := classOf(err)
 	if cl == nil {
@@ -80,7 +80,7 @@ func (v *Verifier) errorResponse(err error, scheme string) response {
 		}
 		return response{status: status, body: rpcErrorBody(code, description(err))}
 	case ErrForbiddenOrigin:
-		// RS-25: a plain challenge (no error, no scope) even here.
+		// a plain challenge (no error, no scope) even here.
 		return response{status: cl.status, challenges: v.challenges("", "", nil, "", false),
 			body: rpcErrorBody(codeInvalidRequest, description(err))}
 	case ErrUnknownSession:
@@ -104,7 +104,7 @@ func (v *Verifier) unauthorized(status int, chs []oauthmeta.Challenge, body []by
 // algs=). The error goes on the challenge of scheme, on every challenge
 // when scheme is "" (no scheme, or an ambiguous request), and always on
 // a lone challenge; with onlyScheme, the other scheme's challenge is left
-// out. Scopes are never offline_access (RS-23, enforced when the policy is
+// out. Scopes are never offline_access (enforced when the policy is
 // loaded).
 func (v *Verifier) challenges(code oauthmeta.ErrorCode, desc string, scopes []string, scheme string, onlyScheme bool) []oauthmeta.Challenge {
 	bearer := v.dpop == nil || v.dpop.mode == DPoPAllowed
@@ -157,7 +157,7 @@ func (v *Verifier) writeError(w http.ResponseWriter, r *http.Request, err error,
 	for _, c := range resp.challenges {
 		h.Add("WWW-Authenticate", c.String())
 	}
-	h.Set("Access-Control-Expose-Headers", v.exposeHdrs) // RS-26; RFC 9449 §8
+	h.Set("Access-Control-Expose-Headers", v.exposeHdrs) // RFC 9449 §8
 	h.Set("Cache-Control", "no-store")
 	if resp.body != nil {
 		h.Set("Content-Type", "application/json")
@@ -182,4 +182,36 @@ func rpcErrorBody(code int, msg string) []byte {
 		Error   rpcError `json:"error"`
 	}{"2.0", rpcError{code, msg}})
 	return b
+}
+
+// DenyExchange answers r, a request the middleware verified, whose
+// [Exchanger.Exchange] failed with err, with the status of
+// [ExchangeStatus], which it returns. A 401 carries the challenge of any
+// other token refusal (RFC 6750 §3, error="invalid_token", with
+// resource_metadata, and DPoP's when enabled) so that the MCP client
+// obtains a new token; a 503 or 502 carries an RFC 6749 error body and no
+// challenge. The answer never contains the token, the authorization
+// server's error text or err.
+func (v *Verifier) DenyExchange(w http.ResponseWriter, r *http.Request, err error) int {
+	scheme := ""
+	if ra, ok := r.Context().Value(ctxKey{}).(*requestAuth); ok && ra.av != nil && ra.av.info != nil {
+		scheme = ra.av.info.Scheme
+	}
+	switch ExchangeStatus(err) {
+	case http.StatusUnauthorized:
+		if errors.Is(err, ErrNoToken) {
+			return v.writeError(w, r, ErrNoToken, scheme).status
+		}
+		return v.writeError(w, r, errExchangeGrant, scheme).status
+	case http.StatusServiceUnavailable:
+		return v.writeError(w, r, errExchangeUnavailable, scheme).status
+	case http.StatusForbidden:
+		return v.writeError(w, r, err, scheme).status // the challenge names the ScopeError's scopes
+	}
+	h := w.Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadGateway)
+	_, _ = w.Write(oauthBody(oauthmeta.CodeServerError, "token exchange failed"))
+	return http.StatusBadGateway
 }

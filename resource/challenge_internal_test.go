@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -58,7 +59,7 @@ func TestChallengesBytes(t *testing.T) {
 		},
 	}
 	for _, mode := range []DPoPMode{DPoPDisabled, DPoPAllowed, DPoPRequired} {
-		cfg := Config{Resource: res, Issuers: []Issuer{{Issuer: iss, Keys: StaticKeys{{ID: "k1", Public: key.Public()}}}}}
+		cfg := Config{Resource: res, Issuers: []Issuer{{Issuer: iss, Keys: keyset.Static{{ID: "k1", Public: key.Public()}}}}}
 		cfg.DPoP.Mode = mode
 		if mode != DPoPDisabled {
 			cfg.DPoP.Algorithms = []string{"ES256", "EdDSA"}

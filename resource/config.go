@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/jwa"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -33,8 +34,8 @@ type Config struct {
 	// example "https://mcp.example.com/mcp". REQUIRED. It must be https
 	// (plain http only to a loopback host with InsecureAllowHTTPLoopback), with
 	// no query, fragment or user information. Tokens must name it in "aud"
-	// (RFC 8707, RFC 9068 §4; RS-08), and the metadata document names it
-	// byte for byte in "resource" (RFC 9728 §3.3; RS-03).
+	// (RFC 8707, RFC 9068 §4), and the metadata document names it
+	// byte for byte in "resource" (RFC 9728 §3.3).
 	Resource string
 	// AudienceAliases are further identifiers accepted in "aud", for a
 	// server reachable under several names. Nil means only Resource.
@@ -44,7 +45,7 @@ type Config struct {
 	Issuers []Issuer
 	// ScopesSupported is advertised in the metadata's "scopes_supported"
 	// (RFC 9728 §2). It is separate from what Policy enforces. Nil omits the
-	// member. "offline_access" is refused (RS-23).
+	// member. "offline_access" is refused.
 	ScopesSupported []string
 	// Policy decides which scopes each MCP operation needs. Nil means a
 	// valid token for this resource is enough for every operation.
@@ -64,12 +65,12 @@ type Config struct {
 	// with default bounds.
 	Cache CacheConfig
 	// DPoP enables DPoP-bound access tokens (RFC 9449). The zero value
-	// disables DPoP: tokens with a "cnf" claim are refused (RS-18).
+	// disables DPoP: tokens with a "cnf" claim are refused.
 	DPoP DPoPConfig
 	// AllowedOrigins lists the Origin values (such as
 	// "https://app.example.com") allowed besides the resource's own
 	// origin. A request with any other Origin gets 403 before
-	// authentication (TR-01). Nil allows only the resource's origin and
+	// authentication. Nil allows only the resource's origin and
 	// requests without Origin.
 	AllowedOrigins []string
 	// SessionKey binds MCP session IDs to users (MCP Security Best
@@ -106,7 +107,7 @@ type Config struct {
 	TLSConfig *tls.Config
 	// InsecureAllowHTTPLoopback permits plain http and loopback addresses for
 	// Resource, the issuers, and key fetches, for development on one
-	// machine. False means https and public addresses only (RS-24).
+	// machine. False means https and public addresses only.
 	InsecureAllowHTTPLoopback bool
 	// Audit, if set, receives one [Event] per decision. It is called on
 	// the request's goroutine and must not block.
@@ -120,8 +121,8 @@ type Config struct {
 
 // Issuer is one trusted authorization server.
 type Issuer struct {
-	// Issuer is the issuer identifier, compared byte for byte with "iss"
-	// (RS-09). REQUIRED. It may hold the placeholder {tid} once, for a
+	// Issuer is the issuer identifier, compared byte for byte with "iss".
+	// REQUIRED. It may hold the placeholder {tid} once, for a
 	// multi-tenant Entra application: see [Profile].TenantIDs.
 	Issuer string
 	// JWKSURI is the issuer's JWK Set URL. Empty means it is taken from
@@ -130,7 +131,7 @@ type Issuer struct {
 	JWKSURI string
 	// Keys resolves the issuer's signing keys. Nil means a [RemoteKeys]
 	// that New creates (without I/O) and [Verifier.Close] closes.
-	Keys KeySource
+	Keys keyset.Source
 	// Profile describes the issuer's access tokens when they are not RFC
 	// 9068 tokens: an identity provider's preset, the token types,
 	// audiences, scope and client claims it uses. The zero value is RFC
@@ -194,15 +195,15 @@ func canonicalResource(raw string, p oauthmeta.URLPolicy) (string, error) {
 	return canon, nil
 }
 
-// checkScopes validates a configured scope list (RS-23: never advertise or
-// challenge offline_access).
+// checkScopes validates a configured scope list: never advertise or
+// challenge offline_access.
 func checkScopes(what string, scopes []string) error {
 	for _, s := range scopes {
 		if !oauthmeta.ValidScopeToken(s) {
 			return fmt.Errorf("%w: %s: invalid scope token", ErrInvalidConfig, what)
 		}
 		if s == "offline_access" {
-			return fmt.Errorf("%w: %s: offline_access must not be advertised or required (RS-23)", ErrInvalidConfig, what)
+			return fmt.Errorf("%w: %s: offline_access must not be advertised or required", ErrInvalidConfig, what)
 		}
 	}
 	return nil

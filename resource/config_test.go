@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/resource"
 )
 
@@ -17,7 +18,7 @@ import (
 // rules.
 func TestConfigRefusals(t *testing.T) {
 	t.Parallel()
-	keys := resource.StaticKeys{{ID: "k", Public: oauthtest.NewKey(t, oauthtest.ES256, "k").Public()}}
+	keys := keyset.Static{{ID: "k", Public: oauthtest.NewKey(t, oauthtest.ES256, "k").Public()}}
 	base := func() resource.Config {
 		return resource.Config{Resource: testResource, Issuers: []resource.Issuer{{Issuer: testIssuer, Keys: keys}}}
 	}

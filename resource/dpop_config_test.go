@@ -9,6 +9,7 @@ import (
 	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/internal/golden"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/resource"
 )
@@ -16,21 +17,23 @@ import (
 // TestDPoPConfigRefusals: DPoP settings fail closed.
 func TestDPoPConfigRefusals(t *testing.T) {
 	t.Parallel()
-	keys := resource.StaticKeys{{ID: "k", Public: oauthtest.NewKey(t, oauthtest.ES256, "k").Public()}}
+	keys := keyset.Static{{ID: "k", Public: oauthtest.NewKey(t, oauthtest.ES256, "k").Public()}}
 	tests := []struct {
 		name string
 		dpop resource.DPoPConfig
 	}{
 		{"unknown mode", resource.DPoPConfig{Mode: 7}},
-		{"settings while disabled", resource.DPoPConfig{NonceKey: testNonceKey}},
-		{"algorithms while disabled", resource.DPoPConfig{Algorithms: []string{"ES256"}}},
-		{"alg none", resource.DPoPConfig{Mode: resource.DPoPAllowed, Algorithms: []string{"none"}}},
-		{"HS256", resource.DPoPConfig{Mode: resource.DPoPRequired, Algorithms: []string{"HS256"}}},
-		{"short nonce key", resource.DPoPConfig{Mode: resource.DPoPRequired, NonceKey: []byte("short")}},
-		{"nonce key and source", resource.DPoPConfig{Mode: resource.DPoPRequired, NonceKey: testNonceKey, Nonces: failingNonces{}}},
-		{"nonce period without key", resource.DPoPConfig{Mode: resource.DPoPRequired, NoncePeriod: time.Minute}},
-		{"negative window", resource.DPoPConfig{Mode: resource.DPoPAllowed, IATWindow: -time.Second}},
-		{"negative proof size", resource.DPoPConfig{Mode: resource.DPoPAllowed, MaxProofBytes: -1}},
+		{"settings while disabled", resource.DPoPConfig{VerifierConfig: dpop.VerifierConfig{NonceKey: testNonceKey}}},
+		{"algorithms while disabled", resource.DPoPConfig{VerifierConfig: dpop.VerifierConfig{Algorithms: []string{"ES256"}}}},
+		{"alg none", resource.DPoPConfig{Mode: resource.DPoPAllowed, VerifierConfig: dpop.VerifierConfig{Algorithms: []string{"none"}}}},
+		{"HS256", resource.DPoPConfig{Mode: resource.DPoPRequired, VerifierConfig: dpop.VerifierConfig{Algorithms: []string{"HS256"}}}},
+		{"short nonce key", resource.DPoPConfig{Mode: resource.DPoPRequired, VerifierConfig: dpop.VerifierConfig{NonceKey: []byte("short")}}},
+		{"nonce key and source", resource.DPoPConfig{Mode: resource.DPoPRequired, VerifierConfig: dpop.VerifierConfig{NonceKey: testNonceKey, Nonces: failingNonces{}}}},
+		{"nonce period without key", resource.DPoPConfig{Mode: resource.DPoPRequired, VerifierConfig: dpop.VerifierConfig{NoncePeriod: time.Minute}}},
+		{"negative window", resource.DPoPConfig{Mode: resource.DPoPAllowed, VerifierConfig: dpop.VerifierConfig{IATWindow: -time.Second}}},
+		{"negative proof size", resource.DPoPConfig{Mode: resource.DPoPAllowed, VerifierConfig: dpop.VerifierConfig{MaxProofSize: -1}}},
+		{"a clock of its own", resource.DPoPConfig{Mode: resource.DPoPAllowed, VerifierConfig: dpop.VerifierConfig{Now: time.Now}}},
+		{"clock while disabled", resource.DPoPConfig{VerifierConfig: dpop.VerifierConfig{Now: time.Now}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/dpop"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/replay"
 	"github.com/mcpauth/mcpauth/resource"
 )
@@ -44,8 +45,8 @@ func TestDPoPSharedReplayStore(t *testing.T) {
 	store := &mapReplay{seen: map[string]time.Time{}}
 	a := newDPoPFixture(t, resource.DPoPAllowed, func(c *resource.Config) { c.DPoP.Replay = store })
 	b := &dpopFixture{fixture: newFixture(t, func(c *resource.Config) {
-		c.DPoP = resource.DPoPConfig{Mode: resource.DPoPAllowed, Replay: store}
-		c.Issuers[0].Keys = resource.StaticKeys{{ID: "k1", Public: a.key.Public()}}
+		c.DPoP = resource.DPoPConfig{Mode: resource.DPoPAllowed, VerifierConfig: dpop.VerifierConfig{Replay: store}}
+		c.Issuers[0].Keys = keyset.Static{{ID: "k1", Public: a.key.Public()}}
 	})}
 	p := a.proof(t, a.bound)
 	if rec, _ := a.serve(dpopPost("DPoP", a.bound, p)); rec.Code != 200 {
@@ -60,7 +61,7 @@ func TestDPoPSharedReplayStore(t *testing.T) {
 	}
 	checkDPoPChallenges(t, rec.Header(), resource.DPoPAllowed, "DPoP", "invalid_dpop_proof")
 	ev := b.events.all()
-	if e := ev[len(ev)-1]; !errors.Is(e.Err, resource.ErrDPoPReplayed) || !errors.Is(e.Err, dpop.ErrReplayedProof) || e.Reason != "DPoP proof replayed" {
+	if e := ev[len(ev)-1]; !errors.Is(e.Err, resource.ErrDPoPReplayed) || !errors.Is(e.Err, dpop.ErrReplayedProof) || e.Reason != "proof replayed" {
 		t.Errorf("audit Err = %v, Reason %q; want the replayed-proof reason", e.Err, e.Reason)
 	}
 

@@ -130,7 +130,7 @@ func (s *sdkServer) callTool(t *testing.T, rt http.RoundTripper, name string) (s
 func TestGoSDKDPoP(t *testing.T) {
 	t.Parallel()
 	s := newSDKServer(t, func(c *resource.Config) {
-		c.DPoP = resource.DPoPConfig{Mode: resource.DPoPRequired, NonceKey: testNonceKey}
+		c.DPoP = resource.DPoPConfig{Mode: resource.DPoPRequired, VerifierConfig: dpop.VerifierConfig{NonceKey: testNonceKey}}
 	})
 	prover, err := dpop.NewProver(dpop.ProverConfig{Now: s.f.clock.Now})
 	if err != nil {

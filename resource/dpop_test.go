@@ -147,43 +147,43 @@ func dpopCases() []dpopCase {
 		{"RFC 9449 §11.1 replayed proof", allowed, func(t *testing.T, f *dpopFixture) []*http.Request {
 			p := f.proof(t, f.bound)
 			return []*http.Request{dpopPost("DPoP", f.bound, p), dpopPost("DPoP", f.bound, p)}
-		}, 401, "DPoP", "invalid_dpop_proof", resource.ErrDPoPReplayed, "DPoP proof replayed"},
+		}, 401, "DPoP", "invalid_dpop_proof", resource.ErrDPoPReplayed, "proof replayed"},
 		{"RFC 9449 §4.3 proof for another URL", allowed, func(t *testing.T, f *dpopFixture) []*http.Request {
 			p := mustProof(t, f.prover, dpop.Request{Method: "POST", URL: "https://mcp.example.com/other", AccessToken: f.bound})
 			return one(dpopPost("DPoP", f.bound, p))
-		}, 401, "DPoP", "invalid_dpop_proof", resource.ErrDPoPRequestMismatch, "DPoP proof is for another method or URL"},
+		}, 401, "DPoP", "invalid_dpop_proof", dpop.ErrHTUMismatch, "htu does not match the request URI"},
 		{"RFC 9449 §4.3 proof for another method", allowed, func(t *testing.T, f *dpopFixture) []*http.Request {
 			p := mustProof(t, f.prover, dpop.Request{Method: "GET", URL: testResource, AccessToken: f.bound})
 			return one(dpopPost("DPoP", f.bound, p))
-		}, 401, "DPoP", "invalid_dpop_proof", resource.ErrDPoPRequestMismatch, "DPoP proof is for another method or URL"},
+		}, 401, "DPoP", "invalid_dpop_proof", dpop.ErrHTMMismatch, "htm does not match the request method"},
 		{"RFC 9449 §4.3 htu from the configured resource, not the Host header", allowed, func(t *testing.T, f *dpopFixture) []*http.Request {
 			spoofed := dpopPost("DPoP", f.bound, mustProof(t, f.prover, dpop.Request{Method: "POST", URL: "https://evil.example/mcp", AccessToken: f.bound}))
 			spoofed.Host = "evil.example"
 			good := dpopPost("DPoP", f.bound, f.proof(t, f.bound))
 			good.Host = "internal-name:8080"
 			return []*http.Request{good, spoofed}
-		}, 401, "DPoP", "invalid_dpop_proof", resource.ErrDPoPRequestMismatch, "DPoP proof is for another method or URL"},
+		}, 401, "DPoP", "invalid_dpop_proof", dpop.ErrHTUMismatch, "htu does not match the request URI"},
 		{"RFC 9449 §4.3 wrong ath", allowed, func(t *testing.T, f *dpopFixture) []*http.Request {
 			return one(dpopPost("DPoP", f.bound, f.proof(t, f.unbound)))
-		}, 401, "DPoP", "invalid_dpop_proof", resource.ErrDPoPTokenHash, "DPoP proof is for another access token"},
+		}, 401, "DPoP", "invalid_dpop_proof", resource.ErrDPoPTokenHash, "ath does not match the access token"},
 		{"RFC 9449 §4.3 stale proof", allowed, func(t *testing.T, f *dpopFixture) []*http.Request {
 			p := f.proof(t, f.bound)
 			f.clock.Advance(6 * time.Minute)
 			return one(dpopPost("DPoP", f.bound, p))
-		}, 401, "DPoP", "invalid_dpop_proof", resource.ErrDPoPProofTime, "DPoP proof is too old or issued in the future"},
+		}, 401, "DPoP", "invalid_dpop_proof", dpop.ErrStaleProof, "proof too old"},
 		{"RFC 9449 §4.3 tampered signature", allowed, func(t *testing.T, f *dpopFixture) []*http.Request {
 			p := f.proof(t, f.bound)
 			i := strings.LastIndexByte(p, '.') + 2
 			p = p[:i] + string("AB"[(strings.IndexByte("AB", p[i])+1)%2]) + p[i+1:]
 			return one(dpopPost("DPoP", f.bound, p))
-		}, 401, "DPoP", "invalid_dpop_proof", resource.ErrDPoPSignature, "DPoP proof signature is invalid"},
+		}, 401, "DPoP", "invalid_dpop_proof", resource.ErrDPoPSignature, "invalid proof signature"},
 		{"RFC 9449 §6 token bound to another key", allowed, func(t *testing.T, f *dpopFixture) []*http.Request {
 			other := f.boundTo(f.newProver(t).JKT())
 			return one(dpopPost("DPoP", other, f.proof(t, other)))
-		}, 401, "DPoP", "invalid_token", resource.ErrDPoPKeyMismatch, "token is bound to another key"},
+		}, 401, "DPoP", "invalid_token", resource.ErrDPoPKeyMismatch, "access token bound to a different key"},
 		{"RFC 9449 §7.1 missing proof for a bound token", allowed, func(t *testing.T, f *dpopFixture) []*http.Request {
 			return one(dpopPost("DPoP", f.bound))
-		}, 401, "DPoP", "invalid_dpop_proof", resource.ErrDPoPProofMissing, "DPoP proof missing"},
+		}, 401, "DPoP", "invalid_dpop_proof", resource.ErrDPoPProofMissing, "missing DPoP proof"},
 		{"RFC 9449 §4.3 two DPoP headers", allowed, func(t *testing.T, f *dpopFixture) []*http.Request {
 			return one(dpopPost("DPoP", f.bound, f.proof(t, f.bound), f.proof(t, f.bound)))
 		}, 401, "DPoP", "invalid_dpop_proof", resource.ErrDPoPMultipleProofs, "more than one DPoP proof"},
@@ -198,12 +198,12 @@ func dpopCases() []dpopCase {
 		}, 401, "Bearer", "invalid_token", resource.ErrBoundToken, "sender-constrained token presented as bearer"},
 		{"cached bound token still needs a proof", allowed, func(t *testing.T, f *dpopFixture) []*http.Request {
 			return []*http.Request{dpopPost("DPoP", f.bound, f.proof(t, f.bound)), dpopPost("DPoP", f.bound)}
-		}, 401, "DPoP", "invalid_dpop_proof", resource.ErrDPoPProofMissing, "DPoP proof missing"},
+		}, 401, "DPoP", "invalid_dpop_proof", resource.ErrDPoPProofMissing, "missing DPoP proof"},
 		{"cached bound token still needs its own key", allowed, func(t *testing.T, f *dpopFixture) []*http.Request {
 			thief := f.newProver(t)
 			stolen := mustProof(t, thief, dpop.Request{Method: "POST", URL: testResource, AccessToken: f.bound})
 			return []*http.Request{dpopPost("DPoP", f.bound, f.proof(t, f.bound)), dpopPost("DPoP", f.bound, stolen)}
-		}, 401, "DPoP", "invalid_token", resource.ErrDPoPKeyMismatch, "token is bound to another key"},
+		}, 401, "DPoP", "invalid_token", resource.ErrDPoPKeyMismatch, "access token bound to a different key"},
 		{"RFC 9449 §7.1 DPoP scheme with unbound token in allowed mode", allowed, func(t *testing.T, f *dpopFixture) []*http.Request {
 			return one(dpopPost("DPoP", f.unbound, f.proof(t, f.unbound)))
 		}, 401, "DPoP", "invalid_token", resource.ErrDPoPUnboundToken, "token is not DPoP-bound"},

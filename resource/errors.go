@@ -79,7 +79,7 @@ var (
 	// ErrBadMessage: the JSON-RPC body or the MCP headers are unusable
 	// (400 with a JSON-RPC error; 413 for an oversized body).
 	ErrBadMessage error = &class{msg: "resource: bad MCP message", status: http.StatusBadRequest}
-	// ErrForbiddenOrigin: a present Origin is not allowed (403, TR-01).
+	// ErrForbiddenOrigin: a present Origin is not allowed (403).
 	ErrForbiddenOrigin error = &class{msg: "resource: origin not allowed", status: http.StatusForbidden}
 	// ErrInvalidDPoPProof: the DPoP proof of a request with the DPoP scheme
 	// is missing, malformed, replayed or made for another request (401 with
@@ -96,6 +96,40 @@ var (
 	ErrUnknownSession error = &class{msg: "resource: unknown session", status: http.StatusNotFound}
 )
 
+// refusal returns err, a failed check of package dpop or of the JWT rules,
+// joined with the *Error that refuses the request: of the class named by
+// the OAuth error code err carries (cl when it carries none, or one no
+// class has), with err's description as the Reason. The sentinels of
+// those packages are the reasons: errors.Is(err, dpop.ErrReplayedProof).
+func refusal(cl error, err error, dpop bool) error {
+	c, desc := cl.(*class), ""
+	var oe *oauthmeta.Error
+	if errors.As(err, &oe) {
+		desc = oe.Description
+		for _, k := range codeClasses {
+			if k.code == oe.Code {
+				c = k
+			}
+		}
+		if oe.Code == oauthmeta.CodeTemporarilyUnavailable {
+			c = ErrUnavailable.(*class)
+		}
+	}
+	if desc == "" {
+		desc = err.Error()
+		if _, after, ok := strings.Cut(desc, ": "); ok {
+			desc = after // the package prefix
+		}
+	}
+	r := newReason(c, desc)
+	r.dpop = dpop
+	return errors.Join(r, err)
+}
+
+// codeClasses are the classes a refusal from another package may name
+// through its OAuth error code.
+var codeClasses = []*class{ErrInvalidToken.(*class), ErrInvalidDPoPProof.(*class), ErrUseDPoPNonce.(*class)}
+
 func classOf(err error) *class {
 	for _, c := range []error{ErrNoToken, ErrInvalidToken, ErrInvalidRequest, ErrInsufficientScope, ErrUnavailable, ErrBadMessage,
 		ErrForbiddenOrigin, ErrInvalidDPoPProof, ErrUseDPoPNonce, ErrUnknownSession} {
@@ -106,11 +140,11 @@ func classOf(err error) *class {
 	return nil
 }
 
-// ErrUnknownKey (class ErrInvalidToken) is what a [KeySource] returns (or
-// wraps) when no key has the requested ID: the one reason a caller's own
-// implementation reports, and so exported. The other reasons are told
-// apart through [Error.Reason]; a replay store reports a replayed proof
-// with replay.ErrReplayed.
+// ErrUnknownKey (class ErrInvalidToken) refuses a token when no key of
+// its issuer may have signed it: a keyset.Source reported
+// keyset.ErrUnknownKey, or none of the keys it returned fits the token's
+// "kid" and "alg". The other reasons are told apart through
+// [Error.Reason].
 var ErrUnknownKey error = errUnknownKey
 
 // Reasons for ErrInvalidToken.
@@ -127,10 +161,6 @@ var (
 	errTenant           error = newReason(ErrInvalidToken.(*class), "tenant not accepted")
 	errNoClient         error = newReason(ErrInvalidToken.(*class), "token names no client")
 	errClient           error = newReason(ErrInvalidToken.(*class), "client not accepted")
-	errExpired          error = newReason(ErrInvalidToken.(*class), "token expired")
-	errMissingExpiry    error = newReason(ErrInvalidToken.(*class), "token has no expiry")
-	errNotYetValid      error = newReason(ErrInvalidToken.(*class), "token not yet valid")
-	errIssuedInFuture   error = newReason(ErrInvalidToken.(*class), "token issued in the future")
 	errBoundToken       error = newDPoPReason(ErrInvalidToken.(*class), "sender-constrained token presented as bearer")
 	errInactive         error = newReason(ErrInvalidToken.(*class), "token is not active")
 	errUnsupportedToken error = newReason(ErrInvalidToken.(*class), "token format not supported")
@@ -143,27 +173,14 @@ var (
 	// bound to another key than the proof's (RFC 9449 §7.1), or the Bearer
 	// scheme was used where DPoP is required.
 	errDPoPUnboundToken error = newDPoPReason(ErrInvalidToken.(*class), "token is not DPoP-bound")
-	errDPoPKeyMismatch  error = newDPoPReason(ErrInvalidToken.(*class), "token is bound to another key")
 	errDPoPRequired     error = newDPoPReason(ErrInvalidToken.(*class), "a DPoP-bound token and proof are required")
 
 	// Class ErrInvalidDPoPProof (401 invalid_dpop_proof, RFC 9449 §4.3).
-	errDPoPProofMissing    error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof missing")
-	errDPoPMultipleProofs  error = newDPoPReason(ErrInvalidDPoPProof.(*class), "more than one DPoP proof")
-	errDPoPMalformed       error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof is malformed")
-	errDPoPAlgorithm       error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof algorithm not accepted")
-	errDPoPSignature       error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof signature is invalid")
-	errDPoPRequestMismatch error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof is for another method or URL")
-	errDPoPProofTime       error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof is too old or issued in the future")
-	errDPoPTokenHash       error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof is for another access token")
-	errDPoPReplayed        error = newDPoPReason(ErrInvalidDPoPProof.(*class), "DPoP proof replayed")
 
 	// Class ErrUseDPoPNonce (401 use_dpop_nonce with DPoP-Nonce, §9).
-	errDPoPNonceRequired error = newDPoPReason(ErrUseDPoPNonce.(*class), "resource server requires a nonce in the DPoP proof")
-	errDPoPNonceInvalid  error = newDPoPReason(ErrUseDPoPNonce.(*class), "DPoP nonce invalid or expired")
 
 	// Class ErrUnavailable (503): the replay store is full or failing, so
 	// no proof can be accepted.
-	errDPoPReplayUnavailable error = newDPoPReason(ErrUnavailable.(*class), "DPoP replay check unavailable")
 	// The nonce source failed while a nonce was
 	// needed (503).
 	errDPoPNonceUnavailable error = newDPoPReason(ErrUnavailable.(*class), "DPoP nonce unavailable")

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/resource"
 )
 
@@ -23,7 +24,7 @@ func ExampleNewDerived() {
 	v, err := resource.New(resource.Config{
 		Resource: "https://mcp.example.com/mcp",
 		Issuers: []resource.Issuer{{Issuer: "https://auth.example.com",
-			Keys: resource.StaticKeys{{ID: "key-1", Public: &key.PublicKey}}}},
+			Keys: keyset.Static{{ID: "key-1", Public: &key.PublicKey}}}},
 		Now: func() time.Time { return now },
 	})
 	if err != nil {

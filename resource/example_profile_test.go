@@ -12,6 +12,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/resource"
 )
 
@@ -46,7 +47,7 @@ func ExampleProfile_entra() {
 		Resource: "https://mcp.example.com/mcp",
 		Issuers: []resource.Issuer{{
 			Issuer:  "https://login.microsoftonline.com/{tid}/v2.0",
-			Keys:    resource.StaticKeys{{ID: "idp-key", Public: key.Public()}},
+			Keys:    keyset.Static{{ID: "idp-key", Public: key.Public()}},
 			Profile: resource.Profile{Preset: "entra", Audiences: []string{api}, TenantIDs: []string{tenant}},
 		}},
 		Now: func() time.Time { return now },
@@ -76,7 +77,7 @@ func ExampleProfile_keycloak() {
 		Resource: "https://mcp.example.com/mcp",
 		Issuers: []resource.Issuer{{
 			Issuer: "https://keycloak.example.com/realms/mcp",
-			Keys:   resource.StaticKeys{{ID: "idp-key", Public: key.Public()}},
+			Keys:   keyset.Static{{ID: "idp-key", Public: key.Public()}},
 			Profile: resource.Profile{Preset: "keycloak", ScopeClaims: []string{"scope", "realm_access.roles"},
 				InsecureAcceptMissingAudience: true, ClientIDs: []string{"mcp-client"}},
 		}},
@@ -114,7 +115,7 @@ func ExampleProfile_cognito() {
 		Resource: "https://mcp.example.com/mcp",
 		Issuers: []resource.Issuer{{
 			Issuer: pool,
-			Keys:   resource.StaticKeys{{ID: "idp-key", Public: key.Public()}},
+			Keys:   keyset.Static{{ID: "idp-key", Public: key.Public()}},
 			Profile: resource.Profile{Preset: "cognito",
 				InsecureAcceptMissingAudience: true, ClientIDs: []string{"1example23456789"}},
 		}},

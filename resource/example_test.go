@@ -18,6 +18,7 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/resource"
 )
 
@@ -84,7 +85,7 @@ func ExampleVerifier_Verify() {
 	v, err := resource.New(resource.Config{
 		Resource: "https://mcp.example.com/mcp",
 		Issuers: []resource.Issuer{{Issuer: "https://auth.example.com",
-			Keys: resource.StaticKeys{{ID: "key-1", Public: &key.PublicKey}}}},
+			Keys: keyset.Static{{ID: "key-1", Public: &key.PublicKey}}}},
 		Now: func() time.Time { return now },
 	})
 	if err != nil {
@@ -108,7 +109,7 @@ func ExampleVerifier_Middleware() {
 	v, _ := resource.New(resource.Config{
 		Resource: "https://mcp.example.com/mcp",
 		Issuers: []resource.Issuer{{Issuer: "https://auth.example.com",
-			Keys: resource.StaticKeys{{ID: "key-1", Public: &key.PublicKey}}}},
+			Keys: keyset.Static{{ID: "key-1", Public: &key.PublicKey}}}},
 		Policy: &resource.Policy{Default: []string{"mcp:tools"}, Tools: map[string][]string{"write_file": {"files:write"}}},
 		Now:    func() time.Time { return now },
 	})
@@ -152,7 +153,7 @@ func ExampleVerifier_GuardTransport() {
 	v, _ := resource.New(resource.Config{
 		Resource: "https://mcp.example.com/mcp",
 		Issuers: []resource.Issuer{{Issuer: "https://auth.example.com",
-			Keys: resource.StaticKeys{{ID: "key-1", Public: &key.PublicKey}}}},
+			Keys: keyset.Static{{ID: "key-1", Public: &key.PublicKey}}}},
 		Now: func() time.Time { return now },
 	})
 	// Tools call upstream APIs through a guarded client.
@@ -300,7 +301,7 @@ func ExampleTokenInfoFromSDK() {
 	v, err := resource.New(resource.Config{
 		Resource: "https://mcp.example.com/mcp",
 		Issuers: []resource.Issuer{{Issuer: "https://auth.example.com",
-			Keys: resource.StaticKeys{{ID: "key-1", Public: &key.PublicKey}}}},
+			Keys: keyset.Static{{ID: "key-1", Public: &key.PublicKey}}}},
 		Now: func() time.Time { return now },
 	})
 	if err != nil {

@@ -4,19 +4,17 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/clock"
-	"github.com/mcpauth/mcpauth/internal/jsonx"
 	"github.com/mcpauth/mcpauth/internal/lru"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
+	"github.com/mcpauth/mcpauth/internal/tokenclient"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -30,12 +28,6 @@ const (
 	maxExchangeResponse = 64 << 10
 	// exchangeCacheMargin: a cached token this close to its expiry is not reused.
 	exchangeCacheMargin = 30 * time.Second
-)
-
-// RFC 8693 identifiers of the exchange.
-const (
-	grantTypeTokenExchange = "urn:ietf:params:oauth:grant-type:token-exchange"
-	tokenTypeAccessToken   = "urn:ietf:params:oauth:token-type:access_token"
 )
 
 // ErrExchange is wrapped by every failed [Exchanger.Exchange]. A refusal
@@ -109,7 +101,7 @@ type ExchangedToken struct {
 type Exchanger struct {
 	cfg      ExchangeConfig
 	endpoint *url.URL
-	client   *http.Client
+	client   *tokenclient.Client
 	now      clock.Func
 	cache    *lru.Cache[[sha256.Size]byte, *ExchangedToken] // nil without CacheSize
 }
@@ -128,12 +120,12 @@ func NewExchanger(cfg ExchangeConfig) (*Exchanger, error) {
 	}
 	e := &Exchanger{cfg: cfg, now: cfg.Now}
 	e.endpoint, _ = url.Parse(cfg.TokenEndpoint)
-	hc := http.Client{Timeout: DefaultExchangeTimeout}
-	if cfg.HTTPClient != nil {
-		hc = *cfg.HTTPClient
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Timeout: DefaultExchangeTimeout}
 	}
-	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	e.client = &hc
+	e.client = tokenclient.New(tokenclient.Config{Endpoint: cfg.TokenEndpoint, ClientID: cfg.ClientID,
+		ClientSecret: cfg.ClientSecret, HTTPClient: hc, MaxBytes: maxExchangeResponse})
 	if cfg.CacheSize > 0 {
 		e.cache = lru.New[[sha256.Size]byte, *ExchangedToken](cfg.CacheSize, cfg.Now, nil)
 	}
@@ -245,56 +237,34 @@ func (e *Exchanger) do(ctx context.Context, t exchangeTarget) (*ExchangedToken, 
 	return tok, nil
 }
 
-// exchangeResponse is the RFC 8693 §2.2.1 response read here.
-type exchangeResponse struct {
-	AccessToken     string          `json:"access_token"`
-	IssuedTokenType string          `json:"issued_token_type"`
-	TokenType       string          `json:"token_type"`
-	ExpiresIn       json.RawMessage `json:"expires_in"`
-	Scope           string          `json:"scope"`
-	RefreshToken    string          `json:"refresh_token"`
-}
-
 func (e *Exchanger) exchange(ctx context.Context, token string, target exchangeTarget) (*ExchangedToken, error) {
-	form := url.Values{
-		"grant_type": {grantTypeTokenExchange}, "subject_token": {token},
-		"subject_token_type": {tokenTypeAccessToken}, "requested_token_type": {tokenTypeAccessToken},
-		target.param: {target.value},
+	req := oauthmeta.TokenExchangeRequest{SubjectToken: token, SubjectTokenType: oauthmeta.TokenTypeAccessToken,
+		RequestedTokenType: oauthmeta.TokenTypeAccessToken, Scope: target.scope}
+	if target.param == "resource" {
+		req.Resource = []string{target.value}
+	} else {
+		req.Audience = []string{target.value}
 	}
-	if target.scope != "" {
-		form.Set("scope", target.scope)
-	}
-	resp, err := postForm(ctx, e.client, e.cfg.TokenEndpoint, e.cfg.ClientID, e.cfg.ClientSecret, form)
-	if err != nil {
-		// A *url.Error names the endpoint, never the form.
+	r, err := e.client.Token(ctx, req.Form())
+	var se *tokenclient.StatusError
+	switch {
+	case errors.Is(err, tokenclient.ErrUnavailable):
 		return nil, fmt.Errorf("%w: %w: %w", ErrExchange, ErrExchangeUnavailable, err)
+	case errors.As(err, &se) && se.OAuth != nil:
+		return nil, fmt.Errorf("%w: %w", ErrExchange, se.OAuth)
+	case errors.As(err, &se):
+		return nil, fmt.Errorf("%w: status %d", ErrExchange, se.StatusCode)
+	case err != nil:
+		return nil, fmt.Errorf("%w: malformed token exchange response", ErrExchange)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxExchangeResponse+1))
-	if err != nil || len(body) > maxExchangeResponse {
-		return nil, fmt.Errorf("%w: unreadable or oversized response", ErrExchange)
-	}
-	if resp.StatusCode != http.StatusOK {
-		cause := fmt.Errorf("status %d", resp.StatusCode)
-		if oe, err := oauthmeta.ParseError(body); err == nil {
-			cause = oe
-		}
-		if resp.StatusCode == http.StatusServiceUnavailable || errors.Is(cause, &oauthmeta.Error{Code: oauthmeta.CodeTemporarilyUnavailable}) {
-			return nil, fmt.Errorf("%w: %w: %w", ErrExchange, ErrExchangeUnavailable, cause)
-		}
-		return nil, fmt.Errorf("%w: %w", ErrExchange, cause)
-	}
-	var r exchangeResponse
-	if err := jsonx.DecodeObject(body, &r); err != nil || r.AccessToken == "" ||
-		(r.IssuedTokenType != "" && r.IssuedTokenType != tokenTypeAccessToken) || r.TokenType == "" {
+	if (r.IssuedTokenType != "" && r.IssuedTokenType != oauthmeta.TokenTypeAccessToken) || r.TokenType == "" {
 		return nil, fmt.Errorf("%w: malformed token exchange response", ErrExchange)
 	}
 	t := &ExchangedToken{AccessToken: r.AccessToken, TokenType: r.TokenType}
 	if t.Scopes, err = oauthmeta.ParseScope(r.Scope); err != nil {
 		return nil, fmt.Errorf("%w: malformed token exchange response", ErrExchange)
 	}
-	var secs int64
-	if len(r.ExpiresIn) > 0 && json.Unmarshal(r.ExpiresIn, &secs) == nil && secs > 0 && secs < 10*365*24*3600 {
+	if secs := r.ExpiresIn; secs > 0 && secs < 10*365*24*3600 {
 		t.Expiry = e.now.Now().Add(time.Duration(secs) * time.Second)
 	}
 	return t, nil
@@ -339,37 +309,5 @@ func ExchangeStatus(err error) int {
 	case errors.Is(err, ErrExchangeUnavailable):
 		return http.StatusServiceUnavailable
 	}
-	return http.StatusBadGateway
-}
-
-// DenyExchange answers r, a request the middleware verified, whose
-// [Exchanger.Exchange] failed with err, with the status of
-// [ExchangeStatus], which it returns. A 401 carries the challenge of any
-// other token refusal (RFC 6750 §3, error="invalid_token", with
-// resource_metadata, and DPoP's when enabled) so that the MCP client
-// obtains a new token; a 503 or 502 carries an RFC 6749 error body and no
-// challenge. The answer never contains the token, the authorization
-// server's error text or err.
-func (v *Verifier) DenyExchange(w http.ResponseWriter, r *http.Request, err error) int {
-	scheme := ""
-	if ra, ok := r.Context().Value(ctxKey{}).(*requestAuth); ok && ra.av != nil && ra.av.info != nil {
-		scheme = ra.av.info.Scheme
-	}
-	switch ExchangeStatus(err) {
-	case http.StatusUnauthorized:
-		if errors.Is(err, ErrNoToken) {
-			return v.writeError(w, r, ErrNoToken, scheme).status
-		}
-		return v.writeError(w, r, errExchangeGrant, scheme).status
-	case http.StatusServiceUnavailable:
-		return v.writeError(w, r, errExchangeUnavailable, scheme).status
-	case http.StatusForbidden:
-		return v.writeError(w, r, err, scheme).status // the challenge names the ScopeError's scopes
-	}
-	h := w.Header()
-	h.Set("Cache-Control", "no-store")
-	h.Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusBadGateway)
-	_, _ = w.Write(oauthBody(oauthmeta.CodeServerError, "token exchange failed"))
 	return http.StatusBadGateway
 }

@@ -3,6 +3,7 @@ package resource
 import (
 	"context"
 
+	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
 )
 
@@ -20,28 +21,26 @@ var (
 	ErrTenant                = errTenant
 	ErrNoClient              = errNoClient
 	ErrClient                = errClient
-	ErrExpired               = errExpired
-	ErrMissingExpiry         = errMissingExpiry
-	ErrNotYetValid           = errNotYetValid
-	ErrIssuedInFuture        = errIssuedInFuture
+	ErrExpired               = jwtverify.ErrExpired
+	ErrMissingExpiry         = jwtverify.ErrMissingExpiry
+	ErrNotYetValid           = jwtverify.ErrNotYetValid
+	ErrIssuedInFuture        = jwtverify.ErrIssuedInFuture
 	ErrBoundToken            = errBoundToken
 	ErrInactive              = errInactive
 	ErrUnsupportedToken      = errUnsupportedToken
 	ErrDPoPUnboundToken      = errDPoPUnboundToken
-	ErrDPoPKeyMismatch       = errDPoPKeyMismatch
+	ErrDPoPKeyMismatch       = dpop.ErrKeyMismatch
 	ErrDPoPRequired          = errDPoPRequired
-	ErrDPoPProofMissing      = errDPoPProofMissing
-	ErrDPoPMultipleProofs    = errDPoPMultipleProofs
-	ErrDPoPMalformed         = errDPoPMalformed
-	ErrDPoPAlgorithm         = errDPoPAlgorithm
-	ErrDPoPSignature         = errDPoPSignature
-	ErrDPoPRequestMismatch   = errDPoPRequestMismatch
-	ErrDPoPProofTime         = errDPoPProofTime
-	ErrDPoPTokenHash         = errDPoPTokenHash
-	ErrDPoPNonceRequired     = errDPoPNonceRequired
-	ErrDPoPNonceInvalid      = errDPoPNonceInvalid
-	ErrDPoPReplayed          = errDPoPReplayed
-	ErrDPoPReplayUnavailable = errDPoPReplayUnavailable
+	ErrDPoPProofMissing      = dpop.ErrMissingProof
+	ErrDPoPMultipleProofs    = dpop.ErrMultipleProofs
+	ErrDPoPMalformed         = dpop.ErrMalformedProof
+	ErrDPoPAlgorithm         = dpop.ErrAlgNotAllowed
+	ErrDPoPSignature         = dpop.ErrBadSignature
+	ErrDPoPTokenHash         = dpop.ErrATHMismatch
+	ErrDPoPNonceRequired     = dpop.ErrNonceRequired
+	ErrDPoPNonceInvalid      = dpop.ErrNonceInvalid
+	ErrDPoPReplayed          = dpop.ErrReplayedProof
+	ErrDPoPReplayUnavailable = dpop.ErrReplayCheckUnavailable
 	ErrDPoPNonceUnavailable  = errDPoPNonceUnavailable
 	ErrMultipleCredentials   = errMultipleCredentials
 	ErrMalformedCredentials  = errMalformedCredentials

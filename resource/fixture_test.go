@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/resource"
 )
@@ -62,7 +63,7 @@ func newFixtureOn(t testing.TB, key *oauthtest.Key, clock *oauthtest.Clock, muta
 	f := &fixture{t: t, key: key, clock: clock, events: &eventLog{}}
 	cfg := resource.Config{
 		Resource: testResource,
-		Issuers:  []resource.Issuer{{Issuer: testIssuer, Keys: resource.StaticKeys{{ID: "k1", Public: f.key.Public()}}}},
+		Issuers:  []resource.Issuer{{Issuer: testIssuer, Keys: keyset.Static{{ID: "k1", Public: f.key.Public()}}}},
 		Now:      f.clock.Now,
 		Audit:    f.events.add,
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/resource"
 )
@@ -83,7 +84,7 @@ func FuzzParsePolicy(f *testing.F) {
 		}
 		key := oauthtest.NewKey(t, oauthtest.ES256, "k")
 		if _, err := resource.New(resource.Config{Resource: testResource, Policy: p,
-			Issuers: []resource.Issuer{{Issuer: testIssuer, Keys: resource.StaticKeys{{ID: "k", Public: key.Public()}}}}}); err != nil {
+			Issuers: []resource.Issuer{{Issuer: testIssuer, Keys: keyset.Static{{ID: "k", Public: key.Public()}}}}}); err != nil {
 			t.Fatalf("accepted policy refused by New: %v", err)
 		}
 	})

@@ -29,14 +29,14 @@ type mcpMessage struct {
 	store [64]byte
 }
 
-// readBody reads r's body, at most MaxBodyBytes; the wrapped handler's
+// readBody reads r's body, at most maxBody bytes (Config.MaxBodyBytes); the wrapped handler's
 // copy of the request replays it (see forward). A request without a body
 // gives nil; one with an empty body, an empty non-nil slice.
-func (v *Verifier) readBody(r *http.Request) ([]byte, error) {
+func readBody(r *http.Request, maxBody int64) ([]byte, error) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
 	}
-	if r.ContentLength > v.maxBody {
+	if r.ContentLength > maxBody {
 		return nil, errBodyTooLarge
 	}
 	var body []byte
@@ -45,8 +45,8 @@ func (v *Verifier) readBody(r *http.Request) ([]byte, error) {
 		body = make([]byte, r.ContentLength)
 		_, err = io.ReadFull(r.Body, body)
 	} else {
-		body, err = io.ReadAll(io.LimitReader(r.Body, v.maxBody+1))
-		if int64(len(body)) > v.maxBody {
+		body, err = io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+		if int64(len(body)) > maxBody {
 			return nil, errBodyTooLarge
 		}
 	}
@@ -64,8 +64,7 @@ type replayBody struct{ bytes.Reader }
 
 func (*replayBody) Close() error { return nil }
 
-// namedMethods are the methods whose Mcp-Name header mirrors a body value
-// (TR-05).
+// namedMethods are the methods whose Mcp-Name header mirrors a body value.
 func namedMethod(m []byte) bool {
 	switch string(m) {
 	case "tools/call", "prompts/get", "resources/read":
@@ -74,8 +73,7 @@ func namedMethod(m []byte) bool {
 	return false
 }
 
-// checkHeaders compares the mirrored headers with the body (TR-04, TR-05,
-// RS-15): when Mcp-Method, Mcp-Name or MCP-Protocol-Version is present it
+// checkHeaders compares the mirrored headers with the body: when Mcp-Method, Mcp-Name or MCP-Protocol-Version is present it
 // must equal the body's value, after decoding the =?base64?…?= form.
 // Absent headers are left to the MCP handler.
 func checkHeaders(h http.Header, m *mcpMessage) error {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/internal/nethook"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/resource"
 )
 
@@ -252,7 +253,7 @@ func TestRemoteKeysBackgroundRefresh(t *testing.T) {
 	if err := rk.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rk.Keys(context.Background(), "nope"); !errors.Is(err, resource.ErrVerifierClosed) {
+	if _, err := rk.Keys(context.Background(), "nope"); !errors.Is(err, keyset.ErrUnavailable) {
 		t.Errorf("after Close: %v", err)
 	}
 }
@@ -296,7 +297,7 @@ func TestRemoteKeysSSRF(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := rk.Keys(context.Background(), "k"); !errors.Is(err, resource.ErrKeysUnavailable) {
+		if _, err := rk.Keys(context.Background(), "k"); !errors.Is(err, keyset.ErrUnavailable) {
 			t.Errorf("%s: %v", addr, err)
 		}
 		_ = rk.Close()
@@ -315,7 +316,7 @@ func TestRemoteKeysSSRF(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = rk.Close() })
-	if _, err := rk.Keys(context.Background(), "k"); !errors.Is(err, resource.ErrKeysUnavailable) {
+	if _, err := rk.Keys(context.Background(), "k"); !errors.Is(err, keyset.ErrUnavailable) {
 		t.Errorf("unsafe jwks_uri in metadata: %v", err)
 	}
 }
@@ -331,7 +332,7 @@ func TestRemoteKeysIssuerMismatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = rk.Close() })
-	if _, err := rk.Keys(context.Background(), "k1"); !errors.Is(err, resource.ErrKeysUnavailable) {
+	if _, err := rk.Keys(context.Background(), "k1"); !errors.Is(err, keyset.ErrUnavailable) {
 		t.Errorf("err = %v", err)
 	}
 	if srv.JWKSFetches() != 0 {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/resource"
 )
 
@@ -16,7 +17,7 @@ var jwksCaseAlgorithms = []string{"ES256", "PS256", "RS256", "EdDSA"}
 
 // verifyJWKSCase verifies a token signed by tt.Signer for issuer with keys,
 // and checks it is accepted exactly when the row's key is usable.
-func verifyJWKSCase(t *testing.T, tt oauthtest.JWKSCase, issuer string, keys resource.KeySource, remote *oauthtest.JWKSServer) {
+func verifyJWKSCase(t *testing.T, tt oauthtest.JWKSCase, issuer string, keys keyset.Source, remote *oauthtest.JWKSServer) {
 	t.Helper()
 	clock := oauthtest.NewClock(oauthtest.Epoch())
 	is := resource.Issuer{Issuer: issuer, Keys: keys}

@@ -8,13 +8,12 @@ import (
 )
 
 // Middleware wraps an MCP Streamable HTTP handler. For every request, in
-// this order (TR-11):
+// this order:
 //
-//  1. a present Origin that is not allowed gets 403 (TR-01); OPTIONS is
-//     answered here, never challenged and never passed on (RS-26);
+//  1. a present Origin that is not allowed gets 403; OPTIONS is
+//     answered here, never challenged and never passed on;
 //  2. the access token is taken from the Authorization header only and
-//     verified; failures get 401/400/503 with a challenge (RS-04…RS-10,
-//     RS-16…RS-18); with DPoP enabled ([DPoPConfig]), a token presented
+//     verified; failures get 401/400/503 with a challenge; with DPoP enabled ([DPoPConfig]), a token presented
 //     with the DPoP scheme must be bound to the key of the request's one
 //     DPoP proof, which is checked for this request (RFC 9449 §4.3, §7.1)
 //     even when the token itself comes from the verified-token cache;
@@ -23,15 +22,15 @@ import (
 //  4. when the policy has rules beyond its default, the JSON-RPC body is
 //     read (size-bounded) and replayed to the handler, Mcp-Method and
 //     Mcp-Name are checked against it (400, -32020), and the operation's
-//     scopes are computed from the body, never from headers (RS-15);
-//  5. missing scopes get 403 insufficient_scope (RS-12, RS-13).
+//     scopes are computed from the body, never from headers;
+//  5. missing scopes get 403 insufficient_scope.
 //
 // Every request is authenticated on its own: no session, connection or
-// Mcp-Session-Id stands in for a token (RS-20, TR-09). The middleware never
+// Mcp-Session-Id stands in for a token. The middleware never
 // changes the *http.Request it is given (beyond reading its body): the
 // wrapped handler receives a shallow copy with a header of its own, without
 // Authorization (nor, with DPoP enabled, DPoP), so that the handler cannot
-// forward or log the token (RS-19), with the body the policy read replayed,
+// forward or log the token, with the body the policy read replayed,
 // and with the validated identity in its context ([TokenInfoFromContext]),
 // a copy private to that request. The context also carries the identity as
 // the official Go SDK's auth.TokenInfo, as its auth.RequireBearerToken
@@ -51,7 +50,7 @@ func (v *Verifier) Middleware(next http.Handler) http.Handler {
 }
 
 func (v *Verifier) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
-	origin, err := v.checkOrigin(r)
+	origin, err := v.origins.check(r)
 	if err != nil {
 		v.deny(w, r, err, outcome{})
 		return
@@ -74,7 +73,7 @@ func (v *Verifier) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		return
 	}
 	o.info = av.info
-	sid, err := v.checkSession(r, av)
+	sid, err := v.sessions.check(r, av)
 	if err != nil {
 		v.deny(w, r, err, o)
 		return
@@ -110,7 +109,7 @@ func (v *Verifier) authenticate(r *http.Request, cred credential, o *outcome) (*
 		}
 		switch {
 		case err != nil:
-			return nil, dpopReason(err)
+			return nil, refusal(ErrInvalidDPoPProof, err, true)
 		case cred.scheme == schemeBearer && v.dpop.mode == DPoPRequired:
 			return nil, errDPoPRequired
 		}
@@ -142,7 +141,7 @@ func (v *Verifier) authorize(r *http.Request, info *TokenInfo) (*mcpMessage, []b
 	var body []byte
 	if p.needsBody && r.Method == http.MethodPost {
 		var err error
-		if body, err = v.readBody(r); err != nil {
+		if body, err = readBody(r, v.maxBody); err != nil {
 			return nil, nil, err
 		}
 		msg = new(mcpMessage)
@@ -173,4 +172,26 @@ func (v *Verifier) deny(w http.ResponseWriter, r *http.Request, err error, o out
 		}
 		v.emit(r, d, resp.status, err, o)
 	}
+}
+
+// forward returns what the wrapped handler receives: a ResponseWriter
+// that binds the session IDs it sets to the request's user, and a shallow
+// copy of r, never r itself (the net/http Handler contract), with its own
+// header without the credentials (Authorization, and with DPoP enabled
+// DPoP) and with the handler's session id (sid, when the request
+// named a session), the replayed body when the policy read it (body
+// non-nil), and the request's state in its context.
+func (v *Verifier) forward(w http.ResponseWriter, r *http.Request, av *authValue, body []byte, sid string) (*sessionWriter, *http.Request) {
+	ra := &requestAuth{Context: r.Context(), v: v, av: av}
+	ra.w = sessionWriter{ResponseWriter: w, ra: ra}
+	// The copy lives in ra, so that the request and its state are one
+	// allocation (WithContext's own copy is inlined and does not escape).
+	ra.req = *r.WithContext(ra)
+	out := &ra.req
+	out.Header = ra.header(r.Header, v.dpop != nil, sid)
+	if body != nil {
+		ra.body.Reset(body)
+		out.Body = &ra.body
+	}
+	return &ra.w, out
 }

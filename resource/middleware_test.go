@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/internal/golden"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/resource"
 )
 
@@ -30,7 +31,7 @@ func testPolicy() *resource.Policy {
 
 type unavailableKeys struct{}
 
-func (unavailableKeys) Keys(context.Context, string) ([]resource.Key, error) {
+func (unavailableKeys) Keys(context.Context, string) ([]keyset.Key, error) {
 	return nil, resource.ErrKeysUnavailable
 }
 

@@ -9,17 +9,20 @@ import (
 	"github.com/mcpauth/mcpauth/internal/ascii"
 )
 
-// checkOrigin applies the Origin allowlist (TR-01; MCP 2026-07-28
+// originSet is the Origin allowlist: normalized origins.
+type originSet map[string]struct{}
+
+// check applies the Origin allowlist (MCP 2026-07-28
 // Streamable HTTP "Security Warning"): a request without Origin passes, a
 // present Origin must be the resource's own origin or a configured one.
 // It returns the allowed Origin for the CORS response headers.
-func (v *Verifier) checkOrigin(r *http.Request) (string, error) {
+func (o originSet) check(r *http.Request) (string, error) {
 	vals := r.Header["Origin"]
 	switch len(vals) {
 	case 0:
 		return "", nil
 	case 1:
-		if _, ok := v.origins[normalizeOrigin(vals[0])]; ok {
+		if _, ok := o[normalizeOrigin(vals[0])]; ok {
 			return vals[0], nil
 		}
 	}
@@ -28,7 +31,7 @@ func (v *Verifier) checkOrigin(r *http.Request) (string, error) {
 
 // setCORS adds the response headers for an allowed cross-origin request;
 // WWW-Authenticate (and, with DPoP, DPoP-Nonce) is exposed so browser
-// clients can read challenges (RS-26, RFC 9449 §8), and Mcp-Session-Id so
+// clients can read challenges (RFC 9449 §8), and Mcp-Session-Id so
 // they can continue a session.
 func setCORS(w http.ResponseWriter, origin, expose string) {
 	h := w.Header()
@@ -37,7 +40,7 @@ func setCORS(w http.ResponseWriter, origin, expose string) {
 	h.Set("Access-Control-Expose-Headers", expose)
 }
 
-// preflight answers OPTIONS without authentication (RS-26): a CORS
+// preflight answers OPTIONS without authentication: a CORS
 // preflight from an allowed origin gets the allowed methods and headers, any
 // other OPTIONS the Allow header. It never reaches the wrapped handler.
 func preflight(w http.ResponseWriter, r *http.Request, origin string) {

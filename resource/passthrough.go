@@ -14,7 +14,7 @@ const minCandidate = 16
 // GuardTransport returns an [http.RoundTripper] for the outbound calls of
 // the wrapped handler (its tools' calls to upstream APIs) that refuses,
 // with a [*PassthroughError] and without sending anything, any request
-// that carries an inbound access token (RS-19; MCP Security Best
+// that carries an inbound access token (MCP Security Best
 // Practices, "Token Passthrough"). It looks in every header value
 // (including decoded Basic credentials), the query parameters and the
 // whole URL for:

@@ -8,12 +8,12 @@ import (
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
-// Policy decides which scopes each MCP operation needs (RS-12…RS-15). The
+// Policy decides which scopes each MCP operation needs. The
 // scopes an operation needs are the union of Default, the rule for its
 // JSON-RPC method, and the rule for its tool (tools/call), resource URI
 // (resources/read) or prompt (prompts/get); each list means "all of
-// these". Implies expands the scopes a token was granted before the check
-// (RS-13): with {"admin": ["files:write"]}, a token with "admin" may do what
+// these". Implies expands the scopes a token was granted before the check:
+// with {"admin": ["files:write"]}, a token with "admin" may do what
 // "files:write" may. Implications are transitive.
 //
 // A Policy with only Default needs no request body; any other rule makes
@@ -156,7 +156,7 @@ func invertImplies(implies map[string][]string) map[string][]string {
 	return out
 }
 
-// defaultScopes is what a 401 challenge names (RS-05).
+// defaultScopes is what a 401 challenge names.
 func (c *compiledPolicy) defaultScopes() []string {
 	if c == nil {
 		return nil
@@ -217,7 +217,7 @@ func (c *compiledPolicy) grants(granted []string, r string) bool {
 // Grants reports whether info's scopes, expanded by the policy's implied
 // scopes, include every scope in scopes. Handlers use it to tailor results
 // to the caller, such as a tools/list that shows only the tools a token may
-// call (RS-22). A nil info grants nothing.
+// call. A nil info grants nothing.
 func (v *Verifier) Grants(info *TokenInfo, scopes ...string) bool {
 	if info == nil {
 		return false

@@ -10,6 +10,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/resource"
 )
@@ -25,7 +26,7 @@ func FuzzProfileClaims(f *testing.F) {
 	issuer := "https://login.microsoftonline.com/" + tenantA + "/v2.0"
 	v, err := resource.New(resource.Config{
 		Resource: testResource,
-		Issuers: []resource.Issuer{{Issuer: issuer, Keys: resource.StaticKeys{{ID: "k1", Public: key.Public()}},
+		Issuers: []resource.Issuer{{Issuer: issuer, Keys: keyset.Static{{ID: "k1", Public: key.Public()}},
 			Profile: resource.Profile{Preset: "entra", Audiences: []string{entraAPI}, TenantIDs: []string{tenantA}}}},
 		Now:   oauthtest.NewClock(oauthtest.Epoch()).Now,
 		Cache: resource.CacheConfig{Disabled: true},

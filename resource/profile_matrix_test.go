@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/internal/golden"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/resource"
 )
 
@@ -115,7 +116,7 @@ func (p presetSetup) verifier(t testing.TB, key *oauthtest.Key) *resource.Verifi
 	t.Helper()
 	v, err := resource.New(resource.Config{
 		Resource: testResource,
-		Issuers:  []resource.Issuer{{Issuer: p.issuer, Keys: resource.StaticKeys{{ID: key.ID, Public: key.Public()}}, Profile: p.profile}},
+		Issuers:  []resource.Issuer{{Issuer: p.issuer, Keys: keyset.Static{{ID: key.ID, Public: key.Public()}}, Profile: p.profile}},
 		Now:      oauthtest.NewClock(oauthtest.Epoch()).Now,
 	})
 	if err != nil {

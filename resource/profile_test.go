@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/resource"
 )
@@ -24,7 +25,7 @@ import (
 // names the field.
 func TestProfileConfig(t *testing.T) {
 	t.Parallel()
-	keys := resource.StaticKeys{{ID: "k", Public: oauthtest.NewKey(t, oauthtest.ES256, "k").Public()}}
+	keys := keyset.Static{{ID: "k", Public: oauthtest.NewKey(t, oauthtest.ES256, "k").Public()}}
 	tests := []struct {
 		name    string
 		issuer  string
@@ -170,7 +171,7 @@ func TestProfiledVerifierKeepsRFC9068(t *testing.T) {
 	clock := oauthtest.NewClock(oauthtest.Epoch())
 	newV := func(extra ...resource.Issuer) *resource.Verifier {
 		v, err := resource.New(resource.Config{Resource: testResource, Now: clock.Now, DPoP: resource.DPoPConfig{Mode: resource.DPoPAllowed},
-			Issuers: append([]resource.Issuer{{Issuer: testIssuer, Keys: resource.StaticKeys{{ID: "k1", Public: key.Public()}}}}, extra...)})
+			Issuers: append([]resource.Issuer{{Issuer: testIssuer, Keys: keyset.Static{{ID: "k1", Public: key.Public()}}}}, extra...)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +179,7 @@ func TestProfiledVerifierKeepsRFC9068(t *testing.T) {
 		return v
 	}
 	plain := newV()
-	mixed := newV(resource.Issuer{Issuer: hydraIssuer, Keys: resource.StaticKeys{{ID: "k1", Public: key.Public()}},
+	mixed := newV(resource.Issuer{Issuer: hydraIssuer, Keys: keyset.Static{{ID: "k1", Public: key.Public()}},
 		Profile: resource.Profile{Preset: "hydra"}})
 	now := clock.Now()
 	base := oauthtest.AccessToken{Issuer: testIssuer, Subject: "u", Audience: []string{testResource}, ClientID: "c",
@@ -319,7 +320,7 @@ func TestProfileScopesDecidePolicy(t *testing.T) {
 	key := oauthtest.NewKey(t, oauthtest.RS256, "idp-key")
 	v, err := resource.New(resource.Config{
 		Resource: testResource,
-		Issuers: []resource.Issuer{{Issuer: entraV2, Keys: resource.StaticKeys{{ID: key.ID, Public: key.Public()}},
+		Issuers: []resource.Issuer{{Issuer: entraV2, Keys: keyset.Static{{ID: key.ID, Public: key.Public()}},
 			Profile: resource.Profile{Preset: "entra", Audiences: []string{entraAPI}, TenantIDs: []string{tenantA}}}},
 		Policy: &resource.Policy{Tools: map[string][]string{"write_file": {"mcp.tools"}, "read_file": {"files.read"}}},
 		Now:    oauthtest.NewClock(oauthtest.Epoch()).Now,

@@ -112,28 +112,6 @@ func copyStrings(s, buf []string) []string {
 	return slices.Clone(s)
 }
 
-// forward returns what the wrapped handler receives: a ResponseWriter
-// that binds the session IDs it sets to the request's user, and a shallow
-// copy of r, never r itself (the net/http Handler contract), with its own
-// header without the credentials (Authorization, and with DPoP enabled
-// DPoP: RS-19) and with the handler's session id (sid, when the request
-// named a session), the replayed body when the policy read it (body
-// non-nil), and the request's state in its context.
-func (v *Verifier) forward(w http.ResponseWriter, r *http.Request, av *authValue, body []byte, sid string) (*sessionWriter, *http.Request) {
-	ra := &requestAuth{Context: r.Context(), v: v, av: av}
-	ra.w = sessionWriter{ResponseWriter: w, ra: ra}
-	// The copy lives in ra, so that the request and its state are one
-	// allocation (WithContext's own copy is inlined and does not escape).
-	ra.req = *r.WithContext(ra)
-	out := &ra.req
-	out.Header = ra.header(r.Header, v.dpop != nil, sid)
-	if body != nil {
-		ra.body.Reset(body)
-		out.Body = &ra.body
-	}
-	return &ra.w, out
-}
-
 // header returns a header map of the handler's own: h's entries without
 // the credential headers, and with a non-empty sid as the Mcp-Session-Id
 // value. Like the header of a request copied by http.StripPrefix, the

@@ -3,6 +3,7 @@ package resource
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 )
@@ -57,7 +58,7 @@ func (ra *requestAuth) sdkInfo() *auth.TokenInfo {
 	si := ra.sdk.Load()
 	if si == nil {
 		si = new(sdkInfo)
-		claims := ra.v.decodedClaims(ra.av)
+		claims := ra.av.decodedClaims(ra.v.clock.Now())
 		extra := make(map[string]any, len(claims)+1)
 		for k, c := range claims {
 			extra[k] = cloneJSON(c)
@@ -83,18 +84,18 @@ const (
 	decodedClaimsOverhead = 128
 )
 
-// decodedClaims returns av's claims decoded, decoding them on first use
+// decodedClaims returns av's claims decoded (now: for the cache's accounting), decoding them on first use
 // (and counting them in the size of av's cache entry). The map is shared
 // by every request presenting the token: it is only ever read, and copied
 // (cloneJSON) before a handler sees it.
-func (v *Verifier) decodedClaims(av *authValue) map[string]any {
+func (av *authValue) decodedClaims(now time.Time) map[string]any {
 	if m := av.decoded.Load(); m != nil {
 		return *m
 	}
 	m := map[string]any{}
 	_ = json.Unmarshal(av.info.Claims, &m) // a verified JSON object
 	if av.decoded.CompareAndSwap(nil, &m) && av.cache != nil {
-		av.cache.grow(av, int64(decodedClaimsFactor*len(av.info.Claims)+decodedClaimsOverhead), v.clock.Now())
+		av.cache.grow(av, int64(decodedClaimsFactor*len(av.info.Claims)+decodedClaimsOverhead), now)
 	}
 	return *av.decoded.Load()
 }

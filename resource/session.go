@@ -127,10 +127,10 @@ func (b *sessionBinder) open(av *authValue, signed string) (string, bool) {
 	return id, hmac.Equal(want[:], []byte(signed[n+1:]))
 }
 
-// checkSession checks the request's Mcp-Session-Id, if any, against the
+// check checks the request's Mcp-Session-Id, if any, against the
 // verified identity and returns the handler's session id ("" when the
 // request has none, or an empty one, which names no session).
-func (v *Verifier) checkSession(r *http.Request, av *authValue) (string, error) {
+func (b *sessionBinder) check(r *http.Request, av *authValue) (string, error) {
 	vals, ok := r.Header[sessionHeader]
 	switch {
 	case !ok:
@@ -140,7 +140,7 @@ func (v *Verifier) checkSession(r *http.Request, av *authValue) (string, error) 
 	case vals[0] == "":
 		return "", nil
 	}
-	id, ok := v.sessions.open(av, vals[0])
+	id, ok := b.open(av, vals[0])
 	if !ok {
 		return "", errSessionNotBound
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/resource"
 )
 
@@ -206,7 +207,7 @@ func TestSessionKeyConfig(t *testing.T) {
 		{[]byte{}, false},
 	} {
 		_, err := resource.New(resource.Config{Resource: testResource, SessionKey: tt.key,
-			Issuers: []resource.Issuer{{Issuer: testIssuer, Keys: resource.StaticKeys{}}}})
+			Issuers: []resource.Issuer{{Issuer: testIssuer, Keys: keyset.Static{}}}})
 		if (err == nil) != tt.ok || (err != nil && !errors.Is(err, resource.ErrInvalidConfig)) {
 			t.Errorf("key of %d bytes: %v", len(tt.key), err)
 		}

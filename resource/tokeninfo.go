@@ -9,7 +9,7 @@ import (
 )
 
 // TokenInfo is the validated identity behind a request: what the wrapped
-// handler may rely on instead of the token itself (RS-19). Every value the
+// handler may rely on instead of the token itself. Every value the
 // package hands out ([TokenInfoFromContext], [Verifier.Verify]) is a copy
 // of its own, slices and claims included: changing it affects nobody else,
 // and never how a later request with the same token is judged, which the

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpauth/mcpauth/internal/clock"
 	"github.com/mcpauth/mcpauth/internal/jwa"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -40,7 +41,7 @@ type Verifier struct {
 	introspector *introspector
 	dpop         *dpopState // nil when DPoP is disabled
 	exposeHdrs   string     // Access-Control-Expose-Headers value
-	origins      map[string]struct{}
+	origins      originSet
 	sessions     *sessionBinder
 	sdkKey       any // go-sdk's context key for its auth.TokenInfo
 	audit        func(context.Context, Event)
@@ -57,7 +58,7 @@ type Verifier struct {
 
 type issuerState struct {
 	issuer  string
-	keys    KeySource
+	keys    keyset.Source
 	profile *tokenProfile // nil: RFC 9068
 	tenant  string        // the tenant an issuer template was filled with
 }
@@ -196,7 +197,7 @@ func issuerNames(is Issuer) (names, tenants []string, err error) {
 
 // remoteKeys creates a RemoteKeys that Close closes: by discovery from
 // issuer, or from jwksURI (shared: for every tenant of a template).
-func (v *Verifier) remoteKeys(cfg *Config, issuer, jwksURI string, shared bool) (KeySource, error) {
+func (v *Verifier) remoteKeys(cfg *Config, issuer, jwksURI string, shared bool) (keyset.Source, error) {
 	if shared {
 		issuer = ""
 	}
@@ -218,7 +219,7 @@ func (v *Verifier) remoteKeys(cfg *Config, issuer, jwksURI string, shared bool) 
 
 func (v *Verifier) setOrigins(allowed []string) error {
 	u, _ := url.Parse(v.resource)
-	v.origins = map[string]struct{}{originOf(u): {}}
+	v.origins = originSet{originOf(u): {}}
 	for _, o := range allowed {
 		c, err := canonicalOrigin(o)
 		if err != nil {
@@ -305,7 +306,7 @@ func (v *Verifier) verify(ctx context.Context, raw, scheme string, shape tokenSh
 }
 
 // checkScheme applies RFC 9449 §7.1 and §7.2 to a verified token: a token
-// with a "cnf" claim never passes with the Bearer scheme (RS-18), and the
+// with a "cnf" claim never passes with the Bearer scheme, and the
 // DPoP scheme needs a token bound to a key thumbprint (cnf.jkt).
 func (v *Verifier) checkScheme(av *authValue, scheme string) error {
 	if scheme == schemeDPoP {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/resource"
 )
@@ -219,7 +220,7 @@ func TestVerifyRSA(t *testing.T) {
 	clock := oauthtest.NewClock(oauthtest.Epoch())
 	v, err := resource.New(resource.Config{
 		Resource: testResource,
-		Issuers:  []resource.Issuer{{Issuer: testIssuer, Keys: resource.StaticKeys{{ID: "rsa-1", Public: key.Public()}}}},
+		Issuers:  []resource.Issuer{{Issuer: testIssuer, Keys: keyset.Static{{ID: "rsa-1", Public: key.Public()}}}},
 		Now:      clock.Now,
 	})
 	if err != nil {
@@ -248,7 +249,7 @@ func TestVerifyEdDSAAndLegacyType(t *testing.T) {
 		}
 		v, err := resource.New(resource.Config{
 			Resource: testResource, Algorithms: algs,
-			Issuers: []resource.Issuer{{Issuer: testIssuer, Keys: resource.StaticKeys{{ID: "ed", Public: key.Public()}}, Profile: p}},
+			Issuers: []resource.Issuer{{Issuer: testIssuer, Keys: keyset.Static{{ID: "ed", Public: key.Public()}}, Profile: p}},
 			Now:     clock.Now,
 		})
 		if err != nil {
@@ -282,20 +283,20 @@ func TestVerifyKeyTypeBinding(t *testing.T) {
 	claims := oauthtest.AccessToken{Issuer: testIssuer, Audience: []string{testResource}, Expiry: clock.Now().Add(time.Hour)}
 	tests := []struct {
 		name    string
-		key     resource.Key
+		key     keyset.Key
 		wantErr error
 	}{
-		{"matching key", resource.Key{ID: "k", Public: p384.Public()}, nil},
-		{"JWK alg restricts the key", resource.Key{ID: "k", Algorithm: "ES256", Public: p384.Public()}, resource.ErrUnknownKey},
-		{"P-256 key for ES384", resource.Key{ID: "k", Public: oauthtest.NewKey(t, oauthtest.ES256, "k").Public()}, resource.ErrUnknownKey},
-		{"Ed25519 key for ES384", resource.Key{ID: "k", Public: oauthtest.NewKey(t, oauthtest.EdDSA, "k").Public()}, resource.ErrUnknownKey},
+		{"matching key", keyset.Key{ID: "k", Public: p384.Public()}, nil},
+		{"JWK alg restricts the key", keyset.Key{ID: "k", Algorithm: "ES256", Public: p384.Public()}, resource.ErrUnknownKey},
+		{"P-256 key for ES384", keyset.Key{ID: "k", Public: oauthtest.NewKey(t, oauthtest.ES256, "k").Public()}, resource.ErrUnknownKey},
+		{"Ed25519 key for ES384", keyset.Key{ID: "k", Public: oauthtest.NewKey(t, oauthtest.EdDSA, "k").Public()}, resource.ErrUnknownKey},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			v, err := resource.New(resource.Config{
 				Resource: testResource, Algorithms: []string{"ES256", "ES384"}, Now: clock.Now,
-				Issuers: []resource.Issuer{{Issuer: testIssuer, Keys: resource.StaticKeys{tt.key}}},
+				Issuers: []resource.Issuer{{Issuer: testIssuer, Keys: keyset.Static{tt.key}}},
 			})
 			if err != nil {
 				t.Fatal(err)

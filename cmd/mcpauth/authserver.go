@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/authserver"
+	"github.com/mcpauth/mcpauth/authserver/authservertest"
 	"github.com/mcpauth/mcpauth/clientmeta"
 	"github.com/mcpauth/mcpauth/redisreplay"
 )
@@ -78,7 +79,7 @@ func parseAuthserverFlags(args []string, stderr io.Writer) (*authserverFlags, er
 	fs.StringVar(&f.signingAlg, "signing-alg", authserver.DefaultSigningAlgorithm, "access token signing algorithm: ES256, RS256 or EdDSA")
 	fs.BoolVar(&f.rememberConsent, "remember-consent", false, "skip the consent page for a client the user approved before in this browser, on a navigation from this server's own site")
 	fs.BoolVar(&f.insecureHTTP, "insecure-http", false, "allow a plain-http issuer (loopback hosts only)")
-	fs.Var(&f.faults, "insecure-fault", "misbehave on purpose to test clients: "+strings.Join(authserver.FaultNames(), ", ")+" (repeatable)")
+	fs.Var(&f.faults, "insecure-fault", "misbehave on purpose to test clients: "+faultNames()+" (repeatable)")
 	f.log.register(fs, "info")
 	f.upstream.register(fs)
 	f.vault.register(fs)
@@ -169,11 +170,6 @@ func (f *authserverFlags) config(addr net.Addr, logger *slog.Logger) (authserver
 		}
 		cfg.Clients = append(cfg.Clients, c)
 	}
-	for _, name := range f.faults {
-		if err := cfg.InsecureFaults.Set(name); err != nil {
-			return cfg, err
-		}
-	}
 	if !f.noDPoP {
 		cfg.DPoP = &authserver.DPoPConfig{RequireNonce: f.dpopNonce}
 	}
@@ -235,6 +231,10 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
+	faults, err := f.injectedFaults()
+	if err != nil {
+		return err
+	}
 	logger, err := f.log.logger(stderr)
 	if err != nil {
 		return err
@@ -270,13 +270,16 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 	defer as.Close()
 	// The authorization server sends no event streams: whole requests and
 	// answers are bounded too.
-	srv := streamingServer(accessLog(logger, as), logger)
+	srv := streamingServer(accessLog(logger, authservertest.InjectFaults(as, faults...)), logger)
 	srv.ReadTimeout, srv.WriteTimeout, srv.IdleTimeout = 30*time.Second, 30*time.Second, 60*time.Second
 	m := as.Metadata()
 	logger.Info("authorization server ready", "issuer", as.Issuer(), "consent", cfg.Consent.String(),
 		"clients", len(cfg.Clients), "scopes", strings.Join(cfg.Scopes, " "),
 		"registration", m.RegistrationEndpoint != "", "client_id_metadata_documents", m.ClientIDMetadataDocumentSupported,
 		"storage", f.storageName(), "replay", map[bool]string{true: "redis", false: "memory"}[f.redisURL != ""])
+	if len(faults) > 0 {
+		logger.Warn("answering with deliberate protocol violations, for client tests only", "faults", faults)
+	}
 	fmt.Fprintf(stdout, "listening on http://%s (issuer %s)\n", ln.Addr(), as.Issuer())
 	if cfg.Upstream != nil {
 		logger.Info("users log in upstream", "upstream", cfg.Upstream.Issuer, "callback", as.UpstreamCallbackURL())
@@ -287,6 +290,29 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 			"scopes", strings.Join(api.Scopes, " "), "clients", len(api.Clients))
 	}
 	return serveAll(ctx, logger, 5*time.Second, []*http.Server{srv}, []net.Listener{ln})
+}
+
+// faultNames lists the names --insecure-fault accepts.
+func faultNames() string {
+	var names []string
+	for _, f := range authservertest.Faults() {
+		names = append(names, string(f))
+	}
+	return strings.Join(names, ", ")
+}
+
+// injectedFaults parses --insecure-fault: the deliberate protocol
+// violations the server's answers get, to test clients.
+func (f *authserverFlags) injectedFaults() ([]authservertest.Fault, error) {
+	var faults []authservertest.Fault
+	for _, name := range f.faults {
+		ft, err := authservertest.ParseFault(name)
+		if err != nil {
+			return nil, fmt.Errorf("--insecure-fault: %w", err)
+		}
+		faults = append(faults, ft)
+	}
+	return faults, nil
 }
 
 // accessLog logs method, path (never the query, which can carry codes) and

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/resource"
 )
 
@@ -75,7 +76,7 @@ func newPassFixture(t *testing.T, cacheTTL time.Duration) *passFixture {
 	now := oauthtest.Epoch
 	h, v, err := protectHandler(resource.Config{
 		Resource:                  f.resource,
-		Issuers:                   []resource.Issuer{{Issuer: f.issuer, Keys: resource.StaticKeys{{ID: "k1", Public: f.key.Public()}}}},
+		Issuers:                   []resource.Issuer{{Issuer: f.issuer, Keys: keyset.Static{{ID: "k1", Public: f.key.Public()}}}},
 		InsecureAllowHTTPLoopback: true,
 		Logger:                    logger,
 		Now:                       now,

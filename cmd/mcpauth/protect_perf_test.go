@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/resource"
 )
 
@@ -40,7 +41,7 @@ func TestProtectAccessLog(t *testing.T) {
 			res := "http://" + srv.Listener.Addr().String() + "/mcp"
 			h, v, err := protectHandler(resource.Config{
 				Resource:                  res,
-				Issuers:                   []resource.Issuer{{Issuer: testIssuer, Keys: resource.StaticKeys{{ID: "k1", Public: key.Public()}}}},
+				Issuers:                   []resource.Issuer{{Issuer: testIssuer, Keys: keyset.Static{{ID: "k1", Public: key.Public()}}}},
 				InsecureAllowHTTPLoopback: true,
 				Now:                       oauthtest.Epoch,
 				Logger:                    p.decisionLogger(logger),
@@ -129,7 +130,7 @@ func TestIdentityHeadersOncePerToken(t *testing.T) {
 	const res = "http://127.0.0.1/mcp"
 	v, err := resource.New(resource.Config{
 		Resource:                  res,
-		Issuers:                   []resource.Issuer{{Issuer: testIssuer, Keys: resource.StaticKeys{{ID: "k1", Public: key.Public()}}}},
+		Issuers:                   []resource.Issuer{{Issuer: testIssuer, Keys: keyset.Static{{ID: "k1", Public: key.Public()}}}},
 		InsecureAllowHTTPLoopback: true,
 		Now:                       oauthtest.Epoch,
 	})

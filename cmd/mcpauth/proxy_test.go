@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/resource"
 )
@@ -51,7 +52,7 @@ func newProxyFixture(t *testing.T, upstream http.HandlerFunc, policy *resource.P
 	now := oauthtest.Epoch
 	h, v, err := protectHandler(resource.Config{
 		Resource:                  f.resource,
-		Issuers:                   []resource.Issuer{{Issuer: testIssuer, Keys: resource.StaticKeys{{ID: "k1", Public: f.key.Public()}}}},
+		Issuers:                   []resource.Issuer{{Issuer: testIssuer, Keys: keyset.Static{{ID: "k1", Public: f.key.Public()}}}},
 		Policy:                    policy,
 		InsecureAllowHTTPLoopback: true,
 		Now:                       now,

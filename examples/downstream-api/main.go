@@ -27,6 +27,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpauth/mcpauth/authserver"
+	"github.com/mcpauth/mcpauth/authserver/authservertest"
 	"github.com/mcpauth/mcpauth/client"
 	"github.com/mcpauth/mcpauth/resource"
 )
@@ -101,7 +102,7 @@ func (s *servers) serve(ln net.Listener, h http.Handler) {
 func run(ctx context.Context, out io.Writer) error {
 	s := &servers{}
 	defer s.Close()
-	as, err := authserver.StartTestServer(authserver.Config{Consent: authserver.ConsentAuto, Scopes: []string{"mcp:tools", "forecast:read"}})
+	as, err := authservertest.Start(authserver.Config{Consent: authserver.ConsentAuto, Scopes: []string{"mcp:tools", "forecast:read"}})
 	if err != nil {
 		return err
 	}

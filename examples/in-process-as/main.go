@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpauth/mcpauth/authserver"
+	"github.com/mcpauth/mcpauth/authserver/authservertest"
 	"github.com/mcpauth/mcpauth/client"
 	"github.com/mcpauth/mcpauth/resource"
 )
@@ -28,7 +29,7 @@ import (
 // stack is an authorization server and a protected MCP server on
 // 127.0.0.1 httptest listeners.
 type stack struct {
-	AS       *authserver.TestServer
+	AS       *authservertest.Server
 	MCP      *httptest.Server
 	URL      string // the MCP endpoint, also the token audience
 	verifier *resource.Verifier
@@ -37,7 +38,7 @@ type stack struct {
 // start brings both servers up. The MCP server has one tool, greet, that
 // needs the scope greet.
 func start() (*stack, error) {
-	as, err := authserver.StartTestServer(authserver.Config{Consent: authserver.ConsentAuto, Scopes: []string{"greet"}})
+	as, err := authservertest.Start(authserver.Config{Consent: authserver.ConsentAuto, Scopes: []string{"greet"}})
 	if err != nil {
 		return nil, err
 	}

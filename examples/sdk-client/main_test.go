@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpauth/mcpauth/authserver"
+	"github.com/mcpauth/mcpauth/authserver/authservertest"
 	"github.com/mcpauth/mcpauth/client"
 	"github.com/mcpauth/mcpauth/resource"
 )
@@ -23,11 +24,7 @@ import (
 // client's loopback listener, as a real browser would (CL-21).
 func TestLoopbackFlow(t *testing.T) {
 	t.Parallel()
-	as, err := authserver.StartTestServer(authserver.Config{Consent: authserver.ConsentAuto, Scopes: []string{"mcp:tools"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer as.Close()
+	as := authservertest.NewServer(t, authserver.Config{Consent: authserver.ConsentAuto, Scopes: []string{"mcp:tools"}})
 	srv := httptest.NewUnstartedServer(nil)
 	u := "http://" + srv.Listener.Addr().String() + "/mcp"
 	v, err := resource.New(resource.Config{Resource: u, Issuers: []resource.Issuer{{Issuer: as.Issuer()}},

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpauth/mcpauth/authserver"
+	"github.com/mcpauth/mcpauth/authserver/authservertest"
 	"github.com/mcpauth/mcpauth/client"
 )
 
@@ -20,11 +21,7 @@ import (
 // once (RS-12, CL-15).
 func TestSDKServer(t *testing.T) {
 	t.Parallel()
-	as, err := authserver.StartTestServer(authserver.Config{Consent: authserver.ConsentAuto, Scopes: []string{"notes:read", "notes:write"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer as.Close()
+	as := authservertest.NewServer(t, authserver.Config{Consent: authserver.ConsentAuto, Scopes: []string{"notes:read", "notes:write"}})
 	srv := httptest.NewUnstartedServer(nil)
 	resourceURL := "http://" + srv.Listener.Addr().String() + "/mcp"
 	h, v, err := newHandler(resourceURL, as.Issuer())

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/resource"
 )
 
@@ -59,7 +60,7 @@ func TestUpstreamToken(t *testing.T) {
 	resourceURL := "http://" + srv.Listener.Addr().String() + "/mcp"
 	h, closeAll, err := newHandler(config{
 		Resource: resourceURL, TokenURL: as.URL + "/token", ClientID: "mcp-server", ClientSecret: "s3cret",
-		Issuer:   resource.Issuer{Issuer: as.URL, Keys: resource.StaticKeys{{ID: "k1", Public: key.Public()}}},
+		Issuer:   resource.Issuer{Issuer: as.URL, Keys: keyset.Static{{ID: "k1", Public: key.Public()}}},
 		Audience: "github", API: api.URL, InsecureHTTP: true,
 	})
 	if err != nil {

@@ -7,7 +7,7 @@
 //   - which asymmetric JWS algorithms exist ([Supported], [Allowlist]; "none"
 //     and the HMAC family deliberately absent, RFC 8725 §3.1, RFC 9449
 //     §4.2), and the default list of each kind of JWS ([Defaults], [Kind]);
-//   - which key each algorithm needs ([CheckKey], [Key.Fits]; RSA of at
+//   - which key each algorithm needs ([CheckKey], [Fits]; RSA of at
 //     least [MinRSABits]), which algorithm a key signs with by default
 //     ([ForKey]) and which key to generate for one
 //     ([GenerateKey]);

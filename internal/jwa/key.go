@@ -1,27 +1,20 @@
 package jwa
 
 import (
-	"crypto"
 	"errors"
 	"fmt"
+
+	"github.com/mcpauth/mcpauth/keyset"
 )
 
-// Key is one public verification key, in standard library types only.
-type Key struct {
-	// ID is the "kid" the key is published under; empty if none.
-	ID string
-	// Algorithm restricts the key to one JWS "alg"; empty means any
-	// algorithm that fits the key type.
-	Algorithm string
-	// Public is an *ecdsa.PublicKey (P-256, P-384 or P-521), an
-	// *rsa.PublicKey of at least MinRSABits or an ed25519.PublicKey.
-	Public crypto.PublicKey
-}
+// Key is one public verification key: the public keyset.Key, so that
+// keys flow from a caller's keyset.Source to every verifier unconverted.
+type Key = keyset.Key
 
 // Fits reports whether k may verify a signature made with alg: the key's
 // own "alg" restriction, if any, names alg, and the key type fits alg
 // ([CheckKey], RFC 8725 §3.1).
-func (k Key) Fits(alg string) bool {
+func Fits(k Key, alg string) bool {
 	return (k.Algorithm == "" || k.Algorithm == alg) && CheckKey(k.Public, alg) == nil
 }
 

@@ -8,7 +8,7 @@ const MaxKeyTries = 4
 // Candidates yields the keys of keys that may have signed a JWS with header
 // "kid" kid and "alg" alg, the one selection rule of every verifier: keys
 // published under kid first, then keys without an ID (all keys when kid is
-// empty), each only if it [Key.Fits] alg; a key under another ID never. At
+// empty), each only if it [Fits] alg; a key under another ID never. At
 // most [MaxKeyTries] are yielded.
 func Candidates(keys []Key, kid, alg string) iter.Seq[Key] {
 	return func(yield func(Key) bool) {
@@ -19,7 +19,7 @@ func Candidates(keys []Key, kid, alg string) iter.Seq[Key] {
 				if (pass == 0) != exact || (!exact && k.ID != "" && kid != "") {
 					continue
 				}
-				if !k.Fits(alg) {
+				if !Fits(k, alg) {
 					continue
 				}
 				if n++; !yield(k) || n == MaxKeyTries {

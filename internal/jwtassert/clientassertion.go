@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/replay"
 )
@@ -195,7 +196,7 @@ type ClientAssertion struct {
 // client_id, that it equals clientID. Claims are checked before keys are
 // resolved, so an assertion that is plainly wrong never triggers a JWKS
 // fetch.
-func (v *ClientAssertionVerifier) Verify(ctx context.Context, assertion, clientID string, keys KeySource) (*ClientAssertion, error) {
+func (v *ClientAssertionVerifier) Verify(ctx context.Context, assertion, clientID string, keys keyset.Source) (*ClientAssertion, error) {
 	k := v.core
 	p, err := k.parse(assertion, v.typeAccepted)
 	if err != nil {

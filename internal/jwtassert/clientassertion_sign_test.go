@@ -14,8 +14,8 @@ import (
 
 	"github.com/mcpauth/mcpauth/internal/golden"
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
-
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
 )
 
 // TestClientAssertionRoundTrip signs with ClientAssertionSigner for every
@@ -58,7 +58,7 @@ func TestClientAssertionRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			keys := jwtassert.StaticKeys{{ID: "kid-1", Public: tt.key.Public()}}
+			keys := keyset.Static{{ID: "kid-1", Public: tt.key.Public()}}
 			got, err := v.Verify(context.Background(), a, clientID, keys)
 			if err != nil {
 				t.Fatalf("Verify: %v", err)

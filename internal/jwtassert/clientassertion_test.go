@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
-	"github.com/mcpauth/mcpauth/oauthmeta"
-
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
+	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
 const (
@@ -44,8 +44,8 @@ func newCAEnv(t testing.TB, mod func(*jwtassert.ClientAssertionVerifierConfig)) 
 	return &caEnv{t: t, clk: clk, key: oauthtest.FixedP256(t, 3), v: v}
 }
 
-func (e *caEnv) keys() jwtassert.StaticKeys {
-	return jwtassert.StaticKeys{{ID: "k1", Public: &e.key.PublicKey}}
+func (e *caEnv) keys() keyset.Static {
+	return keyset.Static{{ID: "k1", Public: &e.key.PublicKey}}
 }
 
 // assertion hand-signs a client assertion with the given overrides.
@@ -71,7 +71,7 @@ func TestClientAssertionVerifyRejects(t *testing.T) {
 		name    string
 		cfg     func(*jwtassert.ClientAssertionVerifierConfig)
 		make    func(e *caEnv) string
-		keys    func(e *caEnv) jwtassert.KeySource
+		keys    func(e *caEnv) keyset.Source
 		client  string
 		wantErr error
 		code    oauthmeta.ErrorCode
@@ -148,22 +148,22 @@ func TestClientAssertionVerifyRejects(t *testing.T) {
 		{name: "unknown kid", make: func(e *caEnv) string { return e.assertion(map[string]any{"kid": "k2"}, nil) },
 			wantErr: jwtassert.ErrUnknownKey},
 		{name: "no key of the right type", make: func(e *caEnv) string { return e.assertion(nil, nil) },
-			keys:    func(e *caEnv) jwtassert.KeySource { return jwtassert.PublicKeys(&rsaKey.PublicKey) },
+			keys:    func(e *caEnv) keyset.Source { return keyset.PublicKeys(&rsaKey.PublicKey) },
 			wantErr: jwtassert.ErrUnknownKey},
 		{name: "jwk header ignored (RS-10)", make: func(e *caEnv) string {
 			return e.assertion(map[string]any{"_key": other, "kid": oauthtest.Absent{}, "jwk": oauthtest.JWKMap(t, &other.PublicKey)}, nil)
 		}, wantErr: jwtassert.ErrBadSignature},
 		{name: "key source down", make: func(e *caEnv) string { return e.assertion(nil, nil) },
-			keys: func(e *caEnv) jwtassert.KeySource { return failingKeys{} }, wantErr: jwtassert.ErrKeySourceUnavailable,
+			keys: func(e *caEnv) keyset.Source { return failingKeys{} }, wantErr: jwtassert.ErrKeySourceUnavailable,
 			code: oauthmeta.CodeTemporarilyUnavailable},
 		{name: "no key source", make: func(e *caEnv) string { return e.assertion(nil, nil) },
-			keys: func(e *caEnv) jwtassert.KeySource { return nil }, wantErr: jwtassert.ErrUnknownKey},
+			keys: func(e *caEnv) keyset.Source { return nil }, wantErr: jwtassert.ErrUnknownKey},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			e := newCAEnv(t, tt.cfg)
-			var keys jwtassert.KeySource = e.keys()
+			var keys keyset.Source = e.keys()
 			if tt.keys != nil {
 				keys = tt.keys(e)
 			}
@@ -188,7 +188,7 @@ func TestClientAssertionVerifyRejects(t *testing.T) {
 
 type failingKeys struct{}
 
-func (failingKeys) Keys(context.Context, string) ([]jwtassert.Key, error) {
+func (failingKeys) Keys(context.Context, string) ([]keyset.Key, error) {
 	return nil, errors.New("jwks down")
 }
 

@@ -26,7 +26,7 @@
 //     iss = sub = client_id, aud among the accepted audiences, exp (required,
 //     at most five minutes ahead), nbf, iat, and jti uniqueness in a bounded
 //     replay cache (package replay), then the signature against the client's
-//     keys ([KeySource], [StaticKeys]; JWK Sets are parsed by
+//     keys ([keyset.Source], [keyset.Static]; JWK Sets are parsed by
 //     internal/jwkset, the module's one JWK Set rule; the selection by
 //     "kid" and "alg" is internal/jwa's). Failures map to
 //     invalid_client.
@@ -50,7 +50,7 @@
 // are never taken from the JWT itself: "jwk", "jku", "x5u" and "x5c" headers
 // are ignored.
 //
-// It deliberately does not: fetch JWK sets (callers feed [KeySource] from a
+// It deliberately does not: fetch JWK sets (callers feed [keyset.Source] from a
 // cache built on the SSRF-safe fetcher), perform the RFC 8693 token exchange
 // or the token request (package client), decide which workloads or users
 // get which scopes (authserver policy), support client_secret_jwt or any

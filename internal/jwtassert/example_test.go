@@ -12,6 +12,7 @@ import (
 	"net/url"
 
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -86,7 +87,7 @@ func ExampleClientAssertionVerifier_Verify() {
 		Audiences: []string{"https://as.example.com"},
 	})
 	assertion, _ := signer.Sign("https://as.example.com")
-	keys := jwtassert.PublicKeys(key.Public()) // the client's registered keys
+	keys := keyset.PublicKeys(key.Public()) // the client's registered keys
 
 	ca, err := verifier.Verify(context.Background(), assertion, "my-client", keys)
 	fmt.Println(ca.ClientID, err)
@@ -108,28 +109,12 @@ func ExampleUnverifiedClientID() {
 	// Output: my-client <nil>
 }
 
-func ExamplePublicKeys() {
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	var src jwtassert.KeySource = jwtassert.PublicKeys(key.Public())
-	keys, _ := src.Keys(context.Background(), "")
-	fmt.Println(len(keys))
-	// Output: 1
-}
-
-func ExampleStaticKeys_Keys() {
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	set := jwtassert.StaticKeys{{ID: "k1", Algorithm: "ES256", Public: key.Public()}}
-	keys, err := set.Keys(context.Background(), "k1")
-	fmt.Println(keys[0].ID, err)
-	// Output: k1 <nil>
-}
-
 func ExampleNewGrantVerifier() {
 	idpKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	v, err := jwtassert.NewGrantVerifier(jwtassert.GrantVerifierConfig{
 		Audiences: []string{"https://as.example.com"},
 		Issuers: []jwtassert.TrustedIssuer{
-			{Issuer: "https://acme.idp.example", Keys: jwtassert.PublicKeys(idpKey.Public())},
+			{Issuer: "https://acme.idp.example", Keys: keyset.PublicKeys(idpKey.Public())},
 		},
 		Profile: jwtassert.ProfileIDJAG,
 	})
@@ -142,7 +127,7 @@ func ExampleGrantVerifier_Verify() {
 	idp, _ := jwtassert.NewIDJAGSigner(jwtassert.IDJAGSignerConfig{Issuer: "https://acme.idp.example", Key: idpKey})
 	as, _ := jwtassert.NewGrantVerifier(jwtassert.GrantVerifierConfig{
 		Audiences: []string{"https://as.example.com"},
-		Issuers:   []jwtassert.TrustedIssuer{{Issuer: "https://acme.idp.example", Keys: jwtassert.PublicKeys(idpKey.Public())}},
+		Issuers:   []jwtassert.TrustedIssuer{{Issuer: "https://acme.idp.example", Keys: keyset.PublicKeys(idpKey.Public())}},
 		Profile:   jwtassert.ProfileIDJAG,
 	})
 	jag, _ := idp.Sign(jwtassert.IDJAGClaims{
@@ -181,7 +166,7 @@ func ExampleIDJAGSigner_Sign() {
 	})
 	// The token exchange response carries it as access_token with
 	// issued_token_type = TokenTypeIDJAG and token_type "N_A".
-	resp := oauthmeta.TokenResponse{AccessToken: jag, TokenType: "N_A", IssuedTokenType: jwtassert.TokenTypeIDJAG}
+	resp := oauthmeta.TokenResponse{AccessToken: jag, TokenType: "N_A", IssuedTokenType: oauthmeta.TokenTypeIDJAG}
 	fmt.Println(resp.IssuedTokenType, err)
 	// Output: urn:ietf:params:oauth:token-type:id-jag <nil>
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/replay"
 )
@@ -50,7 +51,7 @@ type TrustedIssuer struct {
 	Issuer string
 	// Keys resolves the issuer's verification keys (a static set, or a JWKS
 	// cache fed through the SSRF-safe fetcher). Required.
-	Keys KeySource
+	Keys keyset.Source
 }
 
 // GrantVerifierConfig configures a [GrantVerifier].
@@ -99,7 +100,7 @@ type GrantVerifierConfig struct {
 // safe for concurrent use.
 type GrantVerifier struct {
 	core       *core
-	issuers    map[string]KeySource
+	issuers    map[string]keyset.Source
 	profile    Profile
 	typ        string
 	allowNoJTI bool
@@ -110,7 +111,7 @@ func NewGrantVerifier(cfg GrantVerifierConfig) (*GrantVerifier, error) {
 	if len(cfg.Issuers) == 0 {
 		return nil, errors.New("jwtassert: at least one trusted issuer is required")
 	}
-	issuers := make(map[string]KeySource, len(cfg.Issuers))
+	issuers := make(map[string]keyset.Source, len(cfg.Issuers))
 	for _, ti := range cfg.Issuers {
 		if ti.Issuer == "" || ti.Keys == nil {
 			return nil, errors.New("jwtassert: a trusted issuer needs Issuer and Keys")
@@ -212,7 +213,7 @@ func (v *GrantVerifier) Verify(ctx context.Context, assertion, clientID string) 
 
 // checkClaims applies the issuer, subject, audience, jti and client_id rules
 // and returns the issuer's key source.
-func (v *GrantVerifier) checkClaims(c *wireClaims, clientID string) (KeySource, error) {
+func (v *GrantVerifier) checkClaims(c *wireClaims, clientID string) (keyset.Source, error) {
 	k := v.core
 	if c.Issuer == "" {
 		return nil, k.fail(ErrMissingClaim, "iss")

@@ -14,9 +14,9 @@ import (
 	"github.com/mcpauth/mcpauth/internal/golden"
 	"github.com/mcpauth/mcpauth/internal/jsonx"
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
-	"github.com/mcpauth/mcpauth/oauthmeta"
-
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
+	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
 const (
@@ -41,8 +41,8 @@ func newGrantEnv(t testing.TB, profile jwtassert.Profile, mod func(*jwtassert.Gr
 	cfg := jwtassert.GrantVerifierConfig{
 		Audiences: []string{asIssuer, tokenURL},
 		Issuers: []jwtassert.TrustedIssuer{
-			{Issuer: wifIssuer, Keys: jwtassert.PublicKeys(&key.PublicKey)},
-			{Issuer: idpIssuer, Keys: jwtassert.PublicKeys(&key.PublicKey)},
+			{Issuer: wifIssuer, Keys: keyset.PublicKeys(&key.PublicKey)},
+			{Issuer: idpIssuer, Keys: keyset.PublicKeys(&key.PublicKey)},
 		},
 		Profile: profile,
 		Now:     clk.Now,
@@ -238,7 +238,7 @@ func TestIDJAGRoundTrip(t *testing.T) {
 	}
 	v, err := jwtassert.NewGrantVerifier(jwtassert.GrantVerifierConfig{
 		Audiences: []string{asIssuer},
-		Issuers:   []jwtassert.TrustedIssuer{{Issuer: idpIssuer, Keys: jwtassert.StaticKeys{{ID: "idp-1", Public: &idpKey.PublicKey}}}},
+		Issuers:   []jwtassert.TrustedIssuer{{Issuer: idpIssuer, Keys: keyset.Static{{ID: "idp-1", Public: &idpKey.PublicKey}}}},
 		Profile:   jwtassert.ProfileIDJAG,
 		Now:       clk.Now,
 	})
@@ -324,7 +324,7 @@ func TestIDJAGSignerRejects(t *testing.T) {
 
 func TestNewGrantVerifierRejects(t *testing.T) {
 	t.Parallel()
-	keys := jwtassert.PublicKeys(&oauthtest.FixedP256(t, 1).PublicKey)
+	keys := keyset.PublicKeys(&oauthtest.FixedP256(t, 1).PublicKey)
 	ok := []jwtassert.TrustedIssuer{{Issuer: idpIssuer, Keys: keys}}
 	for name, cfg := range map[string]jwtassert.GrantVerifierConfig{
 		"no audiences":        {Issuers: ok},
@@ -368,7 +368,7 @@ func TestGrantVerifyDoesNotFetchKeysForBadClaims(t *testing.T) {
 
 type countingKeys struct{ calls int }
 
-func (c *countingKeys) Keys(context.Context, string) ([]jwtassert.Key, error) {
+func (c *countingKeys) Keys(context.Context, string) ([]keyset.Key, error) {
 	c.calls++
 	return nil, nil
 }

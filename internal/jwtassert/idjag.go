@@ -18,10 +18,6 @@ import (
 const (
 	// IDJAGType is the "typ" header of an ID-JAG (§3).
 	IDJAGType = "oauth-id-jag+jwt"
-	// TokenTypeIDJAG is the RFC 8693 token type of an ID-JAG: the
-	// "requested_token_type" of the token exchange at the IdP and the
-	// "issued_token_type" of its response (§4.3).
-	TokenTypeIDJAG = "urn:ietf:params:oauth:token-type:id-jag"
 )
 
 // DefaultIDJAGLifetime is how long a built ID-JAG is valid.

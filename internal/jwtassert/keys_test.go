@@ -17,8 +17,8 @@ import (
 
 	"github.com/mcpauth/mcpauth/internal/jwkset"
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
-
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
 )
 
 func pemBlock(typ string, der []byte) []byte {
@@ -95,7 +95,7 @@ func TestJWKSCases(t *testing.T) {
 			}
 			e := newCAEnv(t, nil)
 			assertion := e.assertion(map[string]any{"alg": tt.Signer.Algorithm, "kid": tt.Signer.ID, "_key": tt.Signer.Signer}, nil)
-			_, err = e.v.Verify(context.Background(), assertion, clientID, jwtassert.StaticKeys(keys))
+			_, err = e.v.Verify(context.Background(), assertion, clientID, keyset.Static(keys))
 			if (err == nil) != tt.Verifies() {
 				t.Fatalf("Verify error = %v, want accepted %v", err, tt.Verifies())
 			}
@@ -117,16 +117,16 @@ func TestKeySelection(t *testing.T) {
 	tests := []struct {
 		name    string
 		kid     any
-		keys    jwtassert.StaticKeys
+		keys    keyset.Static
 		wantErr error
 	}{
-		{"exact kid", "a", jwtassert.StaticKeys{{ID: "b", Public: &decoy.PublicKey}, {ID: "a", Public: &signing.PublicKey}}, nil},
-		{"kid, key without ID", "a", jwtassert.StaticKeys{{Public: &signing.PublicKey}}, nil},
-		{"no kid, several keys", oauthtest.Absent{}, jwtassert.StaticKeys{{ID: "x", Public: &decoy.PublicKey}, {ID: "y", Public: &signing.PublicKey}}, nil},
-		{"kid of another key only", "a", jwtassert.StaticKeys{{ID: "b", Public: &signing.PublicKey}}, jwtassert.ErrUnknownKey},
-		{"key restricted to another alg", "a", jwtassert.StaticKeys{{ID: "a", Algorithm: "ES384", Public: &signing.PublicKey}}, jwtassert.ErrUnknownKey},
-		{"key restricted to the alg", "a", jwtassert.StaticKeys{{ID: "a", Algorithm: "ES256", Public: &signing.PublicKey}}, nil},
-		{"right key beyond the try limit", oauthtest.Absent{}, jwtassert.StaticKeys{
+		{"exact kid", "a", keyset.Static{{ID: "b", Public: &decoy.PublicKey}, {ID: "a", Public: &signing.PublicKey}}, nil},
+		{"kid, key without ID", "a", keyset.Static{{Public: &signing.PublicKey}}, nil},
+		{"no kid, several keys", oauthtest.Absent{}, keyset.Static{{ID: "x", Public: &decoy.PublicKey}, {ID: "y", Public: &signing.PublicKey}}, nil},
+		{"kid of another key only", "a", keyset.Static{{ID: "b", Public: &signing.PublicKey}}, jwtassert.ErrUnknownKey},
+		{"key restricted to another alg", "a", keyset.Static{{ID: "a", Algorithm: "ES384", Public: &signing.PublicKey}}, jwtassert.ErrUnknownKey},
+		{"key restricted to the alg", "a", keyset.Static{{ID: "a", Algorithm: "ES256", Public: &signing.PublicKey}}, nil},
+		{"right key beyond the try limit", oauthtest.Absent{}, keyset.Static{
 			{Public: &decoy.PublicKey}, {Public: &decoy.PublicKey}, {Public: &decoy.PublicKey}, {Public: &decoy.PublicKey},
 			{Public: &signing.PublicKey}}, jwtassert.ErrBadSignature},
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpauth/mcpauth/internal/jsonx"
 	"github.com/mcpauth/mcpauth/internal/jwa"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/replay"
 )
@@ -138,7 +139,7 @@ func (k *core) parse(jwt string, typeOK func(typ string) bool) (*parsedJWT, erro
 	if _, err := k.b64.DecodeString(sseg); err != nil {
 		return nil, k.fail(ErrMalformed, "signature")
 	}
-	p.obj, err = jose.ParseSignedCompact(jwt, k.joseAlgs)
+	p.obj, err = jwtverify.ParseCompact(jwt, k.joseAlgs)
 	if err != nil {
 		return nil, k.fail(ErrMalformed, "not a compact JWS")
 	}
@@ -200,27 +201,22 @@ func optionalDate(v *float64) time.Time {
 	return t
 }
 
-// verifySignature resolves keys and lets go-jose check the signature with
-// each candidate in turn. It returns the key that verified.
-func (k *core) verifySignature(ctx context.Context, p *parsedJWT, keys KeySource) (Key, error) {
-	if keys == nil {
-		return Key{}, k.fail(ErrUnknownKey, "no key source")
+// verifySignature checks the signature with keys through the one JWT
+// signature path (jwtverify.VerifySignature). It returns the key that
+// verified.
+func (k *core) verifySignature(ctx context.Context, p *parsedJWT, keys keyset.Source) (keyset.Key, error) {
+	key, err := jwtverify.VerifySignature(ctx, p.obj, keys)
+	switch {
+	case err == nil:
+		return key, nil
+	case keys == nil:
+		return keyset.Key{}, k.fail(ErrUnknownKey, "no key source")
+	case errors.Is(err, jwtverify.ErrUnknownKey):
+		return keyset.Key{}, k.fail(ErrUnknownKey, "")
+	case errors.Is(err, jwtverify.ErrSignature):
+		return keyset.Key{}, k.fail(ErrBadSignature, "")
 	}
-	all, err := keys.Keys(ctx, p.hdr.Kid)
-	if err != nil {
-		return Key{}, k.fail(ErrKeySourceUnavailable, "")
-	}
-	tried := false
-	for key := range jwa.Candidates(all, p.hdr.Kid, p.hdr.Alg) {
-		tried = true
-		if _, err := p.obj.Verify(key.Public); err == nil {
-			return key, nil
-		}
-	}
-	if !tried {
-		return Key{}, k.fail(ErrUnknownKey, "")
-	}
-	return Key{}, k.fail(ErrBadSignature, "")
+	return keyset.Key{}, k.fail(ErrKeySourceUnavailable, "")
 }
 
 // useJTI records (namespace, issuer, jti) until exp plus leeway, the last

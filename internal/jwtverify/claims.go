@@ -87,14 +87,15 @@ func NumericDate(f float64) (t time.Time, ok bool) {
 	return time.Unix(int64(sec), int64(frac*1e9)).UTC(), true
 }
 
-// Failed time checks. Verifiers map them to their own errors.
+// Failed time checks. Their messages, without the package prefix, are
+// the reasons a verifier may show.
 var (
-	ErrMissingExpiry   = errors.New("jwtverify: no exp")
+	ErrMissingExpiry   = errors.New("jwtverify: token has no expiry")
 	ErrMissingIssuedAt = errors.New("jwtverify: no iat")
 	ErrBadDate         = errors.New("jwtverify: NumericDate out of range")
-	ErrExpired         = errors.New("jwtverify: expired")
-	ErrNotYetValid     = errors.New("jwtverify: not yet valid")
-	ErrIssuedInFuture  = errors.New("jwtverify: issued in the future")
+	ErrExpired         = errors.New("jwtverify: token expired")
+	ErrNotYetValid     = errors.New("jwtverify: token not yet valid")
+	ErrIssuedInFuture  = errors.New("jwtverify: token issued in the future")
 	ErrLifetimeTooLong = errors.New("jwtverify: exp too far in the future")
 )
 

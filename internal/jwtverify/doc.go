@@ -5,6 +5,11 @@
 // tokens (authserver).
 //
 // It implements:
+//   - the one path from a compact JWS to a verified signature for every JWT
+//     checked with a key the verifier looks up: [ParseCompact] (go-jose,
+//     the allowlist, one signature, no unencoded payload) and
+//     [VerifySignature] (keys from a keyset.Source by "kid", the candidates
+//     of internal/jwa, the signature check), with shared sentinels;
 //   - the JWS compact shape (RFC 7515 §7.1): [Split], [LooksLikeJWS];
 //   - the "typ" comparison of RFC 7515 §4.1.9 and RFC 8725 §3.11: [TypeIs];
 //   - the registered claims (RFC 7519 §4.1), decoded with internal/jsonx
@@ -14,7 +19,8 @@
 //     [Times].
 //
 // Signatures are checked by go-jose; which algorithm fits which key is
-// internal/jwa's rule. jwtverify does no I/O, keeps no state
-// and does not know issuers, audiences or replay stores: each verifier
-// applies those with its own errors.
+// internal/jwa's rule. jwtverify does no I/O of its own (a key source may),
+// keeps no state and does not know issuers, audiences or replay stores:
+// each verifier applies those with its own errors. DPoP proofs carry their
+// key and are checked by package dpop.
 package jwtverify

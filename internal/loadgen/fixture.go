@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpauth/mcpauth/internal/clock"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/resource"
 )
 
@@ -127,7 +128,7 @@ func (f *Fixture) mount(mux *http.ServeMux) error {
 		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{
 			{Key: &f.key.PublicKey, KeyID: f.kid, Algorithm: "ES256", Use: "sig"}}})
 	})
-	var keys resource.KeySource = resource.StaticKeys{{ID: f.kid, Algorithm: "ES256", Public: &f.key.PublicKey}}
+	var keys keyset.Source = keyset.Static{{ID: f.kid, Algorithm: "ES256", Public: &f.key.PublicKey}}
 	if f.cfg.Remote {
 		rk, err := resource.NewRemoteKeys(resource.RemoteKeysConfig{Issuer: f.Issuer, InsecureAllowHTTPLoopback: true, Now: f.cfg.Now})
 		if err != nil {

@@ -12,9 +12,6 @@ import (
 	"github.com/mcpauth/mcpauth/pkce"
 )
 
-// tokenTypeAccess is the RFC 8693 §3 token type of an access token.
-const tokenTypeAccess = "urn:ietf:params:oauth:token-type:access_token"
-
 func (s *AS) token(w http.ResponseWriter, r *http.Request, o ASOptions) {
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	if err := r.ParseForm(); err != nil {
@@ -114,7 +111,7 @@ func tokenResponse(o ASOptions, token string, expiresIn int64, scopes []string) 
 // exchange answers a token exchange of an access token (RFC 8693) for one
 // of o.Exchanges, named by either its audience or its resource.
 func (s *AS) exchange(w http.ResponseWriter, f url.Values, o ASOptions) {
-	if _, issued := s.Lookup(f.Get("subject_token")); f.Get("subject_token_type") != tokenTypeAccess ||
+	if _, issued := s.Lookup(f.Get("subject_token")); f.Get("subject_token_type") != oauthmeta.TokenTypeAccessToken ||
 		!issued && !slices.Contains(o.SubjectTokens, f.Get("subject_token")) {
 		oauthError(w, http.StatusBadRequest, "invalid_grant")
 		return
@@ -133,7 +130,7 @@ func (s *AS) exchange(w http.ResponseWriter, f url.Values, o ASOptions) {
 		scopes = target.Scopes
 	}
 	resp := tokenResponse(o, target.Token, target.ExpiresIn, scopes)
-	resp["issued_token_type"] = tokenTypeAccess
+	resp["issued_token_type"] = oauthmeta.TokenTypeAccessToken
 	locked(&s.mu, func() { s.secrets = append(s.secrets, target.Token) })
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, resp)

@@ -77,6 +77,8 @@ var Imports = map[string]string{
 	"pgstore":     "github.com/mcpauth/mcpauth/authserver/pgstore",
 	"client":      "github.com/mcpauth/mcpauth/client",
 	"clientmeta":  "github.com/mcpauth/mcpauth/clientmeta",
+	"dpop":        "github.com/mcpauth/mcpauth/dpop",
+	"keyset":      "github.com/mcpauth/mcpauth/keyset",
 	"oauthmeta":   "github.com/mcpauth/mcpauth/oauthmeta",
 	"pkce":        "github.com/mcpauth/mcpauth/pkce",
 	"redisreplay": "github.com/mcpauth/mcpauth/redisreplay",
@@ -93,6 +95,8 @@ var Imports = map[string]string{
 	"os":          "os",
 	"slog":        "log/slog",
 	"time":        "time",
+
+	"authservertest": "github.com/mcpauth/mcpauth/authserver/authservertest",
 }
 
 // Generate returns the files of package pkg that compile blocks, which

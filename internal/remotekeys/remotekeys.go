@@ -20,18 +20,19 @@ import (
 	"github.com/mcpauth/mcpauth/internal/jwkset"
 	"github.com/mcpauth/mcpauth/internal/nethook"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
 // Errors of [Set.Keys].
 var (
 	// ErrUnknownKey: keys are known, but none has the requested ID.
-	ErrUnknownKey = errors.New("remotekeys: no key with that ID")
+	ErrUnknownKey = keyset.ErrUnknownKey
 	// ErrUnavailable: no keys could be obtained; it is joined with the
 	// reason the last fetch failed.
-	ErrUnavailable = errors.New("remotekeys: keys unavailable")
-	// ErrClosed: the Set was closed.
-	ErrClosed = errors.New("remotekeys: remote keys closed")
+	ErrUnavailable = keyset.ErrUnavailable
+	// ErrClosed: the Set was closed. It matches ErrUnavailable.
+	ErrClosed = fmt.Errorf("%w: remote keys closed", keyset.ErrUnavailable)
 )
 
 // Defaults applied to zero-valued [Config] fields.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -15,6 +16,7 @@ import (
 
 var (
 	ctx          context.Context
+	t            *testing.T // in a test
 	mux          *http.ServeMux
 	getServer    func(*http.Request) *mcp.Server
 	server       *mcp.Server

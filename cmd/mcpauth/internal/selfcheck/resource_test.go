@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/cmd/mcpauth/internal/selfcheck"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/resource"
 )
@@ -44,7 +45,7 @@ func checkResourceMiddleware(t *testing.T, mode resource.DPoPMode, withTok bool,
 	key := oauthtest.NewKey(t, oauthtest.ES256, "k1")
 	v, err := resource.New(resource.Config{
 		Resource:                  base + "/mcp",
-		Issuers:                   []resource.Issuer{{Issuer: base, Keys: resource.StaticKeys{{ID: key.ID, Algorithm: key.Algorithm, Public: key.Public()}}}},
+		Issuers:                   []resource.Issuer{{Issuer: base, Keys: keyset.Static{{ID: key.ID, Algorithm: key.Algorithm, Public: key.Public()}}}},
 		ScopesSupported:           []string{"mcp:tools", "mcp:admin"},
 		Policy:                    &resource.Policy{Default: []string{"mcp:tools"}, Tools: map[string][]string{adminTool: {"mcp:admin"}}},
 		InsecureAllowHTTPLoopback: true,

@@ -5,15 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/ascii"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
+	"github.com/mcpauth/mcpauth/internal/tokenclient"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -26,7 +25,7 @@ const (
 )
 
 // IntrospectionConfig configures RFC 7662 introspection of access tokens
-// that are not JWTs (RS-11). The resource server authenticates to the
+// that are not JWTs. The resource server authenticates to the
 // endpoint with client_secret_basic (RFC 7662 §2.1).
 type IntrospectionConfig struct {
 	// Endpoint is the introspection endpoint URL. REQUIRED; https (plain
@@ -40,8 +39,8 @@ type IntrospectionConfig struct {
 	// ClientID and ClientSecret authenticate the resource server. REQUIRED.
 	ClientID     string
 	ClientSecret string
-	// HTTPClient sends the requests. Nil means a client with a 10 s
-	// timeout that follows no redirects.
+	// HTTPClient sends the requests; redirects are never followed. Nil
+	// means a client with a 10 s timeout.
 	HTTPClient *http.Client
 	// CacheTTL bounds how long an active result is reused (never past the
 	// token's "exp"). Zero means [DefaultIntrospectionTTL].
@@ -58,7 +57,7 @@ type IntrospectionConfig struct {
 type introspector struct {
 	cfg    IntrospectionConfig
 	v      *Verifier
-	client *http.Client
+	client *tokenclient.Client
 	pos    *tokenCache
 	neg    *tokenCache
 	sem    chan struct{}
@@ -84,14 +83,9 @@ func newIntrospector(cfg IntrospectionConfig, v *Verifier) (*introspector, error
 	if cfg.CacheTTL < 0 || cfg.NegativeTTL < 0 || cfg.MaxConcurrent < 0 {
 		return nil, fmt.Errorf("%w: negative introspection bound", ErrInvalidConfig)
 	}
-	in := &introspector{cfg: cfg, v: v, client: cfg.HTTPClient,
-		sem: make(chan struct{}, cmp.Or(cfg.MaxConcurrent, DefaultIntrospectionConcurrency))}
-	if in.client == nil {
-		in.client = &http.Client{
-			Timeout:       10 * time.Second,
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		}
-	}
+	in := &introspector{cfg: cfg, v: v, sem: make(chan struct{}, cmp.Or(cfg.MaxConcurrent, DefaultIntrospectionConcurrency))}
+	in.client = tokenclient.New(tokenclient.Config{Endpoint: cfg.Endpoint, ClientID: cfg.ClientID,
+		ClientSecret: cfg.ClientSecret, HTTPClient: cfg.HTTPClient, MaxBytes: maxIntrospectionBody})
 	in.pos, _ = newTokenCache(CacheConfig{MaxAge: cmp.Or(cfg.CacheTTL, DefaultIntrospectionTTL)})
 	in.neg, _ = newTokenCache(CacheConfig{MaxAge: cmp.Or(cfg.NegativeTTL, DefaultIntrospectionNegativeTTL)})
 	return in, nil
@@ -145,13 +139,13 @@ func (in *introspector) check(body []byte, r *oauthmeta.IntrospectionResponse, n
 		jkt = r.Cnf.JKT
 	}
 	switch ascii.ToLower(r.TokenType) {
-	case "", "bearer", "access_token", "urn:ietf:params:oauth:token-type:access_token":
+	case "", "bearer", "access_token", oauthmeta.TokenTypeAccessToken:
 	case "dpop": // RFC 9449 §6.2, with its binding
 		if in.v.dpop == nil || jkt == "" {
 			return nil, errTokenType
 		}
 	default:
-		return nil, errTokenType // refresh tokens, … (RS-18)
+		return nil, errTokenType // refresh tokens, …
 	}
 	c := jwtverify.Claims{Issuer: iss, Audience: r.Aud,
 		Expiry: numericDate(r.Exp), NotBefore: numericDate(r.Nbf), IssuedAt: numericDate(r.Iat)}
@@ -180,48 +174,16 @@ func numericDate(v int64) *float64 {
 
 // call performs the RFC 7662 §2.1 request. Errors never include the token.
 func (in *introspector) call(ctx context.Context, raw string) ([]byte, *oauthmeta.IntrospectionResponse, error) {
-	resp, err := postForm(ctx, in.client, in.cfg.Endpoint, in.cfg.ClientID, in.cfg.ClientSecret,
-		url.Values{"token": {raw}, "token_type_hint": {"access_token"}})
+	resp, err := in.client.Post(ctx, url.Values{"token": {raw}, "token_type_hint": {"access_token"}})
 	if err != nil {
-		return nil, nil, fmt.Errorf("resource: introspection call failed: %w", stripURLError(err))
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
-		return nil, nil, fmt.Errorf("resource: introspection status %d", resp.StatusCode)
+		return nil, nil, fmt.Errorf("resource: introspection call failed: %w", err)
 	}
 	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		return nil, nil, errors.New("resource: introspection response is not application/json")
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxIntrospectionBody+1))
-	if err != nil || len(body) > maxIntrospectionBody {
-		return nil, nil, errors.New("resource: introspection response unreadable or too large")
-	}
-	r, err := oauthmeta.ParseIntrospectionResponse(body)
+	r, err := oauthmeta.ParseIntrospectionResponse(resp.Body)
 	if err != nil {
 		return nil, nil, err
 	}
-	return body, r, nil
-}
-
-func stripURLError(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
-}
-
-// postForm sends form to endpoint as this server's client, authenticated
-// with client_secret_basic (RFC 6749 §2.3.1: the credentials are
-// form-encoded before Basic), asking for JSON.
-func postForm(ctx context.Context, hc *http.Client, endpoint, clientID, secret string, form url.Values) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	req.SetBasicAuth(url.QueryEscape(clientID), url.QueryEscape(secret))
-	return hc.Do(req)
+	return resp.Body, r, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -89,7 +90,7 @@ func TestVerifiedAudienceStorage(t *testing.T) {
 	clk := oauthtest.NewClock(oauthtest.Epoch())
 	v, err := New(Config{
 		Resource: res,
-		Issuers:  []Issuer{{Issuer: iss, Keys: StaticKeys{{ID: "k1", Public: key.Public()}}}},
+		Issuers:  []Issuer{{Issuer: iss, Keys: keyset.Static{{ID: "k1", Public: key.Public()}}}},
 		Now:      clk.Now,
 	})
 	if err != nil {

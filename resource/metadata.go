@@ -38,7 +38,7 @@ func (v *Verifier) buildMetadata(cfg *Config) error {
 }
 
 // Metadata returns the RFC 9728 protected resource metadata document the
-// Verifier serves (RS-01): resource is the canonical resource byte for
+// Verifier serves: resource is the canonical resource byte for
 // byte, authorization_servers lists the configured issuers,
 // scopes_supported is Config.ScopesSupported, and bearer_methods_supported
 // is ["header"]. With DPoP enabled, dpop_signing_alg_values_supported lists
@@ -49,8 +49,7 @@ func (v *Verifier) Metadata() *oauthmeta.ProtectedResourceMetadata {
 	return m
 }
 
-// MetadataHandler serves the metadata document (RFC 9728 §3.2; RS-01,
-// RS-03) to GET and HEAD, with CORS for any origin (it is public), a
+// MetadataHandler serves the metadata document (RFC 9728 §3.2) to GET and HEAD, with CORS for any origin (it is public), a
 // max-age of Config.MetadataTTL, and 204 to OPTIONS. Other methods get
 // 405. Mount it at the path of [Verifier.MetadataURL] (see
 // [Verifier.Mount]).
@@ -82,7 +81,7 @@ func (v *Verifier) MetadataHandler() http.Handler {
 
 // Mount registers, on mux, the protected MCP handler at the resource's
 // path and the metadata at its path-inserted well-known path (RFC 9728
-// §3.1; RS-02): for https://h/a/mcp, "/a/mcp" and
+// §3.1): for https://h/a/mcp, "/a/mcp" and
 // "/.well-known/oauth-protected-resource/a/mcp". A resource without a path
 // is mounted at "/{$}" (the root only). It panics, like
 // [http.ServeMux.Handle], if a pattern is already registered.

@@ -27,9 +27,9 @@ type credential struct {
 
 // extractCredential finds the request's access token. Only the
 // Authorization header is accepted (RFC 6750 §2.1): MCP forbids the query
-// string (RS-17; RFC 6750 §2.3) and MCP bodies are JSON, so a form body is
+// string (RFC 6750 §2.3) and MCP bodies are JSON, so a form body is
 // refused too (§2.2). More than one credential, or a header that is not
-// "<scheme> <b64token>", is a malformed request (RS-16). The scheme name is
+// "<scheme> <b64token>", is a malformed request. The scheme name is
 // matched case-insensitively, so "bearer x" is accepted (RFC 9110 §11.1).
 //
 // A token longer than maxToken is refused before it is even scanned.
