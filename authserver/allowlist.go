@@ -67,7 +67,7 @@ func compileAllowList(a *AllowList) (*allowRules, error) {
 	} {
 		for i, e := range l.entries {
 			if _, err := l.add(e, struct{}{}); err != nil {
-				return nil, configErr(fmt.Sprintf("Upstream.Allow.%s[%d]", l.field, i), err.Error())
+				return nil, configErr(fmt.Sprintf("Allow.%s[%d]", l.field, i), err.Error())
 			}
 		}
 	}

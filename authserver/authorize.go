@@ -57,7 +57,8 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 		s.redirectError(w, r, req, oe)
 		return
 	}
-	s.decide(w, r, req)
+	req.browser = s.rememberingBrowser(r) // used only when the consent page may be skipped
+	s.advance(w, r, req, authorized, false)
 }
 
 // clientAndRedirect validates client_id and redirect_uri, the two values
@@ -154,33 +155,6 @@ func checkPKCE(q url.Values) *oauthmeta.Error {
 		return oauthErr(oauthmeta.CodeInvalidRequest, "code_challenge is not an S256 challenge")
 	}
 	return nil
-}
-
-// decide applies the consent mode to a valid request. With
-// RememberConsent, the page is skipped only for a browser that may use a
-// remembered consent (see rememberingBrowser); every other request gets
-// the page first, before any upstream login.
-func (s *Server) decide(w http.ResponseWriter, r *http.Request, req *authRequest) {
-	switch s.cfg.Consent {
-	case ConsentDeny:
-		s.redirectError(w, r, req, oauthErr(oauthmeta.CodeAccessDenied, "the user denied the request"))
-	case ConsentAuto:
-		s.approve(w, r, req)
-	default:
-		req.browser = s.rememberingBrowser(r)
-		switch {
-		case req.browser == "":
-			s.showConsent(w, r, req)
-		case s.upstream != nil:
-			// The user is known only after the upstream login, so the
-			// remembered consent is checked at the callback.
-			s.startUpstream(w, r, req, false)
-		case s.consentRemembered(r.Context(), req):
-			s.approve(w, r, req)
-		default:
-			s.showConsent(w, r, req)
-		}
-	}
 }
 
 // userOf is the subject of req: the upstream user once logged in, else the

@@ -6,7 +6,6 @@ import (
 	"html"
 	"net/http"
 	"net/http/httptest"
-	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -15,9 +14,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/mcpauth/mcpauth/internal/nethook"
-	"github.com/mcpauth/mcpauth/internal/oauthtest"
 )
 
 // chromiumPath is Debian's chromium; CI installs it with `make browser-deps`.
@@ -214,41 +210,6 @@ func TestConsentInBrowser(t *testing.T) {
 			t.Fatal("the consent page scrolls sideways on a 390 px wide screen")
 		}
 	})
-}
-
-// TestUpstreamConsentInBrowser runs the upstream login in headless
-// Chromium, with the provider on another site (localhost, while this
-// server is 127.0.0.1): our consent page must let its form's redirect go
-// to the provider (CSP form-action), and the browser-binding cookie must
-// come back on the provider's cross-site redirect to our callback
-// (SameSite=Lax), or the login would fail in every real browser.
-func TestUpstreamConsentInBrowser(t *testing.T) {
-	ctx := newBrowserContext(t)
-	cb, got := callbackServer(t)
-	h, p := upstreamHarness(t, func(c *Config) {
-		c.Upstream.Issuer = strings.Replace(c.Upstream.Issuer, "127.0.0.1", "localhost", 1)
-		nethook.Set(&c.Upstream.Fetch, nethook.Net{Resolver: oauthtest.NewResolver(netip.MustParseAddr("127.0.0.1"))})
-	})
-	p.set(func(p *fakeProvider) {
-		p.issuer = strings.Replace(p.issuer, "127.0.0.1", "localhost", 1)
-		p.page = true
-	})
-	b := &browserFlow{ctx: ctx, h: h, callbackURL: cb.URL + "/callback", got: got}
-	q, verifier := b.loadConsent(t, "consent-upstream.png")
-	next, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("upstream-next")))
-	if err != nil || !strings.Contains(next, "localhost:") {
-		t.Fatalf("the page does not name the provider: %q %v", next, err)
-	}
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("approve")), chromedp.WaitVisible(chromedp.ID("signin"))); err != nil {
-		t.Fatalf("approving and reaching the provider: %v", err)
-	}
-	resp := b.click(t, "signin", q)
-	if resp.Get("code") == "" {
-		t.Fatalf("callback %v", resp)
-	}
-	if res := h.exchange(resp.Get("code"), verifier, b.callbackURL, nil); res.status != http.StatusOK {
-		t.Fatalf("exchange: %d %s", res.status, res.body)
-	}
 }
 
 // TestRememberedConsentInBrowser runs the attack of GHSA-6x8h-498w-gv8c

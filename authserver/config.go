@@ -53,18 +53,18 @@ func ParseConsentMode(s string) (ConsentMode, error) {
 
 // Defaults for zero-valued [Config] fields.
 const (
-	DefaultSubject          = "demo-user"
+	defaultSubject          = "demo-user"
 	DefaultAccessTokenTTL   = 15 * time.Minute
 	DefaultRefreshTokenTTL  = 30 * 24 * time.Hour
-	DefaultCodeTTL          = 5 * time.Minute
-	MaxCodeTTL              = 10 * time.Minute
+	defaultCodeTTL          = 5 * time.Minute
+	maxCodeTTL              = 10 * time.Minute
 	DefaultSigningAlgorithm = "ES256"
-	DefaultKeyPrePublish    = 10 * time.Minute
-	// DefaultKeyReloadInterval bounds how long a replica takes to see a
+	defaultKeyPrePublish    = 10 * time.Minute
+	// defaultKeyReloadInterval bounds how long a replica takes to see a
 	// signing key that another replica added (see [Config.KeyReloadInterval]).
-	DefaultKeyReloadInterval = 30 * time.Second
-	DefaultMaxBodyBytes      = 64 << 10
-	DefaultConsentTTL        = 30 * 24 * time.Hour
+	defaultKeyReloadInterval = 30 * time.Second
+	defaultMaxBodyBytes      = 64 << 10
+	consentTTL               = 30 * 24 * time.Hour
 )
 
 // Config configures [New]. Only Issuer is required; every other zero value
@@ -125,18 +125,39 @@ type Config struct {
 	// (the zero value) asks every time.
 	RememberConsent bool
 	// Subject is the user every grant is issued for when there is no
-	// Upstream. Empty means [DefaultSubject].
+	// Login. Empty means "demo-user".
 	Subject string
-	// Upstream, when set, makes users log in at an OpenID Connect provider:
-	// grants are then issued for [UpstreamSubject] of the user the provider
-	// authenticated, after our consent page. Nil means no login: every
-	// grant is for Subject.
-	Upstream *UpstreamConfig
-	// TokenVault, with Upstream, keeps the provider's tokens of each
-	// login, sealed, for the RFC 8693 token exchange by which resource
-	// servers act at the provider's APIs as the user. Nil means the
-	// provider's tokens are discarded after the login.
-	TokenVault *TokenVaultConfig
+	// Login, when set, makes users log in at an identity provider (package
+	// authserver/upstream has OpenID Connect and GitHub): grants are then
+	// issued for the user the provider authenticated, after our consent
+	// page. Register [Server.UpstreamCallbackURL] at the provider. Nil means
+	// no login: every grant is for Subject.
+	Login Login
+	// Allow says who may log in at Login. With Login set, an empty
+	// allow-list is a configuration error unless Allow.AllowAnyUser is set.
+	Allow AllowList
+	// GrantPolicy, with Login, says which of the requested MCP scopes each
+	// admitted user may obtain (see [GrantPolicy]). Nil means every scope
+	// the client may request, as without Login.
+	GrantPolicy *GrantPolicy
+	// Vault, with Login, keeps the provider's tokens of each login, sealed,
+	// for the RFC 8693 token exchange by which resource servers act at the
+	// provider's APIs as the user. New calls it once with the store of
+	// upstream tokens the server uses ([Storage.UpstreamTokens]). Nil
+	// means the provider's tokens are discarded after the login.
+	Vault func(UpstreamTokenStore) (Vault, error)
+	// VaultAudience is the name resource servers send as the token
+	// exchange's "audience" to ask for the provider's access token, e.g.
+	// "github". The provider's issuer identifier is always accepted, as
+	// "audience" or "resource". Empty means only the issuer identifier.
+	VaultAudience string
+	// VaultResourceServers maps the client_id of a pre-registered
+	// confidential client, allowed the token exchange grant, to the
+	// resource (the MCP server URI) whose identity it is: it may exchange
+	// only access tokens whose "aud" holds that resource for the provider's
+	// access token of their user. Other clients get unauthorized_client.
+	// Empty means that exchange is not offered.
+	VaultResourceServers map[string]string
 	// DownstreamAPIs are the APIs for which resource servers may obtain
 	// tokens of their own, acting for the user, by the RFC 8693 token
 	// exchange of the access tokens they receive (see [DownstreamAPI]).
@@ -149,8 +170,8 @@ type Config struct {
 	// RefreshTokenTTL is the absolute lifetime of a grant and so of its
 	// refresh token family. Zero means [DefaultRefreshTokenTTL].
 	RefreshTokenTTL time.Duration
-	// CodeTTL is the authorization code lifetime, at most [MaxCodeTTL].
-	// Zero means [DefaultCodeTTL].
+	// CodeTTL is the authorization code lifetime, at most 10 minutes.
+	// Zero means 5 minutes.
 	CodeTTL time.Duration
 
 	// SigningAlgorithm is "ES256", "RS256" or "EdDSA". Empty means
@@ -163,13 +184,13 @@ type Config struct {
 	// publishes all of them and the newest signs, so nothing breaks.
 	KeyRotationInterval time.Duration
 	// KeyPrePublish is how long a new key is published before it signs.
-	// Zero means [DefaultKeyPrePublish].
+	// Zero means 10 minutes.
 	KeyPrePublish time.Duration
 	// KeyReloadInterval is how often the server reads the signing keys
 	// back from the key store, so that replicas sharing one store publish
 	// and use a key that another replica added or retired. It must be
 	// shorter than KeyPrePublish, so every replica publishes a new key
-	// before any signs with it. Zero means [DefaultKeyReloadInterval].
+	// before any signs with it. Zero means 30 seconds.
 	KeyReloadInterval time.Duration
 
 	// Storage holds the server's state; its nil fields are in memory, so
@@ -199,7 +220,7 @@ type Config struct {
 	// address is the connection's peer.
 	TrustedProxies TrustedProxies
 	// MaxBodyBytes caps every request body. Zero means
-	// [DefaultMaxBodyBytes].
+	// 64 KiB.
 	MaxBodyBytes int64
 
 	// DPoP turns on sender-constrained tokens (RFC 9449); see [DPoPConfig].
@@ -237,14 +258,14 @@ type settings struct {
 
 func (c *Config) withDefaults() settings {
 	s := settings{Config: *c}
-	s.Subject = cmp.Or(s.Subject, DefaultSubject)
+	s.Subject = cmp.Or(s.Subject, defaultSubject)
 	s.AccessTokenTTL = cmp.Or(s.AccessTokenTTL, DefaultAccessTokenTTL)
 	s.RefreshTokenTTL = cmp.Or(s.RefreshTokenTTL, DefaultRefreshTokenTTL)
-	s.CodeTTL = cmp.Or(s.CodeTTL, DefaultCodeTTL)
+	s.CodeTTL = cmp.Or(s.CodeTTL, defaultCodeTTL)
 	s.SigningAlgorithm = cmp.Or(s.SigningAlgorithm, DefaultSigningAlgorithm)
-	s.KeyPrePublish = cmp.Or(s.KeyPrePublish, DefaultKeyPrePublish)
-	s.KeyReloadInterval = cmp.Or(s.KeyReloadInterval, min(DefaultKeyReloadInterval, s.KeyPrePublish/2))
-	s.MaxBodyBytes = cmp.Or(s.MaxBodyBytes, DefaultMaxBodyBytes)
+	s.KeyPrePublish = cmp.Or(s.KeyPrePublish, defaultKeyPrePublish)
+	s.KeyReloadInterval = cmp.Or(s.KeyReloadInterval, min(defaultKeyReloadInterval, s.KeyPrePublish/2))
+	s.MaxBodyBytes = cmp.Or(s.MaxBodyBytes, defaultMaxBodyBytes)
 	s.RateLimit = s.RateLimit.withDefaults()
 	return s
 }
@@ -265,8 +286,8 @@ func (s *settings) validateDurations() error {
 	if s.KeyReloadInterval >= s.KeyPrePublish {
 		return configErr("KeyReloadInterval", "must be shorter than KeyPrePublish")
 	}
-	if s.CodeTTL > MaxCodeTTL {
-		return configErr("CodeTTL", fmt.Sprintf("must be at most %s", MaxCodeTTL))
+	if s.CodeTTL > maxCodeTTL {
+		return configErr("CodeTTL", fmt.Sprintf("must be at most %s", maxCodeTTL))
 	}
 	if s.MaxBodyBytes < 1024 {
 		return configErr("MaxBodyBytes", "must be at least 1024")

@@ -65,19 +65,19 @@ type consentView struct {
 func (s *Server) showConsent(w http.ResponseWriter, r *http.Request, req *authRequest) {
 	formActions := formActionSource(req.redirectURI)
 	var upstreamHost string
-	if s.upstream != nil && req.subject == "" {
+	if s.login != nil && req.subject == "" {
 		// Approve leads to the provider: the page's CSP form-action must
 		// allow that redirect, and an unreachable provider is reported now
 		// rather than after the click.
-		m, err := s.upstream.metadata(r.Context())
+		endpoint, err := s.login.provider.AuthorizationEndpoint(r.Context())
 		if err != nil {
 			s.upstreamUnavailable(w, r, err)
 			return
 		}
-		if src := formActionSource(m.AuthorizationEndpoint); src != "" {
+		if src := formActionSource(endpoint); src != "" {
 			formActions = strings.TrimSpace(formActions + " " + src)
 		}
-		upstreamHost = redirectHost(m.AuthorizationEndpoint)
+		upstreamHost = redirectHost(endpoint)
 	}
 	browser := s.browserID(w, r)
 	id, csrf := randomToken(24), randomToken(24)
@@ -202,18 +202,11 @@ func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request) {
 	}
 	req := pa.request()
 	if action == "deny" {
-		s.redirectError(w, r, req, oauthErr(oauthmeta.CodeAccessDenied, "the user denied the request"))
+		s.advance(w, r, req, denied, false)
 		return
 	}
 	req.browser = s.approvingBrowser(w, r)
-	if s.upstream != nil && req.subject == "" {
-		// Approved on our page, in this browser: now the user logs in
-		// upstream, with a state bound to the same browser.
-		s.startUpstream(w, r, req, true)
-		return
-	}
-	s.rememberConsent(r.Context(), req)
-	s.approve(w, r, req)
+	s.advance(w, r, req, approved, false)
 }
 
 // Remembered consent ([Config.RememberConsent]) skips the page only when
@@ -313,7 +306,7 @@ func (s *Server) approvingBrowser(w http.ResponseWriter, r *http.Request) string
 	}
 	http.SetCookie(w, &http.Cookie{
 		Name: name, Value: v, Path: "/", HttpOnly: true, Secure: s.cfg.https,
-		SameSite: http.SameSiteStrictMode, MaxAge: int(DefaultConsentTTL.Seconds()),
+		SameSite: http.SameSiteStrictMode, MaxAge: int(consentTTL.Seconds()),
 	})
 	return tokenKey(v)
 }
@@ -359,7 +352,7 @@ func (s *Server) rememberConsent(ctx context.Context, req *authRequest) {
 	err := s.store.Consents.SaveConsent(ctx, &Consent{
 		Subject: s.userOf(req), ClientID: req.client.ID, RedirectURI: req.redirectURI,
 		Scopes: req.scopes, Resources: req.resources, Browsers: browsers,
-		GrantedAt: now, ExpiresAt: now.Add(DefaultConsentTTL),
+		GrantedAt: now, ExpiresAt: now.Add(consentTTL),
 	})
 	if err != nil {
 		s.log.WarnContext(ctx, "saving consent failed", "err", err)

@@ -502,7 +502,7 @@ func TestRememberCookie(t *testing.T) {
 		}
 	}
 	if got == nil || !got.HttpOnly || got.SameSite != http.SameSiteStrictMode || got.Path != "/" || got.Domain != "" ||
-		got.MaxAge != int(DefaultConsentTTL.Seconds()) {
+		got.MaxAge != int(consentTTL.Seconds()) {
 		t.Fatalf("remember cookie on http loopback: %+v", got)
 	}
 

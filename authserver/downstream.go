@@ -56,7 +56,7 @@ type DownstreamAPI struct {
 	// holds that resource. Each must be a pre-registered confidential
 	// client allowed the token exchange grant, and name the same resource
 	// here, in every other DownstreamAPI and in
-	// [TokenVaultConfig.ResourceServers]. Other clients get invalid_target
+	// [Config.VaultResourceServers]. Other clients get invalid_target
 	// (or unauthorized_client when they may exchange nothing). Empty means
 	// no client may: the API is unreachable.
 	Clients map[string]string
@@ -89,8 +89,8 @@ func newDownstreamAPIs(cfg *settings, clients *clientRegistry) (downstreamAPIs, 
 		return nil, nil
 	}
 	identity := map[string]string{} // client_id → its resource, across every list
-	if cfg.TokenVault != nil {
-		maps.Copy(identity, cfg.TokenVault.ResourceServers)
+	if cfg.Vault != nil {
+		maps.Copy(identity, cfg.VaultResourceServers)
 	}
 	apis := make(downstreamAPIs, 0, len(cfg.DownstreamAPIs))
 	for i, a := range cfg.DownstreamAPIs {

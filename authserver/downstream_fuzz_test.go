@@ -54,7 +54,7 @@ func FuzzDownstreamExchange(f *testing.F) {
 		}
 		c, err := h.as.tokens.parse(tok.AccessToken, h.clock.Now())
 		if err != nil || len(c.Audience) != 1 || c.Audience[0] != calendarAPI || c.Act == nil || c.Act.Subject != rsID ||
-			c.ClientID != rsID || c.Subject != DefaultSubject || c.Scope != "cal:read" || tok.Scope != c.Scope {
+			c.ClientID != rsID || c.Subject != defaultSubject || c.Scope != "cal:read" || tok.Scope != c.Scope {
 			t.Fatalf("for %q issued %+v (%v)", extra, c, err)
 		}
 	})

@@ -72,7 +72,7 @@ func TestDownstreamAtResourceServer(t *testing.T) {
 
 	mcp := mcpToken(h, rsResource, "mcp:read cal:read")
 	if status, body := call(t, tool.URL, "Bearer "+mcp.AccessToken); status != http.StatusOK ||
-		body != DefaultSubject+" "+rsID+" "+rsID+" cal:read" {
+		body != defaultSubject+" "+rsID+" "+rsID+" cal:read" {
 		t.Fatalf("tool: %d %q", status, body)
 	}
 	if status, _ := call(t, api.URL, "Bearer "+mcp.AccessToken); status != http.StatusUnauthorized {

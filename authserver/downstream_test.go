@@ -17,6 +17,10 @@ const (
 	calendarAPI = "https://calendar.example.com/api"
 	mailAPI     = "https://mail.example.com/api"
 	mailRSID    = "mail-rs"
+	rsID        = "mcp-rs"
+	rsSecret    = "rs-secret"
+	rsResource  = "https://mcp.example.com/mcp"
+	notRSID     = "other-service"
 	mailRS      = "https://mail-mcp.example.com/mcp"
 )
 
@@ -94,7 +98,7 @@ func TestDownstreamExchange(t *testing.T) {
 			}
 			act, _ := claims["act"].(map[string]any)
 			now := h.clock.Now().Unix()
-			if claims["aud"] != calendarAPI || claims["sub"] != DefaultSubject || claims["client_id"] != rsID ||
+			if claims["aud"] != calendarAPI || claims["sub"] != defaultSubject || claims["client_id"] != rsID ||
 				act["sub"] != rsID || len(act) != 1 || claims["scope"] != tc.wantScope || claims["iss"] != h.issuer ||
 				claims["exp"] != float64(now+int64(DefaultDownstreamTokenTTL/time.Second)) || claims["cnf"] != nil {
 				t.Errorf("claims %v", claims)
@@ -191,7 +195,7 @@ func TestDownstreamExchangeChained(t *testing.T) {
 	_, mcp := h.verifyJWT(tok.AccessToken)
 	now := h.clock.Now()
 	chained, err := h.as.tokens.sign(context.Background(), &accessClaims{
-		Issuer: h.issuer, Subject: DefaultSubject, Audience: oauthmeta.Audience{rsResource}, ClientID: mailRSID,
+		Issuer: h.issuer, Subject: defaultSubject, Audience: oauthmeta.Audience{rsResource}, ClientID: mailRSID,
 		Scope: "cal:read", IssuedAt: now.Unix(), Expires: now.Add(time.Minute).Unix(),
 		JTI: mcp["jti"].(string) + "x", Act: &actorClaim{Subject: mailRSID},
 	}, now)

@@ -70,38 +70,6 @@ func ExampleIdentityProviderConfig() {
 	// Output: true
 }
 
-// Users log in at GitHub through the github preset; a grant policy says
-// which scopes each may obtain.
-func ExampleUpstreamPreset() {
-	up, err := authserver.UpstreamPreset(authserver.PresetGitHub, "")
-	if err != nil {
-		panic(err)
-	}
-	up.ClientID, up.ClientSecret = "Iv1.0123456789abcdef", "from-a-secret-store"
-	up.Allow = authserver.AllowList{EmailDomains: []string{"example.com"}}
-	up.GrantPolicy, err = authserver.ParseGrantPolicy([]byte(`{
-		"default": ["mcp:read"],
-		"users": {"583231": ["mcp:write"]},
-		"required": ["mcp:write"]}`))
-	if err != nil {
-		panic(err)
-	}
-	as, err := authserver.New(authserver.Config{
-		Issuer:   "https://auth.example.com",
-		Scopes:   []string{"mcp:read", "mcp:write"},
-		Upstream: up,
-	})
-	if err != nil {
-		panic(err)
-	}
-	defer as.Close()
-	fmt.Println(up.OAuth2.UserInfoEndpoint)
-	fmt.Println(as.UpstreamCallbackURL())
-	// Output:
-	// https://api.github.com/user
-	// https://auth.example.com/upstream/callback
-}
-
 // A downstream API for which the MCP server (the confidential client
 // "mcp-server", whose resource is https://mcp.example.com/mcp) may obtain
 // short-lived tokens of its own, acting for the user, by the token

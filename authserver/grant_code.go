@@ -21,7 +21,7 @@ type codeGrant struct {
 	codes  CodeStore
 	grants GrantStore
 	ledger *grantLedger
-	vault  upstreamVault // nil without a token vault
+	vault  Vault // nil without a token vault
 	clock  clock.Func
 	log    *slog.Logger
 	// accessTTL and refreshTTL are the lifetimes of a grant without and
@@ -124,7 +124,7 @@ func (h *codeGrant) bindUpstreamTokens(ctx context.Context, g *Grant) {
 	if h.vault == nil || g.UpstreamTokens == "" {
 		return
 	}
-	if err := h.vault.bind(ctx, g.UpstreamTokens, g); err != nil {
+	if err := h.vault.Bind(ctx, g.UpstreamTokens, g); err != nil {
 		h.log.WarnContext(ctx, "binding upstream tokens to the grant failed", "err", err)
 	}
 }

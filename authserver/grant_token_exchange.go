@@ -42,27 +42,27 @@ func (h *tokenExchange) grant(ctx context.Context, client *Client, form url.Valu
 }
 
 // vaultExchange is who may exchange our access tokens for the user's
-// upstream access token ([TokenVaultConfig]).
+// upstream access token ([Config.Vault]).
 type vaultExchange struct {
 	// issuer is the upstream provider's issuer identifier, a target as
 	// "audience" or "resource".
 	issuer string
-	// audience is [TokenVaultConfig.Audience], a target as "audience"
+	// audience is [Config.VaultAudience], a target as "audience"
 	// only; "" means none.
 	audience string
 	// resources maps the client_id of each resource server allowed the
 	// exchange to its resource.
 	resources map[string]string
-	vault     upstreamVault
+	vault     Vault
 }
 
 // newVaultExchange returns the upstream token exchange of c, nil when
 // it is not offered (no vault, or no resource server named).
-func newVaultExchange(c *TokenVaultConfig, upstreamIssuer string, v upstreamVault) *vaultExchange {
-	if c == nil || v == nil || len(c.ResourceServers) == 0 {
+func newVaultExchange(cfg *settings, upstreamIssuer string, v Vault) *vaultExchange {
+	if v == nil || len(cfg.VaultResourceServers) == 0 {
 		return nil
 	}
-	return &vaultExchange{issuer: upstreamIssuer, audience: c.Audience, resources: c.ResourceServers, vault: v}
+	return &vaultExchange{issuer: upstreamIssuer, audience: cfg.VaultAudience, resources: cfg.VaultResourceServers, vault: v}
 }
 
 // resourceOf returns the resource of a resource server allowed the
@@ -92,7 +92,7 @@ type accessTokenExchange struct {
 	tokens      *accessTokens
 	grants      GrantStore
 	revocations RevocationStore
-	vault       upstreamVault  // nil without a token vault
+	vault       Vault          // nil without a token vault
 	upstream    *vaultExchange // nil when not offered
 	downstream  downstreamAPIs
 	// policy is the grant policy in force (nil: none), read at each
@@ -108,7 +108,7 @@ func (h *accessTokenExchange) offered() bool { return h.upstream != nil || len(h
 
 // exchange answers the exchange of one of our access tokens. The caller
 // must be a pre-registered confidential client named in
-// [TokenVaultConfig.ResourceServers] or in a [DownstreamAPI]'s Clients;
+// [Config.VaultResourceServers] or in a [DownstreamAPI]'s Clients;
 // the single target ("audience" or "resource") names either the upstream
 // provider, answered with the user's upstream access token
 // (exchangeUpstreamToken), or a downstream API, answered with a new
@@ -137,7 +137,7 @@ func (h *accessTokenExchange) exchange(ctx context.Context, client *Client, form
 // exchangeUpstreamToken is the RFC 8693 token exchange by which a resource
 // server obtains the upstream provider's access token of the user whose
 // MCP access token it received. The caller must be a pre-registered
-// confidential client named in [TokenVaultConfig.ResourceServers]; the
+// confidential client named in [Config.VaultResourceServers]; the
 // subject token must be a live access token of ours whose "aud" holds
 // that client's resource. The answer is the user's upstream access token,
 // refreshed upstream first when it has expired.
@@ -148,15 +148,13 @@ func (h *accessTokenExchange) exchangeUpstreamToken(ctx context.Context, client 
 	if oe != nil {
 		return nil, oe
 	}
-	tok, err := h.upstream.vault.token(ctx, grant)
+	tok, err := h.upstream.vault.Token(ctx, grant)
 	switch {
-	case errors.Is(err, errVaultEmpty), errors.Is(err, errUpstreamEnded):
+	case errors.Is(err, ErrNotFound):
 		return nil, oauthErr(oauthmeta.CodeInvalidGrant, "no upstream token for this grant; the user must log in again")
-	case errors.Is(err, errVaultBusy):
-		return nil, oauthErr(oauthmeta.CodeTemporarilyUnavailable, "the upstream token is being refreshed; try again")
 	case err != nil:
 		if _, ok := errors.AsType[*oauthmeta.Error](err); ok {
-			return nil, err // a store's temporarily_unavailable
+			return nil, err // a store's or the vault's temporarily_unavailable
 		}
 		h.log.WarnContext(ctx, "upstream token refresh failed", "err", err)
 		return nil, oauthErr(oauthmeta.CodeTemporarilyUnavailable, "the identity provider is unavailable")
@@ -231,7 +229,7 @@ func (h *accessTokenExchange) liveGrantOf(ctx context.Context, c *accessClaims, 
 	}
 	if g.Revoked || !now.Before(g.ExpiresAt) {
 		if h.vault != nil {
-			h.vault.drop(ctx, g.UpstreamTokens)
+			h.vault.Drop(ctx, g.UpstreamTokens)
 		}
 		return nil, bad
 	}

@@ -198,16 +198,6 @@ func (c *compiledGrantPolicy) applyTo(ctx context.Context, log *slog.Logger, req
 	return nil
 }
 
-// currentPolicy returns the grant policy in force, nil without one (or
-// without an upstream). Refresh and the token exchange call it at each
-// request.
-func (u *upstream) currentPolicy() *compiledGrantPolicy {
-	if u == nil {
-		return nil
-	}
-	return u.policy
-}
-
 // narrow drops from a refreshed or exchanged token's scopes those no
 // entry of the policy allows anyone. A grant that keeps none of its
 // scopes cannot be refreshed: the client must authorize again. A nil

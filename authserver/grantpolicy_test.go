@@ -111,16 +111,14 @@ func TestGrantPolicyApply(t *testing.T) {
 }
 
 func TestGrantPolicyScopesSupported(t *testing.T) {
-	cfg := Config{Issuer: "https://as.example", Scopes: []string{"mcp:read"}, Upstream: &UpstreamConfig{
-		Issuer: "https://idp.example", ClientID: "c", Allow: AllowList{AllowAnyUser: true},
-		GrantPolicy: &GrantPolicy{Default: []string{"mcp:raed"}},
-	}}
+	cfg := Config{Issuer: "https://as.example", Scopes: []string{"mcp:read"}, Login: newFakeLogin(),
+		Allow: AllowList{AllowAnyUser: true}, GrantPolicy: &GrantPolicy{Default: []string{"mcp:raed"}}}
 	if _, err := New(cfg); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "not in Scopes") {
 		t.Fatalf("New: %v, want a ConfigError for the misspelt scope", err)
 	}
 }
 
-// policyLogin logs the fake provider's alice (alice@example.com, verified,
+// policyLogin logs the fake login's alice (alice@example.com, verified,
 // group "staff") in for scope and returns the final redirect and the
 // request's verifier.
 func policyLogin(t *testing.T, h *harness, scope string) (*url.URL, url.Values, string) {
@@ -155,7 +153,7 @@ func TestGrantPolicyLogin(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h, _ := upstreamHarness(t, func(c *Config) { c.Upstream.GrantPolicy = tc.policy })
+			h, _ := upstreamHarness(t, func(c *Config) { c.GrantPolicy = tc.policy })
 			loc, q, verifier := policyLogin(t, h, tc.scope)
 			if loc.Query().Get("state") != q.Get("state") || loc.Query().Get("iss") != h.issuer {
 				t.Fatalf("redirect without state or iss: %s", loc)
@@ -182,7 +180,7 @@ func TestGrantPolicyLogin(t *testing.T) {
 // allows nobody, and a grant left with none is not refreshed.
 func TestGrantPolicyRefresh(t *testing.T) {
 	h, _ := upstreamHarness(t, func(c *Config) {
-		c.Upstream.GrantPolicy = &GrantPolicy{Default: []string{"mcp:read", "mcp:write"}}
+		c.GrantPolicy = &GrantPolicy{Default: []string{"mcp:read", "mcp:write"}}
 	})
 	loc, _, verifier := policyLogin(t, h, "mcp:read mcp:write")
 	res := h.exchange(loc.Query().Get("code"), verifier, publicCB, nil)
@@ -198,7 +196,7 @@ func TestGrantPolicyRefresh(t *testing.T) {
 		t.Fatalf("refresh: %d %s", res.status, res.body)
 	}
 	// mcp:write is withdrawn from everyone.
-	h.as.upstream.policy, _ = compileGrantPolicy(&GrantPolicy{Default: []string{"mcp:read"}}, nil)
+	h.as.login.policy, _ = compileGrantPolicy(&GrantPolicy{Default: []string{"mcp:read"}}, nil)
 	res = refresh(res.tok.RefreshToken)
 	if res.tok == nil || res.tok.Scope != "mcp:read" {
 		t.Fatalf("refresh after narrowing: %d %s", res.status, res.body)
@@ -207,6 +205,6 @@ func TestGrantPolicyRefresh(t *testing.T) {
 		t.Errorf("access token scope %v", claims["scope"])
 	}
 	// Nothing of the grant is allowed any more.
-	h.as.upstream.policy, _ = compileGrantPolicy(&GrantPolicy{Default: []string{"mcp:admin"}}, nil)
+	h.as.login.policy, _ = compileGrantPolicy(&GrantPolicy{Default: []string{"mcp:admin"}}, nil)
 	wantError(t, refresh(res.tok.RefreshToken), 400, oauthmeta.CodeInvalidGrant)
 }

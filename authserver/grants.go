@@ -15,7 +15,7 @@ type grantLedger struct {
 	grants  GrantStore
 	refresh RefreshTokenStore
 	tokens  *accessTokens
-	vault   upstreamVault // nil without a token vault
+	vault   Vault // nil without a token vault
 	clock   clock.Func
 	// accessTTL is the lifetime of a grant without refresh tokens.
 	accessTTL time.Duration
@@ -63,7 +63,7 @@ func (l *grantLedger) revoke(ctx context.Context, id string) error {
 	err := l.grants.RevokeGrant(ctx, id)
 	if l.vault != nil && err == nil {
 		if g, gerr := l.grants.Grant(ctx, id); gerr == nil {
-			l.vault.drop(ctx, g.UpstreamTokens)
+			l.vault.Drop(ctx, g.UpstreamTokens)
 		}
 	}
 	return ignoreNotFound(err)

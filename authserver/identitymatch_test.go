@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -122,24 +121,15 @@ func TestIdentityMatchLogin(t *testing.T) {
 		h, p := upstreamHarness(t, func(c *Config) {
 			c.Scopes = append(c.Scopes, matchScopes...)
 			if mode == "allow-list" {
-				c.Upstream.Allow = matchAllow
+				c.Allow = matchAllow
 			} else {
-				c.Upstream.Allow = AllowList{AllowAnyUser: true}
-				c.Upstream.GrantPolicy = matchPolicy
+				c.Allow = AllowList{AllowAnyUser: true}
+				c.GrantPolicy = matchPolicy
 			}
 		})
 		for _, tc := range identityMatchCases {
 			t.Run(mode+"/"+tc.name, func(t *testing.T) {
-				p.set(func(p *fakeProvider) {
-					p.claims = func(req url.Values) map[string]any {
-						c := p.defaultClaims(req)
-						c["sub"], c["email"], c["email_verified"], c["groups"] = cmp.Or(tc.sub, "s-1"), tc.email, !tc.unverified, tc.groups
-						if tc.email == "" {
-							delete(c, "email")
-						}
-						return c
-					}
-				})
+				p.setIdentity(tc.identity())
 				q, verifier := authParams(publicID, publicCB)
 				scope := "mcp:read"
 				if mode == "grant policy" {
@@ -232,10 +222,9 @@ func TestIdentityRulesAtStart(t *testing.T) {
 			case "group":
 				allow.Groups, policy.Groups = []string{tc.entry}, entry
 			}
-			_, errAllow := New(Config{Issuer: "https://as.example", Consent: ConsentPrompt,
-				Upstream: &UpstreamConfig{Issuer: "https://idp.example", ClientID: "c", Allow: allow}})
+			_, errAllow := New(Config{Issuer: "https://as.example", Consent: ConsentPrompt, Login: newFakeLogin(), Allow: allow})
 			_, errPolicy := New(Config{Issuer: "https://as.example", Consent: ConsentPrompt, Scopes: []string{"mcp:read"},
-				Upstream: &UpstreamConfig{Issuer: "https://idp.example", ClientID: "c", Allow: AllowList{AllowAnyUser: true}, GrantPolicy: policy}})
+				Login: newFakeLogin(), Allow: AllowList{AllowAnyUser: true}, GrantPolicy: policy})
 			if tc.ok {
 				if errAllow != nil || errPolicy != nil {
 					t.Fatalf("refused: allow-list %v, grant policy %v", errAllow, errPolicy)

@@ -17,7 +17,7 @@ func TestIntrospection(t *testing.T) {
 	t.Run("AS-18 active access token", func(t *testing.T) {
 		m, body := h.introspect(tok.AccessToken)
 		want := map[string]any{
-			"active": true, "scope": "mcp:read", "client_id": publicID, "sub": DefaultSubject,
+			"active": true, "scope": "mcp:read", "client_id": publicID, "sub": defaultSubject,
 			"aud": testResource, "iss": h.issuer, "token_type": "Bearer",
 		}
 		for k, v := range want {

@@ -19,12 +19,34 @@ const (
 	PendingTTL = 10 * time.Minute
 )
 
-// pendingRecord builds the stored form of req, bound to the CSRF token and
-// the browser cookie.
+// The steps a request waits at ([PendingAuthorization.Step]).
+const (
+	stepConsent = "consent"
+	stepLogin   = "login"
+)
+
+// pendingRecord builds the stored form of req waiting on the consent
+// page, bound to the form's CSRF token and the browser cookie.
 func pendingRecord(id, csrf, browser string, req *authRequest, expires time.Time) *PendingAuthorization {
+	p := waitingRecord(id, stepConsent, browser, req, expires)
+	p.CSRFHash = tokenKey(csrf)
+	return p
+}
+
+// loginRecord builds the stored form of req waiting for the return from
+// the login l at the provider, bound to its state and the browser's login
+// cookie. consented records an approval on our page before the login.
+func loginRecord(l *LoginRequest, browser string, req *authRequest, consented bool, expires time.Time) *PendingAuthorization {
+	p := waitingRecord(loginPendingID(l.State), stepLogin, browser, req, expires)
+	p.Nonce, p.Verifier, p.Consented, p.RememberBrowser = l.Nonce, l.Verifier, consented, req.browser
+	return p
+}
+
+// waitingRecord is what every step's record holds of req.
+func waitingRecord(id, step, browser string, req *authRequest, expires time.Time) *PendingAuthorization {
 	return &PendingAuthorization{
 		ID:              id,
-		CSRFHash:        tokenKey(csrf),
+		Step:            step,
 		BrowserHash:     tokenKey(browser),
 		Client:          cloneClient(req.client),
 		RedirectURI:     req.redirectURI,
@@ -52,8 +74,8 @@ func (p *PendingAuthorization) request() *authRequest {
 		subject:         p.Subject,
 		upstreamTokens:  p.UpstreamTokens,
 	}
-	if p.Upstream != nil {
-		r.browser = p.Upstream.RememberBrowser
+	if p.Step == stepLogin {
+		r.browser = p.RememberBrowser
 	}
 	return r
 }
@@ -66,7 +88,7 @@ func pendingMatcher(csrf, browser string) func(*PendingAuthorization) bool {
 	return func(p *PendingAuthorization) bool {
 		okC := subtle.ConstantTimeCompare([]byte(p.CSRFHash), c)
 		okB := subtle.ConstantTimeCompare([]byte(p.BrowserHash), b)
-		return okC&okB == 1 && browser != "" && p.Upstream == nil
+		return okC&okB == 1 && browser != "" && p.Step == stepConsent
 	}
 }
 
@@ -74,10 +96,6 @@ func clonePending(p *PendingAuthorization) *PendingAuthorization {
 	d := *p
 	if p.Client != nil {
 		d.Client = cloneClient(p.Client)
-	}
-	if p.Upstream != nil {
-		u := *p.Upstream
-		d.Upstream = &u
 	}
 	d.Scopes = slices.Clone(p.Scopes)
 	d.Resources = slices.Clone(p.Resources)

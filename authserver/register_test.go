@@ -108,7 +108,7 @@ func TestRegistrationRejected(t *testing.T) {
 		{"JSON array", `[]`, oauthmeta.CodeInvalidClientMetadata},
 		{"duplicate member", `{"redirect_uris":["https://a.example.com/cb"],"redirect_uris":["https://b.example.com/cb"]}`, oauthmeta.CodeInvalidClientMetadata},
 		{"wrong type", `{"redirect_uris":"https://a.example.com/cb"}`, oauthmeta.CodeInvalidClientMetadata},
-		{"too large", `{"client_name":"` + strings.Repeat("a", DefaultMaxBodyBytes) + `"}`, oauthmeta.CodeInvalidClientMetadata},
+		{"too large", `{"client_name":"` + strings.Repeat("a", defaultMaxBodyBytes) + `"}`, oauthmeta.CodeInvalidClientMetadata},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -365,16 +365,16 @@ func TestReplicasKeyRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("just after rotation")
-	r.clock.Advance(DefaultKeyReloadInterval + time.Second)
+	r.clock.Advance(defaultKeyReloadInterval + time.Second)
 	for i := range r.servers {
 		if kids(i) != 2 {
 			t.Fatalf("replica %d publishes %d keys one reload interval after the rotation, want 2", i, kids(i))
 		}
 	}
 	check("after one reload interval")
-	r.clock.Advance(DefaultKeyPrePublish)
+	r.clock.Advance(defaultKeyPrePublish)
 	check("after the new key started signing")
-	r.clock.Advance(DefaultAccessTokenTTL + DefaultKeyReloadInterval + 2*time.Minute)
+	r.clock.Advance(DefaultAccessTokenTTL + defaultKeyReloadInterval + 2*time.Minute)
 	check("after the old key's tokens expired")
 	for i := range r.servers {
 		if kids(i) != 1 {

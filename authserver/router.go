@@ -27,7 +27,7 @@ func (s *Server) routes() http.Handler {
 	r.Path(p + pathAuthorize).Methods(http.MethodGet).HandlerFunc(browser(s.handleAuthorize)) // GET only: it has side effects
 	r.Path(p + pathConsent).Methods(http.MethodPost).HandlerFunc(browser(s.handleConsent))
 	r.Path(p + pathAssets).Methods(get...).HandlerFunc(s.handleConsentCSS)
-	if s.upstream != nil {
+	if s.login != nil {
 		r.Path(p + pathUpstreamCallback).Methods(get...).HandlerFunc(browser(s.handleUpstreamCallback))
 	}
 	r.Path(p + pathToken).Methods(http.MethodPost).HandlerFunc(s.limits.byIP(s.token.handleToken))

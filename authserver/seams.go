@@ -2,45 +2,83 @@ package authserver
 
 import (
 	"context"
-	"errors"
+	"net/url"
 	"time"
 
 	"golang.org/x/oauth2"
 )
 
-// upstreamVault is what the engine asks of the token vault
-// ([Config.TokenVault]), the one seam between the endpoints and the
-// broker's sealed store of upstream tokens: the upstream login keeps a
-// login's tokens, the code exchange binds them to the grant it makes, the
-// token exchange hands out the access token, and a revoked or dead grant
-// drops them. Nil means no vault.
-type upstreamVault interface {
-	// keep seals the tokens of a finished upstream login into a new
-	// record, kept until expires, and returns the record's ID.
-	keep(ctx context.Context, tok *oauth2.Token, expires time.Time) (string, error)
-	// bind hands the record id to grant g, which then owns it and sets
-	// its lifetime. A record already bound to another grant is an error.
-	bind(ctx context.Context, id string, g *Grant) error
-	// token returns g's upstream access token, with its type and expiry,
-	// for the token exchange: refreshed upstream first when it has
-	// expired or is about to, never with the refresh token. The errors
-	// the exchange answers are errVaultEmpty, errUpstreamEnded and
-	// errVaultBusy; a store's *oauthmeta.Error passes through, and any
-	// other error is an unavailable provider.
-	token(ctx context.Context, g *Grant) (*oauth2.Token, error)
-	// drop deletes the record id ("" is none), logging a failure: the
-	// sweep removes the record when it expires anyway.
-	drop(ctx context.Context, id string)
+// Login is an identity provider at which users log in before the consent
+// page ([Config.Login]): the server sends the browser to the provider with
+// a fresh state, nonce and PKCE verifier ([Login.Start]), and turns the
+// provider's redirect back to [Server.UpstreamCallbackURL] into a verified
+// user ([Login.Callback]). The server keeps the login's state, binds it to
+// the browser, applies the allow-list and grant policy and issues its own
+// codes and tokens; the provider only speaks to the identity provider.
+// Package authserver/upstream has OpenID Connect and plain OAuth 2.0
+// (GitHub) implementations.
+type Login interface {
+	// Issuer names the provider: its issuer identifier, which with the
+	// user's identifier there makes the subject of our grants, and a
+	// target of the token exchange for the provider's access token.
+	Issuer() string
+	// AuthorizationEndpoint returns the provider's authorization endpoint,
+	// where Start sends browsers: the consent page allows the redirect
+	// there. An error means the provider cannot be reached now.
+	AuthorizationEndpoint(ctx context.Context) (string, error)
+	// Start returns the URL of the provider's authorization request for
+	// the login l.
+	Start(ctx context.Context, l *LoginRequest) (string, error)
+	// Callback verifies the provider's redirect query q for the login l
+	// and returns the user and the provider's tokens. An error that wraps
+	// an *oauthmeta.Error is the answer the MCP client gets (access_denied
+	// for a refusal); any other is temporarily_unavailable. Every error is
+	// logged, so its text must never hold a token, code or secret.
+	Callback(ctx context.Context, q url.Values, l *LoginRequest) (*UpstreamIdentity, *oauth2.Token, error)
 }
 
-// Errors of the vault, mapped to protocol errors by the token exchange.
-var (
-	// errVaultEmpty: the grant has no upstream tokens (any more).
-	errVaultEmpty = errors.New("authserver: no upstream tokens for this grant")
-	// errUpstreamEnded: the upstream grant ended (refresh refused, or
-	// expired without a refresh token): the user must log in again.
-	errUpstreamEnded = errors.New("authserver: the upstream grant has ended")
-	// errVaultBusy: another refresh held the lease for as long as this one
-	// could wait.
-	errVaultBusy = errors.New("authserver: another replica is refreshing the upstream tokens")
-)
+// LoginRequest is one login at a [Login] provider: the random, single-use
+// values the server made for it, and the redirect URI.
+type LoginRequest struct {
+	// State, Nonce and Verifier are the "state", the OpenID Connect
+	// "nonce" and the PKCE code verifier of the login.
+	State, Nonce, Verifier string
+	// RedirectURI is [Server.UpstreamCallbackURL].
+	RedirectURI string
+}
+
+// UpstreamIdentity is a user as the [Login] provider authenticated them.
+type UpstreamIdentity struct {
+	// Issuer and Subject are the provider's "iss" and "sub": together they
+	// identify the user.
+	Issuer, Subject string
+	// Email, EmailVerified and Name are the standard claims, when present.
+	Email         string
+	EmailVerified bool
+	Name          string
+	// Groups is the configured groups claim.
+	Groups []string
+}
+
+// Vault keeps the tokens of the [Login] provider on the server, sealed,
+// bound to the grant of the login that obtained them, for the RFC 8693
+// token exchange by which a resource server gets the user's access token
+// at the provider ([Config.Vault]). Package authserver/upstream has one.
+type Vault interface {
+	// Keep seals the tokens of a finished login into a new record, kept
+	// until expires, and returns the record's ID.
+	Keep(ctx context.Context, tok *oauth2.Token, expires time.Time) (string, error)
+	// Bind hands the record id to grant g, which then owns it and sets its
+	// lifetime. A record already bound to another grant is an error.
+	Bind(ctx context.Context, id string, g *Grant) error
+	// Token returns g's access token at the provider, with its type and
+	// expiry, for the token exchange: refreshed first when it has expired
+	// or is about to, never with the refresh token. [ErrNotFound] means
+	// the grant has no such token (any more) and the user must log in
+	// again; an *oauthmeta.Error is sent as it is; any other error is an
+	// unavailable provider.
+	Token(ctx context.Context, g *Grant) (*oauth2.Token, error)
+	// Drop deletes the record id ("" is none), logging a failure: records
+	// are swept when they expire anyway.
+	Drop(ctx context.Context, id string)
+}

@@ -26,6 +26,105 @@ const sweepInterval = time.Minute
 // endpoint under the issuer, plus the well-known metadata URLs. Mount it at
 // the root of the issuer's origin. It is safe for concurrent use; Close
 // releases the on-disk store.
+//
+// What it implements:
+//
+//   - RFC 8414 metadata at the path-inserted well-known URL of the issuer,
+//     and the same document as OpenID Connect discovery (both insertion and
+//     appending forms for issuers with a path), advertising S256 PKCE, the
+//     RFC 9207 iss parameter and Client ID Metadata Documents.
+//   - The authorization endpoint (OAuth 2.1 §4.1): code flow only, S256 PKCE
+//     required, exact redirect URI matching with only the RFC 8252 loopback
+//     port exemption, an HTML error page and no redirect when the client or
+//     redirect URI is not trusted, state echoed and iss on every response,
+//     RFC 8707 resource indicators validated and bound to the code, scopes
+//     validated: each must be in [Config.Scopes] ("scope not supported")
+//     and within a pre-registered client's [Client.AllowedScopes] ("scope
+//     not allowed for this client"); a request naming none gets the
+//     client's [Client.DefaultScopes], else [Config.DefaultScopes].
+//   - Consent: automatic, denied, or an HTML page (client name, client_id
+//     host, redirect host, localhost-only warning, scopes, resources) bound
+//     to the browser by a cookie and a CSRF token, framing forbidden, no
+//     script, 303 after the POST. The cookie is "__Host-mcpauth-consent"
+//     (Secure) on an https issuer; on a plain-http loopback issuer, where
+//     browsers refuse __Host- and Secure, it is "mcpauth-consent", still
+//     HttpOnly and SameSite=Strict.
+//   - The token endpoint (OAuth 2.1 §3.2): authorization_code (single use,
+//     short-lived, bound to client, redirect URI, challenge, resource and
+//     scope; a replay revokes what the code produced) and refresh_token
+//     (rotation on every use, reuse revokes the family, scope may only
+//     narrow, resource honoured), client_credentials for confidential
+//     clients, the JWT-bearer grant (RFC 7523) for assertions of
+//     [Config.TrustedIssuers] (workload identity tokens; ID-JAGs of
+//     Enterprise-Managed Authorization, bound to the presenting client), and
+//     with [Config.IdentityProvider] the RFC 8693 token exchange that issues
+//     ID-JAGs (typ oauth-id-jag+jwt) as an enterprise IdP; client
+//     authentication none, client_secret_basic, client_secret_post and
+//     private_key_jwt (RFC 7523 §2.2; keys from the client's jwks or
+//     jwks_uri, including a Client ID Metadata Document's, fetched through
+//     the SSRF-guarded fetcher, both judged by the one JWK Set rule that
+//     refuses a set holding a private or symmetric key; a replayed
+//     assertion jti is refused).
+//   - DPoP (RFC 9449, [DPoPConfig], off unless configured): a token
+//     request with a valid proof gets a token with token_type DPoP and
+//     "cnf.jkt"; a public client's
+//     grant and refresh tokens are bound to the key; optional server nonces
+//     (use_dpop_nonce with DPoP-Nonce); dpop_signing_alg_values_supported in
+//     metadata.
+//   - RFC 9068 JWT access tokens signed with go-jose (ES256 by default,
+//     RS256 and EdDSA), typ at+jwt, aud = the requested resource; a JWK Set
+//     endpoint; key rotation with pre-publication.
+//   - Clients: pre-registered, RFC 7591 Dynamic Client Registration, and
+//     Client ID Metadata Documents through package clientmeta. The scope a
+//     client registers itself (DCR "scope", or the document's) is its
+//     default, not a ceiling: scopes outside Config.Scopes are dropped (RFC
+//     7591 §3.2.1; the registration response carries the effective value)
+//     and the client may later ask for any supported scope, as MCP step-up
+//     after 403 insufficient_scope requires. Only pre-registered clients
+//     may have a ceiling, [Client.AllowedScopes].
+//   - RFC 7662 introspection and RFC 7009 revocation.
+//   - Login at an identity provider ([Config.Login], a [Login]; package
+//     authserver/upstream has OpenID Connect and GitHub): our consent page
+//     before the redirect to the provider, a single-use state bound to the
+//     browser (no confused deputy), allow-lists ([AllowList]), grants for
+//     the provider's user; the callback is [Server.UpstreamCallbackURL].
+//   - A token vault ([Config.Vault], a [Vault]): the provider's tokens of
+//     each login stay on the server, sealed, in an [UpstreamTokenStore],
+//     bound to the grant the login's code produced. The RFC 8693 token
+//     exchange (subject_token_type access_token) hands the user's access
+//     token at the provider to the resource server whose identity a
+//     pre-registered confidential client is ([Config.VaultResourceServers]),
+//     for an MCP access token whose "aud" is that resource, when
+//     "audience" names the provider.
+//   - Tokens for downstream APIs without passthrough
+//     ([Config.DownstreamAPIs], [DownstreamAPI]): the same token exchange,
+//     with "resource" or "audience" naming a configured API, issues a new
+//     RFC 9068 JWT for that API alone ("aud" the API, "sub" the user,
+//     "client_id" and RFC 8693 §4.1 "act" the resource server) with the
+//     requested scopes that the API accepts and the subject token holds,
+//     living the API's TokenTTL (default [DefaultDownstreamTokenTTL]) and
+//     never beyond the subject token; the API's resource cannot be asked
+//     for at the authorization endpoint. It is a Bearer token, and needs
+//     no Login.
+//   - A grant policy ([GrantPolicy], [ParseGrantPolicy]) mapping upstream
+//     users, groups and email domains to the scopes they may obtain:
+//     requested ∩ allowed, access_denied (with iss and state) when nothing
+//     or a required scope is refused.
+//   - Bounded bodies; rate limits per client address (a separate bucket
+//     for the authorization, consent and upstream callback endpoints), per
+//     (address, claimed client_id) and, once a confidential client has
+//     authenticated, per client ([RateLimit]); behind load balancers the
+//     address they forwarded for ([TrustedProxies]);
+//     no secret or token in any log or error.
+//
+// It deliberately does not: authenticate users itself (every grant is for
+// [Config.Subject], or for the user of the upstream provider),
+// re-evaluate a grant policy per user at refresh (a refresh drops only
+// scopes the policy allows nobody), issue ID tokens or implement OpenID
+// Connect (the IdP
+// role accepts ID tokens of configured providers), support the implicit or
+// password grants, "dpop_jkt" authorization requests, pushed authorization
+// requests, or pass tokens of a third-party authorization server on.
 type Server struct {
 	cfg     settings
 	clock   clock.Func
@@ -36,8 +135,8 @@ type Server struct {
 	pages   *template.Template
 	limits  *rateLimits
 
-	upstream *upstream     // nil without Config.Upstream
-	vault    upstreamVault // nil without Config.TokenVault
+	login *loginBroker // nil without Config.Login
+	vault Vault        // nil without Config.Vault
 
 	// The components of the endpoints, assembled by compose; each holds
 	// only what it needs.
@@ -173,18 +272,11 @@ func (s *Server) compose() error {
 	if err != nil {
 		return err
 	}
-	if s.upstream, err = newUpstream(st); err != nil {
+	if s.login, err = newLoginBroker(st); err != nil {
 		return err
 	}
-	if s.upstream != nil {
-		s.closers = append(s.closers, s.upstream)
-	}
-	v, err := newVault(st.TokenVault, s.upstream, s.store.UpstreamTokens, s.clients, s.clock.Now, s.log)
-	if err != nil {
+	if s.vault, err = s.openVault(); err != nil {
 		return err
-	}
-	if v != nil {
-		s.vault = v // a nil *vault is no upstreamVault
 	}
 	downstream, err := newDownstreamAPIs(st, s.clients)
 	if err != nil {
@@ -218,7 +310,7 @@ func (s *Server) compose() error {
 // grant with trusted issuers and the token exchange when any of its
 // exchanges is configured.
 func (s *Server) grantRoutes(ledger *grantLedger, assertions *jwtGrants, idjag *idjagExchange, downstream downstreamAPIs) []grantRoute {
-	policy := s.upstream.currentPolicy
+	policy := s.login.currentPolicy
 	refresh := &refreshGrant{grants: s.store.Grants, refresh: s.store.RefreshTokens,
 		user: oneStepRefresh(s.store.Grants, s.store.RefreshTokens), tokens: s.tokens, ledger: ledger,
 		policy: policy, clock: s.clock, log: s.log}
@@ -237,8 +329,8 @@ func (s *Server) grantRoutes(ledger *grantLedger, assertions *jwtGrants, idjag *
 	exchange := &tokenExchange{idjag: idjag}
 	access := &accessTokenExchange{tokens: s.tokens, grants: s.store.Grants, revocations: s.store.Revocations,
 		vault: s.vault, downstream: downstream, policy: policy, clock: s.clock, log: s.log}
-	if s.upstream != nil {
-		access.upstream = newVaultExchange(s.cfg.TokenVault, s.upstream.cfg.Issuer, s.vault)
+	if s.login != nil {
+		access.upstream = newVaultExchange(&s.cfg, s.login.provider.Issuer(), s.vault)
 	}
 	if access.offered() {
 		exchange.access = access
@@ -271,8 +363,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.handler.ServeHTTP(w, r)
 }
 
-// Close releases the on-disk store, if any. The server must not be used
-// afterwards. It is safe to call more than once.
+// Close stops the server's background work (the caches of remote key
+// sets). It does not close the [Storage], which the caller opened and
+// closes. The server must not be used afterwards. It is safe to call more
+// than once.
 func (s *Server) Close() error {
 	var err error
 	s.closeOnce.Do(func() {

@@ -14,6 +14,15 @@ import (
 // A store may additionally implement [Sweeper]; the server then calls it
 // from time to time to drop expired records.
 //
+// With pgstore, several replicas share one database: codes redeem and
+// refresh tokens rotate once across all of them (a store that also
+// implements [RefreshTokenUser] does a refresh in one step), a login may
+// visit a different replica at each step, signing keys are re-read every
+// [Config.KeyReloadInterval], and a database outage answers
+// temporarily_unavailable. Replicas also share one replay store
+// ([Config.Replay]) for DPoP proofs, client assertions and JWT grants
+// (package redisreplay keeps it on Redis).
+//
 // Package boltstore keeps every store in one bbolt file, package pgstore
 // in PostgreSQL, shared by replicas; authservertest.TestStorage checks an
 // implementation against this contract.
@@ -27,7 +36,7 @@ type Storage struct {
 	Revocations   RevocationStore
 	Pending       PendingStore
 	// UpstreamTokens keeps the upstream provider's tokens, sealed, for
-	// [Config.TokenVault].
+	// [Config.Vault].
 	UpstreamTokens UpstreamTokenStore
 }
 
@@ -172,7 +181,7 @@ type Code struct {
 	Refresh         bool      `json:"refresh"`
 	IssuedAt        time.Time `json:"iat"`
 	// UpstreamTokens is the ID of the upstream tokens the login obtained,
-	// in the [UpstreamTokenStore]; empty without [Config.TokenVault].
+	// in the [UpstreamTokenStore]; empty without [Config.Vault].
 	UpstreamTokens string    `json:"upstream_tokens,omitempty"`
 	ExpiresAt      time.Time `json:"exp"`
 	// RedeemedBy is the ID of the grant created by the first redemption;
@@ -189,7 +198,7 @@ type Grant struct {
 	Scopes    []string `json:"scopes,omitempty"`
 	Resources []string `json:"resources,omitempty"`
 	// UpstreamTokens is the ID of the upstream tokens bound to this grant
-	// ([Config.TokenVault]); empty when there are none.
+	// ([Config.Vault]); empty when there are none.
 	UpstreamTokens string `json:"upstream_tokens,omitempty"`
 	// DPoPJKT binds a public client's grant, and so its refresh tokens,
 	// to the DPoP key that obtained it (RFC 9449 §5). Empty means unbound.
@@ -242,14 +251,21 @@ type SigningKey struct {
 	RetireAt   time.Time `json:"retire_at,omitzero"`
 }
 
-// PendingAuthorization is a validated authorization request waiting for
-// the user's decision on the consent page. It is single-use and bound to
-// the browser that loaded the page and to the page's form.
+// PendingAuthorization is a validated authorization request waiting at
+// one step of the browser login: for the user's decision on the consent
+// page, or for the user's return from the login at the identity provider
+// ([Config.Login]). It is single-use and bound to the browser.
 type PendingAuthorization struct {
 	ID string `json:"id"`
-	// CSRFHash and BrowserHash are the base64url SHA-256 of the form's CSRF
-	// token and of the browser's consent cookie; the values themselves are
-	// never stored.
+	// Step is where the request waits: "consent", the consent page, or
+	// "login", the login at the provider, whose ID is "upstream." followed
+	// by the base64url SHA-256 of the login's "state". A record of another
+	// step is never taken.
+	Step string `json:"step"`
+	// CSRFHash and BrowserHash are the base64url SHA-256 of the consent
+	// form's CSRF token (empty for a login) and of the browser's binding
+	// cookie (the consent cookie, or the login's); the values themselves
+	// are never stored.
 	CSRFHash    string `json:"csrf_hash"`
 	BrowserHash string `json:"browser_hash"`
 	// Client is the client as resolved at the authorization endpoint
@@ -262,34 +278,23 @@ type PendingAuthorization struct {
 	Scopes          []string `json:"scopes,omitempty"`
 	Resources       []string `json:"resources,omitempty"`
 	// Subject is the user when already known: the page follows a login
-	// at the upstream provider ([Config.Upstream] with RememberConsent).
-	// Empty otherwise.
+	// at the provider ([Config.Login] with RememberConsent). Empty
+	// otherwise.
 	Subject string `json:"sub,omitempty"`
 	// UpstreamTokens is the ID of the upstream tokens of the login that
-	// preceded the page ([Config.TokenVault]); empty otherwise.
+	// preceded the page ([Config.Vault]); empty otherwise.
 	UpstreamTokens string `json:"upstream_tokens,omitempty"`
-	// Upstream, when set, makes this a login in progress at the upstream
-	// provider ([Config.Upstream]) rather than a consent page: its ID is
-	// "upstream." followed by the base64url SHA-256 of the upstream
-	// "state", CSRFHash is empty, and BrowserHash is that of the browser's
-	// upstream binding cookie.
-	Upstream  *PendingUpstreamLogin `json:"upstream,omitempty"`
-	ExpiresAt time.Time             `json:"exp"`
-}
-
-// PendingUpstreamLogin is what the callback from the upstream provider
-// needs: the ID token's expected nonce, the PKCE verifier for the code
-// exchange, whether the user already approved the request on our consent
-// page, and the browser a remembered consent is recorded for or may apply
-// to.
-type PendingUpstreamLogin struct {
-	Nonce     string `json:"nonce"`
-	Verifier  string `json:"code_verifier"`
+	// Nonce and Verifier are a login's OpenID Connect "nonce" and PKCE
+	// code verifier; Consented records that the user approved the request
+	// on our consent page before the login.
+	Nonce     string `json:"nonce,omitempty"`
+	Verifier  string `json:"code_verifier,omitempty"`
 	Consented bool   `json:"consented,omitempty"`
-	// RememberBrowser is the base64url SHA-256 of the browser's
-	// remember-consent cookie ([Config.RememberConsent]): of the browser
-	// that approved, when Consented, or else of one whose authorization
-	// request was a navigation from this server's own site. Empty
-	// otherwise: then no remembered consent is recorded or applied.
-	RememberBrowser string `json:"remember_browser,omitempty"`
+	// RememberBrowser is, for a login, the base64url SHA-256 of the
+	// browser's remember-consent cookie ([Config.RememberConsent]): of the
+	// browser that approved, when Consented, or else of one whose
+	// authorization request was a navigation from this server's own site.
+	// Empty otherwise: then no remembered consent is recorded or applied.
+	RememberBrowser string    `json:"remember_browser,omitempty"`
+	ExpiresAt       time.Time `json:"exp"`
 }

@@ -29,7 +29,7 @@ type UpstreamTokens struct {
 	// authorization code is redeemed; empty until then.
 	GrantID string `json:"grant_id,omitempty"`
 	// Sealed is the access token, refresh token, type and expiry,
-	// AES-256-GCM sealed under [TokenVaultConfig.Keys] and bound to ID.
+	// sealed by the [Vault] and bound to ID.
 	Sealed []byte `json:"sealed"`
 	// Version counts the writes of the record, from 1.
 	Version int64 `json:"version"`

@@ -63,7 +63,7 @@ func (e *tokenEndpoint) grantTypes() []string { return e.supported }
 // handleToken is the token endpoint (OAuth 2.1 §3.2): the
 // authorization_code, refresh_token and client_credentials grants, the
 // JWT-bearer grant with TrustedIssuers (RFC 7523) and the token exchange
-// (RFC 8693) with IdentityProvider, TokenVault or DownstreamAPIs; client
+// (RFC 8693) with IdentityProvider, Vault or DownstreamAPIs; client
 // authentication none, client_secret_basic, client_secret_post or
 // private_key_jwt; DPoP-bound tokens for requests with a proof (RFC 9449);
 // JSON answers with Cache-Control: no-store (requirement AS-10). It

@@ -39,7 +39,7 @@ func TestCodeExchange(t *testing.T) {
 		t.Fatalf("AS-11 header: %+v", hdr)
 	}
 	want := map[string]any{
-		"iss": h.issuer, "sub": DefaultSubject, "aud": testResource, "client_id": publicID,
+		"iss": h.issuer, "sub": defaultSubject, "aud": testResource, "client_id": publicID,
 		"scope": "mcp:read mcp:write", "iat": float64(h.clock.Now().Unix()),
 		"exp": float64(h.clock.Now().Add(DefaultAccessTokenTTL).Unix()),
 	}
@@ -162,7 +162,7 @@ func TestCodeReplay(t *testing.T) {
 		h := newHarness(t, "", nil)
 		q, v := authParams(publicID, publicCB)
 		code := h.code(q, v)
-		h.clock.Advance(DefaultCodeTTL)
+		h.clock.Advance(defaultCodeTTL)
 		wantError(t, h.exchange(code, v, publicCB, nil), 400, oauthmeta.CodeInvalidGrant)
 	})
 }

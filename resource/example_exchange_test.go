@@ -11,7 +11,7 @@ import (
 // An MCP tool calls an upstream API (here GitHub's) as the logged-in user:
 // the Exchanger trades the request's verified MCP access token, which the
 // handler never sees, for the user's upstream token at the authorization
-// server, which keeps it (authserver.TokenVaultConfig).
+// server, which keeps it (the upstream.VaultConfig of authserver/upstream).
 func ExampleExchanger() {
 	v, err := resource.New(resource.Config{
 		Resource: "https://mcp.example.com/mcp",

@@ -182,10 +182,7 @@ func (f *authserverFlags) config(addr net.Addr, logger *slog.Logger) (authserver
 		}
 	}
 	cfg.KeyFetch.InsecureAllowHTTPLoopback = f.insecureHTTP
-	if cfg.Upstream, err = f.upstream.config(f.insecureHTTP, os.Getenv); err != nil {
-		return cfg, err
-	}
-	if cfg.TokenVault, err = f.vault.config(cfg.Upstream, os.Getenv); err != nil {
+	if err := f.login(&cfg, logger); err != nil {
 		return cfg, err
 	}
 	if cfg.DownstreamAPIs, err = f.downstream.config(); err != nil {
@@ -248,6 +245,7 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
+	defer closeLogin(&cfg)
 	var st io.Closer
 	if cfg.Storage, st, err = f.openStorage(ctx); err != nil {
 		return err
@@ -281,9 +279,9 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 		logger.Warn("answering with deliberate protocol violations, for client tests only", "faults", faults)
 	}
 	fmt.Fprintf(stdout, "listening on http://%s (issuer %s)\n", ln.Addr(), as.Issuer())
-	if cfg.Upstream != nil {
-		logger.Info("users log in upstream", "upstream", cfg.Upstream.Issuer, "callback", as.UpstreamCallbackURL())
-		fmt.Fprintf(stdout, "upstream login at %s; register this redirect URI there: %s\n", cfg.Upstream.Issuer, as.UpstreamCallbackURL())
+	if cfg.Login != nil {
+		logger.Info("users log in upstream", "upstream", cfg.Login.Issuer(), "callback", as.UpstreamCallbackURL())
+		fmt.Fprintf(stdout, "upstream login at %s; register this redirect URI there: %s\n", cfg.Login.Issuer(), as.UpstreamCallbackURL())
 	}
 	for _, api := range cfg.DownstreamAPIs {
 		logger.Info("tokens for a downstream API by token exchange", "resource", api.Resource,

@@ -4,10 +4,22 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"log/slog"
+	"os"
 
 	"github.com/mcpauth/mcpauth/authserver"
+	"github.com/mcpauth/mcpauth/authserver/upstream"
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
 )
+
+// upstreamConfig is the login the upstream flags configure: the
+// provider, who may log in and what they may obtain.
+type upstreamConfig struct {
+	upstream.Config
+	Allow       authserver.AllowList
+	GrantPolicy *authserver.GrantPolicy
+}
 
 // upstreamFlags are the authserver flags of the login at an upstream
 // identity provider: an OpenID Connect issuer, or a preset (github,
@@ -34,7 +46,7 @@ func (u *upstreamFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&u.clientKeyFile, "upstream-client-key", "", "authenticate at the --upstream provider with private_key_jwt, signing with the PEM private key in `FILE` (instead of --upstream-client-secret)")
 	fs.StringVar(&u.clientKeyID, "upstream-client-key-id", "", "the \"kid\" of --upstream-client-key as registered at the provider")
 	fs.StringVar(&u.scopes, "upstream-scopes", "", "scopes requested upstream, separated by spaces or commas; for OpenID Connect openid is always sent (default \"openid email profile\"; github: \"read:user user:email\")")
-	fs.StringVar(&u.groupsClaim, "upstream-groups-claim", authserver.DefaultUpstreamGroupsClaim, "ID token claim holding the user's groups, for --allow-group")
+	fs.StringVar(&u.groupsClaim, "upstream-groups-claim", upstream.DefaultGroupsClaim, "ID token claim holding the user's groups, for --allow-group")
 	fs.Var(&u.allowDomains, "allow-email-domain", "admit upstream users with a verified email at this `DOMAIN` (repeatable)")
 	fs.Var(&u.allowUsers, "allow-user", "admit this upstream user, by verified `EMAIL` or by sub (with --upstream github: the numeric user id, not the login; an entry with @ is only an email; repeatable)")
 	fs.Var(&u.allowGroups, "allow-group", "admit members of this upstream `GROUP` (repeatable)")
@@ -44,7 +56,7 @@ func (u *upstreamFlags) register(fs *flag.FlagSet) {
 
 // config returns the upstream configuration, nil when --upstream is not
 // given. insecureHTTP permits a plain-http provider on a loopback address.
-func (u *upstreamFlags) config(insecureHTTP bool, getenv func(string) string) (*authserver.UpstreamConfig, error) {
+func (u *upstreamFlags) config(insecureHTTP bool, getenv func(string) string) (*upstreamConfig, error) {
 	if u.issuer == "" {
 		if u.clientID != "" || u.clientSecret != "" || u.clientKeyFile != "" || u.tenant != "" || u.grantPolicy != "" ||
 			u.authURL+u.tokenURL+u.userInfoURL+u.emailsURL != "" ||
@@ -53,11 +65,12 @@ func (u *upstreamFlags) config(insecureHTTP bool, getenv func(string) string) (*
 		}
 		return nil, nil
 	}
-	c, err := authserver.UpstreamPreset(u.issuer, u.tenant)
+	p, err := upstream.Preset(u.issuer, u.tenant)
 	if err != nil {
 		return nil, fmt.Errorf("--upstream: %w", err)
 	}
-	if err := u.overrideEndpoints(c); err != nil {
+	c := &upstreamConfig{Config: *p}
+	if err := u.overrideEndpoints(&c.Config); err != nil {
 		return nil, err
 	}
 	c.ClientID, c.GroupsClaim = u.clientID, u.groupsClaim
@@ -73,7 +86,7 @@ func (u *upstreamFlags) config(insecureHTTP bool, getenv func(string) string) (*
 			return nil, err
 		}
 	}
-	c.Fetch.InsecureAllowHTTPLoopback = insecureHTTP
+	c.InsecureAllowHTTPLoopback = insecureHTTP
 	if u.clientSecret != "" {
 		if c.ClientSecret, err = envSecret("--upstream-client-secret", u.clientSecret, getenv); err != nil {
 			return nil, err
@@ -93,7 +106,7 @@ func (u *upstreamFlags) config(insecureHTTP bool, getenv func(string) string) (*
 
 // overrideEndpoints replaces the github preset's endpoints with those
 // given on the command line; they exist for no other upstream.
-func (u *upstreamFlags) overrideEndpoints(c *authserver.UpstreamConfig) error {
+func (u *upstreamFlags) overrideEndpoints(c *upstream.Config) error {
 	if u.authURL+u.tokenURL+u.userInfoURL+u.emailsURL == "" {
 		return nil
 	}
@@ -109,4 +122,34 @@ func (u *upstreamFlags) overrideEndpoints(c *authserver.UpstreamConfig) error {
 		}
 	}
 	return nil
+}
+
+// login sets cfg's login at the upstream provider, its allow-list, grant
+// policy and token vault from the upstream and vault flags; nothing
+// without --upstream. The provider does no I/O until the first login;
+// closeLogin stops its background work.
+func (f *authserverFlags) login(cfg *authserver.Config, logger *slog.Logger) error {
+	u, err := f.upstream.config(f.insecureHTTP, os.Getenv)
+	if err != nil {
+		return err
+	}
+	v, err := f.vault.config(u, os.Getenv)
+	if err != nil || u == nil {
+		return err
+	}
+	p, err := upstream.New(u.Config)
+	if err != nil {
+		return err
+	}
+	cfg.Login, cfg.Allow, cfg.GrantPolicy = p, u.Allow, u.GrantPolicy
+	cfg.Vault = upstream.VaultConfig{Keys: v.Keys, Provider: p, Logger: logger}.Open
+	cfg.VaultAudience, cfg.VaultResourceServers = v.Audience, v.ResourceServers
+	return nil
+}
+
+// closeLogin stops the background work of cfg's login, if any.
+func closeLogin(cfg *authserver.Config) {
+	if c, ok := cfg.Login.(io.Closer); ok {
+		_ = c.Close()
+	}
 }

@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpauth/mcpauth/authserver"
+	"github.com/mcpauth/mcpauth/authserver/upstream"
 	"github.com/mcpauth/mcpauth/pkce"
 )
 
@@ -243,7 +243,7 @@ func TestE2EUpstreamOIDCProvider(t *testing.T) {
 	payload, _ := base64.RawURLEncoding.DecodeString(parts[1])
 	var claims map[string]any
 	_ = json.Unmarshal(payload, &claims)
-	if want := authserver.UpstreamSubject(op.issuer, "alice"); claims["sub"] != want || tok.Scope != "mcp:read" {
+	if want := upstream.Subject(op.issuer, "alice"); claims["sub"] != want || tok.Scope != "mcp:read" {
 		t.Fatalf("token sub %v scope %q, want %s", claims["sub"], tok.Scope, want)
 	}
 	t.Logf("upstream %s, our issuer %s: access token sub %v, scope %q", op.issuer, issuer, claims["sub"], tok.Scope)

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpauth/mcpauth/authserver"
+	"github.com/mcpauth/mcpauth/authserver/upstream"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/pkce"
 )
@@ -86,7 +86,7 @@ func TestE2EUpstreamGitHubGrantPolicy(t *testing.T) {
 	if scope != "mcp:read mcp:write" {
 		t.Fatalf("octocat's scope %q", scope)
 	}
-	if want := authserver.UpstreamSubject("https://github.com", "583231"); !strings.Contains(decodeJWTPayload(t, at), `"sub":"`+want+`"`) {
+	if want := upstream.Subject("https://github.com", "583231"); !strings.Contains(decodeJWTPayload(t, at), `"sub":"`+want+`"`) {
 		t.Fatalf("access token %s, want sub %s", decodeJWTPayload(t, at), want)
 	}
 	// bob is admitted by his verified email but allowed mcp:read only.

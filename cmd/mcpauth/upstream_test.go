@@ -53,9 +53,10 @@ func TestUpstreamFlags(t *testing.T) {
 	// The whole configuration is accepted by authserver.New's rules.
 	f, _ := parseAuthserverFlags([]string{"--insecure-http", "--upstream", "http://127.0.0.1:9/idp", "--upstream-client-id", "c", "--allow-group", "staff"}, io.Discard)
 	cfg, err := f.config(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9000}, nil)
-	if err != nil || cfg.Upstream == nil || !cfg.Upstream.Fetch.InsecureAllowHTTPLoopback {
-		t.Fatalf("config: %v %+v", err, cfg.Upstream)
+	if err != nil || cfg.Login == nil || cfg.Login.Issuer() != "http://127.0.0.1:9/idp" || cfg.Vault == nil {
+		t.Fatalf("config: %v %+v", err, cfg.Login)
 	}
+	closeLogin(&cfg)
 }
 
 // TestUpstreamPresetFlags: --upstream github|google|entra fills the

@@ -5,9 +5,16 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/mcpauth/mcpauth/authserver"
 	"github.com/mcpauth/mcpauth/internal/seal"
 )
+
+// vaultConfig is what the vault flags configure: the sealing keys, and
+// the token exchange for the upstream token.
+type vaultConfig struct {
+	Keys            [][]byte
+	Audience        string
+	ResourceServers map[string]string
+}
 
 // vaultFlags are the authserver flags of the upstream token vault and the
 // token exchange by which resource servers obtain a user's upstream token.
@@ -28,14 +35,14 @@ func (v *vaultFlags) register(fs *flag.FlagSet) {
 
 // config returns the vault configuration: nil without an upstream, else a
 // vault whose keys are read from the environment.
-func (v *vaultFlags) config(upstream *authserver.UpstreamConfig, getenv func(string) string) (*authserver.TokenVaultConfig, error) {
+func (v *vaultFlags) config(upstream *upstreamConfig, getenv func(string) string) (*vaultConfig, error) {
 	if upstream == nil {
 		if len(v.keys) > 0 || v.audience != "" || len(v.resourceServers) > 0 {
 			return nil, errors.New("--vault-key, --upstream-audience and --exchange-client need --upstream")
 		}
 		return nil, nil
 	}
-	c := &authserver.TokenVaultConfig{Audience: v.audience}
+	c := &vaultConfig{Audience: v.audience}
 	for _, spec := range v.keys {
 		s, err := envSecret("--vault-key", spec, getenv)
 		if err != nil {

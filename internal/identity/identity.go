@@ -6,6 +6,8 @@
 package identity
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"strings"
 	"unicode"
@@ -202,4 +204,17 @@ func CheckName(s string) error {
 		return invalid("name with white space at either end")
 	}
 	return nil
+}
+
+// Subject is the subject an authorization server gives the user sub of
+// the identity provider issuer: "u-" followed by the unpadded base64url
+// SHA-256 of the issuer, a zero byte and sub. It is stable for as long as
+// the provider's issuer identifier and its sub for the user are, distinct
+// for different providers, and reveals neither.
+func Subject(issuer, sub string) string {
+	h := sha256.New()
+	h.Write([]byte(issuer))
+	h.Write([]byte{0})
+	h.Write([]byte(sub))
+	return "u-" + base64.RawURLEncoding.EncodeToString(h.Sum(nil))
 }

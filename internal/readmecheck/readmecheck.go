@@ -84,6 +84,7 @@ var Imports = map[string]string{
 	"redisreplay": "github.com/mcpauth/mcpauth/redisreplay",
 	"resource":    "github.com/mcpauth/mcpauth/resource",
 	"tokenstore":  "github.com/mcpauth/mcpauth/client/tokenstore",
+	"upstream":    "github.com/mcpauth/mcpauth/authserver/upstream",
 	"mcp":         "github.com/modelcontextprotocol/go-sdk/mcp",
 	"auth":        "github.com/modelcontextprotocol/go-sdk/auth",
 	"context":     "context",

@@ -1,4 +1,4 @@
-package authserver
+package upstream
 
 import (
 	"fmt"
@@ -6,9 +6,10 @@ import (
 	"regexp"
 
 	"github.com/mcpauth/mcpauth/internal/ascii"
+	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
-// Upstream preset names for [UpstreamPreset].
+// Preset names for [Preset].
 const (
 	PresetGitHub = "github"
 	PresetGoogle = "google"
@@ -18,12 +19,12 @@ const (
 // entraTenant is a directory (tenant) ID or a verified domain name.
 var entraTenant = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$`)
 
-// UpstreamPreset returns an [UpstreamConfig] with the provider-specific
+// Preset returns a [Config] with the provider-specific
 // fields filled, and nothing else: the caller adds ClientID, a secret or
-// key, and the allow-list. A preset does no I/O; any field it fills may be
+// key (and the server its allow-list). A preset does no I/O; any field it fills may be
 // overridden afterwards (a test points the GitHub endpoints at a fake).
 //
-//   - "github": plain OAuth 2.0 ([OAuth2Provider]) at
+//   - "github": plain OAuth 2.0 ([OAuth2Endpoints]) at
 //     https://github.com/login/oauth/authorize and
 //     https://github.com/login/oauth/access_token (client_secret_post, JSON
 //     asked for), the user from https://api.github.com/user (identifier
@@ -40,20 +41,20 @@ var entraTenant = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z
 //     used as is.
 //
 // tenant must be empty for every preset but "entra". Errors match
-// [ErrConfig].
-func UpstreamPreset(name, tenant string) (*UpstreamConfig, error) {
+// [authserver.ErrConfig].
+func Preset(name, tenant string) (*Config, error) {
 	if tenant != "" && name != PresetEntra {
 		return nil, configErr("Upstream", "a tenant is only for the entra preset")
 	}
 	switch name {
 	case PresetGitHub:
-		return &UpstreamConfig{
+		return &Config{
 			Issuer: "https://github.com",
 			Scopes: []string{"read:user", "user:email"},
-			OAuth2: &OAuth2Provider{
+			OAuth2: &OAuth2Endpoints{
 				AuthorizationEndpoint:   "https://github.com/login/oauth/authorize",
 				TokenEndpoint:           "https://github.com/login/oauth/access_token",
-				TokenEndpointAuthMethod: AuthMethodClientSecretPost,
+				TokenEndpointAuthMethod: oauthmeta.AuthMethodClientSecretPost,
 				UserInfoEndpoint:        "https://api.github.com/user",
 				EmailsEndpoint:          "https://api.github.com/user/emails",
 				IDField:                 "id",
@@ -62,7 +63,7 @@ func UpstreamPreset(name, tenant string) (*UpstreamConfig, error) {
 			},
 		}, nil
 	case PresetGoogle:
-		return &UpstreamConfig{Issuer: "https://accounts.google.com"}, nil
+		return &Config{Issuer: "https://accounts.google.com"}, nil
 	case PresetEntra:
 		switch ascii.ToLower(tenant) {
 		case "":
@@ -73,11 +74,11 @@ func UpstreamPreset(name, tenant string) (*UpstreamConfig, error) {
 		if !entraTenant.MatchString(tenant) {
 			return nil, configErr("Upstream", "the entra tenant must be a directory ID or a domain name")
 		}
-		return &UpstreamConfig{Issuer: "https://login.microsoftonline.com/" + tenant + "/v2.0"}, nil
+		return &Config{Issuer: "https://login.microsoftonline.com/" + tenant + "/v2.0"}, nil
 	}
 	u, err := url.Parse(name)
 	if err != nil || u.Scheme != "https" && u.Scheme != "http" || u.Host == "" {
 		return nil, configErr("Upstream", fmt.Sprintf("%.60q is neither github, google, entra nor an issuer URL", name))
 	}
-	return &UpstreamConfig{Issuer: name}, nil
+	return &Config{Issuer: name}, nil
 }

@@ -1,6 +1,7 @@
-package authserver
+package upstream
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -12,8 +13,11 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/mcpauth/mcpauth/authserver"
+	"github.com/mcpauth/mcpauth/internal/clock"
 	"github.com/mcpauth/mcpauth/internal/flight"
 	"github.com/mcpauth/mcpauth/internal/seal"
+	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
 // upstreamRefreshMargin: an upstream access token this close to its
@@ -21,38 +25,35 @@ import (
 // on its way to the upstream API.
 const upstreamRefreshMargin = 30 * time.Second
 
-// TokenVaultConfig keeps the upstream provider's access and refresh tokens
-// on the server, sealed, bound to the grant of the login that obtained
-// them, for the RFC 8693 token exchange by which a resource server gets
-// the user's upstream access token (see [Config.TokenVault]).
-type TokenVaultConfig struct {
+// VaultConfig configures the vault that keeps the provider's access and
+// refresh tokens on the server, sealed, bound to the grant of the login
+// that obtained them, for the RFC 8693 token exchange by which a resource
+// server gets the user's access token at the provider (see
+// [authserver.Config.Vault], which takes [VaultConfig.Open]).
+type VaultConfig struct {
 	// Keys seal the tokens at rest with AES-256-GCM: each 32 random
 	// bytes. The first seals; every key opens, so a key is replaced by
 	// putting the new one first and keeping the old one until the grants
-	// it sealed have expired. Empty means a random key made by New for this
-	// process only (a warning is logged): tokens kept before a restart, or
-	// by another replica, then no longer open and their users must log in
-	// again.
+	// it sealed have expired. Empty means a random key made by Open for
+	// this process only (a warning is logged): tokens kept before a
+	// restart, or by another replica, then no longer open and their users
+	// must log in again.
 	Keys [][]byte
-	// Audience is the name resource servers send as the token exchange's
-	// "audience" to ask for the upstream token, e.g. "github". The
-	// upstream issuer identifier is always accepted, as "audience" or
-	// "resource". Empty means only the issuer identifier.
-	Audience string
-	// ResourceServers maps the client_id of a pre-registered confidential
-	// client, allowed the token exchange grant, to the resource (the MCP
-	// server URI) whose identity it is: it may exchange only access tokens
-	// whose "aud" holds that resource. Other clients get
-	// unauthorized_client. Empty means the exchange is not offered.
-	ResourceServers map[string]string
+	// Provider is the login whose tokens are kept: expired access tokens
+	// are refreshed there. Required.
+	Provider Provider
+	// Logger receives operational logs, never a token. Nil discards them.
+	Logger *slog.Logger
+	// Now is the clock. Nil means time.Now.
+	Now func() time.Time
 }
 
 // vault seals upstream tokens into the UpstreamTokenStore and hands them
-// out, refreshed, at the token exchange: the engine's upstreamVault.
+// out, refreshed, at the token exchange.
 type vault struct {
 	ring  *seal.Ring
-	store UpstreamTokenStore
-	up    *upstream
+	store authserver.UpstreamTokenStore
+	up    Provider
 	now   func() time.Time
 	log   *slog.Logger
 	// refreshes runs one upstream refresh per record at a time in this
@@ -60,7 +61,20 @@ type vault struct {
 	refreshes singleflight.Group
 }
 
-var _ upstreamVault = (*vault)(nil)
+var _ authserver.Vault = (*vault)(nil)
+
+// Errors of the vault.
+var (
+	// errVaultEmpty: the grant has no upstream tokens (any more).
+	errVaultEmpty = fmt.Errorf("%w: no upstream tokens for this grant", authserver.ErrNotFound)
+	// errUpstreamEnded: the upstream grant ended (refresh refused, or
+	// expired without a refresh token): the user must log in again.
+	errUpstreamEnded = fmt.Errorf("%w: the upstream grant has ended", authserver.ErrNotFound)
+	// errVaultBusy: another refresh held the lease for as long as this one
+	// could wait.
+	errVaultBusy = &oauthmeta.Error{Code: oauthmeta.CodeTemporarilyUnavailable,
+		Description: "the upstream token is being refreshed; try again"}
+)
 
 // vaultedToken is what a record seals.
 type vaultedToken struct {
@@ -70,16 +84,18 @@ type vaultedToken struct {
 	Expiry       time.Time `json:"expiry,omitzero"`
 }
 
-// newVault validates c and returns the vault of the upstream login up,
-// keeping its records in store; nil without c. The resource servers it
-// names must be pre-registered in clients.
-func newVault(c *TokenVaultConfig, up *upstream, store UpstreamTokenStore, clients *clientRegistry, now func() time.Time, log *slog.Logger) (*vault, error) {
-	if c == nil {
-		return nil, nil
+// Open validates c and returns the vault keeping its records in store:
+// the server calls it once, with its own store of upstream tokens, when
+// Open is its [authserver.Config.Vault]. Errors match
+// [authserver.ErrConfig].
+func (c VaultConfig) Open(store authserver.UpstreamTokenStore) (authserver.Vault, error) {
+	switch {
+	case c.Provider == nil:
+		return nil, configErr("Vault", "needs a Provider")
+	case store == nil:
+		return nil, configErr("Vault", "needs a store")
 	}
-	if up == nil {
-		return nil, configErr("TokenVault", "needs Upstream")
-	}
+	log := cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
 	keys := c.Keys
 	if len(keys) == 0 {
 		k := make([]byte, seal.KeySize)
@@ -90,27 +106,22 @@ func newVault(c *TokenVaultConfig, up *upstream, store UpstreamTokenStore, clien
 	}
 	ring, err := seal.NewRing(keys[0], keys[1:]...)
 	if err != nil {
-		return nil, configErr("TokenVault.Keys", err.Error())
-	}
-	for id, res := range c.ResourceServers {
-		if err := clients.checkExchanger("TokenVault.ResourceServers", id, res); err != nil {
-			return nil, err
-		}
+		return nil, configErr("Vault.Keys", err.Error())
 	}
 	log.Info("upstream token vault", "sealing_key_id", ring.KeyID())
-	return &vault{ring: ring, store: store, up: up, now: now, log: log}, nil
+	return &vault{ring: ring, store: store, up: c.Provider, now: clock.Func(c.Now).Now, log: log}, nil
 }
 
 // sealContext binds a sealed value to its record.
 func sealContext(id string) string { return "mcpauth upstream tokens\x00" + id }
 
-// keep seals tok into a new record, kept until expires, and returns its ID.
-func (v *vault) keep(ctx context.Context, tok *oauth2.Token, expires time.Time) (string, error) {
+// Keep seals tok into a new record, kept until expires, and returns its ID.
+func (v *vault) Keep(ctx context.Context, tok *oauth2.Token, expires time.Time) (string, error) {
 	if tok.AccessToken == "" {
-		return "", errors.New("authserver: the upstream token response has no access_token")
+		return "", errors.New("upstream: the token response has no access_token")
 	}
 	id := randomToken(16)
-	rec := &UpstreamTokens{ID: id, Version: 1, ExpiresAt: expires}
+	rec := &authserver.UpstreamTokens{ID: id, Version: 1, ExpiresAt: expires}
 	t := &vaultedToken{AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken, TokenType: tok.TokenType, Expiry: tok.Expiry}
 	if tok.ExpiresIn > 0 { // x/oauth2 sets Expiry by time.Now, not the server's clock
 		t.Expiry = v.now().Add(time.Duration(tok.ExpiresIn) * time.Second)
@@ -121,7 +132,7 @@ func (v *vault) keep(ctx context.Context, tok *oauth2.Token, expires time.Time) 
 	return id, v.store.SaveUpstreamTokens(ctx, rec)
 }
 
-func (v *vault) sealInto(rec *UpstreamTokens, t *vaultedToken) error {
+func (v *vault) sealInto(rec *authserver.UpstreamTokens, t *vaultedToken) error {
 	pt, err := json.Marshal(t)
 	if err != nil {
 		return err
@@ -130,36 +141,36 @@ func (v *vault) sealInto(rec *UpstreamTokens, t *vaultedToken) error {
 	return nil
 }
 
-func (v *vault) open(rec *UpstreamTokens) (*vaultedToken, error) {
+func (v *vault) open(rec *authserver.UpstreamTokens) (*vaultedToken, error) {
 	pt, err := v.ring.Open(rec.Sealed, sealContext(rec.ID))
 	if err != nil {
 		return nil, err
 	}
 	var t vaultedToken
 	if err := json.Unmarshal(pt, &t); err != nil {
-		return nil, fmt.Errorf("authserver: corrupt upstream tokens: %w", err)
+		return nil, fmt.Errorf("upstream: corrupt tokens: %w", err)
 	}
 	return &t, nil
 }
 
-// bind attaches the record id to the grant g, which now owns it and sets
+// Bind attaches the record id to the grant g, which now owns it and sets
 // its lifetime. A record already bound to another grant is left alone.
-func (v *vault) bind(ctx context.Context, id string, g *Grant) error {
+func (v *vault) Bind(ctx context.Context, id string, g *authserver.Grant) error {
 	rec, err := v.store.UpstreamTokens(ctx, id)
 	if err != nil {
 		return err
 	}
 	if rec.GrantID != "" && rec.GrantID != g.ID {
-		return errors.New("authserver: upstream tokens already bound to another grant")
+		return errors.New("upstream: the tokens are already bound to another grant")
 	}
 	rec.GrantID, rec.ExpiresAt = g.ID, g.ExpiresAt
 	rec.Version++
 	return v.store.SaveUpstreamTokens(ctx, rec)
 }
 
-// drop deletes the record id, logging a failure (the sweep removes the
+// Drop deletes the record id, logging a failure (the sweep removes the
 // record when it expires anyway).
-func (v *vault) drop(ctx context.Context, id string) {
+func (v *vault) Drop(ctx context.Context, id string) {
 	if id == "" {
 		return
 	}
@@ -168,10 +179,10 @@ func (v *vault) drop(ctx context.Context, id string) {
 	}
 }
 
-// token returns g's upstream access token for the token exchange (see
-// upstreamVault): the current one, refreshed first when due, without the
+// Token returns g's upstream access token for the token exchange (see
+// [authserver.Vault]): the current one, refreshed first when due, without the
 // refresh token.
-func (v *vault) token(ctx context.Context, g *Grant) (*oauth2.Token, error) {
+func (v *vault) Token(ctx context.Context, g *authserver.Grant) (*oauth2.Token, error) {
 	t, err := v.current(ctx, g)
 	if err != nil {
 		return nil, err
@@ -181,7 +192,7 @@ func (v *vault) token(ctx context.Context, g *Grant) (*oauth2.Token, error) {
 
 // current returns g's upstream tokens, refreshed upstream first when the
 // access token has expired or is about to.
-func (v *vault) current(ctx context.Context, g *Grant) (*vaultedToken, error) {
+func (v *vault) current(ctx context.Context, g *authserver.Grant) (*vaultedToken, error) {
 	rec, t, err := v.load(ctx, g)
 	if err != nil {
 		return nil, err
@@ -190,7 +201,7 @@ func (v *vault) current(ctx context.Context, g *Grant) (*vaultedToken, error) {
 		return t, nil
 	}
 	if t.RefreshToken == "" {
-		v.drop(ctx, rec.ID)
+		v.Drop(ctx, rec.ID)
 		return nil, errUpstreamEnded
 	}
 	// The shared refresh outlives one caller's cancellation; the
@@ -200,12 +211,12 @@ func (v *vault) current(ctx context.Context, g *Grant) (*vaultedToken, error) {
 }
 
 // load reads and opens g's record.
-func (v *vault) load(ctx context.Context, g *Grant) (*UpstreamTokens, *vaultedToken, error) {
+func (v *vault) load(ctx context.Context, g *authserver.Grant) (*authserver.UpstreamTokens, *vaultedToken, error) {
 	if g.UpstreamTokens == "" {
 		return nil, nil, errVaultEmpty
 	}
 	rec, err := v.store.UpstreamTokens(ctx, g.UpstreamTokens)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, authserver.ErrNotFound) {
 		return nil, nil, errVaultEmpty
 	}
 	if err != nil {

@@ -1,4 +1,4 @@
-package authserver
+package upstream
 
 import (
 	"cmp"
@@ -12,50 +12,43 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"golang.org/x/oauth2"
 
+	"github.com/mcpauth/mcpauth/authserver"
 	"github.com/mcpauth/mcpauth/internal/ascii"
 	"github.com/mcpauth/mcpauth/internal/jsonx"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
-// Defaults and limits of a plain OAuth 2.0 upstream ([OAuth2Provider]).
+// Defaults and limits of a plain OAuth 2.0 provider ([OAuth2Endpoints]).
 const (
-	// DefaultUserInfoIDField is the user-info member read as the user's
-	// identifier when [OAuth2Provider.IDField] is empty.
-	DefaultUserInfoIDField = "id"
+	// DefaultIDField is the user-info member read as the user's
+	// identifier when [OAuth2Endpoints.IDField] is empty.
+	DefaultIDField = "id"
 	// maxUserInfoBytes caps the user-info and emails answers.
 	maxUserInfoBytes = 64 << 10
 	// maxEmails bounds the entries read from the emails endpoint.
 	maxEmails = 100
 )
 
-// Token endpoint authentication methods of a plain OAuth 2.0 upstream with
-// a client secret ([OAuth2Provider.TokenEndpointAuthMethod]).
-const (
-	AuthMethodClientSecretBasic = oauthmeta.AuthMethodClientSecretBasic
-	AuthMethodClientSecretPost  = oauthmeta.AuthMethodClientSecretPost
-)
-
-// OAuth2Provider describes an upstream that speaks plain OAuth 2.0 instead
+// OAuth2Endpoints describe a provider that speaks plain OAuth 2.0 instead
 // of OpenID Connect, as GitHub does: no discovery, no ID token. The login
 // is the same authorization code flow with PKCE S256 and a single-use,
 // browser-bound "state"; the user is then read from UserInfoEndpoint with
 // the access token the token endpoint returned, and is identified by
-// ([UpstreamConfig.Issuer], the IDField member as a string).
+// ([Config.Issuer], the IDField member as a string).
 //
 // The access token is sent only to the origin of UserInfoEndpoint (and
 // EmailsEndpoint, which must share it), as "Authorization: Bearer", and
 // never across a redirect: a redirect from either endpoint fails the login.
-// Both answers are read up to 64 KiB, within [UpstreamConfig.Timeout], and
+// Both answers are read up to 64 KiB, within [Config.Timeout], and
 // decoded by the module's strict JSON rules.
-type OAuth2Provider struct {
+type OAuth2Endpoints struct {
 	// AuthorizationEndpoint and TokenEndpoint are the provider's OAuth 2.0
 	// endpoints. Required. The token endpoint is asked for JSON (Accept:
 	// application/json), as GitHub requires.
 	AuthorizationEndpoint, TokenEndpoint string
 	// TokenEndpointAuthMethod is how a ClientSecret is sent:
-	// [AuthMethodClientSecretBasic] (empty means this) or
-	// [AuthMethodClientSecretPost]. With ClientKey it is private_key_jwt,
+	// client_secret_basic (empty means this) or client_secret_post. With ClientKey it is private_key_jwt,
 	// whose assertion has the token endpoint as "aud" (RFC 7523 §3).
 	TokenEndpointAuthMethod string
 	// UserInfoEndpoint answers a JSON object describing the user the access
@@ -70,12 +63,12 @@ type OAuth2Provider struct {
 	// the email is the user-info's EmailField member, which is never
 	// verified unless EmailVerifiedField says so: allow-list and grant
 	// policy rules by email then match it only with
-	// [AllowList.InsecureAllowUnverifiedEmail].
+	// [authserver.AllowList.InsecureAllowUnverifiedEmail].
 	EmailsEndpoint string
 	// IDField is the user-info member holding the user's stable identifier,
 	// a string or an integer (GitHub's numeric "id", not the "login" a user
 	// can change and another user can then take). Empty means
-	// [DefaultUserInfoIDField].
+	// [DefaultIDField].
 	IDField string
 	// NameField and EmailField are the user-info members holding a display
 	// name and an email. Empty means "name" and "email".
@@ -85,21 +78,16 @@ type OAuth2Provider struct {
 	EmailVerifiedField string
 }
 
-// errUpstreamUnavailable marks a failure of the provider (unreachable,
-// slow, 5xx) rather than a refusal: the MCP client then gets
-// temporarily_unavailable instead of access_denied.
-var errUpstreamUnavailable = errors.New("upstream provider unavailable")
-
 // errUserInfo is wrapped by every refusal of a user-info answer.
 var errUserInfo = errors.New("upstream user-info refused")
 
 // checkOAuth2 validates a plain OAuth 2.0 provider and fills its defaults.
-func checkOAuth2(p *OAuth2Provider, f *safehttp.Fetcher) error {
-	p.IDField = cmp.Or(p.IDField, DefaultUserInfoIDField)
+func checkOAuth2(p *OAuth2Endpoints, f *safehttp.Fetcher) error {
+	p.IDField = cmp.Or(p.IDField, DefaultIDField)
 	p.NameField = cmp.Or(p.NameField, "name")
 	p.EmailField = cmp.Or(p.EmailField, "email")
 	switch p.TokenEndpointAuthMethod {
-	case "", AuthMethodClientSecretBasic, AuthMethodClientSecretPost:
+	case "", oauthmeta.AuthMethodClientSecretBasic, oauthmeta.AuthMethodClientSecretPost:
 	default:
 		return configErr("Upstream.OAuth2.TokenEndpointAuthMethod", "must be client_secret_basic or client_secret_post")
 	}
@@ -111,7 +99,7 @@ func checkOAuth2(p *OAuth2Provider, f *safehttp.Fetcher) error {
 			continue
 		}
 		if v == "" || f.CheckURL(v) != nil {
-			return configErr("Upstream.OAuth2."+name, "must be an https URL (http only to loopback with Fetch.InsecureAllowHTTPLoopback)")
+			return configErr("Upstream.OAuth2."+name, "must be an https URL (http only to loopback with InsecureAllowHTTPLoopback)")
 		}
 	}
 	if p.EmailsEndpoint != "" {
@@ -124,54 +112,83 @@ func checkOAuth2(p *OAuth2Provider, f *safehttp.Fetcher) error {
 	return nil
 }
 
-// initOAuth2 validates the plain OAuth 2.0 provider and sets up what its
+// oauth2Provider is the login at a plain OAuth 2.0 provider: its fixed
+// metadata, and the user-info fetcher (64 KiB cap, no redirects).
+type oauth2Provider struct {
+	*client
+	endpoints       *OAuth2Endpoints
+	meta            *oauthmeta.AuthServerMetadata
+	userInfoFetcher *safehttp.Fetcher
+}
+
+// newOAuth2 validates the plain OAuth 2.0 provider and sets up what its
 // logins use: the fixed metadata, the token endpoint's client asking for
 // JSON, and the user-info fetcher (opts with a 64 KiB cap; no redirects).
-func (u *upstream) initOAuth2(opts safehttp.Options) error {
-	p := *u.cfg.OAuth2
-	if err := checkOAuth2(&p, u.fetcher); err != nil {
-		return err
+func newOAuth2(c *client, opts safehttp.Options) (*oauth2Provider, error) {
+	p := *c.cfg.OAuth2
+	if err := checkOAuth2(&p, c.fetcher); err != nil {
+		return nil, err
 	}
-	u.cfg.OAuth2 = &p
-	u.oauthMeta = oauth2Metadata(u.cfg.Issuer, &p)
-	hc := *u.fetcher.Client()
+	c.cfg.OAuth2 = &p
+	hc := *c.fetcher.Client()
 	hc.Transport = acceptJSONTransport{base: hc.Transport}
-	u.acceptJSON = &hc
+	c.tokenClient = &hc
 	opts.MaxBytes, opts.MaxRedirects = maxUserInfoBytes, 0
-	u.userInfoFetcher = safehttp.New(opts)
-	return nil
+	return &oauth2Provider{client: c, endpoints: &p, meta: oauth2Metadata(c.cfg.Issuer, &p),
+		userInfoFetcher: safehttp.New(opts)}, nil
+}
+
+// Issuer implements [authserver.Login]: the configured name of the
+// provider.
+func (u *oauth2Provider) Issuer() string { return u.cfg.Issuer }
+
+// AuthorizationEndpoint implements [authserver.Login].
+func (u *oauth2Provider) AuthorizationEndpoint(ctx context.Context) (string, error) {
+	return u.authorizationEndpoint(ctx, u)
+}
+
+// Start implements [authserver.Login]: the authorization request carries
+// the PKCE challenge.
+func (u *oauth2Provider) Start(ctx context.Context, l *authserver.LoginRequest) (string, error) {
+	return u.start(ctx, u, l)
+}
+
+// Callback implements [authserver.Login]: it exchanges the code with the
+// PKCE verifier and reads the user from the user-info endpoint.
+func (u *oauth2Provider) Callback(ctx context.Context, q url.Values, l *authserver.LoginRequest) (*authserver.UpstreamIdentity, *oauth2.Token, error) {
+	return u.callback(ctx, u, q, l)
+}
+
+// Close implements [Provider]; a plain OAuth 2.0 provider has no
+// background work.
+func (u *oauth2Provider) Close() error { return nil }
+
+func (u *oauth2Provider) refresh(ctx context.Context, refreshToken string) (*vaultedToken, error) {
+	return u.refreshAt(ctx, u, refreshToken)
+}
+
+func (u *oauth2Provider) metadata(context.Context) (*oauthmeta.AuthServerMetadata, error) {
+	return u.meta, nil
+}
+
+func (u *oauth2Provider) authParams(*authserver.LoginRequest) []oauth2.AuthCodeOption { return nil }
+
+// assertionAudience is the token endpoint: a plain OAuth 2.0 provider has
+// no issuer identifier of its own (RFC 7523 §3).
+func (u *oauth2Provider) assertionAudience(m *oauthmeta.AuthServerMetadata) string {
+	return m.TokenEndpoint
 }
 
 // oauth2Metadata is the provider metadata of a plain OAuth 2.0 provider,
 // from its configuration: what discovery would give for OpenID Connect.
-func oauth2Metadata(issuer string, p *OAuth2Provider) *providerMetadata {
-	m := &providerMetadata{
+func oauth2Metadata(issuer string, p *OAuth2Endpoints) *oauthmeta.AuthServerMetadata {
+	m := &oauthmeta.AuthServerMetadata{
 		Issuer: issuer, AuthorizationEndpoint: p.AuthorizationEndpoint, TokenEndpoint: p.TokenEndpoint,
 	}
 	if p.TokenEndpointAuthMethod != "" {
-		m.TokenEndpointAuthMethods = []string{p.TokenEndpointAuthMethod}
+		m.TokenEndpointAuthMethodsSupported = []string{p.TokenEndpointAuthMethod}
 	}
 	return m
-}
-
-// authCodeOptions are the parameters added to the upstream authorization
-// request: the PKCE challenge, and for OpenID Connect the nonce.
-func (u *upstream) authCodeOptions(verifier, nonce string) []oauth2.AuthCodeOption {
-	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier)}
-	if u.cfg.OAuth2 == nil {
-		opts = append(opts, oauth2.SetAuthURLParam("nonce", nonce))
-	}
-	return opts
-}
-
-// assertionAudience is the "aud" of a private_key_jwt assertion: the
-// OpenID provider's issuer, or a plain OAuth 2.0 provider's token endpoint
-// (it has no issuer identifier of its own).
-func (u *upstream) assertionAudience(m *providerMetadata) string {
-	if u.cfg.OAuth2 != nil {
-		return m.TokenEndpoint
-	}
-	return m.Issuer
 }
 
 // acceptJSONTransport asks for JSON: GitHub's token endpoint answers a
@@ -184,16 +201,8 @@ func (t acceptJSONTransport) RoundTrip(r *http.Request) (*http.Response, error) 
 	return t.base.RoundTrip(r)
 }
 
-// identity turns the token response into the user: the verified ID token
-// of an OpenID provider, or the user-info answer of a plain OAuth 2.0 one.
-func (u *upstream) identity(ctx context.Context, tok *oauth2.Token, nonce string) (*UpstreamIdentity, error) {
-	if u.cfg.OAuth2 == nil {
-		raw, _ := tok.Extra("id_token").(string)
-		if raw == "" {
-			return nil, fmt.Errorf("%w: the token response has none", errIDToken)
-		}
-		return u.verifyIDToken(ctx, raw, nonce)
-	}
+// identity is the user-info answer for the access token.
+func (u *oauth2Provider) identity(ctx context.Context, tok *oauth2.Token, _ string) (*authserver.UpstreamIdentity, error) {
 	if tt := tok.TokenType; tt != "" && !ascii.EqualFold(tt, "bearer") {
 		return nil, fmt.Errorf("%w: token_type %.20q is not Bearer", errUserInfo, tt)
 	}
@@ -202,8 +211,8 @@ func (u *upstream) identity(ctx context.Context, tok *oauth2.Token, nonce string
 
 // userInfo reads the user from the user-info endpoint and, when
 // configured, their primary email from the emails endpoint.
-func (u *upstream) userInfo(ctx context.Context, accessToken string) (*UpstreamIdentity, error) {
-	p := u.cfg.OAuth2
+func (u *oauth2Provider) userInfo(ctx context.Context, accessToken string) (*authserver.UpstreamIdentity, error) {
+	p := u.endpoints
 	auth := http.Header{"Authorization": {"Bearer " + accessToken}}
 	resp, err := u.userInfoFetcher.GetWithHeader(ctx, p.UserInfoEndpoint, "application/json", auth)
 	if err != nil {
@@ -222,13 +231,13 @@ func (u *upstream) userInfo(ctx context.Context, accessToken string) (*UpstreamI
 }
 
 // parseUserInfo reads the user from a user-info answer, a JSON object.
-func (u *upstream) parseUserInfo(body []byte) (*UpstreamIdentity, error) {
-	p := u.cfg.OAuth2
+func (u *oauth2Provider) parseUserInfo(body []byte) (*authserver.UpstreamIdentity, error) {
+	p := u.endpoints
 	var members map[string]jsontext.Value
 	if err := jsonx.DecodeObject(body, &members); err != nil {
 		return nil, fmt.Errorf("%w: %w", errUserInfo, err)
 	}
-	id := &UpstreamIdentity{Issuer: u.cfg.Issuer}
+	id := &authserver.UpstreamIdentity{Issuer: u.cfg.Issuer}
 	var err error
 	if id.Subject, err = userID(members[p.IDField]); err != nil {
 		return nil, fmt.Errorf("%w: member %.40q: %w", errUserInfo, p.IDField, err)
@@ -255,9 +264,9 @@ type emailEntry struct {
 
 // primaryEmail sets id's email to the primary entry of the emails
 // endpoint, verified as that entry says.
-func (u *upstream) primaryEmail(ctx context.Context, auth http.Header, id *UpstreamIdentity) error {
+func (u *oauth2Provider) primaryEmail(ctx context.Context, auth http.Header, id *authserver.UpstreamIdentity) error {
 	id.Email, id.EmailVerified = "", false
-	resp, err := u.userInfoFetcher.GetWithHeader(ctx, u.cfg.OAuth2.EmailsEndpoint, "application/json", auth)
+	resp, err := u.userInfoFetcher.GetWithHeader(ctx, u.endpoints.EmailsEndpoint, "application/json", auth)
 	if se, ok := errors.AsType[*safehttp.StatusError](err); ok && (se.StatusCode == http.StatusForbidden || se.StatusCode == http.StatusNotFound) {
 		return nil // no access to the emails: no verified email
 	}
@@ -281,18 +290,18 @@ func (u *upstream) primaryEmail(ctx context.Context, auth http.Header, id *Upstr
 }
 
 // classifyFetch sorts a failed fetch: the provider being down, slow or
-// failing (5xx) is errUpstreamUnavailable, anything else a refusal.
+// failing (5xx) is errUnavailable, anything else a refusal.
 func classifyFetch(what string, err error) error {
 	var se *safehttp.StatusError
 	switch {
 	case errors.As(err, &se) && se.StatusCode >= http.StatusInternalServerError,
 		errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return fmt.Errorf("%w: %s: %w", errUpstreamUnavailable, what, err)
+		return fmt.Errorf("%w: %s: %w", errUnavailable, what, err)
 	case errors.As(err, &se), errors.Is(err, safehttp.ErrTooLarge), errors.Is(err, safehttp.ErrContentType),
 		errors.Is(err, safehttp.ErrRedirect):
 		return fmt.Errorf("%w: %s: %w", errUserInfo, what, err)
 	}
-	return fmt.Errorf("%w: %s: %w", errUpstreamUnavailable, what, err)
+	return fmt.Errorf("%w: %s: %w", errUnavailable, what, err)
 }
 
 // userID reads an identifier member: a non-empty string, or an integer

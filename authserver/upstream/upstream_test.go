@@ -1,11 +1,10 @@
-package authserver
+package upstream
 
 import (
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -17,14 +16,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpauth/mcpauth/authserver"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
+	"github.com/mcpauth/mcpauth/internal/safehttp"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
 // upstreamHarness starts an authorization server logging users in at p.
-func upstreamHarness(t *testing.T, mutate func(*Config)) (*harness, *fakeProvider) {
+func upstreamHarness(t *testing.T, mutate func(*testConfig)) (*harness, *fakeProvider) {
 	var p *fakeProvider
-	h := newHarness(t, "", func(c *Config) {
+	h := newHarness(t, "", func(c *testConfig) {
 		p = newFakeProvider(t, c.Now)
 		withUpstream(c, p)
 		if mutate != nil {
@@ -35,12 +36,12 @@ func upstreamHarness(t *testing.T, mutate func(*Config)) (*harness, *fakeProvide
 }
 
 // withUpstream makes c log users in at p, with the consent page.
-func withUpstream(c *Config, p *fakeProvider) {
-	c.Consent = ConsentPrompt
-	c.Upstream = &UpstreamConfig{
+func withUpstream(c *testConfig, p *fakeProvider) {
+	c.Consent = authserver.ConsentPrompt
+	c.Upstream = &upstreamConfig{
 		Issuer: p.issuer, ClientID: upstreamClientID, ClientSecret: upstreamClientSecret,
-		Allow: AllowList{EmailDomains: []string{"example.com"}},
-		Fetch: KeyFetchConfig{InsecureAllowHTTPLoopback: true},
+		Allow: authserver.AllowList{EmailDomains: []string{"example.com"}},
+		Fetch: authserver.KeyFetchConfig{InsecureAllowHTTPLoopback: true},
 	}
 }
 
@@ -118,7 +119,7 @@ func TestUpstreamLogin(t *testing.T) {
 		t.Fatalf("token: %d %s", res.status, res.body)
 	}
 	_, claims := h.verifyJWT(res.tok.AccessToken)
-	if want := UpstreamSubject(p.issuer, "alice-123"); claims["sub"] != want {
+	if want := Subject(p.issuer, "alice-123"); claims["sub"] != want {
 		t.Errorf("sub = %v, want %s", claims["sub"], want)
 	}
 	if strings.Contains(h.logs.String(), "upstream-at") {
@@ -127,13 +128,13 @@ func TestUpstreamLogin(t *testing.T) {
 }
 
 func TestUpstreamSubjectStable(t *testing.T) {
-	a := UpstreamSubject("https://idp.example", "alice")
-	if a != UpstreamSubject("https://idp.example", "alice") || !strings.HasPrefix(a, "u-") || len(a) != 45 {
+	a := Subject("https://idp.example", "alice")
+	if a != Subject("https://idp.example", "alice") || !strings.HasPrefix(a, "u-") || len(a) != 45 {
 		t.Errorf("UpstreamSubject = %q", a)
 	}
 	for _, other := range []string{
-		UpstreamSubject("https://idp.example/", "alice"), UpstreamSubject("https://idp.example", "alice2"),
-		UpstreamSubject("https://idp.examplea", "lice"),
+		Subject("https://idp.example/", "alice"), Subject("https://idp.example", "alice2"),
+		Subject("https://idp.examplea", "lice"),
 	} {
 		if other == a {
 			t.Errorf("collision: %s", other)
@@ -191,7 +192,7 @@ func TestUpstreamCookieRenewed(t *testing.T) {
 			if c.Name == upstreamCookie {
 				found = true
 				values = append(values, c.Value)
-				if c.MaxAge != int(upstreamLoginTTL.Seconds()) || !c.HttpOnly || c.SameSite != http.SameSiteLaxMode {
+				if c.MaxAge != int(loginTTL.Seconds()) || !c.HttpOnly || c.SameSite != http.SameSiteLaxMode {
 					t.Errorf("binding cookie %+v", c)
 				}
 			}
@@ -220,7 +221,7 @@ func TestUpstreamStateSingleUse(t *testing.T) {
 	// Expired: a state older than its lifetime is refused.
 	up = b.toUpstream(q)
 	back = location(t, b.do(up.String()))
-	h.clock.Advance(upstreamLoginTTL + time.Second)
+	h.clock.Advance(loginTTL + time.Second)
 	if resp := b.do(back.String()); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("expired state: %d, want 403", resp.StatusCode)
 	}
@@ -309,7 +310,7 @@ func TestUpstreamIDTokenRefused(t *testing.T) {
 // matches no ID token, not even one without a nonce.
 func TestUpstreamIDTokenEmptyNonce(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
-	u := &upstream{cfg: UpstreamConfig{Issuer: "https://idp.example", ClientID: upstreamClientID}, now: func() time.Time { return now }}
+	u := newOIDC(&client{cfg: Config{Issuer: "https://idp.example", ClientID: upstreamClientID}, now: func() time.Time { return now }})
 	exp := float64(now.Add(time.Minute).Unix())
 	c := idTokenClaims{Claims: jwtverify.Claims{
 		Issuer: u.cfg.Issuer, Subject: "alice", Audience: oauthmeta.Audience{upstreamClientID}, Expiry: &exp,
@@ -342,7 +343,7 @@ func TestUpstreamUnavailable(t *testing.T) {
 		// Discovery fails: the authorization request gets a page at once,
 		// before the user approves anything.
 		t.Run("discovery "+mode, func(t *testing.T) {
-			h, p := upstreamHarness(t, func(c *Config) { c.Upstream.Timeout = 300 * time.Millisecond })
+			h, p := upstreamHarness(t, func(c *testConfig) { c.Upstream.Timeout = 300 * time.Millisecond })
 			p.set(func(p *fakeProvider) {
 				if mode == "down" {
 					p.down = true
@@ -359,7 +360,7 @@ func TestUpstreamUnavailable(t *testing.T) {
 		// The token endpoint fails after the user logged in upstream: the
 		// MCP client gets temporarily_unavailable with state and iss.
 		t.Run("token endpoint "+mode, func(t *testing.T) {
-			h, p := upstreamHarness(t, func(c *Config) { c.Upstream.Timeout = 300 * time.Millisecond })
+			h, p := upstreamHarness(t, func(c *testConfig) { c.Upstream.Timeout = 300 * time.Millisecond })
 			p.set(func(p *fakeProvider) { p.tokenMode = mode })
 			q, _ := authParams(publicID, publicCB)
 			loc := location(t, newBrowser(t, h).login(q))
@@ -378,7 +379,7 @@ func TestUpstreamUnavailable(t *testing.T) {
 // the one fetch instead of queueing behind it, and one whose browser left
 // stops waiting at once.
 func TestUpstreamDiscoveryShared(t *testing.T) {
-	h, p := upstreamHarness(t, func(c *Config) { c.Upstream.Timeout = time.Minute })
+	h, p := upstreamHarness(t, func(c *testConfig) { c.Upstream.Timeout = time.Minute })
 	var fetches atomic.Int32
 	hang := make(chan struct{})
 	p.set(func(p *fakeProvider) { p.hang = hang; p.onDiscovery = func() { fetches.Add(1) } })
@@ -426,56 +427,20 @@ func TestUpstreamDiscoveryShared(t *testing.T) {
 // closed leaves no key source behind that nothing would close.
 func TestUpstreamDiscoveryAfterClose(t *testing.T) {
 	h, _ := upstreamHarness(t, nil)
-	if err := h.as.Close(); err != nil {
+	if err := h.login.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.as.upstream.metadata(context.Background()); err == nil {
+	u := h.login.(*oidcProvider)
+	if _, err := u.metadata(context.Background()); err == nil {
 		t.Fatal("discovery after Close succeeded")
 	}
-	if h.as.upstream.keys != nil {
+	if u.keys != nil {
 		t.Fatal("discovery after Close set up a key source")
 	}
 }
 
-func TestUpstreamAllowList(t *testing.T) {
-	verified := &UpstreamIdentity{Subject: "s1", Email: "Bob@Example.com", EmailVerified: true, Groups: []string{"eng"}}
-	unverified := &UpstreamIdentity{Subject: "s2", Email: "eve@example.com"}
-	tests := []struct {
-		name  string
-		allow AllowList
-		id    *UpstreamIdentity
-		want  bool
-	}{
-		{"domain", AllowList{EmailDomains: []string{"example.com"}}, verified, true},
-		{"domain case", AllowList{EmailDomains: []string{"EXAMPLE.COM"}}, verified, true},
-		{"other domain", AllowList{EmailDomains: []string{"example.org"}}, verified, false},
-		{"parent domain only", AllowList{EmailDomains: []string{"ample.com"}}, verified, false},
-		{"subdomain not implied", AllowList{EmailDomains: []string{"example.com"}}, &UpstreamIdentity{Email: "x@a.example.com", EmailVerified: true}, false},
-		{"unverified email refused", AllowList{EmailDomains: []string{"example.com"}}, unverified, false},
-		{"unverified email allowed when asked", AllowList{EmailDomains: []string{"example.com"}, InsecureAllowUnverifiedEmail: true}, unverified, true},
-		{"user by email", AllowList{Users: []string{"bob@example.com"}}, verified, true},
-		{"user by email unverified", AllowList{Users: []string{"eve@example.com"}}, unverified, false},
-		{"user by sub", AllowList{Users: []string{"s2"}}, unverified, true},
-		{"email entry never matches a sub", AllowList{Users: []string{"eve@example.com"}},
-			&UpstreamIdentity{Subject: "eve@example.com", Email: "eve@example.com"}, false},
-		{"group", AllowList{Groups: []string{"eng"}}, verified, true},
-		{"other group", AllowList{Groups: []string{"ops"}}, verified, false},
-		{"any user", AllowList{AllowAnyUser: true}, unverified, true},
-		{"empty list admits nobody", AllowList{}, verified, false},
-	}
-	for _, tc := range tests {
-		allow, err := compileAllowList(&tc.allow)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		if got := allow.admits(keysOf(tc.id, tc.allow.InsecureAllowUnverifiedEmail)); got != tc.want {
-			t.Errorf("%s: admits = %v, want %v", tc.name, got, tc.want)
-		}
-	}
-}
-
 func TestUpstreamUserRefused(t *testing.T) {
-	h, _ := upstreamHarness(t, func(c *Config) { c.Upstream.Allow = AllowList{EmailDomains: []string{"example.org"}} })
+	h, _ := upstreamHarness(t, func(c *testConfig) { c.Upstream.Allow = authserver.AllowList{EmailDomains: []string{"example.org"}} })
 	b := newBrowser(t, h)
 	q, _ := authParams(publicID, publicCB)
 	loc := location(t, b.login(q))
@@ -486,9 +451,9 @@ func TestUpstreamUserRefused(t *testing.T) {
 }
 
 func TestUpstreamGroupsClaim(t *testing.T) {
-	h, p := upstreamHarness(t, func(c *Config) {
+	h, p := upstreamHarness(t, func(c *testConfig) {
 		c.Upstream.GroupsClaim = "roles"
-		c.Upstream.Allow = AllowList{Groups: []string{"mcp-users"}}
+		c.Upstream.Allow = authserver.AllowList{Groups: []string{"mcp-users"}}
 	})
 	p.set(func(p *fakeProvider) {
 		p.claims = func(req url.Values) map[string]any {
@@ -513,7 +478,7 @@ func TestUpstreamGroupsClaim(t *testing.T) {
 // browser) gets the consent page before the login, as without
 // RememberConsent.
 func TestUpstreamRememberedConsent(t *testing.T) {
-	h, _ := upstreamHarness(t, func(c *Config) { c.RememberConsent = true })
+	h, _ := upstreamHarness(t, func(c *testConfig) { c.RememberConsent = true })
 	b := newBrowser(t, h)
 	req := func(scope string) url.Values {
 		q, _ := authParams(publicID, publicCB)
@@ -575,25 +540,25 @@ func TestUpstreamRememberedConsent(t *testing.T) {
 }
 
 func TestUpstreamConfigErrors(t *testing.T) {
-	base := func() *UpstreamConfig {
-		return &UpstreamConfig{Issuer: "https://idp.example", ClientID: "c", Allow: AllowList{AllowAnyUser: true}}
+	base := func() *upstreamConfig {
+		return &upstreamConfig{Issuer: "https://idp.example", ClientID: "c", Allow: authserver.AllowList{AllowAnyUser: true}}
 	}
 	tests := []struct {
 		name   string
-		mutate func(c *Config)
+		mutate func(c *testConfig)
 	}{
-		{"no allow-list", func(c *Config) { c.Upstream.Allow = AllowList{} }},
-		{"no client id", func(c *Config) { c.Upstream.ClientID = "" }},
-		{"http issuer", func(c *Config) { c.Upstream.Issuer = "http://idp.example" }},
-		{"loopback without switch", func(c *Config) { c.Upstream.Issuer = "http://127.0.0.1:9" }},
-		{"issuer with query", func(c *Config) { c.Upstream.Issuer = "https://idp.example?x=1" }},
-		{"auto consent", func(c *Config) { c.Consent = ConsentAuto }},
+		{"no allow-list", func(c *testConfig) { c.Upstream.Allow = authserver.AllowList{} }},
+		{"no client id", func(c *testConfig) { c.Upstream.ClientID = "" }},
+		{"http issuer", func(c *testConfig) { c.Upstream.Issuer = "http://idp.example" }},
+		{"loopback without switch", func(c *testConfig) { c.Upstream.Issuer = "http://127.0.0.1:9" }},
+		{"issuer with query", func(c *testConfig) { c.Upstream.Issuer = "https://idp.example?x=1" }},
+		{"auto consent", func(c *testConfig) { c.Consent = authserver.ConsentAuto }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := Config{Issuer: "https://as.example", Upstream: base()}
+			cfg := testConfig{Config: authserver.Config{Issuer: "https://as.example"}, Upstream: base()}
 			tc.mutate(&cfg)
-			if _, err := New(cfg); !errors.Is(err, ErrConfig) {
+			if _, _, err := newServer(t, cfg); !errors.Is(err, authserver.ErrConfig) {
 				t.Fatalf("New: %v, want a ConfigError", err)
 			}
 		})
@@ -608,7 +573,7 @@ func TestUpstreamPrivateKeyJWT(t *testing.T) {
 		works bool
 	}{{"registered key", key, true}, {"another key", mustKey(t), false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			h, p := upstreamHarness(t, func(c *Config) {
+			h, p := upstreamHarness(t, func(c *testConfig) {
 				c.Upstream.ClientSecret = ""
 				c.Upstream.ClientKey, c.Upstream.ClientKeyID = tc.key, "as-key-1"
 			})
@@ -621,28 +586,28 @@ func TestUpstreamPrivateKeyJWT(t *testing.T) {
 			}
 		})
 	}
-	cfg := Config{Issuer: "https://as.example", Upstream: &UpstreamConfig{Issuer: "https://idp.example", ClientID: "c",
-		ClientSecret: "s", ClientKey: key, Allow: AllowList{AllowAnyUser: true}}}
-	if _, err := New(cfg); !errors.Is(err, ErrConfig) {
+	cfg := testConfig{Config: authserver.Config{Issuer: "https://as.example"}, Upstream: &upstreamConfig{Issuer: "https://idp.example", ClientID: "c",
+		ClientSecret: "s", ClientKey: key, Allow: authserver.AllowList{AllowAnyUser: true}}}
+	if _, _, err := newServer(t, cfg); !errors.Is(err, authserver.ErrConfig) {
 		t.Errorf("secret and key together: %v", err)
 	}
 }
 
 // TestUpstreamLoginEveryStore: logins in progress live in the
-// PendingStore, so a login completes on memory, bbolt and PostgreSQL
+// authserver.PendingStore, so a login completes on memory, bbolt and PostgreSQL
 // alike; the stored record is keyed by a hash of the state, never the
 // state itself, and is taken once.
 func TestUpstreamLoginEveryStore(t *testing.T) {
 	for name, open := range storeKinds(t) {
 		t.Run(name, func(t *testing.T) {
 			st := open(t)
-			h, _ := upstreamHarness(t, func(c *Config) { c.Storage = st })
+			h, _ := upstreamHarness(t, func(c *testConfig) { c.Storage = st })
 			b := newBrowser(t, h)
 			q, verifier := authParams(publicID, publicCB)
 			up := b.toUpstream(q)
 			state := up.Query().Get("state")
 			if _, err := st.Pending.TakePending(context.Background(), state, h.clock.Now(),
-				func(*PendingAuthorization) bool { return true }); !errors.Is(err, ErrNotFound) {
+				func(*authserver.PendingAuthorization) bool { return true }); !errors.Is(err, authserver.ErrNotFound) {
 				t.Fatalf("the raw state is a key of the store: %v", err)
 			}
 			back := location(t, b.do(up.String()))
@@ -657,77 +622,57 @@ func TestUpstreamLoginEveryStore(t *testing.T) {
 	}
 }
 
-// TestExpiresIn: expires_in counts as a positive number of seconds of at
-// most nine digits, written as a JSON number or a string of digits;
-// anything else (signs, fractions, exponents, separators, empty, zero,
-// too long) leaves the expiry unknown.
+// TestExpiresIn: a refreshed token's lifetime is its expires_in, a JSON
+// integer or a string of digits, of at most nine digits (some thirty
+// years); anything else gives no lifetime, never a wrong one.
 func TestExpiresIn(t *testing.T) {
 	t.Parallel()
+	now := time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
-		raw  string
-		want int64
-		ok   bool
+		raw  string // the expires_in member; "" means none
+		want int64  // 0: no lifetime
 	}{
-		{`3600`, 3600, true},
-		{`"3600"`, 3600, true},
-		{`0003600`, 3600, true},
-		{`999999999`, 999999999, true},
-		{`"999999999"`, 999999999, true},
-		{`1000000000`, 0, false},
-		{`18446744073709551616`, 0, false},
-		{`99999999999999999999999`, 0, false},
-		{`0`, 0, false},
-		{`""`, 0, false},
-		{``, 0, false},
-		{`-1`, 0, false},
-		{`"-3600"`, 0, false},
-		{`+3600`, 0, false},
-		{`3600.5`, 0, false},
-		{`3.6e3`, 0, false},
-		{`"3_600"`, 0, false},
-		{`"0x10"`, 0, false},
-		{`" 3600"`, 0, false},
-		{`null`, 0, false},
-		{`true`, 0, false},
+		{`3600`, 3600},
+		{`"3600"`, 3600},
+		{`0003600`, 0}, // not JSON
+		{`999999999`, 999999999},
+		{`"999999999"`, 999999999},
+		{`1000000000`, 0},
+		{`18446744073709551616`, 0},
+		{`99999999999999999999999`, 0},
+		{`0`, 0},
+		{`""`, 0},
+		{``, 0},
+		{`-1`, 0},
+		{`"-3600"`, 0},
+		{`+3600`, 0},
+		{`3600.5`, 0},
+		{`3.6e3`, 0},
+		{`"3_600"`, 0},
+		{`"0x10"`, 0},
+		{`" 3600"`, 0},
+		{`null`, 0},
+		{`true`, 0},
 	} {
-		n, ok := expiresIn(json.RawMessage(tc.raw))
-		if ok != tc.ok || ok && n != tc.want {
-			t.Errorf("expiresIn(%s) = %d, %v; want %d, %v", tc.raw, n, ok, tc.want, tc.ok)
+		body := `{"access_token":"at","token_type":"Bearer"`
+		if tc.raw != "" {
+			body += `,"expires_in":` + tc.raw
 		}
-	}
-}
-
-// TestUpstreamCookieNames: on https the upstream binding cookie is
-// __Host-mcpauth-upstream, Secure, HttpOnly, SameSite=Lax on path /
-// without domain, and an unprefixed cookie of the same name is not read;
-// on plain http it is mcpauth-upstream, still HttpOnly and Lax.
-func TestUpstreamCookieNames(t *testing.T) {
-	t.Parallel()
-	kept := strings.Repeat("k", 43)
-	for _, tc := range []struct {
-		https          bool
-		name, stranger string
-	}{
-		{true, "__Host-mcpauth-upstream", "mcpauth-upstream"},
-		{false, "mcpauth-upstream", "__Host-mcpauth-upstream"},
-	} {
-		s := &Server{}
-		s.cfg.https = tc.https
-		for _, sent := range []string{"", tc.name, tc.stranger} {
-			r := httptest.NewRequest(http.MethodGet, "/authorize", nil)
-			if sent != "" {
-				r.AddCookie(&http.Cookie{Name: sent, Value: kept})
-			}
-			w := httptest.NewRecorder()
-			v := s.upstreamBrowserID(w, r)
-			if (v == kept) != (sent == tc.name) || len(v) != 43 {
-				t.Errorf("https %v, cookie %q sent: value %q", tc.https, sent, v)
-			}
-			c := w.Result().Cookies()
-			if len(c) != 1 || c[0].Name != tc.name || c[0].Value != v || c[0].Secure != tc.https || !c[0].HttpOnly ||
-				c[0].SameSite != http.SameSiteLaxMode || c[0].Path != "/" || c[0].Domain != "" {
-				t.Errorf("https %v, cookie %q sent: set %+v", tc.https, sent, c)
-			}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, body+"}")
+		}))
+		c := &client{cfg: Config{ClientID: "c", ClientSecret: "s"}, now: func() time.Time { return now },
+			fetcher: safehttp.New(safehttp.Options{InsecureAllowHTTPLoopback: true, Timeout: 5 * time.Second})}
+		p := &oauth2Provider{client: c, meta: &oauthmeta.AuthServerMetadata{TokenEndpoint: srv.URL}}
+		tok, err := c.refreshAt(context.Background(), p, "rt")
+		srv.Close()
+		var got int64
+		if err == nil && !tok.Expiry.IsZero() {
+			got = int64(tok.Expiry.Sub(now) / time.Second)
+		}
+		if got != tc.want {
+			t.Errorf("expires_in %s: lifetime %d s (err %v), want %d", tc.raw, got, err, tc.want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package authserver
+package upstream
 
 import (
 	"bytes"
@@ -11,13 +11,16 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"golang.org/x/oauth2"
 
+	"github.com/mcpauth/mcpauth/authserver"
 	"github.com/mcpauth/mcpauth/internal/seal"
 	"github.com/mcpauth/mcpauth/internal/testdb"
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -35,9 +38,9 @@ var testVaultKey = bytes.Repeat([]byte{9}, 32)
 
 // vaultHarness is an upstream harness with a token vault and a resource
 // server client allowed to exchange tokens for rsResource.
-func vaultHarness(t *testing.T, ttl time.Duration, mutate func(*Config)) (*harness, *fakeProvider, *fakeUpstreamTokens) {
+func vaultHarness(t *testing.T, ttl time.Duration, mutate func(*testConfig)) (*harness, *fakeProvider, *fakeUpstreamTokens) {
 	vt := newFakeUpstreamTokens(ttl)
-	h, p := upstreamHarness(t, func(c *Config) {
+	h, p := upstreamHarness(t, func(c *testConfig) {
 		withVault(c)
 		if mutate != nil {
 			mutate(c)
@@ -48,11 +51,11 @@ func vaultHarness(t *testing.T, ttl time.Duration, mutate func(*Config)) (*harne
 }
 
 // withVault adds the token vault and the resource server clients to c.
-func withVault(c *Config) {
+func withVault(c *testConfig) {
 	c.Clients = append(c.Clients,
-		Client{ID: rsID, Secret: rsSecret, GrantTypes: []string{oauthmeta.GrantTypeTokenExchange}},
-		Client{ID: notRSID, Secret: "other-secret", GrantTypes: []string{oauthmeta.GrantTypeTokenExchange}})
-	c.TokenVault = &TokenVaultConfig{
+		authserver.Client{ID: rsID, Secret: rsSecret, GrantTypes: []string{oauthmeta.GrantTypeTokenExchange}},
+		authserver.Client{ID: notRSID, Secret: "other-secret", GrantTypes: []string{oauthmeta.GrantTypeTokenExchange}})
+	c.TokenVault = &tokenVaultConfig{
 		Keys: [][]byte{testVaultKey}, Audience: vaultAud, ResourceServers: map[string]string{rsID: rsResource},
 	}
 }
@@ -226,7 +229,7 @@ func TestTokenVaultRevocation(t *testing.T) {
 		t.Fatalf("exchange: %d %s", res.status, res.body)
 	}
 	g := grantOf(t, h, tok.AccessToken)
-	if _, err := h.as.store.UpstreamTokens.UpstreamTokens(context.Background(), g.UpstreamTokens); err != nil {
+	if _, err := h.store.UpstreamTokens.UpstreamTokens(context.Background(), g.UpstreamTokens); err != nil {
 		t.Fatalf("vault record: %v", err)
 	}
 	if st := h.revoke(t, tok.RefreshToken, nil, "", ""); st != http.StatusOK {
@@ -235,12 +238,12 @@ func TestTokenVaultRevocation(t *testing.T) {
 	if res := upstreamExchange(h, tok.AccessToken, nil); res.err == nil || res.err.Code != oauthmeta.CodeInvalidGrant {
 		t.Fatalf("after revocation: %d %s", res.status, res.body)
 	}
-	if _, err := h.as.store.UpstreamTokens.UpstreamTokens(context.Background(), g.UpstreamTokens); !errors.Is(err, ErrNotFound) {
+	if _, err := h.store.UpstreamTokens.UpstreamTokens(context.Background(), g.UpstreamTokens); !errors.Is(err, authserver.ErrNotFound) {
 		t.Fatalf("the revoked grant's upstream tokens are still stored: %v", err)
 	}
 
 	tok = vaultLogin(t, h, rsResource)
-	h.clock.Advance(DefaultAccessTokenTTL)
+	h.clock.Advance(authserver.DefaultAccessTokenTTL)
 	if res := upstreamExchange(h, tok.AccessToken, nil); res.err == nil || res.err.Code != oauthmeta.CodeInvalidGrant {
 		t.Fatalf("expired subject token: %d %s", res.status, res.body)
 	}
@@ -260,17 +263,18 @@ func TestTokenVaultUpstreamRefreshRefused(t *testing.T) {
 	if res := upstreamExchange(h, tok.AccessToken, nil); res.err == nil || res.err.Code != oauthmeta.CodeInvalidGrant {
 		t.Fatalf("refused refresh: %d %s", res.status, res.body)
 	}
-	if _, err := h.as.store.UpstreamTokens.UpstreamTokens(context.Background(), g.UpstreamTokens); !errors.Is(err, ErrNotFound) {
+	if _, err := h.store.UpstreamTokens.UpstreamTokens(context.Background(), g.UpstreamTokens); !errors.Is(err, authserver.ErrNotFound) {
 		t.Fatalf("upstream tokens kept after a refused refresh: %v", err)
 	}
 }
 
 // grantOf returns the stored grant of one of our access tokens.
-func grantOf(t *testing.T, h *harness, access string) *Grant {
+func grantOf(t *testing.T, h *harness, access string) *authserver.Grant {
 	t.Helper()
 	_, claims := h.verifyJWT(access)
 	jti, _ := claims["jti"].(string)
-	g, err := h.as.store.Grants.Grant(context.Background(), grantIDFromJTI(jti))
+	id, _, _ := strings.Cut(jti, ".") // the grant's ID, then the token's
+	g, err := h.store.Grants.Grant(context.Background(), id)
 	if err != nil || g.UpstreamTokens == "" {
 		t.Fatalf("grant %+v, %v", g, err)
 	}
@@ -279,11 +283,11 @@ func grantOf(t *testing.T, h *harness, access string) *Grant {
 
 func TestTokenVaultMetadata(t *testing.T) {
 	h, _, _ := vaultHarness(t, time.Hour, nil)
-	if !strings.Contains(string(h.as.discovery.encoded), oauthmeta.GrantTypeTokenExchange) {
+	if !slices.Contains(h.as.Metadata().GrantTypesSupported, oauthmeta.GrantTypeTokenExchange) {
 		t.Error("grant_types_supported lacks token exchange")
 	}
 	plain, _ := upstreamHarness(t, nil)
-	if strings.Contains(string(plain.as.discovery.encoded), oauthmeta.GrantTypeTokenExchange) {
+	if slices.Contains(plain.as.Metadata().GrantTypesSupported, oauthmeta.GrantTypeTokenExchange) {
 		t.Error("token exchange advertised without a vault")
 	}
 }
@@ -291,88 +295,164 @@ func TestTokenVaultMetadata(t *testing.T) {
 func TestTokenVaultConfigErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		tv   TokenVaultConfig
+		tv   tokenVaultConfig
 	}{
-		{"short key", TokenVaultConfig{Keys: [][]byte{[]byte("short")}}},
-		{"unknown client", TokenVaultConfig{ResourceServers: map[string]string{"nobody": rsResource}}},
-		{"public client", TokenVaultConfig{ResourceServers: map[string]string{publicID: rsResource}}},
-		{"grant not allowed", TokenVaultConfig{ResourceServers: map[string]string{basicID: rsResource}}},
-		{"bad resource", TokenVaultConfig{ResourceServers: map[string]string{rsID: "not a uri"}}},
+		{"short key", tokenVaultConfig{Keys: [][]byte{[]byte("short")}}},
+		{"unknown client", tokenVaultConfig{ResourceServers: map[string]string{"nobody": rsResource}}},
+		{"public client", tokenVaultConfig{ResourceServers: map[string]string{publicID: rsResource}}},
+		{"grant not allowed", tokenVaultConfig{ResourceServers: map[string]string{basicID: rsResource}}},
+		{"bad resource", tokenVaultConfig{ResourceServers: map[string]string{rsID: "not a uri"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := &harness{t: t, clock: newClock(), logs: &logBuffer{}, issuer: "http://127.0.0.1:1"}
 			cfg := h.config()
-			cfg.Consent = ConsentPrompt
-			cfg.Clients = append(cfg.Clients, Client{ID: rsID, Secret: rsSecret, GrantTypes: []string{oauthmeta.GrantTypeTokenExchange}})
-			cfg.Upstream = &UpstreamConfig{Issuer: "http://127.0.0.1:2", ClientID: "x", Allow: AllowList{AllowAnyUser: true},
-				Fetch: KeyFetchConfig{InsecureAllowHTTPLoopback: true}}
+			cfg.Consent = authserver.ConsentPrompt
+			cfg.Clients = append(cfg.Clients, authserver.Client{ID: rsID, Secret: rsSecret, GrantTypes: []string{oauthmeta.GrantTypeTokenExchange}})
+			cfg.Upstream = &upstreamConfig{Issuer: "http://127.0.0.1:2", ClientID: "x", Allow: authserver.AllowList{AllowAnyUser: true},
+				Fetch: authserver.KeyFetchConfig{InsecureAllowHTTPLoopback: true}}
 			cfg.TokenVault = &tc.tv
-			if _, err := New(cfg); !errors.Is(err, ErrConfig) {
-				t.Fatalf("New = %v, want ErrConfig", err)
+			if _, _, err := newServer(t, cfg); !errors.Is(err, authserver.ErrConfig) {
+				t.Fatalf("New = %v, want authserver.ErrConfig", err)
 			}
 		})
 	}
 	cfg := (&harness{clock: newClock(), logs: &logBuffer{}, issuer: "http://127.0.0.1:1"}).config()
-	cfg.TokenVault = &TokenVaultConfig{}
-	if _, err := New(cfg); !errors.Is(err, ErrConfig) {
+	cfg.TokenVault = &tokenVaultConfig{}
+	if _, _, err := newServer(t, cfg); !errors.Is(err, authserver.ErrConfig) {
 		t.Fatalf("a vault without upstream: %v", err)
 	}
 }
 
 // rawStores returns each store implementation with a function that reads
-// what it holds as raw bytes: the memory store's records, the bbolt file,
-// the PostgreSQL tables.
-func rawStores() map[string]func(t *testing.T) (Storage, func() [][]byte) {
-	return map[string]func(t *testing.T) (Storage, func() [][]byte){
-		"memory": func(*testing.T) (Storage, func() [][]byte) {
-			m := NewMemoryStore()
-			return m.Storage(), func() [][]byte {
-				m.mu.Lock()
-				defer m.mu.Unlock()
-				var out [][]byte
-				for _, v := range []any{m.vault, m.grants, m.codes, m.refresh} {
-					b, _ := json.Marshal(v)
-					out = append(out, b)
-				}
-				for _, r := range m.vault {
-					out = append(out, r.Sealed)
-				}
-				for _, k := range m.pending.Keys() {
-					if p, ok := m.pending.Get(k); ok {
-						b, _ := json.Marshal(p)
-						out = append(out, b)
-					}
-				}
-				return out
-			}
+// what it holds as raw bytes: every record handed to the memory store, the
+// bbolt file, the PostgreSQL tables.
+func rawStores() map[string]func(t *testing.T) (authserver.Storage, func() [][]byte) {
+	return map[string]func(t *testing.T) (authserver.Storage, func() [][]byte){
+		"memory": func(*testing.T) (authserver.Storage, func() [][]byte) {
+			rec := &recorder{}
+			st := authserver.NewMemoryStore().Storage()
+			st.UpstreamTokens = recordedVault{st.UpstreamTokens, rec}
+			st.Grants = recordedGrants{st.Grants, rec}
+			st.Codes = recordedCodes{st.Codes, rec}
+			st.RefreshTokens = recordedRefresh{st.RefreshTokens, rec}
+			st.Pending = recordedPending{st.Pending, rec}
+			return st, rec.all
 		},
-		"bolt": func(t *testing.T) (Storage, func() [][]byte) {
+		"bolt": func(t *testing.T) (authserver.Storage, func() [][]byte) {
 			path := filepath.Join(t.TempDir(), "s.db")
-			st := openBoltAt(t, path)
-			return st, func() [][]byte {
-				// Every write transaction is on disk when it returns.
-				data, err := os.ReadFile(path)
+			b := openTestBoltAt(t, path)
+			return b.Storage(), func() [][]byte {
+				raw, err := os.ReadFile(path)
 				if err != nil {
 					t.Fatal(err)
 				}
-				return [][]byte{data}
+				return [][]byte{raw}
 			}
 		},
-		"postgres": func(t *testing.T) (Storage, func() [][]byte) {
-			st, query := openPostgresQuery(t, testdb.StartPostgres(t), "")
+		"postgres": func(t *testing.T) (authserver.Storage, func() [][]byte) {
+			pg := testdb.StartPostgres(t)
+			dbURL := pg.NewDatabase(t)
+			st := openTestPostgres(t, pg, dbURL).Storage()
 			return st, func() [][]byte {
+				ctx := context.Background()
+				conn, err := pgx.Connect(ctx, dbURL)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer conn.Close(ctx)
 				var out [][]byte
 				for _, q := range []string{
 					"SELECT sealed FROM upstream_tokens", "SELECT data::text::bytea FROM grants",
 					"SELECT data::text::bytea FROM codes", "SELECT data::text::bytea FROM pending_authorizations",
 					"SELECT data::text::bytea FROM refresh_tokens",
 				} {
-					out = append(out, query(q)...)
+					rows, err := conn.Query(ctx, q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for rows.Next() {
+						var b []byte
+						if err := rows.Scan(&b); err != nil {
+							t.Fatal(err)
+						}
+						out = append(out, b)
+					}
+					rows.Close()
 				}
 				return out
 			}
 		},
 	}
+}
+
+// recorder keeps, as JSON, every record handed to a store.
+type recorder struct {
+	mu   sync.Mutex
+	recs [][]byte
+}
+
+func (r *recorder) add(v any) {
+	b, _ := json.Marshal(v)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.recs = append(r.recs, b)
+}
+
+func (r *recorder) all() [][]byte {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.recs)
+}
+
+type recordedVault struct {
+	authserver.UpstreamTokenStore
+	r *recorder
+}
+
+func (s recordedVault) SaveUpstreamTokens(ctx context.Context, t *authserver.UpstreamTokens) error {
+	s.r.add(t)
+	s.r.add(t.Sealed)
+	return s.UpstreamTokenStore.SaveUpstreamTokens(ctx, t)
+}
+
+type recordedGrants struct {
+	authserver.GrantStore
+	r *recorder
+}
+
+func (s recordedGrants) SaveGrant(ctx context.Context, g *authserver.Grant) error {
+	s.r.add(g)
+	return s.GrantStore.SaveGrant(ctx, g)
+}
+
+type recordedCodes struct {
+	authserver.CodeStore
+	r *recorder
+}
+
+func (s recordedCodes) SaveCode(ctx context.Context, c *authserver.Code) error {
+	s.r.add(c)
+	return s.CodeStore.SaveCode(ctx, c)
+}
+
+type recordedRefresh struct {
+	authserver.RefreshTokenStore
+	r *recorder
+}
+
+func (s recordedRefresh) SaveRefreshToken(ctx context.Context, t *authserver.RefreshToken) error {
+	s.r.add(t)
+	return s.RefreshTokenStore.SaveRefreshToken(ctx, t)
+}
+
+type recordedPending struct {
+	authserver.PendingStore
+	r *recorder
+}
+
+func (s recordedPending) SavePending(ctx context.Context, p *authserver.PendingAuthorization) error {
+	s.r.add(p)
+	return s.PendingStore.SavePending(ctx, p)
 }
 
 // TestTokenVaultSealedEveryStore: the upstream tokens are stored, in every
@@ -382,7 +462,7 @@ func TestTokenVaultSealedEveryStore(t *testing.T) {
 	for name, open := range rawStores() {
 		t.Run(name, func(t *testing.T) {
 			st, raw := open(t)
-			h, _, vt := vaultHarness(t, time.Minute, func(c *Config) { c.Storage = st })
+			h, _, vt := vaultHarness(t, time.Minute, func(c *testConfig) { c.Storage = st })
 			tok := vaultLogin(t, h, rsResource)
 			h.clock.Advance(2 * time.Minute) // refreshed: a second pair is sealed
 			if res := upstreamExchange(h, tok.AccessToken, nil); res.tok == nil {
@@ -424,7 +504,7 @@ func TestTokenVaultSealedEveryStore(t *testing.T) {
 // records and seals new ones under the new key.
 func TestTokenVaultKeys(t *testing.T) {
 	ctx := context.Background()
-	store := NewMemoryStore()
+	store := authserver.NewMemoryStore()
 	mk := func(keys ...[]byte) *vault {
 		ring, err := seal.NewRing(keys[0], keys[1:]...)
 		if err != nil {
@@ -434,27 +514,27 @@ func TestTokenVaultKeys(t *testing.T) {
 	}
 	k1, k2 := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
 	old := mk(k1)
-	id, err := old.keep(ctx, &oauth2.Token{AccessToken: "at-secret", RefreshToken: "rt-secret"}, newClock().Now().Add(time.Hour))
+	id, err := old.Keep(ctx, &oauth2.Token{AccessToken: "at-secret", RefreshToken: "rt-secret"}, newClock().Now().Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &Grant{ID: "g1", UpstreamTokens: id, ExpiresAt: newClock().Now().Add(time.Hour)}
-	if err := old.bind(ctx, id, g); err != nil {
+	g := &authserver.Grant{ID: "g1", UpstreamTokens: id, ExpiresAt: newClock().Now().Add(time.Hour)}
+	if err := old.Bind(ctx, id, g); err != nil {
 		t.Fatal(err)
 	}
-	if err := old.bind(ctx, id, &Grant{ID: "g2"}); err == nil {
+	if err := old.Bind(ctx, id, &authserver.Grant{ID: "g2"}); err == nil {
 		t.Error("a record bound to one grant was bound to another")
 	}
 	rotated := mk(k2, k1)
-	if tok, err := rotated.token(ctx, g); err != nil || tok.AccessToken != "at-secret" {
+	if tok, err := rotated.Token(ctx, g); err != nil || tok.AccessToken != "at-secret" {
 		t.Fatalf("rotated ring: %+v, %v", tok, err)
 	}
-	id2, _ := rotated.keep(ctx, &oauth2.Token{AccessToken: "new"}, g.ExpiresAt)
+	id2, _ := rotated.Keep(ctx, &oauth2.Token{AccessToken: "new"}, g.ExpiresAt)
 	rec2, _ := store.UpstreamTokens(ctx, id2)
 	if _, err := old.ring.Open(rec2.Sealed, sealContext(id2)); err == nil {
 		t.Error("a new record is still sealed under the old key")
 	}
-	if _, err := mk(k2).token(ctx, g); !errors.Is(err, errVaultEmpty) {
+	if _, err := mk(k2).Token(ctx, g); !errors.Is(err, errVaultEmpty) {
 		t.Errorf("opened without the sealing key: %v", err)
 	}
 	// A sealed value moved to another record does not open there.
@@ -463,7 +543,7 @@ func TestTokenVaultKeys(t *testing.T) {
 	if err := store.SaveUpstreamTokens(ctx, rec2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rotated.token(ctx, &Grant{ID: "g3", UpstreamTokens: id2}); !errors.Is(err, errVaultEmpty) {
+	if _, err := rotated.Token(ctx, &authserver.Grant{ID: "g3", UpstreamTokens: id2}); !errors.Is(err, errVaultEmpty) {
 		t.Errorf("a sealed value opened under another record's ID: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package authserver
+package upstream
 
 import (
 	"crypto/ecdsa"

@@ -1,10 +1,11 @@
-package authserver
+package upstream
 
 import (
 	"net/url"
 	"testing"
 	"time"
 
+	"github.com/mcpauth/mcpauth/authserver"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -15,11 +16,11 @@ import (
 // README's words; a target given twice, in any spelling, is invalid_target
 // (RFC 8693 §2.2.2), not the generic refusal of a repeated parameter.
 func TestTokenExchangeDocumentedErrors(t *testing.T) {
-	h, _, _ := vaultHarness(t, time.Hour, func(c *Config) {
+	h, _, _ := vaultHarness(t, time.Hour, func(c *testConfig) {
 		c.Scopes = append(c.Scopes, "cal:read")
 		c.Clients = append(c.Clients,
-			Client{ID: mailRSID, Secret: rsSecret, GrantTypes: []string{oauthmeta.GrantTypeTokenExchange}})
-		c.DownstreamAPIs = []DownstreamAPI{
+			authserver.Client{ID: mailRSID, Secret: rsSecret, GrantTypes: []string{oauthmeta.GrantTypeTokenExchange}})
+		c.DownstreamAPIs = []authserver.DownstreamAPI{
 			{Resource: calendarAPI, Scopes: []string{"cal:read"}, Clients: map[string]string{rsID: rsResource}},
 			{Resource: mailAPI, Scopes: []string{"cal:read"}, Clients: map[string]string{mailRSID: mailRS}},
 		}

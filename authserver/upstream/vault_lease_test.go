@@ -1,4 +1,4 @@
-package authserver
+package upstream
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpauth/mcpauth/authserver"
 	"github.com/mcpauth/mcpauth/internal/testdb"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -18,20 +19,19 @@ import (
 // to one PostgreSQL database, or the same memory store or bbolt file (two
 // servers in one process; each has its own in-process refresh
 // coalescing, so only the store's lease keeps them apart).
-func sharedStores() map[string]func(t *testing.T) func() Storage {
-	return map[string]func(t *testing.T) func() Storage{
-		"memory": func(*testing.T) func() Storage {
-			m := NewMemoryStore()
+func sharedStores() map[string]func(t *testing.T) func() authserver.Storage {
+	return map[string]func(t *testing.T) func() authserver.Storage{
+		"memory": func(*testing.T) func() authserver.Storage {
+			m := authserver.NewMemoryStore()
 			return m.Storage
 		},
-		"bolt": func(t *testing.T) func() Storage {
-			st := openBolt(t)
-			return func() Storage { return st }
+		"bolt": func(t *testing.T) func() authserver.Storage {
+			return openTestBolt(t).Storage
 		},
-		"postgres": func(t *testing.T) func() Storage {
+		"postgres": func(t *testing.T) func() authserver.Storage {
 			pg := testdb.StartPostgres(t)
 			dbURL := pg.NewDatabase(t)
-			return func() Storage { return openTestPostgres(t, pg, dbURL) }
+			return func() authserver.Storage { return openTestPostgres(t, pg, dbURL).Storage() }
 		},
 	}
 }
@@ -39,11 +39,11 @@ func sharedStores() map[string]func(t *testing.T) func() Storage {
 // vaultReplicas starts two servers with the token vault on the storage
 // that shared hands out, logging users in at one fake provider whose
 // upstream tokens last ttl.
-func vaultReplicas(t *testing.T, shared func() Storage, ttl time.Duration, mutate func(*Config)) (*replicas, *fakeUpstreamTokens) {
+func vaultReplicas(t *testing.T, shared func() authserver.Storage, ttl time.Duration, mutate func(*testConfig)) (*replicas, *fakeUpstreamTokens) {
 	t.Helper()
 	vt := newFakeUpstreamTokens(ttl)
 	var p *fakeProvider
-	r := newReplicasWith(t, 2, shared, func(c *Config) {
+	r := newReplicasWith(t, 2, shared, func(c *testConfig) {
 		if p == nil {
 			p = newFakeProvider(t, c.Now)
 			p.vaultTokens = vt
@@ -113,7 +113,7 @@ func TestTokenVaultOneRefreshAcrossReplicas(t *testing.T) {
 func TestTokenVaultLeaseHeld(t *testing.T) {
 	for name, open := range sharedStores() {
 		t.Run(name, func(t *testing.T) {
-			r, vt := vaultReplicas(t, open(t), time.Minute, func(c *Config) {
+			r, vt := vaultReplicas(t, open(t), time.Minute, func(c *testConfig) {
 				// The lease: 500ms of waiting. The same timeout bounds the login's
 				// and the final refresh's calls to the provider, which a
 				// loaded machine can slow past a shorter one.
@@ -124,7 +124,7 @@ func TestTokenVaultLeaseHeld(t *testing.T) {
 			tok = r.refreshTokens(t, tok.RefreshToken)
 			ctx := context.Background()
 			g := grantOf(t, r.harness, tok.AccessToken)
-			st := r.servers[0].store.UpstreamTokens
+			st := r.store.UpstreamTokens
 			rec, err := st.UpstreamTokens(ctx, g.UpstreamTokens)
 			if err != nil {
 				t.Fatal(err)
@@ -182,11 +182,11 @@ func TestTokenVaultFamilyDeath(t *testing.T) {
 			}
 			g := grantOf(t, h, first.tok.AccessToken)
 			ctx := context.Background()
-			if _, err := h.as.store.UpstreamTokens.UpstreamTokens(ctx, g.UpstreamTokens); err != nil {
+			if _, err := h.store.UpstreamTokens.UpstreamTokens(ctx, g.UpstreamTokens); err != nil {
 				t.Fatalf("vault record before: %v", err)
 			}
 			wantError(t, tc.kill(t, h, first.tok, code, verifier), http.StatusBadRequest, oauthmeta.CodeInvalidGrant)
-			if _, err := h.as.store.UpstreamTokens.UpstreamTokens(ctx, g.UpstreamTokens); !errors.Is(err, ErrNotFound) {
+			if _, err := h.store.UpstreamTokens.UpstreamTokens(ctx, g.UpstreamTokens); !errors.Is(err, authserver.ErrNotFound) {
 				t.Fatalf("the dead family's upstream tokens are still stored: %v", err)
 			}
 			if res := upstreamExchange(h, first.tok.AccessToken, nil); res.err == nil || res.err.Code != oauthmeta.CodeInvalidGrant {
@@ -208,7 +208,7 @@ func TestTokenVaultLeaseReleased(t *testing.T) {
 	tok = h.refreshTokens(t, tok.RefreshToken)
 	p.set(func(p *fakeProvider) { p.tokenMode = "down" })
 	wantError(t, upstreamExchange(h, tok.AccessToken, nil), http.StatusServiceUnavailable, oauthmeta.CodeTemporarilyUnavailable)
-	rec, err := h.as.store.UpstreamTokens.UpstreamTokens(context.Background(), g.UpstreamTokens)
+	rec, err := h.store.UpstreamTokens.UpstreamTokens(context.Background(), g.UpstreamTokens)
 	if err != nil || rec.LeaseOwner != "" || !rec.LeaseUntil.IsZero() {
 		t.Fatalf("lease kept after a failed refresh: %+v, %v", rec, err)
 	}
@@ -222,11 +222,11 @@ func TestTokenVaultLeaseReleased(t *testing.T) {
 
 // readHook calls onRead before each read of an upstream token record.
 type readHook struct {
-	UpstreamTokenStore
+	authserver.UpstreamTokenStore
 	onRead func()
 }
 
-func (r readHook) UpstreamTokens(ctx context.Context, id string) (*UpstreamTokens, error) {
+func (r readHook) UpstreamTokens(ctx context.Context, id string) (*authserver.UpstreamTokens, error) {
 	r.onRead()
 	return r.UpstreamTokenStore.UpstreamTokens(ctx, id)
 }
@@ -235,7 +235,7 @@ func (r readHook) UpstreamTokens(ctx context.Context, id string) (*UpstreamToken
 // left by a stopped replica takes it once it expires by the server's
 // clock, and refreshes once.
 func TestTokenVaultLeaseExpiresWhileWaiting(t *testing.T) {
-	st := NewMemoryStore().Storage()
+	st := authserver.NewMemoryStore().Storage()
 	var armed atomic.Bool
 	var reads atomic.Int64
 	var h *harness
@@ -246,7 +246,7 @@ func TestTokenVaultLeaseExpiresWhileWaiting(t *testing.T) {
 			h.clock.Advance(time.Minute)
 		}
 	}}
-	h, _, vt := vaultHarness(t, time.Minute, func(c *Config) { c.Storage = st })
+	h, _, vt := vaultHarness(t, time.Minute, func(c *testConfig) { c.Storage = st })
 	tok := vaultLogin(t, h, rsResource)
 	h.clock.Advance(2 * time.Minute)
 	tok = h.refreshTokens(t, tok.RefreshToken)

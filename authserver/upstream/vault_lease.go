@@ -1,18 +1,21 @@
-package authserver
+package upstream
 
 import (
 	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"time"
+
+	"github.com/mcpauth/mcpauth/authserver"
 )
 
 // The upstream refresh lease. A provider that rotates refresh tokens
 // strictly treats a refresh token presented twice as stolen and may
 // revoke the user's grant, so of all replicas sharing a store only one
 // refreshes a record's tokens at a time: the one that holds its lease.
-// The lease is two fields of the record ([UpstreamTokens.LeaseOwner],
-// [UpstreamTokens.LeaseUntil]) taken with the store's versioned write,
+// The lease is two fields of the record ([authserver.UpstreamTokens.LeaseOwner],
+// [authserver.UpstreamTokens.LeaseUntil]) taken with the store's versioned write,
 // so of replicas taking it at the same moment exactly one wins. The
 // others re-read the record until the holder has stored the new tokens
 // or the lease has ended, then try once more, or answer
@@ -31,17 +34,17 @@ const (
 // bounds the holder's call to the provider (the first half), so the lease
 // also covers the store write that follows and some clock skew between
 // replicas (the second).
-func (v *vault) leaseTTL() time.Duration { return 2 * v.up.timeout }
+func (v *vault) leaseTTL() time.Duration { return 2 * v.up.callTimeout() }
 
 // leased reports whether rec's lease is held at now.
-func leased(rec *UpstreamTokens, now time.Time) bool {
+func leased(rec *authserver.UpstreamTokens, now time.Time) bool {
 	return rec.LeaseOwner != "" && now.Before(rec.LeaseUntil)
 }
 
 // refresh renews g's tokens at the provider, holding the record's lease,
 // and stores them under the next version; while another refresh holds
 // the lease it waits for that one's tokens.
-func (v *vault) refresh(ctx context.Context, g *Grant) (*vaultedToken, error) {
+func (v *vault) refresh(ctx context.Context, g *authserver.Grant) (*vaultedToken, error) {
 	for range leaseTries {
 		rec, t, err := v.load(ctx, g)
 		if err != nil {
@@ -55,7 +58,7 @@ func (v *vault) refresh(ctx context.Context, g *Grant) (*vaultedToken, error) {
 			switch {
 			case err == nil:
 				return v.refreshHolding(ctx, g, held, t)
-			case !errors.Is(err, ErrAlreadyUsed):
+			case !errors.Is(err, authserver.ErrAlreadyUsed):
 				return nil, err
 			}
 			// Another write came first: another replica's lease, or
@@ -71,12 +74,12 @@ func (v *vault) refresh(ctx context.Context, g *Grant) (*vaultedToken, error) {
 
 // errLeaseEnded: the lease waited on ended without new tokens (its holder
 // gave up, or stopped and the lease expired); the waiter may take it.
-var errLeaseEnded = errors.New("authserver: the upstream refresh lease ended without new tokens")
+var errLeaseEnded = errors.New("upstream: the refresh lease ended without new tokens")
 
 // takeLease writes rec under the next version with a new lease and
-// returns it; [ErrAlreadyUsed] if another write came first.
-func (v *vault) takeLease(ctx context.Context, rec *UpstreamTokens) (*UpstreamTokens, error) {
-	held := cloneUpstreamTokens(rec)
+// returns it; [authserver.ErrAlreadyUsed] if another write came first.
+func (v *vault) takeLease(ctx context.Context, rec *authserver.UpstreamTokens) (*authserver.UpstreamTokens, error) {
+	held := cloneTokens(rec)
 	held.LeaseOwner, held.LeaseUntil = randomToken(16), v.now().Add(v.leaseTTL())
 	held.Version++
 	if err := v.store.SaveUpstreamTokens(ctx, held); err != nil {
@@ -88,7 +91,7 @@ func (v *vault) takeLease(ctx context.Context, rec *UpstreamTokens) (*UpstreamTo
 // awaitLease re-reads g's record every leasePoll, for about one lease at
 // most, until it holds fresh tokens (returned) or no valid lease
 // (errLeaseEnded). A lease still held after that is errVaultBusy.
-func (v *vault) awaitLease(ctx context.Context, g *Grant) (*vaultedToken, error) {
+func (v *vault) awaitLease(ctx context.Context, g *authserver.Grant) (*vaultedToken, error) {
 	timer := time.NewTimer(leasePoll)
 	defer timer.Stop()
 	for range int(v.leaseTTL()/leasePoll) + 1 {
@@ -115,8 +118,8 @@ func (v *vault) awaitLease(ctx context.Context, g *Grant) (*vaultedToken, error)
 // held's lease is valid, and stores the new tokens in place of held,
 // which ends the lease. The call to the provider ends within the upstream
 // timeout, so within the lease.
-func (v *vault) refreshHolding(ctx context.Context, g *Grant, held *UpstreamTokens, t *vaultedToken) (*vaultedToken, error) {
-	upCtx, cancel := context.WithTimeout(ctx, v.up.timeout)
+func (v *vault) refreshHolding(ctx context.Context, g *authserver.Grant, held *authserver.UpstreamTokens, t *vaultedToken) (*vaultedToken, error) {
+	upCtx, cancel := context.WithTimeout(ctx, v.up.callTimeout())
 	next, err := v.up.refresh(upCtx, t.RefreshToken)
 	cancel()
 	if err != nil {
@@ -127,7 +130,7 @@ func (v *vault) refreshHolding(ctx context.Context, g *Grant, held *UpstreamToke
 				return again, nil
 			}
 			v.log.InfoContext(ctx, "upstream refresh refused; dropping the upstream tokens", "error", truncateLog(re.Code))
-			v.drop(ctx, held.ID)
+			v.Drop(ctx, held.ID)
 			return nil, errUpstreamEnded
 		}
 		v.release(ctx, held)
@@ -135,14 +138,14 @@ func (v *vault) refreshHolding(ctx context.Context, g *Grant, held *UpstreamToke
 	}
 	// RFC 6749 §6: without a new refresh token the old one stays valid.
 	next.RefreshToken = cmp.Or(next.RefreshToken, t.RefreshToken)
-	rec := cloneUpstreamTokens(held)
+	rec := cloneTokens(held)
 	rec.LeaseOwner, rec.LeaseUntil = "", time.Time{}
 	rec.Version++
 	if err := v.sealInto(rec, next); err != nil {
 		v.release(ctx, held)
 		return nil, err
 	}
-	if err := v.store.SaveUpstreamTokens(ctx, rec); errors.Is(err, ErrAlreadyUsed) {
+	if err := v.store.SaveUpstreamTokens(ctx, rec); errors.Is(err, authserver.ErrAlreadyUsed) {
 		// The lease ended before the write (a store slower than the
 		// lease's margin) and another write came first: its tokens win.
 		v.log.WarnContext(ctx, "upstream tokens changed while this replica held the refresh lease")
@@ -162,11 +165,17 @@ func (v *vault) refreshHolding(ctx context.Context, g *Grant, held *UpstreamToke
 // release ends held's lease without new tokens, so that a waiting
 // replica tries at once; if another write came first there is nothing to
 // release, and a failed write leaves the lease to expire.
-func (v *vault) release(ctx context.Context, held *UpstreamTokens) {
-	rec := cloneUpstreamTokens(held)
+func (v *vault) release(ctx context.Context, held *authserver.UpstreamTokens) {
+	rec := cloneTokens(held)
 	rec.LeaseOwner, rec.LeaseUntil = "", time.Time{}
 	rec.Version++
-	if err := v.store.SaveUpstreamTokens(ctx, rec); err != nil && !errors.Is(err, ErrAlreadyUsed) {
+	if err := v.store.SaveUpstreamTokens(ctx, rec); err != nil && !errors.Is(err, authserver.ErrAlreadyUsed) {
 		v.log.WarnContext(ctx, "releasing the upstream refresh lease failed", "err", err)
 	}
+}
+
+func cloneTokens(t *authserver.UpstreamTokens) *authserver.UpstreamTokens {
+	d := *t
+	d.Sealed = slices.Clone(t.Sealed)
+	return &d
 }

@@ -1,33 +1,36 @@
-package authserver
+package upstream
 
 import (
 	"errors"
+	"github.com/mcpauth/mcpauth/oauthmeta"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcpauth/mcpauth/authserver"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 )
 
 // githubHarness starts an authorization server logging users in at a
 // GitHub fake through the github preset, its URLs pointed at the fake.
-func githubHarness(t *testing.T, mutate func(*Config)) (*harness, *oauthtest.GitHub) {
+func githubHarness(t *testing.T, mutate func(*testConfig)) (*harness, *oauthtest.GitHub) {
 	t.Helper()
 	g := oauthtest.NewGitHub(t)
-	h := newHarness(t, "", func(c *Config) {
-		up, err := UpstreamPreset(PresetGitHub, "")
+	h := newHarness(t, "", func(c *testConfig) {
+		p, err := Preset(PresetGitHub, "")
 		if err != nil {
 			t.Fatal(err)
 		}
+		up := fromPreset(p)
 		up.OAuth2.AuthorizationEndpoint, up.OAuth2.TokenEndpoint = g.AuthorizationURL(), g.TokenURL()
 		up.OAuth2.UserInfoEndpoint, up.OAuth2.EmailsEndpoint = g.UserURL(), g.EmailsURL()
 		up.ClientID, up.ClientSecret = g.ClientID, g.ClientSecret
-		up.Allow = AllowList{EmailDomains: []string{"example.com"}}
+		up.Allow = authserver.AllowList{EmailDomains: []string{"example.com"}}
 		up.Fetch.InsecureAllowHTTPLoopback = true
 		up.Timeout = 300 * time.Millisecond
-		c.Consent = ConsentPrompt
+		c.Consent = authserver.ConsentPrompt
 		c.Upstream = up
 		if mutate != nil {
 			mutate(c)
@@ -68,7 +71,7 @@ func TestUpstreamOAuth2Login(t *testing.T) {
 		t.Fatalf("token: %d %s", res.status, res.body)
 	}
 	_, claims := h.verifyJWT(res.tok.AccessToken)
-	if want := UpstreamSubject("https://github.com", "583231"); claims["sub"] != want {
+	if want := Subject("https://github.com", "583231"); claims["sub"] != want {
 		t.Errorf("sub = %v, want %s", claims["sub"], want)
 	}
 	// The access token went to the user-info origin only.
@@ -90,7 +93,7 @@ func TestUpstreamOAuth2Failures(t *testing.T) {
 		name   string
 		faults oauthtest.GitHubFaults
 		user   *oauthtest.GitHubUser
-		allow  *AllowList
+		allow  *authserver.AllowList
 		want   string // the error the MCP client gets; "" means a code
 		reason string // what the log says
 	}{
@@ -106,14 +109,14 @@ func TestUpstreamOAuth2Failures(t *testing.T) {
 		{name: "no emails access", user: &oauthtest.GitHubUser{ID: 7, Login: "eve", Email: "eve@example.com"}, want: "access_denied", reason: "refused by the allow-list"},
 		{name: "primary email unverified", user: &oauthtest.GitHubUser{ID: 7, Login: "eve", Emails: []oauthtest.GitHubEmail{{Email: "eve@example.com", Primary: true}}},
 			want: "access_denied", reason: "refused by the allow-list"},
-		{name: "admitted by id", user: &oauthtest.GitHubUser{ID: 7, Login: "eve"}, allow: &AllowList{Users: []string{"7"}}},
-		{name: "login is not an id", user: &oauthtest.GitHubUser{ID: 7, Login: "eve"}, allow: &AllowList{Users: []string{"eve"}},
+		{name: "admitted by id", user: &oauthtest.GitHubUser{ID: 7, Login: "eve"}, allow: &authserver.AllowList{Users: []string{"7"}}},
+		{name: "login is not an id", user: &oauthtest.GitHubUser{ID: 7, Login: "eve"}, allow: &authserver.AllowList{Users: []string{"eve"}},
 			want: "access_denied", reason: "refused by the allow-list"},
-		{name: "string id", faults: oauthtest.GitHubFaults{UserBody: `{"id":"abc"}`}, allow: &AllowList{Users: []string{"abc"}}},
+		{name: "string id", faults: oauthtest.GitHubFaults{UserBody: `{"id":"abc"}`}, allow: &authserver.AllowList{Users: []string{"abc"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h, g := githubHarness(t, func(c *Config) {
+			h, g := githubHarness(t, func(c *testConfig) {
 				if tc.allow != nil {
 					c.Upstream.Allow = *tc.allow
 				}
@@ -138,31 +141,32 @@ func TestUpstreamOAuth2Failures(t *testing.T) {
 }
 
 func TestUpstreamOAuth2ConfigErrors(t *testing.T) {
-	base := func() *UpstreamConfig {
-		c, _ := UpstreamPreset(PresetGitHub, "")
-		c.ClientID, c.Allow = "c", AllowList{AllowAnyUser: true}
+	base := func() *upstreamConfig {
+		p, _ := Preset(PresetGitHub, "")
+		c := fromPreset(p)
+		c.ClientID, c.Allow = "c", authserver.AllowList{AllowAnyUser: true}
 		return c
 	}
 	tests := []struct {
 		name   string
-		mutate func(c *UpstreamConfig)
+		mutate func(c *upstreamConfig)
 	}{
-		{"emails at another origin", func(c *UpstreamConfig) { c.OAuth2.EmailsEndpoint = "https://evil.example/user/emails" }},
-		{"no user-info endpoint", func(c *UpstreamConfig) { c.OAuth2.UserInfoEndpoint = "" }},
-		{"http token endpoint", func(c *UpstreamConfig) { c.OAuth2.TokenEndpoint = "http://github.com/login/oauth/access_token" }},
-		{"unknown auth method", func(c *UpstreamConfig) { c.OAuth2.TokenEndpointAuthMethod = "tls_client_auth" }},
-		{"no issuer", func(c *UpstreamConfig) { c.Issuer = "" }},
+		{"emails at another origin", func(c *upstreamConfig) { c.OAuth2.EmailsEndpoint = "https://evil.example/user/emails" }},
+		{"no user-info endpoint", func(c *upstreamConfig) { c.OAuth2.UserInfoEndpoint = "" }},
+		{"http token endpoint", func(c *upstreamConfig) { c.OAuth2.TokenEndpoint = "http://github.com/login/oauth/access_token" }},
+		{"unknown auth method", func(c *upstreamConfig) { c.OAuth2.TokenEndpointAuthMethod = "tls_client_auth" }},
+		{"no issuer", func(c *upstreamConfig) { c.Issuer = "" }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := Config{Issuer: "https://as.example", Upstream: base()}
+			cfg := testConfig{Config: authserver.Config{Issuer: "https://as.example"}, Upstream: base()}
 			tc.mutate(cfg.Upstream)
-			if _, err := New(cfg); !errors.Is(err, ErrConfig) {
+			if _, _, err := newServer(t, cfg); !errors.Is(err, authserver.ErrConfig) {
 				t.Fatalf("New: %v, want a ConfigError", err)
 			}
 		})
 	}
-	if _, err := New(Config{Issuer: "https://as.example", Upstream: base()}); err != nil {
+	if _, _, err := newServer(t, testConfig{Config: authserver.Config{Issuer: "https://as.example"}, Upstream: base()}); err != nil {
 		t.Fatalf("the github preset: %v", err)
 	}
 }
@@ -170,33 +174,33 @@ func TestUpstreamOAuth2ConfigErrors(t *testing.T) {
 func TestUpstreamPreset(t *testing.T) {
 	tests := []struct {
 		name, tenant string
-		want         UpstreamConfig
-		oauth2       *OAuth2Provider
+		want         upstreamConfig
+		oauth2       *OAuth2Endpoints
 		wantErr      bool
 	}{
-		{name: "github", want: UpstreamConfig{Issuer: "https://github.com", Scopes: []string{"read:user", "user:email"}},
-			oauth2: &OAuth2Provider{
+		{name: "github", want: upstreamConfig{Issuer: "https://github.com", Scopes: []string{"read:user", "user:email"}},
+			oauth2: &OAuth2Endpoints{
 				AuthorizationEndpoint: "https://github.com/login/oauth/authorize", TokenEndpoint: "https://github.com/login/oauth/access_token",
 				TokenEndpointAuthMethod: "client_secret_post", UserInfoEndpoint: "https://api.github.com/user",
 				EmailsEndpoint: "https://api.github.com/user/emails", IDField: "id", NameField: "login", EmailField: "email",
 			}},
-		{name: "google", want: UpstreamConfig{Issuer: "https://accounts.google.com"}},
-		{name: "entra", tenant: "contoso.onmicrosoft.com", want: UpstreamConfig{Issuer: "https://login.microsoftonline.com/contoso.onmicrosoft.com/v2.0"}},
-		{name: "entra", tenant: "9188040d-6c67-4c5b-b112-36a304b66dad", want: UpstreamConfig{Issuer: "https://login.microsoftonline.com/9188040d-6c67-4c5b-b112-36a304b66dad/v2.0"}},
+		{name: "google", want: upstreamConfig{Issuer: "https://accounts.google.com"}},
+		{name: "entra", tenant: "contoso.onmicrosoft.com", want: upstreamConfig{Issuer: "https://login.microsoftonline.com/contoso.onmicrosoft.com/v2.0"}},
+		{name: "entra", tenant: "9188040d-6c67-4c5b-b112-36a304b66dad", want: upstreamConfig{Issuer: "https://login.microsoftonline.com/9188040d-6c67-4c5b-b112-36a304b66dad/v2.0"}},
 		{name: "entra", wantErr: true},
 		{name: "entra", tenant: "common", wantErr: true},
 		{name: "entra", tenant: "Organizations", wantErr: true},
 		{name: "entra", tenant: "a/../b", wantErr: true},
-		{name: "https://idp.example/realms/x", want: UpstreamConfig{Issuer: "https://idp.example/realms/x"}},
+		{name: "https://idp.example/realms/x", want: upstreamConfig{Issuer: "https://idp.example/realms/x"}},
 		{name: "google", tenant: "t", wantErr: true},
 		{name: "gitlab", wantErr: true},
 		{name: "", wantErr: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name+" "+tc.tenant, func(t *testing.T) {
-			got, err := UpstreamPreset(tc.name, tc.tenant)
+			got, err := Preset(tc.name, tc.tenant)
 			if tc.wantErr {
-				if !errors.Is(err, ErrConfig) {
+				if !errors.Is(err, authserver.ErrConfig) {
 					t.Fatalf("err = %v, want a ConfigError", err)
 				}
 				return
@@ -215,11 +219,11 @@ func TestUpstreamPreset(t *testing.T) {
 // TestUpstreamAssertionAudience: a private_key_jwt assertion names the
 // OpenID provider's issuer, or a plain OAuth 2.0 provider's token endpoint.
 func TestUpstreamAssertionAudience(t *testing.T) {
-	m := &providerMetadata{Issuer: "https://github.com", TokenEndpoint: "https://github.com/login/oauth/access_token"}
-	if got := (&upstream{}).assertionAudience(m); got != m.Issuer {
+	m := &oauthmeta.AuthServerMetadata{Issuer: "https://github.com", TokenEndpoint: "https://github.com/login/oauth/access_token"}
+	if got := (&oidcProvider{}).assertionAudience(m); got != m.Issuer {
 		t.Errorf("OpenID Connect: aud %q", got)
 	}
-	if got := (&upstream{cfg: UpstreamConfig{OAuth2: &OAuth2Provider{}}}).assertionAudience(m); got != m.TokenEndpoint {
+	if got := (&oauth2Provider{}).assertionAudience(m); got != m.TokenEndpoint {
 		t.Errorf("plain OAuth 2.0: aud %q", got)
 	}
 }
