@@ -157,9 +157,9 @@ func runBin(t *testing.T, stdin string, args ...string) (int, string, string) {
 
 var firstURL = regexp.MustCompile(`listening on (http://[^\s)]+)`)
 
-// upstream is a go-sdk MCP server without any auth, the server `protect`
+// mcpUpstream is a go-sdk MCP server without any auth, the server `protect`
 // fronts. slow reports progress and waits for release (or its context).
-type upstream struct {
+type mcpUpstream struct {
 	srv      *httptest.Server
 	started  chan struct{}
 	release  chan struct{}
@@ -167,8 +167,8 @@ type upstream struct {
 	once     sync.Once
 }
 
-func newUpstream(t *testing.T) *upstream {
-	u := &upstream{started: make(chan struct{}, 4), release: make(chan struct{}), canceled: make(chan struct{}, 4)}
+func newUpstream(t *testing.T) *mcpUpstream {
+	u := &mcpUpstream{started: make(chan struct{}, 4), release: make(chan struct{}), canceled: make(chan struct{}, 4)}
 	s := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
 		return textResult(in.Message), nil, nil
@@ -199,7 +199,7 @@ func newUpstream(t *testing.T) *upstream {
 // stack is `authserver` + `protect` in front of an upstream.
 type e2eStack struct {
 	as, protect *proc
-	up          *upstream
+	up          *mcpUpstream
 	url         string
 	client      []string // flags shared by the client commands
 }
