@@ -91,7 +91,8 @@ func checkAttackTable(t *testing.T, doc string) {
 }
 
 // insecureSwitches lists the exported identifiers starting with Insecure in
-// the module's library packages (cmd/ and examples/ excluded), as
+// the library packages and in the commands' internal packages (the main
+// packages under cmd/ and examples/ excluded), as
 // "pkgpath.Type.Field" for struct fields and "pkgpath.Name" otherwise, where
 // pkgpath is the package directory relative to the module root.
 func insecureSwitches(t *testing.T) []string {
@@ -104,13 +105,13 @@ func insecureSwitches(t *testing.T) []string {
 		if d.IsDir() {
 			switch n := d.Name(); {
 			case p == moduleRoot:
-			case n == "testdata" || n == "tools" || n == "cmd" || n == "examples" || n == "vendor" || n == "node_modules" ||
+			case n == "testdata" || n == "tools" || n == "examples" || n == "vendor" || n == "node_modules" ||
 				strings.HasPrefix(n, ".") || strings.HasPrefix(n, "_"):
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") || commandMain(p) {
 			return nil
 		}
 		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.SkipObjectResolution)
@@ -167,4 +168,17 @@ func insecureIn(pkg string, decl ast.Decl) []string {
 		}
 	}
 	return out
+}
+
+// commandMain reports whether the file at p (under moduleRoot) belongs to a
+// command's own package under cmd/ rather than to a package in a
+// cmd/…/internal/ tree, whose parsers and switches are checked like the
+// library's.
+func commandMain(p string) bool {
+	rel, err := filepath.Rel(moduleRoot, filepath.Dir(p))
+	if err != nil {
+		return false
+	}
+	rel = filepath.ToSlash(rel)
+	return (rel == "cmd" || strings.HasPrefix(rel, "cmd/")) && !strings.Contains(rel+"/", "/internal/")
 }

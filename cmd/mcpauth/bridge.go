@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/client"
-	"github.com/mcpauth/mcpauth/internal/bridge"
+	"github.com/mcpauth/mcpauth/cmd/mcpauth/internal/bridge"
 )
 
 func bridgeCommand() command {

@@ -25,7 +25,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpauth/mcpauth/internal/bridge"
+	"github.com/mcpauth/mcpauth/cmd/mcpauth/internal/bridge"
 )
 
 // bridgeTee runs `mcpauth bridge args...` through bash so that a copy of

@@ -23,7 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpauth/mcpauth/client"
-	"github.com/mcpauth/mcpauth/internal/bridge"
+	"github.com/mcpauth/mcpauth/cmd/mcpauth/internal/bridge"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/resource"
 )

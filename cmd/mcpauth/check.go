@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpauth/mcpauth/internal/selfcheck"
+	"github.com/mcpauth/mcpauth/cmd/mcpauth/internal/selfcheck"
 )
 
 func checkCommand() command {

@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/mcpauth/mcpauth/internal/selfcheck"
+	"github.com/mcpauth/mcpauth/cmd/mcpauth/internal/selfcheck"
 )
 
 // An MCP endpoint that answers every request without asking for a token

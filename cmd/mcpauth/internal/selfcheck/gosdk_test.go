@@ -7,7 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpauth/mcpauth/internal/selfcheck"
+	"github.com/mcpauth/mcpauth/cmd/mcpauth/internal/selfcheck"
 )
 
 // TestGoSDKServerAcceptsRequests: the requests the check sends are valid

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpauth/mcpauth/cmd/mcpauth/internal/selfcheck"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
-	"github.com/mcpauth/mcpauth/internal/selfcheck"
 	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/resource"

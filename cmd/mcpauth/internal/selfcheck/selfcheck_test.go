@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpauth/mcpauth/cmd/mcpauth/internal/selfcheck"
 	"github.com/mcpauth/mcpauth/internal/golden"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
-	"github.com/mcpauth/mcpauth/internal/selfcheck"
 )
 
 func fixedNow() time.Time { return time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC) }

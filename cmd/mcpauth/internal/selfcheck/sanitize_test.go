@@ -8,7 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/mcpauth/mcpauth/internal/bridge"
+	"github.com/mcpauth/mcpauth/cmd/mcpauth/internal/bridge"
 )
 
 const fuzzToken = "tok-ABC.def_123"

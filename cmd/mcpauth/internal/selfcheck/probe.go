@@ -13,7 +13,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/mcpauth/mcpauth/internal/bridge"
+	"github.com/mcpauth/mcpauth/cmd/mcpauth/internal/bridge"
 	"github.com/mcpauth/mcpauth/internal/jsonx"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
