@@ -32,25 +32,30 @@ func benchServer(b *testing.B) *Server {
 	return s
 }
 
+// benchTokenRequests measures the token endpoint answering one request of
+// each body with 200, and reports tokens per second.
+func benchTokenRequests(b *testing.B, s *Server, bodies []string) {
+	b.Helper()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, tokenRequest(bodies[i]))
+		if rec.Code != http.StatusOK {
+			b.Fatalf("status %d: %s", rec.Code, rec.Body)
+		}
+	}
+	reportTokens(b)
+}
+
 func reportTokens(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
 }
 
-// tokenRequest builds a request the way net/http's server hands one to a
-// handler on a kept-alive connection (httptest.NewRequest would also parse
-// the request line through a fresh bufio.Reader, a cost of the harness).
-func tokenRequest(body string) *http.Request {
-	req, _ := http.NewRequest(http.MethodPost, "https://as.example.com/token", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.RemoteAddr = "127.0.0.1:40000"
-	return req
-}
-
-// BenchmarkTokenCodeExchange measures the token endpoint redeeming an
-// authorization code: form parsing, client lookup, PKCE, grant, code
-// redemption, refresh token, ES256 JWT, JSON response.
-func BenchmarkTokenCodeExchange(b *testing.B) {
-	s := benchServer(b)
+// codeExchangeBodies issues b.N authorization codes to the public client
+// and returns the token request body that redeems each.
+func codeExchangeBodies(b *testing.B, s *Server) []string {
+	b.Helper()
 	ctx := context.Background()
 	client, _ := s.store.Clients.Client(ctx, publicID)
 	verifier := pkce.GenerateVerifier()
@@ -68,16 +73,26 @@ func BenchmarkTokenCodeExchange(b *testing.B) {
 			"client_id": {publicID}, "redirect_uri": {publicCB}, "resource": {testResource},
 		}.Encode()
 	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := range b.N {
-		rec := httptest.NewRecorder()
-		s.ServeHTTP(rec, tokenRequest(bodies[i]))
-		if rec.Code != http.StatusOK {
-			b.Fatalf("status %d: %s", rec.Code, rec.Body)
-		}
-	}
-	reportTokens(b)
+	return bodies
+}
+
+// tokenRequest builds a request the way net/http's server hands one to a
+// handler on a kept-alive connection (httptest.NewRequest would also parse
+// the request line through a fresh bufio.Reader, a cost of the harness).
+func tokenRequest(body string) *http.Request {
+	req, _ := http.NewRequest(http.MethodPost, "https://as.example.com/token", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.RemoteAddr = "127.0.0.1:40000"
+	return req
+}
+
+// BenchmarkTokenCodeExchange measures the token endpoint redeeming an
+// authorization code: form parsing, client lookup, PKCE, grant, code
+// redemption, refresh token, ES256 JWT, JSON response.
+func BenchmarkTokenCodeExchange(b *testing.B) {
+	s := benchServer(b)
+	bodies := codeExchangeBodies(b, s)
+	benchTokenRequests(b, s, bodies)
 }
 
 // BenchmarkTokenRefresh measures the token endpoint rotating a refresh
@@ -99,25 +114,29 @@ func BenchmarkTokenRefresh(b *testing.B) {
 		}
 		bodies[i] = url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}, "client_id": {publicID}}.Encode()
 	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := range b.N {
-		rec := httptest.NewRecorder()
-		s.ServeHTTP(rec, tokenRequest(bodies[i]))
-		if rec.Code != http.StatusOK {
-			b.Fatalf("status %d: %s", rec.Code, rec.Body)
-		}
-	}
-	reportTokens(b)
+	benchTokenRequests(b, s, bodies)
 }
 
 // BenchmarkReferenceES256PlusStoreWrite is the floor the token endpoint is
 // compared with: one ES256 JWS over access-token claims with go-jose, and
 // one write to the in-memory store.
 func BenchmarkReferenceES256PlusStoreWrite(b *testing.B) {
-	s := benchServer(b)
+	reference := referenceOp(b, benchServer(b))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		reference(string(rune(i)))
+	}
+	reportTokens(b)
+}
+
+// referenceOp returns the operation the token endpoint is compared with:
+// one ES256 JWS over access-token claims with go-jose, and one write of a
+// refresh token stored under key to an in-memory store.
+func referenceOp(b *testing.B, s *Server) func(key string) {
+	b.Helper()
 	ctx := context.Background()
-	key, err := s.keys.signingKey(ctx, s.clock.Now())
+	signing, err := s.keys.signingKey(ctx, s.clock.Now())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -127,19 +146,16 @@ func BenchmarkReferenceES256PlusStoreWrite(b *testing.B) {
 	})
 	store := NewMemoryStore()
 	now := s.clock.Now()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := range b.N {
-		jws, err := key.signer.Sign(payload)
+	return func(key string) {
+		jws, err := signing.signer.Sign(payload)
 		if err != nil {
 			b.Fatal(err)
 		}
 		if _, err := jws.CompactSerialize(); err != nil {
 			b.Fatal(err)
 		}
-		_ = store.SaveRefreshToken(ctx, &RefreshToken{Key: string(rune(i)), GrantID: "g", ClientID: publicID, IssuedAt: now, ExpiresAt: now})
+		_ = store.SaveRefreshToken(ctx, &RefreshToken{Key: key, GrantID: "g", ClientID: publicID, IssuedAt: now, ExpiresAt: now})
 	}
-	reportTokens(b)
 }
 
 // BenchmarkTokenVsReference alternates one code exchange with one
@@ -148,33 +164,8 @@ func BenchmarkReferenceES256PlusStoreWrite(b *testing.B) {
 // on a shared, noisy machine, where separate benchmarks drift apart.
 func BenchmarkTokenVsReference(b *testing.B) {
 	s := benchServer(b)
-	ctx := context.Background()
-	client, _ := s.store.Clients.Client(ctx, publicID)
-	verifier := pkce.GenerateVerifier()
-	bodies := make([]string, b.N)
-	for i := range bodies {
-		code, err := s.issueCode(ctx, &authRequest{
-			client: client, redirectURI: publicCB, redirectURISent: true, challenge: pkce.Challenge(verifier),
-			scopes: []string{"mcp:read"}, resources: []string{testResource},
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		bodies[i] = url.Values{
-			"grant_type": {"authorization_code"}, "code": {code}, "code_verifier": {verifier},
-			"client_id": {publicID}, "redirect_uri": {publicCB}, "resource": {testResource},
-		}.Encode()
-	}
-	key, err := s.keys.signingKey(ctx, s.clock.Now())
-	if err != nil {
-		b.Fatal(err)
-	}
-	payload, _ := json.Marshal(accessClaims{
-		Issuer: "https://as.example.com", Subject: "u", Audience: oauthmeta.Audience{testResource},
-		ClientID: publicID, Scope: "mcp:read", IssuedAt: 1, Expires: 2, JTI: "grant.jti",
-	})
-	store := NewMemoryStore()
-	now := s.clock.Now()
+	bodies := codeExchangeBodies(b, s)
+	op := referenceOp(b, s)
 	var endpoint, reference time.Duration
 	b.ResetTimer()
 	for i := range b.N {
@@ -182,12 +173,7 @@ func BenchmarkTokenVsReference(b *testing.B) {
 		rec := httptest.NewRecorder()
 		s.ServeHTTP(rec, tokenRequest(bodies[i]))
 		t1 := time.Now()
-		jws, err := key.signer.Sign(payload)
-		if err != nil {
-			b.Fatal(err)
-		}
-		_, _ = jws.CompactSerialize()
-		_ = store.SaveRefreshToken(ctx, &RefreshToken{Key: bodies[i][:20], GrantID: "g", ClientID: publicID, IssuedAt: now, ExpiresAt: now})
+		op(bodies[i][:20])
 		t2 := time.Now()
 		endpoint += t1.Sub(t0)
 		reference += t2.Sub(t1)

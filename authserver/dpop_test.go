@@ -27,6 +27,16 @@ func withService(d *DPoPConfig) func(*Config) {
 }
 
 // newProver returns a client DPoP key on the harness clock.
+// boundTokens runs a code flow of the public client and redeems the code
+// with a proof of p, for tokens bound to p's key.
+func (h *harness) boundTokens(p *dpop.Prover) tokenResult {
+	h.t.Helper()
+	q, v := authParams(publicID, publicCB)
+	form := url.Values{"grant_type": {"authorization_code"}, "code": {h.code(q, v)}, "code_verifier": {v}, "client_id": {publicID},
+		"redirect_uri": {publicCB}}
+	return h.tokenHeader(form, "", "", h.proofHeader(p))
+}
+
 func (h *harness) newProver() *dpop.Prover {
 	h.t.Helper()
 	p, err := dpop.NewProver(dpop.ProverConfig{Now: h.clock.Now})
@@ -136,10 +146,7 @@ func TestDPoPRefreshOtherKey(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "", nil)
 	owner := h.newProver()
-	q, v := authParams(publicID, publicCB)
-	form := url.Values{"grant_type": {"authorization_code"}, "code": {h.code(q, v)}, "code_verifier": {v}, "client_id": {publicID},
-		"redirect_uri": {publicCB}}
-	first := h.tokenHeader(form, "", "", h.proofHeader(owner))
+	first := h.boundTokens(owner)
 	wantBound(t, h, first, owner.JKT())
 	rt := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {first.tok.RefreshToken}, "client_id": {publicID}}
 	thief := h.newProver()
@@ -178,10 +185,7 @@ func TestDPoPRefreshWithoutProof(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t, "", func(c *Config) { c.DPoP = tt.cfg })
 			owner := h.newProver()
-			q, v := authParams(publicID, publicCB)
-			form := url.Values{"grant_type": {"authorization_code"}, "code": {h.code(q, v)}, "code_verifier": {v}, "client_id": {publicID},
-				"redirect_uri": {publicCB}}
-			first := h.tokenHeader(form, "", "", h.proofHeader(owner))
+			first := h.boundTokens(owner)
 			wantBound(t, h, first, owner.JKT())
 			rt := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {first.tok.RefreshToken}, "client_id": {publicID}}
 			var hdr http.Header
@@ -205,10 +209,7 @@ func TestDPoPKnownBinding(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "", nil)
 	owner := h.newProver()
-	q, v := authParams(publicID, publicCB)
-	form := url.Values{"grant_type": {"authorization_code"}, "code": {h.code(q, v)}, "code_verifier": {v}, "client_id": {publicID},
-		"redirect_uri": {publicCB}}
-	rt := h.tokenHeader(form, "", "", h.proofHeader(owner)).tok.RefreshToken
+	rt := h.boundTokens(owner).tok.RefreshToken
 	pub := &Client{ID: publicID}
 	tests := []struct {
 		name   string

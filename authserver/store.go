@@ -24,7 +24,7 @@ import (
 // (package redisreplay keeps it on Redis).
 //
 // Package boltstore keeps every store in one bbolt file, package pgstore
-// in PostgreSQL, shared by replicas; authservertest.TestStorage checks an
+// in PostgreSQL, shared by replicas; storagetest.Run checks an
 // implementation against this contract.
 type Storage struct {
 	Clients       ClientStore

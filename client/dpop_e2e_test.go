@@ -161,24 +161,11 @@ func TestRFC9449AuthServerNegative(t *testing.T) {
 	tokenURL := s.issuer + "/token"
 	refresh := func(proof string) (int, *oauthmeta.Error, *oauthmeta.TokenResponse) {
 		form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tok.RefreshToken}, "client_id": {reg.ClientID}}
-		req, _ := http.NewRequest(http.MethodPost, tokenURL, strings.NewReader(form.Encode()))
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		var hdr http.Header
 		if proof != "" {
-			req.Header.Set(dpop.HeaderName, proof)
+			hdr = http.Header{dpop.HeaderName: {proof}}
 		}
-		resp, err := http.DefaultTransport.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var body json.RawMessage
-		_ = json.NewDecoder(resp.Body).Decode(&body)
-		if resp.StatusCode != http.StatusOK {
-			oe, _ := oauthmeta.ParseError(body)
-			return resp.StatusCode, oe, nil
-		}
-		tr, _ := oauthmeta.ParseTokenResponse(body)
-		return resp.StatusCode, nil, tr
+		return tokenRequest(t, tokenURL, form, hdr, "", "")
 	}
 	mint := func(key *ecdsa.PrivateKey) string {
 		p, err := prover(t, s, key).Proof(dpop.Request{Method: http.MethodPost, URL: tokenURL})

@@ -335,7 +335,19 @@ func signJWT(t *testing.T, key *oauthtest.Key, typ string, claims map[string]any
 // is set, and returns the status and the error body, if any.
 func postToken(t *testing.T, endpoint string, form url.Values, id, secret string) (int, *oauthmeta.Error) {
 	t.Helper()
+	status, oe, _ := tokenRequest(t, endpoint, form, nil, id, secret)
+	return status, oe
+}
+
+// tokenRequest POSTs form to a token endpoint with the header fields of
+// extra, and Basic credentials when id is set. It returns the status and,
+// by that, either the error body or the token response.
+func tokenRequest(t *testing.T, endpoint string, form url.Values, extra http.Header, id, secret string) (int, *oauthmeta.Error, *oauthmeta.TokenResponse) {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	for k, v := range extra {
+		req.Header[k] = v
+	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	if id != "" {
 		req.SetBasicAuth(url.QueryEscape(id), url.QueryEscape(secret))
@@ -346,11 +358,12 @@ func postToken(t *testing.T, endpoint string, form url.Values, id, secret string
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode == http.StatusOK {
-		return resp.StatusCode, nil
+	if resp.StatusCode != http.StatusOK {
+		oe, _ := oauthmeta.ParseError(body)
+		return resp.StatusCode, oe, nil
 	}
-	oe, _ := oauthmeta.ParseError(body)
-	return resp.StatusCode, oe
+	tr, _ := oauthmeta.ParseTokenResponse(body)
+	return resp.StatusCode, nil, tr
 }
 
 // wantOAuthError fails unless oe has code.

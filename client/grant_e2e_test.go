@@ -242,25 +242,14 @@ func (s *idjagSetup) exchange(t *testing.T, idt, audience string) (string, int, 
 		"subject_token": {idt}, "subject_token_type": {"urn:ietf:params:oauth:token-type:id_token"},
 		"audience": {audience}, "resource": {s.rs.url},
 	}
-	req, _ := http.NewRequest(http.MethodPost, s.idp+"/token", strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.SetBasicAuth("idp-app", "idp-secret")
-	resp, err := http.DefaultTransport.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
+	status, oe, tr := tokenRequest(t, s.idp+"/token", form, nil, "idp-app", "idp-secret")
+	if oe != nil || status != http.StatusOK {
+		return "", status, oe
 	}
-	defer resp.Body.Close()
-	var body json.RawMessage
-	_ = json.NewDecoder(resp.Body).Decode(&body)
-	if resp.StatusCode != http.StatusOK {
-		oe, _ := oauthmeta.ParseError(body)
-		return "", resp.StatusCode, oe
+	if tr == nil || tr.IssuedTokenType != oauthmeta.TokenTypeIDJAG {
+		t.Fatalf("exchange response: %+v", tr)
 	}
-	tr, err := oauthmeta.ParseTokenResponse(body)
-	if err != nil || tr.IssuedTokenType != oauthmeta.TokenTypeIDJAG {
-		t.Fatalf("exchange response: %v", err)
-	}
-	return tr.AccessToken, resp.StatusCode, nil
+	return tr.AccessToken, status, nil
 }
 
 // TestEnterpriseManagedAuthorizationEndToEnd: ID token → ID-JAG at the IdP

@@ -4,37 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/mcpauth/mcpauth/dpop"
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/replay"
 )
-
-// userStore is a replay.Store written outside the module, as a user (or a
-// shared-storage backend) would: a map, its own error wrapping
-// replay.ErrReplayed for a key seen before, and fail, when set, as the
-// answer to every use.
-type userStore struct {
-	mu   sync.Mutex
-	seen map[string]time.Time
-	fail error
-}
-
-func (s *userStore) Use(_ context.Context, key string, until time.Time) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.fail != nil {
-		return s.fail
-	}
-	if _, ok := s.seen[key]; ok {
-		return fmt.Errorf("mine: %w", replay.ErrReplayed)
-	}
-	s.seen[key] = until
-	return nil
-}
 
 // TestVerifyExternalReplayStore: a store of the caller's own, shared by two
 // verifiers (two instances of one server), refuses a proof the other
@@ -59,7 +35,7 @@ func TestVerifyExternalReplayStore(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			store := &userStore{seen: map[string]time.Time{}, fail: tt.fail}
+			store := &oauthtest.ReplayStore{Fail: tt.fail}
 			a := newEnv(t, func(c *dpop.VerifierConfig) { c.Replay = store })
 			b := newEnv(t, func(c *dpop.VerifierConfig) { c.Replay = store })
 			proof := a.proof(nil, map[string]any{"jti": "once"})
@@ -68,14 +44,14 @@ func TestVerifyExternalReplayStore(t *testing.T) {
 				if err != nil {
 					t.Fatalf("first use: %v", err)
 				}
-				if len(store.seen) != 1 {
-					t.Fatalf("the store holds %d keys after one proof, want 1", len(store.seen))
+				if store.Len() != 1 {
+					t.Fatalf("the store holds %d keys after one proof, want 1", store.Len())
 				}
 				_, err = b.v.Verify(context.Background(), proof, resourceReq())
 			}
 			if tt.wantErr == nil {
-				if err != nil || len(store.seen) != 1 {
-					t.Fatalf("Verify = %v with %d keys stored; want nil and 1", err, len(store.seen))
+				if err != nil || store.Len() != 1 {
+					t.Fatalf("Verify = %v with %d keys stored; want nil and 1", err, store.Len())
 				}
 				return
 			}

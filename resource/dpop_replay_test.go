@@ -1,40 +1,14 @@
 package resource_test
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/mcpauth/mcpauth/dpop"
+	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/keyset"
-	"github.com/mcpauth/mcpauth/replay"
 	"github.com/mcpauth/mcpauth/resource"
 )
-
-// mapReplay is a replay.Store written outside the module's internals, as a
-// user would: it reports a replay with its own error wrapping
-// replay.ErrReplayed, and fails with err when set.
-type mapReplay struct {
-	mu   sync.Mutex
-	seen map[string]time.Time
-	err  error
-}
-
-func (m *mapReplay) Use(_ context.Context, key string, until time.Time) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.err != nil {
-		return m.err
-	}
-	if _, ok := m.seen[key]; ok {
-		return fmt.Errorf("mapreplay: key %q: %w", key, replay.ErrReplayed)
-	}
-	m.seen[key] = until
-	return nil
-}
 
 // TestDPoPSharedReplayStore: two instances sharing a store of the caller's
 // own refuse a proof the other accepted with 401 invalid_dpop_proof (RFC
@@ -42,7 +16,7 @@ func (m *mapReplay) Use(_ context.Context, key string, until time.Time) error {
 // no challenge.
 func TestDPoPSharedReplayStore(t *testing.T) {
 	t.Parallel()
-	store := &mapReplay{seen: map[string]time.Time{}}
+	store := &oauthtest.ReplayStore{}
 	a := newDPoPFixture(t, resource.DPoPAllowed, func(c *resource.Config) { c.DPoP.Replay = store })
 	b := &dpopFixture{fixture: newFixture(t, func(c *resource.Config) {
 		c.DPoP = resource.DPoPConfig{Mode: resource.DPoPAllowed, VerifierConfig: dpop.VerifierConfig{Replay: store}}
@@ -52,8 +26,8 @@ func TestDPoPSharedReplayStore(t *testing.T) {
 	if rec, _ := a.serve(dpopPost("DPoP", a.bound, p)); rec.Code != 200 {
 		t.Fatalf("first instance: %d %q", rec.Code, rec.Header().Values("WWW-Authenticate"))
 	}
-	if len(store.seen) != 1 {
-		t.Fatalf("the shared store holds %d keys after one proof, want 1", len(store.seen))
+	if store.Len() != 1 {
+		t.Fatalf("the shared store holds %d keys after one proof, want 1", store.Len())
 	}
 	rec, _ := b.serve(dpopPost("DPoP", a.bound, p))
 	if rec.Code != 401 {
@@ -66,7 +40,7 @@ func TestDPoPSharedReplayStore(t *testing.T) {
 	}
 
 	down := newDPoPFixture(t, resource.DPoPAllowed, func(c *resource.Config) {
-		c.DPoP.Replay = &mapReplay{seen: map[string]time.Time{}, err: errors.New("mapreplay: storage down")}
+		c.DPoP.Replay = &oauthtest.ReplayStore{Fail: errors.New("userstore: storage down")}
 	})
 	rec, _ = down.serve(dpopPost("DPoP", down.bound, down.proof(t, down.bound)))
 	if rec.Code != 503 || rec.Header().Get("WWW-Authenticate") != "" {

@@ -55,26 +55,47 @@ func (v *Verifier) verifyJWT(ctx context.Context, raw string, now time.Time, av 
 	if !ok {
 		return errMalformedToken
 	}
+	return accept(ctx, jws, iss.keys, av, verified{
+		claims: &c.Claims, cnf: c.Confirmation, exp: exp, iat: iat, payload: payload,
+		profiled: profiled{clientID: c.ClientID, scopes: scopes},
+	})
+}
+
+// verified is what the claim checks of either path found in a token whose
+// signature is still to be checked.
+type verified struct {
+	claims   *jwtverify.Claims
+	cnf      *oauthmeta.Confirmation // nil for an unbound token
+	exp, iat time.Time
+	payload  []byte
+	profiled
+}
+
+// accept is the last step of both paths: the key lookup and the signature,
+// the dearest check, and then the TokenInfo of the token t describes.
+func accept(ctx context.Context, jws *jose.JSONWebSignature, keys keyset.Source, av *authValue, t verified) error {
 	var jkt string
-	if bound {
-		jkt = c.Confirmation.JKT
+	if t.cnf != nil {
+		jkt = t.cnf.JKT
 	}
-	if err := verifySignature(ctx, jws, iss.keys); err != nil {
+	if err := verifySignature(ctx, jws, keys); err != nil {
 		return err
 	}
-	av.bound = bound
+	c := t.claims
+	av.bound = t.cnf != nil
 	*av.info = TokenInfo{
 		Scheme:   schemeFor(jkt),
 		Issuer:   c.Issuer,
 		Subject:  c.Subject,
-		ClientID: c.ClientID,
+		ClientID: t.clientID,
+		Tenant:   t.tenant,
 		Audience: c.Audience[:len(c.Audience):len(c.Audience)],
-		Scopes:   scopes,
-		Expiry:   exp,
-		IssuedAt: iat,
+		Scopes:   t.scopes,
+		Expiry:   t.exp,
+		IssuedAt: t.iat,
 		ID:       c.ID,
 		JKT:      jkt,
-		Claims:   payload,
+		Claims:   t.payload,
 	}
 	return nil
 }
@@ -244,27 +265,7 @@ func (v *Verifier) verifyProfiled(ctx context.Context, jws *jose.JSONWebSignatur
 	if err != nil {
 		return err
 	}
-	var jkt string
-	if bound {
-		jkt = c.Confirmation.JKT
-	}
-	if err := verifySignature(ctx, jws, iss.keys); err != nil {
-		return err
-	}
-	av.bound = bound
-	*av.info = TokenInfo{
-		Scheme:   schemeFor(jkt),
-		Issuer:   c.Issuer,
-		Subject:  c.Subject,
-		ClientID: r.clientID,
-		Tenant:   r.tenant,
-		Audience: c.Audience[:len(c.Audience):len(c.Audience)],
-		Scopes:   r.scopes,
-		Expiry:   exp,
-		IssuedAt: iat,
-		ID:       c.ID,
-		JKT:      jkt,
-		Claims:   payload,
-	}
-	return nil
+	return accept(ctx, jws, iss.keys, av, verified{
+		claims: &c.Claims, cnf: c.Confirmation, exp: exp, iat: iat, payload: payload, profiled: r,
+	})
 }

@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -33,8 +34,8 @@ func ParseStaticKeys(jwks []byte) (keyset.Static, error) {
 
 // Defaults applied to zero-valued [RemoteKeysConfig] fields.
 const (
-	DefaultRefetchInterval    = remotekeys.DefaultRefetchInterval
-	DefaultMinRefreshInterval = remotekeys.DefaultMinRefreshInterval
+	DefaultRefetchInterval    = 30 * time.Second
+	DefaultMinRefreshInterval = 5 * time.Minute
 )
 
 // RemoteKeysConfig configures a [RemoteKeys].
@@ -90,8 +91,8 @@ type RemoteKeys struct{ keys *remotekeys.Set }
 // Errors wrap [ErrInvalidConfig].
 func NewRemoteKeys(cfg RemoteKeysConfig) (*RemoteKeys, error) {
 	rc := remotekeys.Config{
-		Issuer: cfg.Issuer, JWKSURI: cfg.JWKSURI, RefetchInterval: cfg.RefetchInterval,
-		MinRefreshInterval: cfg.MinRefreshInterval, Timeout: cfg.Timeout, TLSConfig: cfg.TLSConfig,
+		Issuer: cfg.Issuer, JWKSURI: cfg.JWKSURI, RefetchInterval: cmp.Or(cfg.RefetchInterval, DefaultRefetchInterval),
+		MinRefreshInterval: cmp.Or(cfg.MinRefreshInterval, DefaultMinRefreshInterval), Timeout: cfg.Timeout, TLSConfig: cfg.TLSConfig,
 		InsecureAllowHTTPLoopback: cfg.InsecureAllowHTTPLoopback, Logger: cfg.Logger, Now: cfg.Now,
 	}
 	k, err := remotekeys.New(*nethook.Set(&rc, nethook.Of(&cfg)))

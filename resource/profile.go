@@ -46,7 +46,7 @@ type Profile struct {
 	// [Config.AudienceAliases].
 	Audiences []string
 	// ScopeClaims are the claims whose values are the token's scopes, in
-	// order, each a [jwtverify.ClaimPath] written as a name ("scp"), a dotted
+	// order, each a claim path written as a name ("scp"), a dotted
 	// path ("realm_access.roles") or a JSON Pointer
 	// ("/resource_access/my.app/roles"). Each claim may be a space-separated
 	// string or an array of strings; every value must be an RFC 6749
@@ -90,7 +90,7 @@ type Profile struct {
 // RequiredClaim is a claim an issuer's access tokens always carry with one
 // of Values, compared byte for byte; the claim must be a JSON string.
 type RequiredClaim struct {
-	// Claim is a [jwtverify.ClaimPath], as in [Profile].ScopeClaims.
+	// Claim is a claim path, written as in [Profile].ScopeClaims.
 	Claim string
 	// Values are the accepted values; at least one.
 	Values []string

@@ -22,9 +22,8 @@
 // [RewriteAuthorizationResponse] and [RewriteMetadata] make other hostile
 // answers. Faults change only what the server sends, never what it checks.
 //
-// [TestStorage] checks a store against the contract of
-// [authserver.Storage]; the memory, bbolt and PostgreSQL stores all run it,
-// and so can a store of one's own.
+// Package [github.com/mcpauth/mcpauth/authserver/storagetest] checks a
+// store against the contract of [authserver.Storage].
 //
 // Everything listens on 127.0.0.1 only. Nothing here belongs in a served
 // deployment.

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"testing"
 
 	"github.com/mcpauth/mcpauth/authserver"
 )
@@ -22,9 +21,19 @@ type Server struct {
 	http *httptest.Server
 }
 
+// TB is the part of [testing.TB] that [NewServer] uses; a *testing.T, a
+// *testing.B and a *testing.F are each one. It is an interface of its own
+// so that this package does not link the testing package into the programs
+// that use [InjectFaults].
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+	Cleanup(func())
+}
+
 // NewServer starts an authorization server as [Start] does and closes it
 // when t ends; an invalid cfg or fault fails t.
-func NewServer(t testing.TB, cfg authserver.Config, faults ...Fault) *Server {
+func NewServer(t TB, cfg authserver.Config, faults ...Fault) *Server {
 	t.Helper()
 	s, err := Start(cfg, faults...)
 	if err != nil {

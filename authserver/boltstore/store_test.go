@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/mcpauth/mcpauth/authserver"
-	"github.com/mcpauth/mcpauth/authserver/authservertest"
 	"github.com/mcpauth/mcpauth/authserver/boltstore"
+	"github.com/mcpauth/mcpauth/authserver/storagetest"
 )
 
 // Compile-time checks of the optional interfaces, which the conformance
@@ -30,7 +30,7 @@ func open(t *testing.T, path string) *boltstore.Store {
 // TestStorage runs the storage conformance checks on bbolt, each group in
 // a new file.
 func TestStorage(t *testing.T) {
-	authservertest.TestStorage(t, func(t *testing.T) authserver.Storage {
+	storagetest.Run(t, func(t *testing.T) authserver.Storage {
 		return open(t, filepath.Join(t.TempDir(), "s.db")).Storage()
 	})
 }

@@ -15,7 +15,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 
 	"github.com/mcpauth/mcpauth/authserver"
-	"github.com/mcpauth/mcpauth/authserver/authservertest"
+	"github.com/mcpauth/mcpauth/authserver/storagetest"
 	"github.com/mcpauth/mcpauth/internal/testdb"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -45,7 +45,7 @@ func openTest(t testing.TB, pg *testdb.Postgres) *Store {
 // group on a new database.
 func TestStorage(t *testing.T) {
 	pg := testdb.StartPostgres(t)
-	authservertest.TestStorage(t, func(t *testing.T) authserver.Storage { return openTest(t, pg).Storage() })
+	storagetest.Run(t, func(t *testing.T) authserver.Storage { return openTest(t, pg).Storage() })
 }
 
 // newSigningKey returns a new ES256 signing key.

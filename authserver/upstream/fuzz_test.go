@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/jwa"
-	"github.com/mcpauth/mcpauth/internal/remotekeys"
+	"github.com/mcpauth/mcpauth/keyset"
 )
 
 // FuzzUpstreamIDToken feeds arbitrary ID tokens to the upstream verifier,
@@ -51,7 +51,7 @@ func (k staticKeys) Keys(_ context.Context, kid string) ([]jwa.Key, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, remotekeys.ErrUnknownKey
+		return nil, keyset.ErrUnknownKey
 	}
 	return out, nil
 }

@@ -1,13 +1,9 @@
 package main
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,23 +17,9 @@ import (
 // while the server still requires PKCE.
 func TestAuthserverInsecureFault(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stdoutR, stdoutW := io.Pipe()
-	var stderr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"authserver", "--addr", "127.0.0.1:0", "--insecure-http", "--consent", "auto",
-			"--client", "id=app,redirect=http://127.0.0.1/callback",
-			"--insecure-fault", "wrong-iss", "--insecure-fault", "omit-pkce-methods"}, stdoutW, &stderr)
-		stdoutW.Close()
-	}()
-	line, err := bufio.NewReader(stdoutR).ReadString('\n')
-	if err != nil {
-		t.Fatalf("no ready line: %v; stderr: %s", err, stderr.String())
-	}
-	go func() { _, _ = io.Copy(io.Discard, stdoutR) }()
-	issuer := strings.TrimSuffix(strings.TrimSpace(line[strings.Index(line, "(issuer ")+len("(issuer "):]), ")")
+	issuer, stop := startAuthserverIssuer(t, "--insecure-http", "--consent", "auto",
+		"--client", "id=app,redirect=http://127.0.0.1/callback",
+		"--insecure-fault", "wrong-iss", "--insecure-fault", "omit-pkce-methods")
 	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	defer hc.CloseIdleConnections()
@@ -75,13 +57,7 @@ func TestAuthserverInsecureFault(t *testing.T) {
 	if q := authorize("").Query(); q.Get("error") != "invalid_request" || q.Get("iss") != authservertest.WrongIssuer {
 		t.Fatalf("authorization without PKCE: %v", q)
 	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("exit %d; stderr: %s", code, stderr.String())
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("did not shut down")
+	if code, errOut := stop(); code != 0 {
+		t.Fatalf("exit %d; stderr: %s", code, errOut)
 	}
 }

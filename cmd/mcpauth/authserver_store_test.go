@@ -3,15 +3,19 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcpauth/mcpauth/authserver"
 	"github.com/mcpauth/mcpauth/internal/testdb"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/pkce"
@@ -51,6 +55,58 @@ func TestAuthserverDatabaseFlagErrors(t *testing.T) {
 func startAuthserver(t *testing.T, args ...string) string {
 	t.Helper()
 	return startSubcommand(t, append([]string{"authserver", "--addr", "127.0.0.1:0"}, args...)...)
+}
+
+// startAuthserverIssuer runs `mcpauth authserver --addr 127.0.0.1:0
+// args...` in-process and returns the issuer from its ready line, and stop,
+// which ends it and returns its exit code and stderr.
+func startAuthserverIssuer(t *testing.T, args ...string) (issuer string, stop func() (int, string)) {
+	t.Helper()
+	line, stopOnce := startCommand(t, append([]string{"authserver", "--addr", "127.0.0.1:0"}, args...)...)
+	stop = sync.OnceValues(stopOnce)
+	t.Cleanup(func() { stop() })
+	issuer = strings.TrimSuffix(strings.TrimSpace(line[strings.Index(line, "(issuer ")+len("(issuer "):]), ")")
+	return issuer, stop
+}
+
+// authserverConfig returns the configuration `mcpauth authserver args...`
+// builds for the listen address 127.0.0.1:9000, and the error of building
+// it or of authserver.New with it.
+func authserverConfig(t *testing.T, args []string) (authserver.Config, error) {
+	t.Helper()
+	f, err := parseAuthserverFlags(args, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := f.config(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9000}, nil)
+	if err == nil {
+		var as *authserver.Server
+		if as, err = authserver.New(cfg); err == nil {
+			_ = as.Close()
+		}
+	}
+	return cfg, err
+}
+
+// wantConfigErr fails t unless err is what want names: an
+// authserver.ErrConfig for "config", an error containing want for any
+// other text, no error for "". It reports whether there is a configuration
+// to check further (want "" and no error).
+func wantConfigErr(t *testing.T, err error, want string) bool {
+	t.Helper()
+	switch {
+	case want == "config":
+		if !errors.Is(err, authserver.ErrConfig) {
+			t.Fatalf("err = %v, want ErrConfig", err)
+		}
+	case want != "":
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("err = %v, want %q", err, want)
+		}
+	case err != nil:
+		t.Fatal(err)
+	}
+	return want == ""
 }
 
 // startSubcommand runs `mcpauth args...` in-process until the test ends

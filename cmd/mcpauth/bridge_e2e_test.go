@@ -159,9 +159,7 @@ func TestE2EBridgeGoSDK(t *testing.T) {
 // --no-client`.
 func TestE2EBridgeTypeScriptSDK(t *testing.T) {
 	t.Parallel()
-	if _, err := os.Stat(filepath.Join(interopDir, "node_modules", "@modelcontextprotocol", "client", "package.json")); err != nil {
-		t.Fatalf("%v: run `make interop-tools` first", err)
-	}
+	needInteropTools(t, "@modelcontextprotocol/client")
 	demo := startProc(t, "demo", "--no-client", "--addr-as", "127.0.0.1:0", "--addr-mcp", "127.0.0.1:0")
 	u := demoReady.FindStringSubmatch(demo.ready)[2]
 	node, err := filepath.Abs(interopNode)

@@ -3,12 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
 	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -416,19 +412,8 @@ func TestBridgeDPoP(t *testing.T) {
 	// DPoPRequired: only a DPoP-bound token with a valid proof gets through.
 	mcpURL := protectedServer(t, resource.DPoPRequired,
 		mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	keyFile := filepath.Join(dir, "dpop.pem")
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	keyFile := writeECKey(t, dir, elliptic.P256())
 	const call = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"scheme","arguments":{},"_meta":{` +
 		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},` +
 		`"io.modelcontextprotocol/clientCapabilities":{}}}}`

@@ -1,11 +1,7 @@
 package main
 
 import (
-	"errors"
-	"io"
-	"net"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -52,29 +48,8 @@ func TestDownstreamFlags(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f, err := parseAuthserverFlags(tc.args, io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg, err := f.config(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9000}, nil)
-			if err == nil {
-				var as *authserver.Server
-				if as, err = authserver.New(cfg); err == nil {
-					_ = as.Close()
-				}
-			}
-			switch {
-			case tc.wantErr == "config":
-				if !errors.Is(err, authserver.ErrConfig) {
-					t.Fatalf("err = %v, want ErrConfig", err)
-				}
-			case tc.wantErr != "":
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tc.wantErr)
-				}
-			case err != nil:
-				t.Fatal(err)
-			default:
+			cfg, err := authserverConfig(t, tc.args)
+			if wantConfigErr(t, err, tc.wantErr) {
 				tc.check(t, cfg.DownstreamAPIs)
 			}
 		})

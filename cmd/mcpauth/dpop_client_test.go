@@ -126,19 +126,8 @@ func TestLoginDPoPKeyRefused(t *testing.T) {
 	as.Update(func(o *oauthtest.ASOptions) { o.JWKSURI = as.URL + "/jwks.json" })
 	rs := startSubcommand(t, "protect", "--addr", "127.0.0.1:0", "--upstream", demoUpstream(t), "--issuer", as.URL,
 		"--insecure-http", "--dpop", "required", "--dpop-algs", "ES256", "--log-level", "warn")
-	key, err := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	der, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	keyFile := filepath.Join(dir, "dpop.pem")
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	keyFile := writeECKey(t, dir, elliptic.P384())
 	code, out, errOut := runCmd(t, "login", "--insecure-http", "--store", filepath.Join(dir, "t.json"), "--browser", "http",
 		"--dpop-key", keyFile, rs+"/mcp")
 	if code == 0 || !strings.Contains(errOut, "requires DPoP-bound tokens") || !strings.Contains(errOut, "ES384") {
@@ -149,4 +138,23 @@ func TestLoginDPoPKeyRefused(t *testing.T) {
 			t.Fatalf("authorization server hit at %s; only its metadata may be fetched", p)
 		}
 	}
+}
+
+// writeECKey writes a new ECDSA private key on curve to dir/dpop.pem, in
+// the PKCS #8 PEM form --dpop-key reads, and returns that path.
+func writeECKey(t *testing.T, dir string, curve elliptic.Curve) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(curve, rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "dpop.pem")
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -69,11 +68,7 @@ type dpopInteropProbe struct {
 // (make interop-tools); without them the test fails rather than skips.
 func TestE2EInteropTypeScriptDPoP(t *testing.T) {
 	t.Parallel()
-	for _, p := range []string{interopNode, filepath.Join(interopDir, "node_modules", "@modelcontextprotocol", "client", "package.json")} {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("%v: run `make interop-tools` first (Node 22 and the TypeScript SDK from tools/*/package-lock.json)", err)
-		}
-	}
+	needInteropTools(t, "@modelcontextprotocol/client")
 	node, err := filepath.Abs(interopNode)
 	if err != nil {
 		t.Fatal(err)

@@ -37,6 +37,18 @@ type interopReport struct {
 	TokenScope          string       `json:"tokenScope"`
 }
 
+// needInteropTools fails t unless Node 22 and the npm package pkg are
+// installed from tools/*/package-lock.json: `make e2e` installs them (make
+// interop-tools), and a test that needs them fails rather than skips.
+func needInteropTools(t *testing.T, pkg string) {
+	t.Helper()
+	for _, p := range []string{interopNode, filepath.Join(interopDir, "node_modules", filepath.FromSlash(pkg), "package.json")} {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("%v: run `make interop-tools` first (Node 22 and %s from tools/*/package-lock.json)", err, pkg)
+		}
+	}
+}
+
 // TestE2EInteropTypeScriptSDK: the official TypeScript SDK v2 client
 // (@modelcontextprotocol/client, pinned in tools/interop) registers through
 // DCR with the first challenge's scope, calls echo, gets 403
@@ -46,11 +58,7 @@ type interopReport struct {
 // fails rather than skips.
 func TestE2EInteropTypeScriptSDK(t *testing.T) {
 	t.Parallel()
-	for _, p := range []string{interopNode, filepath.Join(interopDir, "node_modules", "@modelcontextprotocol", "client", "package.json")} {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("%v: run `make interop-tools` first (Node 22 and the TypeScript SDK from tools/*/package-lock.json)", err)
-		}
-	}
+	needInteropTools(t, "@modelcontextprotocol/client")
 	demo := startProc(t, "demo", "--no-client", "--addr-as", "127.0.0.1:0", "--addr-mcp", "127.0.0.1:0")
 	m := demoReady.FindStringSubmatch(demo.ready)
 	if m == nil {

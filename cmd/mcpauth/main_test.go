@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -105,25 +103,11 @@ func TestParseClient(t *testing.T) {
 // (what SIGINT/SIGTERM do).
 func TestAuthserverServes(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stdoutR, stdoutW := io.Pipe()
-	var stderr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"authserver", "--addr", "127.0.0.1:0", "--consent", "auto", "--insecure-http",
-			"--client", "id=conformance-client,redirect=http://127.0.0.1:1/callback"}, stdoutW, &stderr)
-		stdoutW.Close()
-	}()
-	line, err := bufio.NewReader(stdoutR).ReadString('\n')
-	if err != nil {
-		t.Fatalf("no ready line: %v; stderr: %s", err, stderr.String())
+	issuer, stop := startAuthserverIssuer(t, "--consent", "auto", "--insecure-http",
+		"--client", "id=conformance-client,redirect=http://127.0.0.1:1/callback")
+	if !strings.HasPrefix(issuer, "http://127.0.0.1:") {
+		t.Fatalf("issuer %q", issuer)
 	}
-	go func() { _, _ = io.Copy(io.Discard, stdoutR) }()
-	if !strings.HasPrefix(line, "listening on http://127.0.0.1:") {
-		t.Fatalf("ready line %q", line)
-	}
-	issuer := strings.TrimSuffix(strings.TrimSpace(line[strings.Index(line, "(issuer ")+len("(issuer "):]), ")")
 	hc := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
 	resp, err := hc.Get(issuer + "/.well-known/oauth-authorization-server")
@@ -159,16 +143,11 @@ func TestAuthserverServes(t *testing.T) {
 		t.Fatalf("token: %d", resp.StatusCode)
 	}
 
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("exit %d; stderr: %s", code, stderr.String())
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("did not shut down")
+	code, errOut := stop()
+	if code != 0 {
+		t.Fatalf("exit %d; stderr: %s", code, errOut)
 	}
-	if strings.Contains(stderr.String(), loc.Query().Get("code")) {
+	if strings.Contains(errOut, loc.Query().Get("code")) {
 		t.Fatal("a code was logged")
 	}
 }

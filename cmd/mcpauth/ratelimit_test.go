@@ -1,11 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"context"
-	"errors"
-	"io"
-	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -55,29 +50,11 @@ func TestRateLimitFlags(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			f, err := parseAuthserverFlags(append([]string{"--insecure-http"}, tc.args...), io.Discard)
-			if err != nil {
-				t.Fatal(err)
+			cfg, err := authserverConfig(t, append([]string{"--insecure-http"}, tc.args...))
+			if !wantConfigErr(t, err, tc.wantErr) {
+				return
 			}
-			cfg, err := f.config(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9000}, nil)
-			if err == nil {
-				var as *authserver.Server
-				if as, err = authserver.New(cfg); err == nil {
-					_ = as.Close()
-				}
-			}
-			switch {
-			case tc.wantErr == "config":
-				if !errors.Is(err, authserver.ErrConfig) {
-					t.Fatalf("err = %v, want ErrConfig", err)
-				}
-			case tc.wantErr != "":
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tc.wantErr)
-				}
-			case err != nil:
-				t.Fatal(err)
-			case cfg.RateLimit != tc.rl || cfg.TrustedProxies.Header != tc.tp.Header || !slices.Equal(cfg.TrustedProxies.Prefixes, tc.tp.Prefixes):
+			if cfg.RateLimit != tc.rl || cfg.TrustedProxies.Header != tc.tp.Header || !slices.Equal(cfg.TrustedProxies.Prefixes, tc.tp.Prefixes) {
 				t.Fatalf("RateLimit %+v, TrustedProxies %+v; want %+v, %+v", cfg.RateLimit, cfg.TrustedProxies, tc.rl, tc.tp)
 			}
 		})
@@ -93,22 +70,8 @@ func TestRateLimitFlags(t *testing.T) {
 func TestAuthserverTrustedProxy(t *testing.T) {
 	t.Parallel()
 	direct := oauthtest.SourceDialer(t, "127.0.0.2")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stdoutR, stdoutW := io.Pipe()
-	var stderr syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"authserver", "--addr", "127.0.0.1:0", "--insecure-http",
-			"--trusted-proxy", "127.0.0.1", "--rate-per-ip", "0.001", "--rate-burst", "2"}, stdoutW, &stderr)
-		stdoutW.Close()
-	}()
-	line, err := bufio.NewReader(stdoutR).ReadString('\n')
-	if err != nil {
-		t.Fatalf("no ready line: %v; stderr: %s", err, stderr.String())
-	}
-	go func() { _, _ = io.Copy(io.Discard, stdoutR) }()
-	issuer := strings.TrimSuffix(strings.TrimSpace(line[strings.Index(line, "(issuer ")+len("(issuer "):]), ")")
+	issuer, stop := startAuthserverIssuer(t, "--insecure-http",
+		"--trusted-proxy", "127.0.0.1", "--rate-per-ip", "0.001", "--rate-burst", "2")
 	viaProxy := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{}}
 	around := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: direct.DialContext}}
 	statuses := func(hc *http.Client, xff func(i int) string, n int) []int {
@@ -137,13 +100,7 @@ func TestAuthserverTrustedProxy(t *testing.T) {
 	}
 	viaProxy.CloseIdleConnections()
 	around.CloseIdleConnections()
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("exit %d; stderr: %s", code, stderr.String())
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("did not shut down")
+	if code, errOut := stop(); code != 0 {
+		t.Fatalf("exit %d; stderr: %s", code, errOut)
 	}
 }

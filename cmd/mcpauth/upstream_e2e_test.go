@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -33,11 +32,7 @@ type oidcProvider struct {
 // one client, and waits until it serves.
 func startOIDCProvider(t *testing.T, register func(issuer string) (callback, secret string)) *oidcProvider {
 	t.Helper()
-	for _, p := range []string{interopNode, filepath.Join(interopDir, "node_modules", "oidc-provider", "package.json")} {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("%v: run `make interop-tools` first (Node 22 and oidc-provider from tools/*/package-lock.json)", err)
-		}
-	}
+	needInteropTools(t, "oidc-provider")
 	node, err := filepath.Abs(interopNode)
 	if err != nil {
 		t.Fatal(err)

@@ -180,17 +180,7 @@ func TestAllowFlagsParsedAtStart(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f, err := parseAuthserverFlags(append(slices.Clone(base), tc.args...), io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg, err := f.config(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9000}, nil)
-			if err == nil {
-				var as *authserver.Server
-				if as, err = authserver.New(cfg); err == nil {
-					_ = as.Close()
-				}
-			}
+			_, err := authserverConfig(t, append(slices.Clone(base), tc.args...))
 			if tc.ok != (err == nil) || !tc.ok && (!errors.Is(err, authserver.ErrConfig) || !strings.Contains(err.Error(), "is not a")) {
 				t.Fatalf("err = %v, want accepted %v (else a configuration error naming the entry)", err, tc.ok)
 			}

@@ -253,7 +253,7 @@ func (v *ClientAssertionVerifier) typeAccepted(typ string) bool {
 func UnverifiedClientID(assertion string) (string, error) {
 	var c jwtverify.Claims
 	if len(assertion) > DefaultMaxSize || jwtverify.UnsafeClaimsWithoutVerification(assertion, &c) != nil {
-		return "", fail(ErrMalformed, oauthmeta.CodeInvalidClient, "not a compact JWS with JSON claims")
+		return "", fail(jwtverify.ErrMalformed, oauthmeta.CodeInvalidClient, "not a compact JWS with JSON claims")
 	}
 	switch {
 	case c.Subject == "":

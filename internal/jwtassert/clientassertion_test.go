@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
+	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
+	"github.com/mcpauth/mcpauth/replay"
 )
 
 const (
@@ -55,12 +57,7 @@ func (e *caEnv) assertion(hdr, claims map[string]any) string {
 	c := oauthtest.Apply(map[string]any{
 		"iss": clientID, "sub": clientID, "aud": asIssuer, "jti": "jti-1", "iat": now, "exp": now + 60,
 	}, claims)
-	var key any = e.key
-	if k, ok := hdr["_key"]; ok {
-		key = k
-		delete(h, "_key")
-	}
-	return oauthtest.SignRaw(e.t, key, h, c)
+	return signRaw(e.t, e.key, h, c)
 }
 
 func TestClientAssertionVerifyRejects(t *testing.T) {
@@ -76,22 +73,22 @@ func TestClientAssertionVerifyRejects(t *testing.T) {
 		wantErr error
 		code    oauthmeta.ErrorCode
 	}{
-		{name: "empty", make: func(e *caEnv) string { return "" }, wantErr: jwtassert.ErrMalformed},
-		{name: "garbage", make: func(e *caEnv) string { return "a.b.c" }, wantErr: jwtassert.ErrMalformed},
-		{name: "JWE shape", make: func(e *caEnv) string { return "a.b.c.d.e" }, wantErr: jwtassert.ErrMalformed},
+		{name: "empty", make: func(e *caEnv) string { return "" }, wantErr: jwtverify.ErrMalformed},
+		{name: "garbage", make: func(e *caEnv) string { return "a.b.c" }, wantErr: jwtverify.ErrMalformed},
+		{name: "JWE shape", make: func(e *caEnv) string { return "a.b.c.d.e" }, wantErr: jwtverify.ErrMalformed},
 		{name: "too large", cfg: func(c *jwtassert.ClientAssertionVerifierConfig) { c.MaxSize = 64 },
 			make: func(e *caEnv) string { return e.assertion(nil, nil) }, wantErr: jwtassert.ErrTooLarge},
 		{name: "alg none (RS-10)", make: func(e *caEnv) string {
 			return e.assertion(map[string]any{"alg": "none", "_key": nil}, nil)
-		}, wantErr: jwtassert.ErrAlgNotAllowed},
+		}, wantErr: jwtverify.ErrAlgorithm},
 		{name: "HS256 with the public key as secret", make: func(e *caEnv) string {
 			secret, _ := json.Marshal(e.key.PublicKey.X.Bytes())
 			return e.assertion(map[string]any{"alg": "HS256", "_key": secret}, nil)
-		}, wantErr: jwtassert.ErrAlgNotAllowed},
+		}, wantErr: jwtverify.ErrAlgorithm},
 		{name: "alg outside the allowlist", cfg: func(c *jwtassert.ClientAssertionVerifierConfig) { c.Algorithms = []string{"RS256"} },
-			make: func(e *caEnv) string { return e.assertion(nil, nil) }, wantErr: jwtassert.ErrAlgNotAllowed},
+			make: func(e *caEnv) string { return e.assertion(nil, nil) }, wantErr: jwtverify.ErrAlgorithm},
 		{name: "crit header", make: func(e *caEnv) string { return e.assertion(map[string]any{"crit": []string{"x"}}, nil) },
-			wantErr: jwtassert.ErrMalformed},
+			wantErr: jwtverify.ErrMalformed},
 		{name: "typ at+jwt (RFC 8725 §3.11)", make: func(e *caEnv) string { return e.assertion(map[string]any{"typ": "at+jwt"}, nil) },
 			wantErr: jwtassert.ErrWrongType},
 		{name: "typ dpop+jwt", make: func(e *caEnv) string { return e.assertion(map[string]any{"typ": "dpop+jwt"}, nil) },
@@ -119,45 +116,45 @@ func TestClientAssertionVerifyRejects(t *testing.T) {
 		{name: "aud missing", make: func(e *caEnv) string { return e.assertion(nil, map[string]any{"aud": oauthtest.Absent{}}) },
 			wantErr: jwtassert.ErrMissingClaim},
 		{name: "aud not a string", make: func(e *caEnv) string { return e.assertion(nil, map[string]any{"aud": 42}) },
-			wantErr: jwtassert.ErrMalformed},
+			wantErr: jwtverify.ErrMalformed},
 		{name: "expired assertion", make: func(e *caEnv) string {
 			return e.assertion(nil, map[string]any{"exp": e.clk.Now().Add(-jwtassert.DefaultLeeway - time.Second).Unix()})
-		}, wantErr: jwtassert.ErrExpired},
+		}, wantErr: jwtverify.ErrExpired},
 		{name: "exp missing", make: func(e *caEnv) string { return e.assertion(nil, map[string]any{"exp": oauthtest.Absent{}}) },
-			wantErr: jwtassert.ErrMissingClaim},
+			wantErr: jwtverify.ErrMissingExpiry},
 		{name: "exp too far ahead", make: func(e *caEnv) string {
 			return e.assertion(nil, map[string]any{"exp": e.clk.Now().Add(10 * time.Minute).Unix()})
-		}, wantErr: jwtassert.ErrLifetimeTooLong},
+		}, wantErr: jwtverify.ErrLifetimeTooLong},
 		{name: "exp as string", make: func(e *caEnv) string { return e.assertion(nil, map[string]any{"exp": "soon"}) },
-			wantErr: jwtassert.ErrMalformed},
+			wantErr: jwtverify.ErrMalformed},
 		{name: "nbf in the future", make: func(e *caEnv) string {
 			return e.assertion(nil, map[string]any{"nbf": e.clk.Now().Add(time.Minute).Unix()})
-		}, wantErr: jwtassert.ErrNotYetValid},
+		}, wantErr: jwtverify.ErrNotYetValid},
 		{name: "iat in the future", make: func(e *caEnv) string {
 			return e.assertion(nil, map[string]any{"iat": e.clk.Now().Add(time.Minute).Unix()})
-		}, wantErr: jwtassert.ErrIssuedInFuture},
+		}, wantErr: jwtverify.ErrIssuedInFuture},
 		{name: "jti missing", make: func(e *caEnv) string { return e.assertion(nil, map[string]any{"jti": oauthtest.Absent{}}) },
 			wantErr: jwtassert.ErrMissingClaim},
 		{name: "signed by another key", make: func(e *caEnv) string { return e.assertion(map[string]any{"_key": other}, nil) },
-			wantErr: jwtassert.ErrBadSignature},
+			wantErr: jwtverify.ErrSignature},
 		{name: "tampered payload", make: func(e *caEnv) string {
 			parts := strings.Split(e.assertion(nil, nil), ".")
 			return parts[0] + "." + oauthtest.B64JSON(t, map[string]any{"iss": clientID, "sub": clientID, "aud": asIssuer, "jti": "x",
 				"exp": e.clk.Now().Unix() + 60}) + "." + parts[2]
-		}, wantErr: jwtassert.ErrBadSignature},
+		}, wantErr: jwtverify.ErrSignature},
 		{name: "unknown kid", make: func(e *caEnv) string { return e.assertion(map[string]any{"kid": "k2"}, nil) },
-			wantErr: jwtassert.ErrUnknownKey},
+			wantErr: jwtverify.ErrUnknownKey},
 		{name: "no key of the right type", make: func(e *caEnv) string { return e.assertion(nil, nil) },
 			keys:    func(e *caEnv) keyset.Source { return keyset.PublicKeys(&rsaKey.PublicKey) },
-			wantErr: jwtassert.ErrUnknownKey},
+			wantErr: jwtverify.ErrUnknownKey},
 		{name: "jwk header ignored (RS-10)", make: func(e *caEnv) string {
 			return e.assertion(map[string]any{"_key": other, "kid": oauthtest.Absent{}, "jwk": oauthtest.JWKMap(t, &other.PublicKey)}, nil)
-		}, wantErr: jwtassert.ErrBadSignature},
+		}, wantErr: jwtverify.ErrSignature},
 		{name: "key source down", make: func(e *caEnv) string { return e.assertion(nil, nil) },
-			keys: func(e *caEnv) keyset.Source { return failingKeys{} }, wantErr: jwtassert.ErrKeySourceUnavailable,
+			keys: func(e *caEnv) keyset.Source { return failingKeys{} }, wantErr: jwtverify.ErrKeysUnavailable,
 			code: oauthmeta.CodeTemporarilyUnavailable},
 		{name: "no key source", make: func(e *caEnv) string { return e.assertion(nil, nil) },
-			keys: func(e *caEnv) keyset.Source { return nil }, wantErr: jwtassert.ErrUnknownKey},
+			keys: func(e *caEnv) keyset.Source { return nil }, wantErr: jwtverify.ErrUnknownKey},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -201,7 +198,7 @@ func TestClientAssertionReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := e.v.Verify(ctx, a, clientID, e.keys())
-	if !errors.Is(err, jwtassert.ErrReplayed) || !errors.Is(err, &oauthmeta.Error{Code: oauthmeta.CodeInvalidClient}) {
+	if !errors.Is(err, replay.ErrReplayed) || !errors.Is(err, &oauthmeta.Error{Code: oauthmeta.CodeInvalidClient}) {
 		t.Fatalf("replayed client assertion: %v, want ErrReplayed/invalid_client", err)
 	}
 	// A new assertion with a new jti is fine.
@@ -281,8 +278,8 @@ func TestUnverifiedClientID(t *testing.T) {
 		{"valid", e.assertion(nil, nil), clientID, nil},
 		{"iss differs", e.assertion(nil, map[string]any{"iss": "x"}), "", jwtassert.ErrIssuerMismatch},
 		{"no sub", e.assertion(nil, map[string]any{"sub": oauthtest.Absent{}}), "", jwtassert.ErrMissingClaim},
-		{"garbage", "x", "", jwtassert.ErrMalformed},
-		{"bad payload", "a.!!.c", "", jwtassert.ErrMalformed},
+		{"garbage", "x", "", jwtverify.ErrMalformed},
+		{"bad payload", "a.!!.c", "", jwtverify.ErrMalformed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

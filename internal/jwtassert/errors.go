@@ -2,29 +2,27 @@ package jwtassert
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/mcpauth/mcpauth/internal/checkerr"
+	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
 // Sentinel errors, one per failed check. Every error returned by
 // [ClientAssertionVerifier.Verify] and [GrantVerifier.Verify] wraps exactly
-// one of them (errors.Is) and an [*oauthmeta.Error] (errors.As, or
-// [OAuthError]) whose code is invalid_client for client assertions (RFC 7523
-// §3.2, RFC 6749 §5.2; answer 401) and invalid_grant for authorization grants
-// (RFC 7523 §3.1; answer 400), except ErrKeySourceUnavailable and
-// ErrReplayCheckUnavailable, which are temporarily_unavailable (answer 503).
-// Descriptions name the failed check, never a claim value or the JWT.
+// one sentinel (errors.Is): one of these, one of jwtverify's (the shape,
+// algorithm, time and signature checks are jwtverify's) or
+// replay.ErrReplayed. It also wraps an [*oauthmeta.Error] (errors.As, or
+// [OAuthError]) whose code is invalid_client for client assertions (RFC
+// 7523 §3.2, RFC 6749 §5.2; answer 401) and invalid_grant for
+// authorization grants (RFC 7523 §3.1; answer 400), except
+// jwtverify.ErrKeysUnavailable and ErrReplayCheckUnavailable, which are
+// temporarily_unavailable (answer 503). Descriptions name the failed
+// check, never a claim value or the JWT.
 var (
 	// ErrTooLarge: the JWT is longer than the configured MaxSize.
 	ErrTooLarge = errors.New("jwtassert: JWT too large")
-	// ErrMalformed: not a JWS in compact serialization with a JSON object
-	// header and payload of the expected types (RFC 7523 §3 items 1–10
-	// presuppose it).
-	ErrMalformed = errors.New("jwtassert: malformed JWT")
-	// ErrAlgNotAllowed: "alg" is none, symmetric, or not in the allowlist
-	// (RFC 8725 §3.1).
-	ErrAlgNotAllowed = errors.New("jwtassert: signature algorithm not allowed")
 	// ErrWrongType: the "typ" header does not fit the kind of JWT expected
 	// (RFC 8725 §3.11): a client assertion typed as something else, an
 	// authorization grant without the profile's type.
@@ -43,29 +41,10 @@ var (
 	// ErrAudience: "aud" names none of the accepted audiences (RFC 7523 §3
 	// item 3, draft-ietf-oauth-rfc7523bis).
 	ErrAudience = errors.New("jwtassert: audience not accepted")
-	// ErrExpired: "exp" has passed, leeway included (RFC 7523 §3 item 4).
-	ErrExpired = errors.New("jwtassert: JWT expired")
-	// ErrLifetimeTooLong: "exp" lies further in the future than the maximum
-	// lifetime allows (RFC 7523 §3 item 4: "unreasonably far in the future").
-	ErrLifetimeTooLong = errors.New("jwtassert: JWT lifetime too long")
-	// ErrNotYetValid: "nbf" lies in the future, leeway included (item 5).
-	ErrNotYetValid = errors.New("jwtassert: JWT not yet valid")
-	// ErrIssuedInFuture: "iat" lies in the future, leeway included (item 6).
-	ErrIssuedInFuture = errors.New("jwtassert: JWT issued in the future")
-	// ErrReplayed: a JWT with this issuer and jti was accepted before
-	// (item 7).
-	ErrReplayed = errors.New("jwtassert: JWT replayed")
 	// ErrClientIDMismatch: an authorization grant's "client_id" is not the
 	// client that presents it (draft-ietf-oauth-identity-assertion-authz-grant
 	// §4.4.1).
 	ErrClientIDMismatch = errors.New("jwtassert: client_id does not match the authenticated client")
-	// ErrUnknownKey: no key of the issuer fits the JWT's "kid" and "alg".
-	ErrUnknownKey = errors.New("jwtassert: no matching verification key")
-	// ErrBadSignature: the signature does not verify (item 9).
-	ErrBadSignature = errors.New("jwtassert: invalid signature")
-	// ErrKeySourceUnavailable: the issuer's keys could not be obtained.
-	// Code temporarily_unavailable.
-	ErrKeySourceUnavailable = errors.New("jwtassert: verification keys unavailable")
 	// ErrReplayCheckUnavailable: the replay store could not record the jti
 	// (full or failing); the JWT is refused. Code temporarily_unavailable.
 	ErrReplayCheckUnavailable = errors.New("jwtassert: replay check unavailable")
@@ -74,10 +53,11 @@ var (
 // fail builds the error of a failed check for a JWT whose failures map to
 // code. detail must be a constant string.
 func fail(sentinel error, code oauthmeta.ErrorCode, detail string) error {
-	if sentinel == ErrKeySourceUnavailable || sentinel == ErrReplayCheckUnavailable {
+	if sentinel == jwtverify.ErrKeysUnavailable || sentinel == ErrReplayCheckUnavailable {
 		code = oauthmeta.CodeTemporarilyUnavailable
 	}
-	return checkerr.New(sentinel, code, "jwtassert: ", detail)
+	prefix, _, _ := strings.Cut(sentinel.Error(), ": ") // "jwtassert", "jwtverify", "replay"
+	return checkerr.New(sentinel, code, prefix+": ", detail)
 }
 
 // OAuthError returns the OAuth error for err: the *oauthmeta.Error it wraps,

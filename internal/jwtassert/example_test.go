@@ -14,6 +14,7 @@ import (
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
 	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
+	"github.com/mcpauth/mcpauth/replay"
 )
 
 func ExampleParsePrivateKeyPEM() {
@@ -93,7 +94,7 @@ func ExampleClientAssertionVerifier_Verify() {
 	fmt.Println(ca.ClientID, err)
 
 	_, err = verifier.Verify(context.Background(), assertion, "my-client", keys)
-	fmt.Println(errors.Is(err, jwtassert.ErrReplayed), jwtassert.OAuthError(err).Code)
+	fmt.Println(errors.Is(err, replay.ErrReplayed), jwtassert.OAuthError(err).Code)
 	// Output:
 	// my-client <nil>
 	// true invalid_client

@@ -195,7 +195,7 @@ func (v *GrantVerifier) Verify(ctx context.Context, assertion, clientID string) 
 	}
 	scope, err := oauthmeta.ParseScope(c.Scope)
 	if err != nil {
-		return nil, k.fail(ErrMalformed, "scope")
+		return nil, k.fail(jwtverify.ErrMalformed, "scope")
 	}
 	if _, err := k.verifySignature(ctx, p, keys); err != nil {
 		return nil, err

@@ -14,9 +14,11 @@ import (
 	"github.com/mcpauth/mcpauth/internal/golden"
 	"github.com/mcpauth/mcpauth/internal/jsonx"
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
+	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
+	"github.com/mcpauth/mcpauth/replay"
 )
 
 const (
@@ -80,12 +82,7 @@ func (e *grantEnv) idjag(hdr, claims map[string]any) string {
 }
 
 func (e *grantEnv) sign(h, c map[string]any) string {
-	var key any = e.key
-	if k, ok := h["_key"]; ok {
-		key = k
-		delete(h, "_key")
-	}
-	return oauthtest.SignRaw(e.t, key, h, c)
+	return signRaw(e.t, e.key, h, c)
 }
 
 func TestGrantVerifyRejects(t *testing.T) {
@@ -112,15 +109,15 @@ func TestGrantVerifyRejects(t *testing.T) {
 		}, wantErr: jwtassert.ErrAudience},
 		{name: "expired assertion", make: func(e *grantEnv) string {
 			return e.wif(nil, map[string]any{"exp": e.clk.Now().Add(-time.Minute).Unix()})
-		}, wantErr: jwtassert.ErrExpired},
+		}, wantErr: jwtverify.ErrExpired},
 		{name: "exp missing", make: func(e *grantEnv) string { return e.wif(nil, map[string]any{"exp": oauthtest.Absent{}}) },
-			wantErr: jwtassert.ErrMissingClaim},
+			wantErr: jwtverify.ErrMissingExpiry},
 		{name: "lifetime beyond an hour", make: func(e *grantEnv) string {
 			return e.wif(nil, map[string]any{"exp": e.clk.Now().Add(2 * time.Hour).Unix()})
-		}, wantErr: jwtassert.ErrLifetimeTooLong},
+		}, wantErr: jwtverify.ErrLifetimeTooLong},
 		{name: "nbf in the future", make: func(e *grantEnv) string {
 			return e.wif(nil, map[string]any{"nbf": e.clk.Now().Add(5 * time.Minute).Unix()})
-		}, wantErr: jwtassert.ErrNotYetValid},
+		}, wantErr: jwtverify.ErrNotYetValid},
 		{name: "jti missing", make: func(e *grantEnv) string { return e.wif(nil, map[string]any{"jti": oauthtest.Absent{}}) },
 			wantErr: jwtassert.ErrMissingClaim},
 		{name: "typ at+jwt", make: func(e *grantEnv) string { return e.wif(map[string]any{"typ": "at+jwt"}, nil) },
@@ -133,16 +130,16 @@ func TestGrantVerifyRejects(t *testing.T) {
 		{name: "client_id claim of another client", client: "client-a",
 			make: func(e *grantEnv) string { return e.wif(nil, map[string]any{"client_id": "client-b"}) }, wantErr: jwtassert.ErrClientIDMismatch},
 		{name: "signed by a key the issuer does not have", make: func(e *grantEnv) string { return e.wif(map[string]any{"_key": other}, nil) },
-			wantErr: jwtassert.ErrBadSignature},
+			wantErr: jwtverify.ErrSignature},
 		{name: "alg none", make: func(e *grantEnv) string { return e.wif(map[string]any{"alg": "none", "_key": nil}, nil) },
-			wantErr: jwtassert.ErrAlgNotAllowed},
+			wantErr: jwtverify.ErrAlgorithm},
 		{name: "HS256", make: func(e *grantEnv) string {
 			return e.wif(map[string]any{"alg": "HS256", "_key": []byte("0123456789abcdef0123456789abcdef")}, nil)
-		}, wantErr: jwtassert.ErrAlgNotAllowed},
+		}, wantErr: jwtverify.ErrAlgorithm},
 		{name: "invalid scope", make: func(e *grantEnv) string { return e.wif(nil, map[string]any{"scope": "a \"b\""}) },
-			wantErr: jwtassert.ErrMalformed},
+			wantErr: jwtverify.ErrMalformed},
 		{name: "resource not a string", make: func(e *grantEnv) string { return e.wif(nil, map[string]any{"resource": 7}) },
-			wantErr: jwtassert.ErrMalformed},
+			wantErr: jwtverify.ErrMalformed},
 		{name: "ID-JAG: wrong typ", profile: jwtassert.ProfileIDJAG, client: clientID,
 			make: func(e *grantEnv) string { return e.idjag(map[string]any{"typ": "JWT"}, nil) }, wantErr: jwtassert.ErrWrongType},
 		{name: "ID-JAG: untyped", profile: jwtassert.ProfileIDJAG, client: clientID,
@@ -154,7 +151,7 @@ func TestGrantVerifyRejects(t *testing.T) {
 		{name: "ID-JAG: unauthenticated presenter", profile: jwtassert.ProfileIDJAG,
 			make: func(e *grantEnv) string { return e.idjag(nil, nil) }, wantErr: jwtassert.ErrClientIDMismatch},
 		{name: "ID-JAG: iat missing", profile: jwtassert.ProfileIDJAG, client: clientID,
-			make: func(e *grantEnv) string { return e.idjag(nil, map[string]any{"iat": oauthtest.Absent{}}) }, wantErr: jwtassert.ErrMissingClaim},
+			make: func(e *grantEnv) string { return e.idjag(nil, map[string]any{"iat": oauthtest.Absent{}}) }, wantErr: jwtverify.ErrMissingIssuedAt},
 		{name: "ID-JAG: jti missing despite the insecure switch", profile: jwtassert.ProfileIDJAG, client: clientID,
 			cfg:  func(c *jwtassert.GrantVerifierConfig) { c.InsecureAllowMissingJTI = true },
 			make: func(e *grantEnv) string { return e.idjag(nil, map[string]any{"jti": oauthtest.Absent{}}) }, wantErr: jwtassert.ErrMissingClaim},
@@ -217,7 +214,7 @@ func TestGrantReplay(t *testing.T) {
 	if _, err := e.v.Verify(context.Background(), a, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.v.Verify(context.Background(), a, ""); !errors.Is(err, jwtassert.ErrReplayed) {
+	if _, err := e.v.Verify(context.Background(), a, ""); !errors.Is(err, replay.ErrReplayed) {
 		t.Fatalf("replayed grant: %v, want ErrReplayed", err)
 	}
 	// The same jti from another trusted issuer is another grant.
@@ -266,7 +263,7 @@ func TestIDJAGRoundTrip(t *testing.T) {
 	if err := jsonx.DecodeObject(g.Claims, &extra); err != nil || extra.Email != "user@example.com" {
 		t.Fatalf("Claims: %v, %+v", err, extra)
 	}
-	if _, err := v.Verify(context.Background(), jag, clientID); !errors.Is(err, jwtassert.ErrReplayed) {
+	if _, err := v.Verify(context.Background(), jag, clientID); !errors.Is(err, replay.ErrReplayed) {
 		t.Fatalf("ID-JAG presented twice: %v", err)
 	}
 }
@@ -398,9 +395,9 @@ func TestIDTokenProfile(t *testing.T) {
 		wantErr error
 	}{
 		{"with jti, still reusable", idt(map[string]any{"jti": "x"}), nil},
-		{"missing iat", idt(map[string]any{"iat": oauthtest.Absent{}}), jwtassert.ErrMissingClaim},
+		{"missing iat", idt(map[string]any{"iat": oauthtest.Absent{}}), jwtverify.ErrMissingIssuedAt},
 		{"another audience", idt(map[string]any{"aud": "other-client"}), jwtassert.ErrAudience},
-		{"expired", idt(map[string]any{"exp": now - 60}), jwtassert.ErrExpired},
+		{"expired", idt(map[string]any{"exp": now - 60}), jwtverify.ErrExpired},
 		{"untrusted issuer", idt(map[string]any{"iss": "https://evil.example"}), jwtassert.ErrUnknownIssuer},
 		{"typed as an ID-JAG", e.idjag(nil, map[string]any{"aud": "idp-client"}), jwtassert.ErrWrongType},
 	}

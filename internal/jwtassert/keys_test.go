@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/internal/jwkset"
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
+	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/keyset"
 )
@@ -123,12 +124,12 @@ func TestKeySelection(t *testing.T) {
 		{"exact kid", "a", keyset.Static{{ID: "b", Public: &decoy.PublicKey}, {ID: "a", Public: &signing.PublicKey}}, nil},
 		{"kid, key without ID", "a", keyset.Static{{Public: &signing.PublicKey}}, nil},
 		{"no kid, several keys", oauthtest.Absent{}, keyset.Static{{ID: "x", Public: &decoy.PublicKey}, {ID: "y", Public: &signing.PublicKey}}, nil},
-		{"kid of another key only", "a", keyset.Static{{ID: "b", Public: &signing.PublicKey}}, jwtassert.ErrUnknownKey},
-		{"key restricted to another alg", "a", keyset.Static{{ID: "a", Algorithm: "ES384", Public: &signing.PublicKey}}, jwtassert.ErrUnknownKey},
+		{"kid of another key only", "a", keyset.Static{{ID: "b", Public: &signing.PublicKey}}, jwtverify.ErrUnknownKey},
+		{"key restricted to another alg", "a", keyset.Static{{ID: "a", Algorithm: "ES384", Public: &signing.PublicKey}}, jwtverify.ErrUnknownKey},
 		{"key restricted to the alg", "a", keyset.Static{{ID: "a", Algorithm: "ES256", Public: &signing.PublicKey}}, nil},
 		{"right key beyond the try limit", oauthtest.Absent{}, keyset.Static{
 			{Public: &decoy.PublicKey}, {Public: &decoy.PublicKey}, {Public: &decoy.PublicKey}, {Public: &decoy.PublicKey},
-			{Public: &signing.PublicKey}}, jwtassert.ErrBadSignature},
+			{Public: &signing.PublicKey}}, jwtverify.ErrSignature},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -116,38 +116,38 @@ type parsedJWT struct {
 // authenticated yet.
 func (k *core) parse(jwt string, typeOK func(typ string) bool) (*parsedJWT, error) {
 	if jwt == "" {
-		return nil, k.fail(ErrMalformed, "empty")
+		return nil, k.fail(jwtverify.ErrMalformed, "empty")
 	}
 	if len(jwt) > k.maxSize {
 		return nil, k.fail(ErrTooLarge, "")
 	}
 	hseg, pseg, sseg, ok := jwtverify.Split(jwt)
 	if !ok {
-		return nil, k.fail(ErrMalformed, "not a compact JWS")
+		return nil, k.fail(jwtverify.ErrMalformed, "not a compact JWS")
 	}
 	var p parsedJWT
 	hdr, err := k.b64.DecodeString(hseg)
 	if err != nil || jsonx.DecodeObject(hdr, &p.hdr) != nil {
-		return nil, k.fail(ErrMalformed, "header")
+		return nil, k.fail(jwtverify.ErrMalformed, "header")
 	}
 	if !jwa.Supported(p.hdr.Alg) || !slices.Contains(k.algs, p.hdr.Alg) {
-		return nil, k.fail(ErrAlgNotAllowed, "")
+		return nil, k.fail(jwtverify.ErrAlgorithm, "")
 	}
 	if p.hdr.Crit != nil {
-		return nil, k.fail(ErrMalformed, "crit is not supported")
+		return nil, k.fail(jwtverify.ErrMalformed, "crit is not supported")
 	}
 	if _, err := k.b64.DecodeString(sseg); err != nil {
-		return nil, k.fail(ErrMalformed, "signature")
+		return nil, k.fail(jwtverify.ErrMalformed, "signature")
 	}
 	p.obj, err = jwtverify.ParseCompact(jwt, k.joseAlgs)
 	if err != nil {
-		return nil, k.fail(ErrMalformed, "not a compact JWS")
+		return nil, k.fail(jwtverify.ErrMalformed, "not a compact JWS")
 	}
 	if p.payload, err = k.b64.DecodeString(pseg); err != nil {
-		return nil, k.fail(ErrMalformed, "payload")
+		return nil, k.fail(jwtverify.ErrMalformed, "payload")
 	}
 	if err := jwtverify.DecodeClaims(p.payload, &p.claims); err != nil {
-		return nil, k.fail(ErrMalformed, "claims")
+		return nil, k.fail(jwtverify.ErrMalformed, "claims")
 	}
 	if !typeOK(p.hdr.Typ) {
 		return nil, k.fail(ErrWrongType, "")
@@ -168,27 +168,15 @@ func (k *core) checkAudience(aud oauthmeta.Audience) error {
 }
 
 // times applies RFC 7523 §3 items 4–6 with the one time rule of
-// internal/jwtverify and returns exp. requireIAT makes "iat" mandatory.
+// jwtverify and returns exp; a failure wraps that rule's sentinel.
+// requireIAT makes "iat" mandatory.
 func (k *core) times(c *wireClaims, requireIAT bool) (time.Time, error) {
 	rule := jwtverify.Times{Leeway: k.leeway, MaxLifetime: k.maxLife, RequireIssuedAt: requireIAT}
 	exp, _, err := rule.Check(&c.Claims, k.now.Now())
-	switch err {
-	case nil:
-		return exp, nil
-	case jwtverify.ErrMissingExpiry:
-		return exp, k.fail(ErrMissingClaim, "exp")
-	case jwtverify.ErrMissingIssuedAt:
-		return exp, k.fail(ErrMissingClaim, "iat")
-	case jwtverify.ErrExpired:
-		return exp, k.fail(ErrExpired, "")
-	case jwtverify.ErrLifetimeTooLong:
-		return exp, k.fail(ErrLifetimeTooLong, "")
-	case jwtverify.ErrNotYetValid:
-		return exp, k.fail(ErrNotYetValid, "")
-	case jwtverify.ErrIssuedInFuture:
-		return exp, k.fail(ErrIssuedInFuture, "")
+	if err != nil {
+		return exp, k.fail(err, "")
 	}
-	return exp, k.fail(ErrMalformed, "NumericDate out of range")
+	return exp, nil
 }
 
 // optionalDate converts a NumericDate claim that has passed times, or
@@ -202,21 +190,19 @@ func optionalDate(v *float64) time.Time {
 }
 
 // verifySignature checks the signature with keys through the one JWT
-// signature path (jwtverify.VerifySignature). It returns the key that
-// verified.
+// signature path (jwtverify.VerifySignature) and returns the key that
+// verified; a failure wraps that path's sentinel.
 func (k *core) verifySignature(ctx context.Context, p *parsedJWT, keys keyset.Source) (keyset.Key, error) {
 	key, err := jwtverify.VerifySignature(ctx, p.obj, keys)
-	switch {
-	case err == nil:
-		return key, nil
-	case keys == nil:
-		return keyset.Key{}, k.fail(ErrUnknownKey, "no key source")
-	case errors.Is(err, jwtverify.ErrUnknownKey):
-		return keyset.Key{}, k.fail(ErrUnknownKey, "")
-	case errors.Is(err, jwtverify.ErrSignature):
-		return keyset.Key{}, k.fail(ErrBadSignature, "")
+	for _, sentinel := range []error{jwtverify.ErrUnknownKey, jwtverify.ErrSignature} {
+		if errors.Is(err, sentinel) {
+			return keyset.Key{}, k.fail(sentinel, "")
+		}
 	}
-	return keyset.Key{}, k.fail(ErrKeySourceUnavailable, "")
+	if err != nil {
+		return keyset.Key{}, k.fail(jwtverify.ErrKeysUnavailable, "")
+	}
+	return key, nil
 }
 
 // useJTI records (namespace, issuer, jti) until exp plus leeway, the last
@@ -227,7 +213,7 @@ func (k *core) useJTI(ctx context.Context, ns, iss, jti string, exp time.Time) e
 	case err == nil:
 		return nil
 	case errors.Is(err, replay.ErrReplayed):
-		return k.fail(ErrReplayed, "")
+		return k.fail(replay.ErrReplayed, "")
 	default:
 		return k.fail(ErrReplayCheckUnavailable, "")
 	}

@@ -24,16 +24,9 @@ import (
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
-// Errors of [Set.Keys].
-var (
-	// ErrUnknownKey: keys are known, but none has the requested ID.
-	ErrUnknownKey = keyset.ErrUnknownKey
-	// ErrUnavailable: no keys could be obtained; it is joined with the
-	// reason the last fetch failed.
-	ErrUnavailable = keyset.ErrUnavailable
-	// ErrClosed: the Set was closed. It matches ErrUnavailable.
-	ErrClosed = fmt.Errorf("%w: remote keys closed", keyset.ErrUnavailable)
-)
+// ErrClosed is the error of [Set.Keys] after Close. It matches
+// keyset.ErrUnavailable.
+var ErrClosed = fmt.Errorf("%w: remote keys closed", keyset.ErrUnavailable)
 
 // Defaults applied to zero-valued [Config] fields.
 const (
@@ -160,8 +153,8 @@ func New(cfg Config) (*Set, error) {
 
 // Keys returns the keys with ID kid (all keys for ""). Known keys are
 // answered from memory without locking; an unknown kid causes at most one
-// fetch per RefetchInterval. Errors match [ErrUnknownKey] when keys are
-// known but none has that ID, and [ErrUnavailable] when no keys could
+// fetch per RefetchInterval. Errors match keyset.ErrUnknownKey when keys are
+// known but none has that ID, and keyset.ErrUnavailable when no keys could
 // ever be obtained; the latter also wraps the reason the last fetch failed
 // (a transport error, or the set refused by the rule of [jwkset.Parse]).
 func (k *Set) Keys(ctx context.Context, kid string) ([]jwa.Key, error) {
@@ -176,20 +169,20 @@ func (k *Set) Keys(ctx context.Context, kid string) ([]jwa.Key, error) {
 			return nil, err
 		}
 		if k.snap.Load() != nil {
-			return nil, ErrUnknownKey
+			return nil, keyset.ErrUnknownKey
 		}
 		if errors.Is(err, errRateLimited) {
 			k.mu.Lock()
 			last := k.lastErr
 			k.mu.Unlock()
-			return nil, errors.Join(ErrUnavailable, last)
+			return nil, errors.Join(keyset.ErrUnavailable, last)
 		}
-		return nil, errors.Join(ErrUnavailable, err)
+		return nil, errors.Join(keyset.ErrUnavailable, err)
 	}
 	if keys := snap.lookup(kid); len(keys) > 0 {
 		return keys, nil
 	}
-	return nil, ErrUnknownKey
+	return nil, keyset.ErrUnknownKey
 }
 
 // refetch waits for the one shared fetch, or for ctx.

@@ -1,4 +1,4 @@
-package authservertest
+package storagetest
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 	"github.com/mcpauth/mcpauth/authserver"
 )
 
-// TestStorage checks a store implementation against the contract of
+// Run checks a store implementation against the contract of
 // [authserver.Storage] and of each store interface, in subtests of t:
 // misses are [authserver.ErrNotFound]; a code redeems once and a refresh
 // token rotates once, even when many callers try at the same moment;
@@ -30,7 +30,7 @@ import (
 //
 // open returns a new, empty Storage with every field set each time it is
 // called; it closes what it opened when its t ends.
-func TestStorage(t *testing.T, open func(t *testing.T) authserver.Storage) {
+func Run(t *testing.T, open func(t *testing.T) authserver.Storage) {
 	t.Helper()
 	checked := func(t *testing.T) authserver.Storage {
 		t.Helper()
