@@ -79,6 +79,13 @@ func TestUpstreamPresetFlags(t *testing.T) {
 		{"entra", []string{"--upstream", "entra", "--upstream-tenant", "contoso.onmicrosoft.com"},
 			"https://login.microsoftonline.com/contoso.onmicrosoft.com/v2.0", "", ""},
 		{"entra without tenant", []string{"--upstream", "entra"}, "", "", "needs a tenant"},
+		{"entra multi-tenant", []string{"--upstream", "entra", "--upstream-tenant", "organizations",
+			"--upstream-allow-tenant", "72f988bf-86f1-41af-91ab-2d7cd011db47", "--upstream-allow-tenant", "0b5a1e6c-3f4d-4e2a-9c8b-7d6e5f4a3b2c"},
+			"https://login.microsoftonline.com/organizations/v2.0", "", ""},
+		{"entra multi-tenant without tenants", []string{"--upstream", "entra", "--upstream-tenant", "common"}, "", "", "--upstream-allow-tenant"},
+		{"allowed tenant for one tenant", []string{"--upstream", "entra", "--upstream-tenant", "contoso.onmicrosoft.com",
+			"--upstream-allow-tenant", "72f988bf-86f1-41af-91ab-2d7cd011db47"}, "", "", "is for --upstream entra with --upstream-tenant organizations"},
+		{"allowed tenant without upstream", []string{"--upstream-allow-tenant", "72f988bf-86f1-41af-91ab-2d7cd011db47"}, "", "", "need --upstream"},
 		{"tenant for google", []string{"--upstream", "google", "--upstream-tenant", "x"}, "", "", "only for the entra preset"},
 		{"override for OIDC", []string{"--upstream", "google", "--upstream-token-url", "https://x.example/t"}, "", "", "for --upstream github only"},
 		{"unknown preset", []string{"--upstream", "gitlab"}, "", "", "neither github"},
@@ -105,6 +112,9 @@ func TestUpstreamPresetFlags(t *testing.T) {
 			}
 			if c.Issuer != tc.wantIssuer || user != tc.wantUser || c.ClientID != "c" {
 				t.Errorf("config issuer %q, user-info %q, client %q", c.Issuer, user, c.ClientID)
+			}
+			if mt := c.MultiTenant; (mt != nil) != (tc.name == "entra multi-tenant") || mt != nil && len(mt.Tenants) != 2 {
+				t.Errorf("multi-tenant config %+v", mt)
 			}
 			if tc.name == "github overridden" && (c.OAuth2.TokenEndpoint != "http://127.0.0.1:9/t" ||
 				c.OAuth2.EmailsEndpoint != "http://127.0.0.1:9/api/user/emails" || c.OAuth2.AuthorizationEndpoint != "http://127.0.0.1:9/a") {
