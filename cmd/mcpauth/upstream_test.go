@@ -57,6 +57,19 @@ func TestUpstreamFlags(t *testing.T) {
 		t.Fatalf("config: %v %+v", err, cfg.Login)
 	}
 	closeLogin(&cfg)
+	// A multi-tenant Entra login reaches upstream.New with its tenants,
+	// whose rules refuse an entry that is not a tenant ID.
+	for tenant, wantErr := range map[string]bool{"72F988BF-86F1-41AF-91AB-2D7CD011DB47": false, "contoso.com": true} {
+		f, _ := parseAuthserverFlags([]string{"--insecure-http", "--upstream", "entra", "--upstream-tenant", "organizations",
+			"--upstream-allow-tenant", tenant, "--upstream-client-id", "c", "--allow-any-user"}, io.Discard)
+		cfg, err := f.config(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9000}, nil)
+		if (err != nil) != wantErr || err == nil && cfg.Login.Issuer() != "https://login.microsoftonline.com/organizations/v2.0" {
+			t.Errorf("--upstream-allow-tenant %s: %v", tenant, err)
+		}
+		if err == nil {
+			closeLogin(&cfg)
+		}
+	}
 }
 
 // TestUpstreamPresetFlags: --upstream github|google|entra fills the
