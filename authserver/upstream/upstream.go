@@ -10,9 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -72,6 +74,13 @@ type Config struct {
 	// exactly these are sent (GitHub: "read:user user:email"), and empty
 	// means no scope parameter.
 	Scopes []string
+	// AuthParams are extra parameters of the authorization request at the
+	// provider, sent as given (the "google" [Preset] sets
+	// access_type=offline and prompt=consent). The parameters the login
+	// sets itself (response_type, client_id, redirect_uri, state, nonce,
+	// code_challenge, code_challenge_method, scope), empty names and names
+	// or values with control characters are refused. Nil means none.
+	AuthParams map[string]string
 	// GroupsClaim is the ID token claim (with OAuth2, the user-info member)
 	// holding the user's groups (an array of strings, or one string). Empty
 	// means [DefaultGroupsClaim].
@@ -183,6 +192,9 @@ func newClient(c Config) (*client, safehttp.Options, error) {
 	case c.Timeout < 0:
 		return nil, safehttp.Options{}, configErr("Upstream.Timeout", "must not be negative")
 	}
+	if err := checkAuthParams(c.AuthParams); err != nil {
+		return nil, safehttp.Options{}, err
+	}
 	opts := safehttp.Options{
 		TLSConfig: c.TLSConfig, InsecureAllowHTTPLoopback: c.InsecureAllowHTTPLoopback,
 		Timeout: cmp.Or(c.Timeout, DefaultTimeout), MaxBytes: jwkset.MaxSize,
@@ -205,6 +217,34 @@ func newClient(c Config) (*client, safehttp.Options, error) {
 	cl := &client{assertions: assertions, cfg: c, scopes: scopes(&c), fetcher: f, now: now, timeout: opts.Timeout}
 	cl.cfg.GroupsClaim = cmp.Or(c.GroupsClaim, DefaultGroupsClaim)
 	return cl, opts, nil
+}
+
+// ownedAuthParams are the authorization request parameters the login
+// sets itself, which [Config.AuthParams] must not replace.
+var ownedAuthParams = []string{
+	"response_type", "client_id", "redirect_uri", "state", "nonce",
+	"code_challenge", "code_challenge_method", "scope",
+}
+
+// checkAuthParams refuses extra authorization parameters that would
+// replace the login's own or carry control characters.
+func checkAuthParams(params map[string]string) error {
+	for name, v := range params {
+		switch {
+		case name == "":
+			return configErr("Upstream.AuthParams", "a parameter name is empty")
+		case slices.Contains(ownedAuthParams, name):
+			return configErr("Upstream.AuthParams", fmt.Sprintf("%q is set by the login itself", name))
+		case hasControl(name) || hasControl(v):
+			return configErr("Upstream.AuthParams", fmt.Sprintf("%.60q has control characters", name))
+		}
+	}
+	return nil
+}
+
+// hasControl reports whether s has an ASCII control character or DEL.
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
 }
 
 // scopes are the scopes requested from the provider.
@@ -257,6 +297,9 @@ func (c *client) start(ctx context.Context, k kind, l *authserver.LoginRequest) 
 		return "", err
 	}
 	opts := append([]oauth2.AuthCodeOption{oauth2.S256ChallengeOption(l.Verifier)}, k.authParams(l)...)
+	for _, name := range slices.Sorted(maps.Keys(c.cfg.AuthParams)) {
+		opts = append(opts, oauth2.SetAuthURLParam(name, c.cfg.AuthParams[name]))
+	}
 	return c.oauth2Config(m, l.RedirectURI).AuthCodeURL(l.State, opts...), nil
 }
 
