@@ -71,8 +71,9 @@ type Config struct {
 	ClientKeyID string
 	// Scopes requested from the provider. For OpenID Connect "openid" is
 	// always sent, and empty means "openid email profile"; with OAuth2,
-	// exactly these are sent (GitHub: "read:user user:email"), and empty
-	// means no scope parameter.
+	// exactly these are sent (GitHub: "read:user user:email"; read:org is
+	// added with [OAuth2Endpoints.GitHubAllow]), and empty means no scope
+	// parameter.
 	Scopes []string
 	// AuthParams are extra parameters of the authorization request at the
 	// provider, sent as given (the "google" [Preset] sets
@@ -256,6 +257,9 @@ func scopes(c *Config) []string {
 		if len(requested) == 0 {
 			requested = []string{"email", "profile"}
 		}
+	}
+	if c.OAuth2 != nil && c.OAuth2.GitHubAllow != nil {
+		requested = append(slices.Clip(requested), githubOrgScope)
 	}
 	for _, s := range requested {
 		if !slices.Contains(out, s) {
