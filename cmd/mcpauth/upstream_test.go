@@ -246,3 +246,61 @@ func TestUpstreamAuthParamFlag(t *testing.T) {
 		})
 	}
 }
+
+// TestUpstreamGitHubAllowFlags: --upstream-github-org and
+// --upstream-github-team set the github membership rule, for github only.
+func TestUpstreamGitHubAllowFlags(t *testing.T) {
+	common := []string{"--upstream-client-id", "c", "--allow-any-user"}
+	tests := []struct {
+		name        string
+		args        []string
+		orgs, teams []string
+		wantErr     string
+	}{
+		{"none", []string{"--upstream", "github"}, nil, nil, ""},
+		{"orgs and teams", []string{"--upstream", "github", "--upstream-github-org", "acme", "--upstream-github-org", "Umbrella",
+			"--upstream-github-team", "acme/platform"}, []string{"acme", "Umbrella"}, []string{"acme/platform"}, ""},
+		{"not github", []string{"--upstream", "google", "--upstream-github-org", "acme"}, nil, nil, "for --upstream github only"},
+		{"bad org", []string{"--upstream", "github", "--upstream-github-org", "a\u0441me"}, nil, nil, "not a GitHub organisation login"},
+		{"bad team", []string{"--upstream", "github", "--upstream-github-team", "platform"}, nil, nil, "not org/team-slug"},
+		{"without upstream", []string{"--upstream-github-team", "acme/platform"}, nil, nil, "need --upstream"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := tc.args
+			if tc.name != "without upstream" {
+				args = append(args, common...)
+			}
+			f, err := parseAuthserverFlags(args, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := f.upstream.config(false, nil)
+			if err == nil && c != nil {
+				// upstream.New's checks, as at start.
+				var p interface{ Close() error }
+				if p, err = upstream.New(c.Config); err == nil {
+					_ = p.Close()
+				}
+			}
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.orgs == nil && tc.teams == nil {
+				if c.OAuth2.GitHubAllow != nil {
+					t.Errorf("GitHubAllow = %+v, want none", c.OAuth2.GitHubAllow)
+				}
+				return
+			}
+			if a := c.OAuth2.GitHubAllow; a == nil || !slices.Equal(a.Orgs, tc.orgs) || !slices.Equal(a.Teams, tc.teams) {
+				t.Errorf("GitHubAllow = %+v", a)
+			}
+		})
+	}
+}
