@@ -61,4 +61,15 @@ func TestUpstreamAuthParams(t *testing.T) {
 			}
 		})
 	}
+	// The caller's map is copied: changing it later changes nothing.
+	params := map[string]string{"prompt": "consent"}
+	prov, err := New(Config{Issuer: "https://idp.example", ClientID: "c", AuthParams: params})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prov.Close()
+	params["state"] = "fixed"
+	if got := prov.(*oidcProvider).cfg.AuthParams; len(got) != 1 || got["prompt"] != "consent" {
+		t.Errorf("AuthParams changed with the caller's map: %v", got)
+	}
 }

@@ -217,6 +217,7 @@ func newClient(c Config) (*client, safehttp.Options, error) {
 	}
 	cl := &client{assertions: assertions, cfg: c, scopes: scopes(&c), fetcher: f, now: now, timeout: opts.Timeout}
 	cl.cfg.GroupsClaim = cmp.Or(c.GroupsClaim, DefaultGroupsClaim)
+	cl.cfg.AuthParams = maps.Clone(c.AuthParams) // the caller's map may change later
 	return cl, opts, nil
 }
 
