@@ -86,6 +86,7 @@ func newRSEnvWith(t *testing.T, mutate func(*resource.Config)) *rsEnv {
 	}
 	e.keys = keys
 	t.Cleanup(func() { keys.Close() })
+	warmKeys(t, keys, e.clock, e.es.ID)
 	cfg := resource.Config{
 		Resource: mcpResource,
 		Issuers:  []resource.Issuer{{Issuer: e.iss.Issuer, Keys: keys}},
@@ -264,4 +265,21 @@ func (r result) errorCode() string {
 		return ""
 	}
 	return r.challenge.Value(oauthmeta.ParamError)
+}
+
+// warmKeys fetches the issuer's keys once before the test starts, so that
+// the key fetch's one-second bound (kept short for the tests of hanging
+// key endpoints) is not what a loaded machine decides a test by. A fetch
+// that fails is tried again after the refetch interval, at most three
+// times in all.
+func warmKeys(t *testing.T, keys *resource.RemoteKeys, clock *oauthtest.Clock, kid string) {
+	t.Helper()
+	var err error
+	for range 3 {
+		if _, err = keys.Keys(t.Context(), kid); err == nil {
+			return
+		}
+		clock.Advance(resource.DefaultRefetchInterval + time.Second)
+	}
+	t.Fatalf("the issuer's keys could not be fetched: %v", err)
 }

@@ -19,10 +19,10 @@ type introspection struct {
 	clock       clock.Func
 }
 
-// handleIntrospect is the RFC 7662 introspection endpoint. Callers must authenticate as a confidential client. Unknown,
-// expired and revoked tokens get {"active":false} and nothing else; an
-// access token is inactive once its grant is revoked (for example by
-// refresh token reuse or revocation).
+// handleIntrospect is the RFC 7662 introspection endpoint. Callers must
+// authenticate as a confidential client. Unknown, expired and revoked tokens
+// get {"active":false} and nothing else; an access token is inactive once its
+// grant is revoked (for example by refresh token reuse or revocation).
 func (e *introspection) handleIntrospect(w http.ResponseWriter, r *http.Request) {
 	_, token, ok := e.front.tokenRequest(w, r, true)
 	if !ok {

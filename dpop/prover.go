@@ -121,11 +121,11 @@ type proofClaims struct {
 }
 
 // Proof returns a fresh proof JWT for req, for the DPoP request header: a new
-// random jti, "htm" = req.Method, "htu" = req.URL normalized (RFC 3986, without query and fragment), "iat" =
-// now, "ath" when req.AccessToken is set and "nonce" when req.Nonce is set.
-// Never reuse a proof: a server that saw its jti refuses it. Proof does not
-// take a context because crypto.Signer offers no way to pass one; with a
-// remote signer it blocks as long as the signer does.
+// random jti, "htm" = req.Method, "htu" = req.URL normalized (RFC 3986, without
+// query and fragment), "iat" = now, "ath" when req.AccessToken is set and
+// "nonce" when req.Nonce is set. Never reuse a proof: a server that saw its jti
+// refuses it. Proof does not take a context because crypto.Signer offers no way
+// to pass one; with a remote signer it blocks as long as the signer does.
 func (p *Prover) Proof(req Request) (string, error) {
 	if !validMethod(req.Method) {
 		return "", fail(ErrInvalidRequest, "method is not an HTTP token")

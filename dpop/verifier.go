@@ -85,8 +85,9 @@ type VerifierConfig struct {
 	// NoncePeriod is the rotation period of the NonceKey nonces. Zero means
 	// [DefaultNoncePeriod]; at least one second. Only with NonceKey.
 	NoncePeriod time.Duration
-	// KeyCacheSize bounds the cache of validated proof headers (one per
-	// client key in use). Zero means 1024; negative is an error. The cache only saves work: a miss re-parses the header.
+	// KeyCacheSize bounds the cache of validated proof headers (one per client
+	// key in use). Zero means 1024; negative is an error. The cache only saves
+	// work: a miss re-parses the header.
 	KeyCacheSize int
 	// Now is the clock. Nil means time.Now.
 	Now func() time.Time

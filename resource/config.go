@@ -73,16 +73,16 @@ type Config struct {
 	// authentication. Nil allows only the resource's origin and
 	// requests without Origin.
 	AllowedOrigins []string
-	// SessionKey binds MCP session IDs to users (MCP Security Best
-	// Practices, "Session Hijacking"): the Mcp-Session-Id a client sees is
-	// the wrapped handler's ID with an HMAC-SHA256 over this resource, the
-	// token's issuer and subject (its client_id when it has no subject,
-	// the token itself when it has neither) and that ID, checked and stripped on every request, so a request
-	// with another user's session ID gets 404 and never reaches the
-	// handler. At least [MinSessionKeyBytes] bytes, secret, the same on
-	// every replica that serves the resource. Nil means a random key that
-	// New makes (crypto/rand) for this Verifier alone: sessions then do
-	// not survive a restart and are not accepted by other replicas.
+	// SessionKey binds MCP session IDs to users (MCP Security Best Practices,
+	// "Session Hijacking"): the Mcp-Session-Id a client sees is the wrapped
+	// handler's ID with an HMAC-SHA256 over this resource, the token's issuer
+	// and subject (its client_id when it has no subject, the token itself when
+	// it has neither) and that ID, checked and stripped on every request, so a
+	// request with another user's session ID gets 404 and never reaches the
+	// handler. At least [MinSessionKeyBytes] bytes, secret, the same on every
+	// replica that serves the resource. Nil means a random key that New makes
+	// (crypto/rand) for this Verifier alone: sessions then do not survive a
+	// restart and are not accepted by other replicas.
 	SessionKey []byte
 	// ResourceName is the metadata's "resource_name". Empty omits it.
 	ResourceName string

@@ -73,9 +73,10 @@ func namedMethod(m []byte) bool {
 	return false
 }
 
-// checkHeaders compares the mirrored headers with the body: when Mcp-Method, Mcp-Name or MCP-Protocol-Version is present it
-// must equal the body's value, after decoding the =?base64?…?= form.
-// Absent headers are left to the MCP handler.
+// checkHeaders compares the mirrored headers with the body: when Mcp-Method,
+// Mcp-Name or MCP-Protocol-Version is present it must equal the body's value,
+// after decoding the =?base64?…?= form. Absent headers are left to the MCP
+// handler.
 func checkHeaders(h http.Header, m *mcpMessage) error {
 	if vals, ok := h["Mcp-Method"]; ok {
 		if len(vals) != 1 || !m.hasMethod || !headerEquals(vals[0], m.method) {

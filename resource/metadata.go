@@ -49,8 +49,9 @@ func (v *Verifier) Metadata() *oauthmeta.ProtectedResourceMetadata {
 	return m
 }
 
-// MetadataHandler serves the metadata document (RFC 9728 §3.2) to GET and HEAD, with CORS for any origin (it is public), a
-// max-age of Config.MetadataTTL, and 204 to OPTIONS. Other methods get
+// MetadataHandler serves the metadata document (RFC 9728 §3.2) to GET and HEAD,
+// with CORS for any origin (it is public), a max-age of Config.MetadataTTL, and
+// 204 to OPTIONS. Other methods get
 // 405. Mount it at the path of [Verifier.MetadataURL] (see
 // [Verifier.Mount]).
 func (v *Verifier) MetadataHandler() http.Handler {

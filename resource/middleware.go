@@ -13,10 +13,11 @@ import (
 //  1. a present Origin that is not allowed gets 403; OPTIONS is
 //     answered here, never challenged and never passed on;
 //  2. the access token is taken from the Authorization header only and
-//     verified; failures get 401/400/503 with a challenge; with DPoP enabled ([DPoPConfig]), a token presented
-//     with the DPoP scheme must be bound to the key of the request's one
-//     DPoP proof, which is checked for this request (RFC 9449 §4.3, §7.1)
-//     even when the token itself comes from the verified-token cache;
+//     verified; failures get 401/400/503 with a challenge; with DPoP enabled
+//     ([DPoPConfig]), a token presented with the DPoP scheme must be bound to
+//     the key of the request's one DPoP proof, which is checked for this
+//     request (RFC 9449 §4.3, §7.1) even when the token itself comes from the
+//     verified-token cache;
 //  3. an Mcp-Session-Id not issued to the token's user gets 404, as an
 //     unknown session (MCP Security Best Practices, "Session Hijacking");
 //  4. when the policy has rules beyond its default, the JSON-RPC body is

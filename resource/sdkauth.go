@@ -84,10 +84,10 @@ const (
 	decodedClaimsOverhead = 128
 )
 
-// decodedClaims returns av's claims decoded (now: for the cache's accounting), decoding them on first use
-// (and counting them in the size of av's cache entry). The map is shared
-// by every request presenting the token: it is only ever read, and copied
-// (cloneJSON) before a handler sees it.
+// decodedClaims returns av's claims decoded (now: for the cache's accounting),
+// decoding them on first use (and counting them in the size of av's cache
+// entry). The map is shared by every request presenting the token: it is only
+// ever read, and copied (cloneJSON) before a handler sees it.
 func (av *authValue) decodedClaims(now time.Time) map[string]any {
 	if m := av.decoded.Load(); m != nil {
 		return *m

@@ -49,8 +49,9 @@ type OAuth2Endpoints struct {
 	// application/json), as GitHub requires.
 	AuthorizationEndpoint, TokenEndpoint string
 	// TokenEndpointAuthMethod is how a ClientSecret is sent:
-	// client_secret_basic (empty means this) or client_secret_post. With ClientKey it is private_key_jwt,
-	// whose assertion has the token endpoint as "aud" (RFC 7523 §3).
+	// client_secret_basic (empty means this) or client_secret_post. With
+	// ClientKey it is private_key_jwt, whose assertion has the token endpoint
+	// as "aud" (RFC 7523 §3).
 	TokenEndpointAuthMethod string
 	// UserInfoEndpoint answers a JSON object describing the user the access
 	// token belongs to (GitHub: https://api.github.com/user). Required.
