@@ -84,3 +84,60 @@ func ExampleSubject() {
 	fmt.Println(upstream.Subject("https://github.com", "583231"))
 	// Output: u-qbDapNQmdN61EzDNg5jQ2t66H1EBTXXZicZhrGO6EWE
 }
+
+// Only members of the acme organisation, or of umbrella's infra team, log
+// in at GitHub; the platform team of acme may also write.
+func ExampleGitHubAllow() {
+	c, err := upstream.Preset(upstream.PresetGitHub, "")
+	if err != nil {
+		panic(err)
+	}
+	c.ClientID, c.ClientSecret = "Iv1.0123456789abcdef", "from-a-secret-store"
+	c.OAuth2.GitHubAllow = &upstream.GitHubAllow{
+		Orgs:  []string{"acme"},
+		Teams: []string{"umbrella/infra", "acme/platform"},
+	}
+	github, err := upstream.New(*c)
+	if err != nil {
+		panic(err)
+	}
+	defer github.Close()
+	policy, err := authserver.ParseGrantPolicy([]byte(`{
+		"default": ["mcp:read"],
+		"groups": {"acme/platform": ["mcp:write"]}}`))
+	if err != nil {
+		panic(err)
+	}
+	as, err := authserver.New(authserver.Config{
+		Issuer:      "https://auth.example.com",
+		Scopes:      []string{"mcp:read", "mcp:write"},
+		Login:       github,
+		Allow:       authserver.AllowList{AllowAnyUser: true},
+		GrantPolicy: policy,
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer as.Close()
+	fmt.Println(as.UpstreamCallbackURL())
+	// Output: https://auth.example.com/upstream/callback
+}
+
+// Google returns a refresh token only for access_type=offline at the
+// consent prompt: the google preset asks for both. More parameters can be
+// added, here Google's hosted-domain hint.
+func ExampleConfig_authParams() {
+	c, err := upstream.Preset(upstream.PresetGoogle, "")
+	if err != nil {
+		panic(err)
+	}
+	c.ClientID, c.ClientSecret = "1234.apps.googleusercontent.com", "from-a-secret-store"
+	c.AuthParams["hd"] = "example.com"
+	google, err := upstream.New(*c)
+	if err != nil {
+		panic(err)
+	}
+	defer google.Close()
+	fmt.Println(c.AuthParams["access_type"], c.AuthParams["prompt"], c.AuthParams["hd"])
+	// Output: offline consent example.com
+}

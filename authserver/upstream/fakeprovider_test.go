@@ -38,6 +38,7 @@ type fakeProvider struct {
 
 	mu          sync.Mutex
 	codes       map[string]url.Values // code -> the authorization request
+	lastAuth    url.Values            // the last authorization request
 	claims      func(req url.Values) map[string]any
 	signer      *ecdsa.PrivateKey   // nil: key
 	authError   string              // sent instead of a code when set
@@ -140,6 +141,7 @@ func (p *fakeProvider) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.lastAuth = q
 	if p.page && r.URL.Path == "/authorize" {
 		// The user presses a button on the provider's own page, so the
 		// redirect to the callback starts from the provider's site.

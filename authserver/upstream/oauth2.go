@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -77,6 +78,10 @@ type OAuth2Endpoints struct {
 	// EmailVerifiedField is a user-info member that is true when the
 	// provider verified EmailField. Empty means there is none.
 	EmailVerifiedField string
+	// GitHubAllow, when set, admits only the members of these GitHub
+	// organisations or teams, and adds read:org to the scopes requested.
+	// Nil means no membership rule.
+	GitHubAllow *GitHubAllow
 }
 
 // errUserInfo is wrapped by every refusal of a user-info answer.
@@ -103,6 +108,12 @@ func checkOAuth2(p *OAuth2Endpoints, f *safehttp.Fetcher) error {
 			return configErr("Upstream.OAuth2."+name, "must be an https URL (http only to loopback with InsecureAllowHTTPLoopback)")
 		}
 	}
+	if p.GitHubAllow != nil {
+		if err := p.GitHubAllow.check(); err != nil {
+			return err
+		}
+		p.GitHubAllow = &GitHubAllow{Orgs: slices.Clone(p.GitHubAllow.Orgs), Teams: slices.Clone(p.GitHubAllow.Teams)}
+	}
 	if p.EmailsEndpoint != "" {
 		a, _ := url.Parse(p.UserInfoEndpoint)
 		b, _ := url.Parse(p.EmailsEndpoint)
@@ -120,6 +131,9 @@ type oauth2Provider struct {
 	endpoints       *OAuth2Endpoints
 	meta            *oauthmeta.AuthServerMetadata
 	userInfoFetcher *safehttp.Fetcher
+	// membersFetcher reads GitHub's membership pages (1 MiB cap, no
+	// redirects); nil without GitHubAllow.
+	membersFetcher *safehttp.Fetcher
 }
 
 // newOAuth2 validates the plain OAuth 2.0 provider and sets up what its
@@ -134,9 +148,13 @@ func newOAuth2(c *client, opts safehttp.Options) (*oauth2Provider, error) {
 	hc := *c.fetcher.Client()
 	hc.Transport = acceptJSONTransport{base: hc.Transport}
 	c.tokenClient = &hc
+	u := &oauth2Provider{client: c, endpoints: &p, meta: oauth2Metadata(c.cfg.Issuer, &p)}
+	if p.GitHubAllow != nil {
+		u.membersFetcher = safehttp.New(membersFetcherOptions(opts))
+	}
 	opts.MaxBytes, opts.MaxRedirects = maxUserInfoBytes, 0
-	return &oauth2Provider{client: c, endpoints: &p, meta: oauth2Metadata(c.cfg.Issuer, &p),
-		userInfoFetcher: safehttp.New(opts)}, nil
+	u.userInfoFetcher = safehttp.New(opts)
+	return u, nil
 }
 
 // Issuer implements [authserver.Login]: the configured name of the
@@ -207,7 +225,14 @@ func (u *oauth2Provider) identity(ctx context.Context, tok *oauth2.Token, _ stri
 	if tt := tok.TokenType; tt != "" && !ascii.EqualFold(tt, "bearer") {
 		return nil, fmt.Errorf("%w: token_type %.20q is not Bearer", errUserInfo, tt)
 	}
-	return u.userInfo(ctx, tok.AccessToken)
+	id, err := u.userInfo(ctx, tok.AccessToken)
+	if err != nil || u.endpoints.GitHubAllow == nil {
+		return id, err
+	}
+	if err := u.githubMembers(ctx, tok, id); err != nil {
+		return nil, err
+	}
+	return id, nil
 }
 
 // userInfo reads the user from the user-info endpoint and, when

@@ -3,6 +3,7 @@ package upstream
 import (
 	"errors"
 	"github.com/mcpauth/mcpauth/oauthmeta"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -184,7 +185,8 @@ func TestUpstreamPreset(t *testing.T) {
 				TokenEndpointAuthMethod: "client_secret_post", UserInfoEndpoint: "https://api.github.com/user",
 				EmailsEndpoint: "https://api.github.com/user/emails", IDField: "id", NameField: "login", EmailField: "email",
 			}},
-		{name: "google", want: upstreamConfig{Issuer: "https://accounts.google.com"}},
+		{name: "google", want: upstreamConfig{Issuer: "https://accounts.google.com",
+			AuthParams: map[string]string{"access_type": "offline", "prompt": "consent"}}},
 		{name: "entra", tenant: "contoso.onmicrosoft.com", want: upstreamConfig{Issuer: "https://login.microsoftonline.com/contoso.onmicrosoft.com/v2.0"}},
 		{name: "entra", tenant: "9188040d-6c67-4c5b-b112-36a304b66dad", want: upstreamConfig{Issuer: "https://login.microsoftonline.com/9188040d-6c67-4c5b-b112-36a304b66dad/v2.0"}},
 		{name: "entra", wantErr: true},
@@ -209,6 +211,7 @@ func TestUpstreamPreset(t *testing.T) {
 				t.Fatal(err)
 			}
 			if got.Issuer != tc.want.Issuer || !slices.Equal(got.Scopes, tc.want.Scopes) || got.ClientID != "" ||
+				!maps.Equal(got.AuthParams, tc.want.AuthParams) ||
 				(got.OAuth2 == nil) != (tc.oauth2 == nil) || (tc.oauth2 != nil && *got.OAuth2 != *tc.oauth2) {
 				t.Errorf("UpstreamPreset = %+v (OAuth2 %+v)", got, got.OAuth2)
 			}

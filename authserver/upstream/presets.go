@@ -34,7 +34,13 @@ var entraTenant = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z
 //     "id", name "login") and the primary email from
 //     https://api.github.com/user/emails, scopes "read:user user:email",
 //     Issuer "https://github.com". GitHub has no groups claim.
-//   - "google": OpenID Connect, issuer https://accounts.google.com.
+//   - "google": OpenID Connect, issuer https://accounts.google.com, with
+//     [Config.AuthParams] access_type=offline and prompt=consent: Google
+//     returns a refresh token only for access_type=offline, and only at
+//     the consent prompt, so without them the token vault could not
+//     refresh the user's token ("Authentication URI parameters" and
+//     "Refresh tokens" in Google's OpenID Connect documentation,
+//     https://developers.google.com/identity/openid-connect/openid-connect).
 //   - "entra": OpenID Connect, issuer
 //     https://login.microsoftonline.com/TENANT/v2.0 with tenant (a
 //     directory ID or domain; required, and not "consumers"). Entra ID
@@ -69,7 +75,8 @@ func Preset(name, tenant string) (*Config, error) {
 			},
 		}, nil
 	case PresetGoogle:
-		return &Config{Issuer: "https://accounts.google.com"}, nil
+		return &Config{Issuer: "https://accounts.google.com",
+			AuthParams: map[string]string{"access_type": "offline", "prompt": "consent"}}, nil
 	case PresetEntra:
 		switch ascii.ToLower(tenant) {
 		case "":

@@ -10,9 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -75,9 +77,17 @@ type Config struct {
 	ClientKeyID string
 	// Scopes requested from the provider. For OpenID Connect "openid" is
 	// always sent, and empty means "openid email profile"; with OAuth2,
-	// exactly these are sent (GitHub: "read:user user:email"), and empty
-	// means no scope parameter.
+	// exactly these are sent (GitHub: "read:user user:email"; read:org is
+	// added with [OAuth2Endpoints.GitHubAllow]), and empty means no scope
+	// parameter.
 	Scopes []string
+	// AuthParams are extra parameters of the authorization request at the
+	// provider, sent as given (the "google" [Preset] sets
+	// access_type=offline and prompt=consent). The parameters the login
+	// sets itself (response_type, client_id, redirect_uri, state, nonce,
+	// code_challenge, code_challenge_method, scope), empty names and names
+	// or values with control characters are refused. Nil means none.
+	AuthParams map[string]string
 	// GroupsClaim is the ID token claim (with OAuth2, the user-info member)
 	// holding the user's groups (an array of strings, or one string). Empty
 	// means [DefaultGroupsClaim].
@@ -191,6 +201,9 @@ func newClient(c Config) (*client, safehttp.Options, error) {
 	case c.Timeout < 0:
 		return nil, safehttp.Options{}, configErr("Upstream.Timeout", "must not be negative")
 	}
+	if err := checkAuthParams(c.AuthParams); err != nil {
+		return nil, safehttp.Options{}, err
+	}
 	opts := safehttp.Options{
 		TLSConfig: c.TLSConfig, InsecureAllowHTTPLoopback: c.InsecureAllowHTTPLoopback,
 		Timeout: cmp.Or(c.Timeout, DefaultTimeout), MaxBytes: jwkset.MaxSize,
@@ -219,7 +232,36 @@ func newClient(c Config) (*client, safehttp.Options, error) {
 	}
 	cl := &client{assertions: assertions, tenants: tenants, cfg: c, scopes: scopes(&c), fetcher: f, now: now, timeout: opts.Timeout}
 	cl.cfg.GroupsClaim = cmp.Or(c.GroupsClaim, DefaultGroupsClaim)
+	cl.cfg.AuthParams = maps.Clone(c.AuthParams) // the caller's map may change later
 	return cl, opts, nil
+}
+
+// ownedAuthParams are the authorization request parameters the login
+// sets itself, which [Config.AuthParams] must not replace.
+var ownedAuthParams = []string{
+	"response_type", "client_id", "redirect_uri", "state", "nonce",
+	"code_challenge", "code_challenge_method", "scope",
+}
+
+// checkAuthParams refuses extra authorization parameters that would
+// replace the login's own or carry control characters.
+func checkAuthParams(params map[string]string) error {
+	for name, v := range params {
+		switch {
+		case name == "":
+			return configErr("Upstream.AuthParams", "a parameter name is empty")
+		case slices.Contains(ownedAuthParams, name):
+			return configErr("Upstream.AuthParams", fmt.Sprintf("%q is set by the login itself", name))
+		case hasControl(name) || hasControl(v):
+			return configErr("Upstream.AuthParams", fmt.Sprintf("%.60q has control characters", name))
+		}
+	}
+	return nil
+}
+
+// hasControl reports whether s has an ASCII control character or DEL.
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
 }
 
 // scopes are the scopes requested from the provider.
@@ -231,6 +273,9 @@ func scopes(c *Config) []string {
 		if len(requested) == 0 {
 			requested = []string{"email", "profile"}
 		}
+	}
+	if c.OAuth2 != nil && c.OAuth2.GitHubAllow != nil {
+		requested = append(slices.Clip(requested), githubOrgScope)
 	}
 	for _, s := range requested {
 		if !slices.Contains(out, s) {
@@ -272,6 +317,9 @@ func (c *client) start(ctx context.Context, k kind, l *authserver.LoginRequest) 
 		return "", err
 	}
 	opts := append([]oauth2.AuthCodeOption{oauth2.S256ChallengeOption(l.Verifier)}, k.authParams(l)...)
+	for _, name := range slices.Sorted(maps.Keys(c.cfg.AuthParams)) {
+		opts = append(opts, oauth2.SetAuthURLParam(name, c.cfg.AuthParams[name]))
+	}
 	return c.oauth2Config(m, l.RedirectURI).AuthCodeURL(l.State, opts...), nil
 }
 

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
+	"strings"
 
 	"github.com/mcpauth/mcpauth/authserver"
 	"github.com/mcpauth/mcpauth/authserver/upstream"
@@ -30,6 +32,7 @@ type upstreamFlags struct {
 	authURL, tokenURL, userInfoURL, emailsURL           string
 	grantPolicy                                         string
 	allowDomains, allowUsers, allowGroups               listFlag
+	authParams, githubOrgs, githubTeams                 listFlag
 	allowTenants                                        listFlag
 	allowAnyUser, allowUnverifiedEmail                  bool
 }
@@ -42,6 +45,9 @@ func (u *upstreamFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&u.tokenURL, "upstream-token-url", "", "with --upstream github: use this token endpoint `URL` instead of GitHub's")
 	fs.StringVar(&u.userInfoURL, "upstream-userinfo-url", "", "with --upstream github: use this user-info `URL` instead of https://api.github.com/user")
 	fs.StringVar(&u.emailsURL, "upstream-emails-url", "", "with --upstream github: use this `URL` instead of https://api.github.com/user/emails (same origin as the user-info URL)")
+	fs.Var(&u.authParams, "upstream-auth-param", "send `NAME=VALUE` on the authorization request at the --upstream provider, replacing a preset's value of NAME (repeatable; google sets access_type=offline and prompt=consent); the login's own parameters (state, scope, redirect_uri...) are refused")
+	fs.Var(&u.githubOrgs, "upstream-github-org", "with --upstream github: admit only members of this organisation `LOGIN` (or of a --upstream-github-team), checked at each login, asking for read:org (repeatable)")
+	fs.Var(&u.githubTeams, "upstream-github-team", "with --upstream github: admit only members of this team, `ORG/TEAM-SLUG` (or of a --upstream-github-org), checked at each login, asking for read:org (repeatable)")
 	fs.StringVar(&u.grantPolicy, "grant-policy", "", "with --upstream: which MCP scopes each user, group or email domain may obtain, from this JSON `FILE` (see README, \"Production login with your identity provider\")")
 	fs.StringVar(&u.clientID, "upstream-client-id", "", "this server's client_id at the --upstream provider")
 	fs.StringVar(&u.clientSecret, "upstream-client-secret", "", "this server's client secret at the --upstream provider, as `env:VAR` (never on the command line); omit for a public client")
@@ -62,7 +68,7 @@ func (u *upstreamFlags) config(insecureHTTP bool, getenv func(string) string) (*
 	if u.issuer == "" {
 		if u.clientID != "" || u.clientSecret != "" || u.clientKeyFile != "" || u.tenant != "" || u.grantPolicy != "" ||
 			len(u.allowTenants) > 0 ||
-			u.authURL+u.tokenURL+u.userInfoURL+u.emailsURL != "" ||
+			u.authURL+u.tokenURL+u.userInfoURL+u.emailsURL != "" || len(u.authParams)+len(u.githubOrgs)+len(u.githubTeams) > 0 ||
 			len(u.allowDomains)+len(u.allowUsers)+len(u.allowGroups) > 0 || u.allowAnyUser {
 			return nil, errors.New("the --upstream-*, --grant-policy and --allow-* flags need --upstream")
 		}
@@ -83,6 +89,15 @@ func (u *upstreamFlags) config(insecureHTTP bool, getenv func(string) string) (*
 	c := &upstreamConfig{Config: *p}
 	if err := u.overrideEndpoints(&c.Config); err != nil {
 		return nil, err
+	}
+	if err := u.addAuthParams(&c.Config); err != nil {
+		return nil, err
+	}
+	if len(u.githubOrgs)+len(u.githubTeams) > 0 {
+		if c.OAuth2 == nil {
+			return nil, errors.New("--upstream-github-org and --upstream-github-team are for --upstream github only")
+		}
+		c.OAuth2.GitHubAllow = &upstream.GitHubAllow{Orgs: u.githubOrgs, Teams: u.githubTeams}
 	}
 	c.ClientID, c.GroupsClaim = u.clientID, u.groupsClaim
 	if s := fields(u.scopes); len(s) > 0 {
@@ -113,6 +128,28 @@ func (u *upstreamFlags) config(insecureHTTP bool, getenv func(string) string) (*
 		return nil, fmt.Errorf("--upstream: say who may log in with --allow-email-domain, --allow-user, --allow-group or --allow-any-user")
 	}
 	return c, nil
+}
+
+// addAuthParams adds the --upstream-auth-param parameters to c's,
+// replacing a preset's value of the same name. upstream.New refuses the
+// login's own parameters.
+func (u *upstreamFlags) addAuthParams(c *upstream.Config) error {
+	if len(u.authParams) == 0 {
+		return nil
+	}
+	params := maps.Clone(c.AuthParams)
+	if params == nil {
+		params = map[string]string{}
+	}
+	for _, p := range u.authParams {
+		name, value, ok := strings.Cut(p, "=")
+		if !ok || name == "" {
+			return fmt.Errorf("--upstream-auth-param: %.60q is not NAME=VALUE", p)
+		}
+		params[name] = value
+	}
+	c.AuthParams = params
+	return nil
 }
 
 // overrideEndpoints replaces the github preset's endpoints with those

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/mcpauth/mcpauth/authserver"
+	"github.com/mcpauth/mcpauth/authserver/upstream"
 )
 
 func TestUpstreamFlags(t *testing.T) {
@@ -206,6 +208,121 @@ func TestAllowFlagsParsedAtStart(t *testing.T) {
 			_, err := authserverConfig(t, append(slices.Clone(base), tc.args...))
 			if tc.ok != (err == nil) || !tc.ok && (!errors.Is(err, authserver.ErrConfig) || !strings.Contains(err.Error(), "is not a")) {
 				t.Fatalf("err = %v, want accepted %v (else a configuration error naming the entry)", err, tc.ok)
+			}
+		})
+	}
+}
+
+// TestUpstreamAuthParamFlag: --upstream-auth-param adds to or replaces
+// the preset's authorization parameters; malformed ones and the login's
+// own are refused.
+func TestUpstreamAuthParamFlag(t *testing.T) {
+	common := []string{"--upstream-client-id", "c", "--allow-any-user"}
+	tests := []struct {
+		name    string
+		args    []string
+		want    map[string]string
+		wantErr string
+	}{
+		{"google preset", []string{"--upstream", "google"}, map[string]string{"access_type": "offline", "prompt": "consent"}, ""},
+		{"replaced and added", []string{"--upstream", "google", "--upstream-auth-param", "prompt=select_account consent",
+			"--upstream-auth-param", "hd=example.com"}, map[string]string{"access_type": "offline", "prompt": "select_account consent", "hd": "example.com"}, ""},
+		{"issuer", []string{"--upstream", "https://idp.example", "--upstream-auth-param", "kc_idp_hint=corp"}, map[string]string{"kc_idp_hint": "corp"}, ""},
+		{"empty value", []string{"--upstream", "https://idp.example", "--upstream-auth-param", "prompt="}, map[string]string{"prompt": ""}, ""},
+		{"no equals", []string{"--upstream", "google", "--upstream-auth-param", "prompt"}, nil, "not NAME=VALUE"},
+		{"no name", []string{"--upstream", "google", "--upstream-auth-param", "=x"}, nil, "not NAME=VALUE"},
+		{"owned", []string{"--upstream", "google", "--upstream-auth-param", "redirect_uri=https://evil.example/cb"}, nil, "set by the login itself"},
+		{"control", []string{"--upstream", "google", "--upstream-auth-param", "prompt=a\nb"}, nil, "control characters"},
+		{"without upstream", []string{"--upstream-auth-param", "prompt=consent"}, nil, "need --upstream"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := tc.args
+			if tc.name != "without upstream" {
+				args = append(args, common...)
+			}
+			f, err := parseAuthserverFlags(args, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := f.upstream.config(false, nil)
+			if err == nil && c != nil {
+				// upstream.New's checks, as at start.
+				var p interface{ Close() error }
+				p, err = upstream.New(c.Config)
+				if err == nil {
+					_ = p.Close()
+				}
+			}
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !maps.Equal(c.AuthParams, tc.want) {
+				t.Errorf("AuthParams = %v, want %v", c.AuthParams, tc.want)
+			}
+		})
+	}
+}
+
+// TestUpstreamGitHubAllowFlags: --upstream-github-org and
+// --upstream-github-team set the github membership rule, for github only.
+func TestUpstreamGitHubAllowFlags(t *testing.T) {
+	common := []string{"--upstream-client-id", "c", "--allow-any-user"}
+	tests := []struct {
+		name        string
+		args        []string
+		orgs, teams []string
+		wantErr     string
+	}{
+		{"none", []string{"--upstream", "github"}, nil, nil, ""},
+		{"orgs and teams", []string{"--upstream", "github", "--upstream-github-org", "acme", "--upstream-github-org", "Umbrella",
+			"--upstream-github-team", "acme/platform"}, []string{"acme", "Umbrella"}, []string{"acme/platform"}, ""},
+		{"not github", []string{"--upstream", "google", "--upstream-github-org", "acme"}, nil, nil, "for --upstream github only"},
+		{"bad org", []string{"--upstream", "github", "--upstream-github-org", "a\u0441me"}, nil, nil, "not a GitHub organisation login"},
+		{"bad team", []string{"--upstream", "github", "--upstream-github-team", "platform"}, nil, nil, "not org/team-slug"},
+		{"without upstream", []string{"--upstream-github-team", "acme/platform"}, nil, nil, "need --upstream"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := tc.args
+			if tc.name != "without upstream" {
+				args = append(args, common...)
+			}
+			f, err := parseAuthserverFlags(args, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := f.upstream.config(false, nil)
+			if err == nil && c != nil {
+				// upstream.New's checks, as at start.
+				var p interface{ Close() error }
+				if p, err = upstream.New(c.Config); err == nil {
+					_ = p.Close()
+				}
+			}
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.orgs == nil && tc.teams == nil {
+				if c.OAuth2.GitHubAllow != nil {
+					t.Errorf("GitHubAllow = %+v, want none", c.OAuth2.GitHubAllow)
+				}
+				return
+			}
+			if a := c.OAuth2.GitHubAllow; a == nil || !slices.Equal(a.Orgs, tc.orgs) || !slices.Equal(a.Teams, tc.teams) {
+				t.Errorf("GitHubAllow = %+v", a)
 			}
 		})
 	}

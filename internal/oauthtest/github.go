@@ -1,11 +1,13 @@
 package oauthtest
 
 import (
+	"cmp"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +25,11 @@ type GitHubUser struct {
 	Email string `json:"email,omitempty"`
 	// Emails is the answer of /user/emails; nil answers 404.
 	Emails []GitHubEmail `json:"-"`
+	// Orgs are the logins of the user's organisations, listed by
+	// /user/orgs; Teams are the user's teams as "org/team-slug", listed by
+	// /user/teams. Both answer page by page ("per_page", default 30, at
+	// most 100, and "page"), as GitHub does.
+	Orgs, Teams []string `json:"-"`
 }
 
 // GitHubEmail is one entry of /user/emails.
@@ -43,6 +50,15 @@ type GitHubFaults struct {
 	// TokenError makes the token endpoint answer 200 with this "error", as
 	// GitHub does for a bad code.
 	TokenError string
+	// TokenScope, when set, is the token response's "scope" instead of
+	// the scopes requested, comma-separated as GitHub sends them.
+	TokenScope string
+	// MembersStatus, when set, is the status of every /user/orgs and
+	// /user/teams answer; MembersSlow makes them answer only when the
+	// request ends; MembersBody, when set, is sent instead of each page.
+	MembersStatus int
+	MembersSlow   bool
+	MembersBody   string
 }
 
 // GitHub is a fake of GitHub's OAuth app endpoints on 127.0.0.1: the
@@ -50,8 +66,9 @@ type GitHubFaults struct {
 // already authorized the app), the token endpoint checks the client
 // secret (client_secret_post or Basic), the code, its redirect_uri and the
 // PKCE S256 verifier, and answers form-encoded unless asked for JSON, as
-// GitHub does; /user and /user/emails need "Authorization: Bearer" with a
-// token it issued and a User-Agent. Nothing is stored beyond the test.
+// GitHub does, granting the scopes asked for; /user, /user/emails,
+// /user/orgs and /user/teams need "Authorization: Bearer" with a token it
+// issued and a User-Agent. Nothing is stored beyond the test.
 type GitHub struct {
 	t   testing.TB
 	srv *httptest.Server
@@ -69,8 +86,8 @@ type GitHub struct {
 }
 
 type ghCode struct {
-	redirectURI, challenge string
-	user                   GitHubUser
+	redirectURI, challenge, scope string
+	user                          GitHubUser
 }
 
 // NewGitHub starts the fake with a default user (id 583231, "octocat",
@@ -87,6 +104,8 @@ func NewGitHub(t testing.TB) *GitHub {
 	mux.HandleFunc("POST /login/oauth/access_token", g.token)
 	mux.HandleFunc("GET /api/user", g.userInfo)
 	mux.HandleFunc("GET /api/user/emails", g.emails)
+	mux.HandleFunc("GET /api/user/orgs", g.orgs)
+	mux.HandleFunc("GET /api/user/teams", g.teams)
 	g.srv = httptest.NewServer(mux)
 	t.Cleanup(g.srv.Close)
 	return g
@@ -126,7 +145,8 @@ func (g *GitHub) authorize(w http.ResponseWriter, r *http.Request) {
 		back.Set("error", "invalid_request")
 	} else {
 		code := pkce.GenerateVerifier()
-		g.codes[code] = ghCode{redirectURI: q.Get("redirect_uri"), challenge: q.Get("code_challenge"), user: g.user}
+		g.codes[code] = ghCode{redirectURI: q.Get("redirect_uri"), challenge: q.Get("code_challenge"),
+			scope: strings.Join(strings.Fields(q.Get("scope")), ","), user: g.user}
 		back.Set("code", code)
 	}
 	http.Redirect(w, r, g.callback+"?"+back.Encode(), http.StatusFound)
@@ -146,7 +166,7 @@ func (g *GitHub) token(w http.ResponseWriter, r *http.Request) {
 	g.noteBearer(r)
 	c, ok := g.codes[r.PostForm.Get("code")]
 	delete(g.codes, r.PostForm.Get("code"))
-	tokenErr := g.faults.TokenError
+	tokenErr, tokenScope := g.faults.TokenError, g.faults.TokenScope
 	answer := map[string]string{}
 	switch {
 	case tokenErr != "":
@@ -158,7 +178,7 @@ func (g *GitHub) token(w http.ResponseWriter, r *http.Request) {
 	default:
 		tok := "gho_" + pkce.GenerateVerifier()
 		g.tokens[tok] = c.user
-		answer = map[string]string{"access_token": tok, "token_type": "bearer", "scope": "read:user,user:email"}
+		answer = map[string]string{"access_token": tok, "token_type": "bearer", "scope": cmp.Or(tokenScope, c.scope)}
 	}
 	g.mu.Unlock()
 	// GitHub answers errors with 200, and form-encoded unless asked for JSON.
@@ -234,4 +254,62 @@ func (g *GitHub) emails(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	_ = json.NewEncoder(w).Encode(u.Emails)
+}
+
+func (g *GitHub) orgs(w http.ResponseWriter, r *http.Request) {
+	g.members(w, r, func(u GitHubUser) []any {
+		out := make([]any, 0, len(u.Orgs))
+		for i, o := range u.Orgs {
+			out = append(out, map[string]any{"login": o, "id": 1000 + i, "url": "https://api.github.com/orgs/" + o, "description": nil})
+		}
+		return out
+	})
+}
+
+func (g *GitHub) teams(w http.ResponseWriter, r *http.Request) {
+	g.members(w, r, func(u GitHubUser) []any {
+		out := make([]any, 0, len(u.Teams))
+		for i, t := range u.Teams {
+			org, slug, _ := strings.Cut(t, "/")
+			out = append(out, map[string]any{"slug": slug, "name": slug, "id": 2000 + i, "privacy": "closed",
+				"organization": map[string]any{"login": org, "id": 1000 + i}})
+		}
+		return out
+	})
+}
+
+// members answers one page of the user's entries, or the faults.
+func (g *GitHub) members(w http.ResponseWriter, r *http.Request, entries func(GitHubUser) []any) {
+	u, ok := g.bearer(w, r)
+	if !ok {
+		return
+	}
+	g.mu.Lock()
+	f := g.faults
+	g.mu.Unlock()
+	switch {
+	case f.MembersSlow:
+		<-r.Context().Done()
+		return
+	case f.MembersStatus != 0:
+		http.Error(w, `{"message":"fault"}`, f.MembersStatus)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	if f.MembersBody != "" {
+		_, _ = io.WriteString(w, f.MembersBody)
+		return
+	}
+	perPage, err := strconv.Atoi(cmp.Or(r.URL.Query().Get("per_page"), "30"))
+	if err != nil || perPage < 1 {
+		perPage = 30
+	}
+	perPage = min(perPage, 100)
+	page, err := strconv.Atoi(cmp.Or(r.URL.Query().Get("page"), "1"))
+	if err != nil || page < 1 || page > 1<<20 {
+		page = 1
+	}
+	all := entries(u)
+	start := min((page-1)*perPage, len(all))
+	_ = json.NewEncoder(w).Encode(all[start:min(start+perPage, len(all))])
 }
