@@ -64,6 +64,9 @@ func put[V any](m map[string]V, k string, v V) (dup bool) {
 	return dup
 }
 
+// hasGroups reports whether an entry names a group.
+func (r *identityRules[V]) hasGroups() bool { return len(r.groups) > 0 }
+
 // match calls f with the value of each entry k matches: its user
 // identifier, each of its groups, its email address and that address's
 // domain.

@@ -300,12 +300,25 @@ func (s *Server) admit(ctx context.Context, req *authRequest, id *UpstreamIdenti
 	if keys.emailRefused {
 		s.log.InfoContext(ctx, "upstream email is not an accepted address: it matches no email rule", "client_id", req.client.ID)
 	}
-	if !s.login.allow.admits(keys) {
+	admitted := s.login.allow.admits(keys)
+	if id.GroupsIncomplete && (!admitted && s.login.allow.rules.hasGroups() || s.login.policy.hasGroups()) {
+		s.log.WarnContext(ctx, "upstream user refused: the provider did not list the user's groups, which a group rule needs",
+			"client_id", req.client.ID, "reason", groupOverage)
+		return oauthErr(oauthmeta.CodeAccessDenied, "the user's groups could not be read ("+groupOverage+")")
+	}
+	if !admitted {
 		s.log.InfoContext(ctx, "upstream user refused by the allow-list", "client_id", req.client.ID)
 		return oauthErr(oauthmeta.CodeAccessDenied, "this user may not use this server")
 	}
 	return s.login.policy.applyTo(ctx, s.log, req, keys)
 }
+
+// groupOverage is the reason a login is refused when the provider did not
+// list the user's groups and a group rule could decide the login.
+const groupOverage = "group overage: configure group filtering or app roles at the provider"
+
+// hasGroups reports whether c names a group; false for a nil policy.
+func (c *compiledGrantPolicy) hasGroups() bool { return c != nil && c.rules.hasGroups() }
 
 // loginPendingID is the PendingStore key of the login with this state:
 // the state itself is never stored.

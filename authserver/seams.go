@@ -58,6 +58,13 @@ type UpstreamIdentity struct {
 	Name          string
 	// Groups is the configured groups claim.
 	Groups []string
+	// GroupsIncomplete says the provider did not list all the user's
+	// groups (group overage: Microsoft Entra ID sends a reference to
+	// another API instead of a groups claim when a user is in too many).
+	// Groups is then not the user's list: a login that an allow-list or
+	// grant policy entry naming a group could decide is refused, never
+	// read as "not a member".
+	GroupsIncomplete bool
 }
 
 // Vault keeps the tokens of the [Login] provider on the server, sealed,

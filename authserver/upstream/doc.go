@@ -7,7 +7,8 @@
 // Auth0, Google, Entra, ...), found by discovery from its issuer, or at a
 // plain OAuth 2.0 provider such as GitHub ([OAuth2Endpoints]). [Preset]
 // fills the provider-specific fields for GitHub, Google and Microsoft
-// Entra ID. [VaultConfig.Open] makes the vault:
+// Entra ID, one tenant or several ([MultiTenant]). [VaultConfig.Open]
+// makes the vault:
 //
 //	p, err := upstream.New(upstream.Config{Issuer: "https://idp.example", ClientID: "mcp", ClientSecret: secret})
 //	// handle err; defer p.Close()

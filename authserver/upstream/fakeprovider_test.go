@@ -49,6 +49,10 @@ type fakeProvider struct {
 	page        bool                // show a sign-in page whose button continues, as real providers do
 	onDiscovery func()              // called on each discovery request when set
 	vaultTokens *fakeUpstreamTokens // when set, tokens expire and refresh (vault_test.go)
+	// issuerTemplate, when set, shapes the metadata like Entra ID's
+	// multi-tenant one (served under /organizations/v2.0 too): this
+	// issuer, and no "iss" on the redirect.
+	issuerTemplate string
 }
 
 const (
@@ -65,6 +69,7 @@ func newFakeProvider(t *testing.T, now func() time.Time) *fakeProvider {
 	p.claims = p.defaultClaims
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/openid-configuration", p.discovery)
+	mux.HandleFunc("/organizations/v2.0/.well-known/openid-configuration", p.discovery)
 	mux.HandleFunc("/authorize", p.authorize)
 	mux.HandleFunc("/authorize/continue", p.authorize)
 	mux.HandleFunc("/token", p.token)
@@ -101,7 +106,7 @@ func (p *fakeProvider) defaultClaims(req url.Values) map[string]any {
 
 func (p *fakeProvider) discovery(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
-	down, hang, onDiscovery := p.down, p.hang, p.onDiscovery
+	down, hang, onDiscovery, template := p.down, p.hang, p.onDiscovery, p.issuerTemplate
 	p.mu.Unlock()
 	if onDiscovery != nil {
 		onDiscovery()
@@ -117,13 +122,18 @@ func (p *fakeProvider) discovery(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "down", http.StatusServiceUnavailable)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{
+	m := map[string]any{
 		"issuer": p.issuer, "authorization_endpoint": p.issuer + "/authorize",
 		"token_endpoint": p.issuer + "/token", "jwks_uri": p.issuer + "/jwks",
 		"code_challenge_methods_supported":               []string{"S256"},
 		"authorization_response_iss_parameter_supported": true,
-	})
+	}
+	if template != "" {
+		m["issuer"] = template
+		delete(m, "authorization_response_iss_parameter_supported")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(m)
 }
 
 // authorize logs the user in at once and redirects to the callback.
@@ -146,6 +156,9 @@ func (p *fakeProvider) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	back := url.Values{"state": {q.Get("state")}, "iss": {p.issuer}}
+	if p.issuerTemplate != "" {
+		back.Del("iss")
+	}
 	if p.authError != "" {
 		back.Set("error", p.authError)
 	} else {

@@ -100,6 +100,7 @@ type upstreamConfig struct {
 	ClientKeyID            string
 	Scopes                 []string
 	GroupsClaim            string
+	MultiTenant            *MultiTenant
 	AuthParams             map[string]string
 	Fetch                  authserver.KeyFetchConfig // its TLSConfig, InsecureAllowHTTPLoopback and test hook
 	Timeout                time.Duration
@@ -132,7 +133,7 @@ func newServer(t testing.TB, c testConfig) (*authserver.Server, Provider, error)
 		pc := Config{
 			Issuer: u.Issuer, OAuth2: u.OAuth2, ClientID: u.ClientID, ClientSecret: u.ClientSecret,
 			ClientKey: u.ClientKey, ClientKeyID: u.ClientKeyID, Scopes: u.Scopes, GroupsClaim: u.GroupsClaim,
-			AuthParams: u.AuthParams, TLSConfig: u.Fetch.TLSConfig, InsecureAllowHTTPLoopback: u.Fetch.InsecureAllowHTTPLoopback,
+			MultiTenant: u.MultiTenant, AuthParams: u.AuthParams, TLSConfig: u.Fetch.TLSConfig, InsecureAllowHTTPLoopback: u.Fetch.InsecureAllowHTTPLoopback,
 			Timeout: u.Timeout, Now: cfg.Now,
 		}
 		nethook.Set(&pc, nethook.Of(&u.Fetch))
@@ -663,7 +664,7 @@ func storeKinds(t *testing.T) map[string]func(t *testing.T) authserver.Storage {
 // fromPreset is a test's login at the provider of a preset.
 func fromPreset(p *Config) *upstreamConfig {
 	return &upstreamConfig{Issuer: p.Issuer, OAuth2: p.OAuth2, ClientID: p.ClientID, ClientSecret: p.ClientSecret,
-		Scopes: p.Scopes, GroupsClaim: p.GroupsClaim, AuthParams: p.AuthParams}
+		Scopes: p.Scopes, GroupsClaim: p.GroupsClaim, AuthParams: p.AuthParams, MultiTenant: p.MultiTenant}
 }
 
 // testResource is the MCP server of the browser test's request.

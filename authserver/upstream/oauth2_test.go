@@ -190,8 +190,8 @@ func TestUpstreamPreset(t *testing.T) {
 		{name: "entra", tenant: "contoso.onmicrosoft.com", want: upstreamConfig{Issuer: "https://login.microsoftonline.com/contoso.onmicrosoft.com/v2.0"}},
 		{name: "entra", tenant: "9188040d-6c67-4c5b-b112-36a304b66dad", want: upstreamConfig{Issuer: "https://login.microsoftonline.com/9188040d-6c67-4c5b-b112-36a304b66dad/v2.0"}},
 		{name: "entra", wantErr: true},
-		{name: "entra", tenant: "common", wantErr: true},
-		{name: "entra", tenant: "Organizations", wantErr: true},
+		{name: "entra", tenant: "consumers", wantErr: true}, // common and organizations: TestMultiTenantConfig
+		{name: "entra", tenant: "Consumers", wantErr: true},
 		{name: "entra", tenant: "a/../b", wantErr: true},
 		{name: "https://idp.example/realms/x", want: upstreamConfig{Issuer: "https://idp.example/realms/x"}},
 		{name: "google", tenant: "t", wantErr: true},

@@ -79,8 +79,14 @@ func (u *oidcProvider) authParams(l *authserver.LoginRequest) []oauth2.AuthCodeO
 	return []oauth2.AuthCodeOption{oauth2.SetAuthURLParam("nonce", l.Nonce)}
 }
 
-// assertionAudience is the OpenID provider's issuer.
-func (u *oidcProvider) assertionAudience(m *oauthmeta.AuthServerMetadata) string { return m.Issuer }
+// assertionAudience is the OpenID provider's issuer; at a multi-tenant
+// provider, whose metadata names an issuer template, its token endpoint.
+func (u *oidcProvider) assertionAudience(m *oauthmeta.AuthServerMetadata) string {
+	if strings.Contains(m.Issuer, TenantPlaceholder) {
+		return m.TokenEndpoint
+	}
+	return m.Issuer
+}
 
 // identity is the user of the verified ID token.
 func (u *oidcProvider) identity(ctx context.Context, tok *oauth2.Token, nonce string) (*authserver.UpstreamIdentity, error) {
@@ -135,11 +141,15 @@ func (u *oidcProvider) discover(ctx context.Context) (*oauthmeta.AuthServerMetad
 }
 
 // checkMetadata applies OpenID Connect Discovery §4.3 (the issuer must be
-// the configured one, exactly) and the fetcher's URL rules to every
-// endpoint.
+// the configured one, exactly; at a multi-tenant provider, the configured
+// template) and the fetcher's URL rules to every endpoint.
 func (u *oidcProvider) checkMetadata(m *oauthmeta.AuthServerMetadata) error {
-	if m.Issuer != u.cfg.Issuer {
-		return fmt.Errorf("issuer %q does not match the configured issuer", m.Issuer)
+	want := u.cfg.Issuer
+	if u.tenants != nil {
+		want = u.tenants.template
+	}
+	if m.Issuer != want {
+		return fmt.Errorf("issuer %.200q does not match the configured issuer", m.Issuer)
 	}
 	for name, v := range map[string]string{
 		"authorization_endpoint": m.AuthorizationEndpoint, "token_endpoint": m.TokenEndpoint, "jwks_uri": m.JWKSURI,
@@ -212,19 +222,43 @@ func (u *oidcProvider) verifyIDToken(ctx context.Context, raw, nonce string) (*a
 	if err := jsonx.DecodeObject(payload, &all); err != nil {
 		return nil, fmt.Errorf("%w: %w", errIDToken, err)
 	}
-	if err := u.checkIDClaims(&c, nonce); err != nil {
+	issuer := u.cfg.Issuer
+	if u.tenants != nil {
+		if issuer, err = u.tenants.issuer(all["tid"], c.Issuer); err != nil {
+			return nil, err
+		}
+	}
+	if err := u.checkIDClaims(&c, issuer, nonce); err != nil {
 		return nil, err
 	}
+	groups, listed := all[u.cfg.GroupsClaim]
 	return &authserver.UpstreamIdentity{
-		Issuer: c.Issuer, Subject: c.Subject, Email: c.Email, Name: c.Name,
-		EmailVerified: c.EmailVerified == true || c.EmailVerified == "true",
-		Groups:        stringList(all[u.cfg.GroupsClaim]),
+		Issuer: issuer, Subject: c.Subject, Email: c.Email, Name: c.Name,
+		EmailVerified:    c.EmailVerified == true || c.EmailVerified == "true",
+		Groups:           stringList(groups),
+		GroupsIncomplete: !listed && groupOverage(all, u.cfg.GroupsClaim),
 	}, nil
 }
 
-func (u *oidcProvider) checkIDClaims(c *idTokenClaims, nonce string) error {
+// groupOverage reports whether the ID token claims say the user's groups
+// are elsewhere rather than in the claim groupsClaim: a distributed claim
+// of that name (OpenID Connect Core §5.6.2: "_claim_names" maps it to a
+// source of "_claim_sources"), as Microsoft Entra ID sends when a user is
+// in too many groups, or Entra's "hasgroups": true.
+func groupOverage(claims map[string]any, groupsClaim string) bool {
+	if claims["hasgroups"] == true {
+		return true
+	}
+	names, _ := claims["_claim_names"].(map[string]any)
+	_, distributed := names[groupsClaim]
+	return distributed
+}
+
+// checkIDClaims checks the ID token's claims; issuer is the one its "iss"
+// must be.
+func (u *oidcProvider) checkIDClaims(c *idTokenClaims, issuer, nonce string) error {
 	switch {
-	case c.Issuer != u.cfg.Issuer:
+	case c.Issuer != issuer:
 		return fmt.Errorf("%w: iss is another issuer", errIDToken)
 	case !c.Audience.Contains(u.cfg.ClientID):
 		return fmt.Errorf("%w: aud does not contain our client_id", errIDToken)

@@ -16,6 +16,9 @@ const (
 	PresetEntra  = "entra"
 )
 
+// entraIssuerTemplate is the issuer of Entra ID's multi-tenant metadata.
+const entraIssuerTemplate = "https://login.microsoftonline.com/" + TenantPlaceholder + "/v2.0"
+
 // entraTenant is a directory (tenant) ID or a verified domain name.
 var entraTenant = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$`)
 
@@ -40,9 +43,12 @@ var entraTenant = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z
 //     https://developers.google.com/identity/openid-connect/openid-connect).
 //   - "entra": OpenID Connect, issuer
 //     https://login.microsoftonline.com/TENANT/v2.0 with tenant (a
-//     directory ID or domain; required, and not "common", "organizations"
-//     or "consumers", whose metadata names no single issuer). Entra ID
+//     directory ID or domain; required, and not "consumers"). Entra ID
 //     tokens carry no email_verified: admit by groups or users instead.
+//     With tenant "organizations" or "common" the login is multi-tenant:
+//     discovery there, [Config.MultiTenant] with the issuer template
+//     https://login.microsoftonline.com/{tenantid}/v2.0, and the caller
+//     must add the allowed tenant IDs to MultiTenant.Tenants.
 //   - anything else must be the https URL of an OpenID Connect issuer,
 //     used as is.
 //
@@ -75,8 +81,13 @@ func Preset(name, tenant string) (*Config, error) {
 		switch ascii.ToLower(tenant) {
 		case "":
 			return nil, configErr("Upstream", "the entra preset needs a tenant (directory ID or domain)")
-		case "common", "organizations", "consumers":
-			return nil, configErr("Upstream", "the entra preset needs one tenant: "+tenant+" has no single issuer")
+		case "common", "organizations":
+			return &Config{
+				Issuer:      "https://login.microsoftonline.com/" + ascii.ToLower(tenant) + "/v2.0",
+				MultiTenant: &MultiTenant{IssuerTemplate: entraIssuerTemplate},
+			}, nil
+		case "consumers":
+			return nil, configErr("Upstream", "the entra preset does not log in personal Microsoft accounts (consumers)")
 		}
 		if !entraTenant.MatchString(tenant) {
 			return nil, configErr("Upstream", "the entra tenant must be a directory ID or a domain name")

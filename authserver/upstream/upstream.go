@@ -56,6 +56,12 @@ type Config struct {
 	// user-info endpoint. Nil means OpenID Connect, found by discovery from
 	// Issuer.
 	OAuth2 *OAuth2Endpoints
+	// MultiTenant, when set, makes the OpenID provider a multi-tenant one
+	// (Microsoft Entra ID's "organizations" or "common"): discovery from
+	// Issuer, whose metadata names MultiTenant.IssuerTemplate, and ID
+	// tokens accepted only from the tenants it lists. Nil means Issuer is
+	// the only issuer. Not with OAuth2.
+	MultiTenant *MultiTenant
 	// ClientID and ClientSecret are the server's credentials at the
 	// provider (client_secret_basic, or client_secret_post when the
 	// provider supports only that). ClientID is required; with neither
@@ -161,6 +167,8 @@ type client struct {
 	timeout time.Duration
 	// assertions signs private_key_jwt assertions; nil with a secret.
 	assertions *jwtassert.ClientAssertionSigner
+	// tenants is the checked Config.MultiTenant; nil for one issuer.
+	tenants *tenants
 	// tokenClient calls the token endpoint (for plain OAuth 2.0 asking
 	// for JSON); nil means the fetcher's client.
 	tokenClient *http.Client
@@ -206,6 +214,13 @@ func newClient(c Config) (*client, safehttp.Options, error) {
 	if err != nil || iss.RawQuery != "" || iss.Fragment != "" || f.CheckURL(c.Issuer) != nil {
 		return nil, opts, configErr("Upstream.Issuer", "must be an https URL without query or fragment (http only to loopback with InsecureAllowHTTPLoopback)")
 	}
+	if c.MultiTenant != nil && c.OAuth2 != nil {
+		return nil, opts, configErr("Upstream.MultiTenant", "is for OpenID Connect providers, not with OAuth2")
+	}
+	tenants, err := newTenants(c.MultiTenant, f)
+	if err != nil {
+		return nil, opts, err
+	}
 	var assertions *jwtassert.ClientAssertionSigner
 	if c.ClientKey != nil {
 		assertions, err = jwtassert.NewClientAssertionSigner(jwtassert.ClientAssertionSignerConfig{
@@ -215,7 +230,7 @@ func newClient(c Config) (*client, safehttp.Options, error) {
 			return nil, opts, configErr("Upstream.ClientKey", err.Error())
 		}
 	}
-	cl := &client{assertions: assertions, cfg: c, scopes: scopes(&c), fetcher: f, now: now, timeout: opts.Timeout}
+	cl := &client{assertions: assertions, tenants: tenants, cfg: c, scopes: scopes(&c), fetcher: f, now: now, timeout: opts.Timeout}
 	cl.cfg.GroupsClaim = cmp.Or(c.GroupsClaim, DefaultGroupsClaim)
 	cl.cfg.AuthParams = maps.Clone(c.AuthParams) // the caller's map may change later
 	return cl, opts, nil

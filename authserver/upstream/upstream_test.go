@@ -315,14 +315,14 @@ func TestUpstreamIDTokenEmptyNonce(t *testing.T) {
 	c := idTokenClaims{Claims: jwtverify.Claims{
 		Issuer: u.cfg.Issuer, Subject: "alice", Audience: oauthmeta.Audience{upstreamClientID}, Expiry: &exp,
 	}}
-	if err := u.checkIDClaims(&c, "n-1"); !errors.Is(err, errIDToken) {
+	if err := u.checkIDClaims(&c, u.cfg.Issuer, "n-1"); !errors.Is(err, errIDToken) {
 		t.Fatalf("nonce missing from the token: %v", err)
 	}
-	if err := u.checkIDClaims(&c, ""); !errors.Is(err, errIDToken) {
+	if err := u.checkIDClaims(&c, u.cfg.Issuer, ""); !errors.Is(err, errIDToken) {
 		t.Fatalf("empty nonce on both sides accepted: %v", err)
 	}
 	c.Nonce = "n-1"
-	if err := u.checkIDClaims(&c, "n-1"); err != nil {
+	if err := u.checkIDClaims(&c, u.cfg.Issuer, "n-1"); err != nil {
 		t.Fatalf("matching nonce: %v", err)
 	}
 }

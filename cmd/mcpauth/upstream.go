@@ -33,12 +33,14 @@ type upstreamFlags struct {
 	grantPolicy                                         string
 	allowDomains, allowUsers, allowGroups               listFlag
 	authParams, githubOrgs, githubTeams                 listFlag
+	allowTenants                                        listFlag
 	allowAnyUser, allowUnverifiedEmail                  bool
 }
 
 func (u *upstreamFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&u.issuer, "upstream", "", "log users in at `github|google|entra|ISSUER_URL`: GitHub (plain OAuth 2.0), Google, Microsoft Entra ID (with --upstream-tenant) or any OpenID Connect issuer (discovery from ISSUER_URL/.well-known/openid-configuration); register the callback URL printed at start there")
-	fs.StringVar(&u.tenant, "upstream-tenant", "", "with --upstream entra: the directory (tenant) `ID` or domain")
+	fs.StringVar(&u.tenant, "upstream-tenant", "", "with --upstream entra: the directory (tenant) `ID` or domain, or organizations or common for a multi-tenant login (with --upstream-allow-tenant)")
+	fs.Var(&u.allowTenants, "upstream-allow-tenant", "with --upstream entra --upstream-tenant organizations|common: admit users of the directory (tenant) with this `ID`, a GUID (repeatable; required, there is no \"any tenant\")")
 	fs.StringVar(&u.authURL, "upstream-authorization-url", "", "with --upstream github: use this authorization endpoint `URL` instead of GitHub's (GitHub Enterprise Server, tests)")
 	fs.StringVar(&u.tokenURL, "upstream-token-url", "", "with --upstream github: use this token endpoint `URL` instead of GitHub's")
 	fs.StringVar(&u.userInfoURL, "upstream-userinfo-url", "", "with --upstream github: use this user-info `URL` instead of https://api.github.com/user")
@@ -65,6 +67,7 @@ func (u *upstreamFlags) register(fs *flag.FlagSet) {
 func (u *upstreamFlags) config(insecureHTTP bool, getenv func(string) string) (*upstreamConfig, error) {
 	if u.issuer == "" {
 		if u.clientID != "" || u.clientSecret != "" || u.clientKeyFile != "" || u.tenant != "" || u.grantPolicy != "" ||
+			len(u.allowTenants) > 0 ||
 			u.authURL+u.tokenURL+u.userInfoURL+u.emailsURL != "" || len(u.authParams)+len(u.githubOrgs)+len(u.githubTeams) > 0 ||
 			len(u.allowDomains)+len(u.allowUsers)+len(u.allowGroups) > 0 || u.allowAnyUser {
 			return nil, errors.New("the --upstream-*, --grant-policy and --allow-* flags need --upstream")
@@ -74,6 +77,14 @@ func (u *upstreamFlags) config(insecureHTTP bool, getenv func(string) string) (*
 	p, err := upstream.Preset(u.issuer, u.tenant)
 	if err != nil {
 		return nil, fmt.Errorf("--upstream: %w", err)
+	}
+	switch {
+	case p.MultiTenant != nil && len(u.allowTenants) == 0:
+		return nil, fmt.Errorf("--upstream-tenant %s: name the tenants whose users may log in with --upstream-allow-tenant (there is no \"any tenant\")", u.tenant)
+	case p.MultiTenant == nil && len(u.allowTenants) > 0:
+		return nil, errors.New("--upstream-allow-tenant is for --upstream entra with --upstream-tenant organizations or common")
+	case p.MultiTenant != nil:
+		p.MultiTenant.Tenants = u.allowTenants
 	}
 	c := &upstreamConfig{Config: *p}
 	if err := u.overrideEndpoints(&c.Config); err != nil {

@@ -59,6 +59,19 @@ func TestUpstreamFlags(t *testing.T) {
 		t.Fatalf("config: %v %+v", err, cfg.Login)
 	}
 	closeLogin(&cfg)
+	// A multi-tenant Entra login reaches upstream.New with its tenants,
+	// whose rules refuse an entry that is not a tenant ID.
+	for tenant, wantErr := range map[string]bool{"72F988BF-86F1-41AF-91AB-2D7CD011DB47": false, "contoso.com": true} {
+		f, _ := parseAuthserverFlags([]string{"--insecure-http", "--upstream", "entra", "--upstream-tenant", "organizations",
+			"--upstream-allow-tenant", tenant, "--upstream-client-id", "c", "--allow-any-user"}, io.Discard)
+		cfg, err := f.config(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9000}, nil)
+		if (err != nil) != wantErr || err == nil && cfg.Login.Issuer() != "https://login.microsoftonline.com/organizations/v2.0" {
+			t.Errorf("--upstream-allow-tenant %s: %v", tenant, err)
+		}
+		if err == nil {
+			closeLogin(&cfg)
+		}
+	}
 }
 
 // TestUpstreamPresetFlags: --upstream github|google|entra fills the
@@ -81,6 +94,13 @@ func TestUpstreamPresetFlags(t *testing.T) {
 		{"entra", []string{"--upstream", "entra", "--upstream-tenant", "contoso.onmicrosoft.com"},
 			"https://login.microsoftonline.com/contoso.onmicrosoft.com/v2.0", "", ""},
 		{"entra without tenant", []string{"--upstream", "entra"}, "", "", "needs a tenant"},
+		{"entra multi-tenant", []string{"--upstream", "entra", "--upstream-tenant", "organizations",
+			"--upstream-allow-tenant", "72f988bf-86f1-41af-91ab-2d7cd011db47", "--upstream-allow-tenant", "0b5a1e6c-3f4d-4e2a-9c8b-7d6e5f4a3b2c"},
+			"https://login.microsoftonline.com/organizations/v2.0", "", ""},
+		{"entra multi-tenant without tenants", []string{"--upstream", "entra", "--upstream-tenant", "common"}, "", "", "--upstream-allow-tenant"},
+		{"allowed tenant for one tenant", []string{"--upstream", "entra", "--upstream-tenant", "contoso.onmicrosoft.com",
+			"--upstream-allow-tenant", "72f988bf-86f1-41af-91ab-2d7cd011db47"}, "", "", "is for --upstream entra with --upstream-tenant organizations"},
+		{"allowed tenant without upstream", []string{"--upstream-allow-tenant", "72f988bf-86f1-41af-91ab-2d7cd011db47"}, "", "", "need --upstream"},
 		{"tenant for google", []string{"--upstream", "google", "--upstream-tenant", "x"}, "", "", "only for the entra preset"},
 		{"override for OIDC", []string{"--upstream", "google", "--upstream-token-url", "https://x.example/t"}, "", "", "for --upstream github only"},
 		{"unknown preset", []string{"--upstream", "gitlab"}, "", "", "neither github"},
@@ -107,6 +127,9 @@ func TestUpstreamPresetFlags(t *testing.T) {
 			}
 			if c.Issuer != tc.wantIssuer || user != tc.wantUser || c.ClientID != "c" {
 				t.Errorf("config issuer %q, user-info %q, client %q", c.Issuer, user, c.ClientID)
+			}
+			if mt := c.MultiTenant; (mt != nil) != (tc.name == "entra multi-tenant") || mt != nil && len(mt.Tenants) != 2 {
+				t.Errorf("multi-tenant config %+v", mt)
 			}
 			if tc.name == "github overridden" && (c.OAuth2.TokenEndpoint != "http://127.0.0.1:9/t" ||
 				c.OAuth2.EmailsEndpoint != "http://127.0.0.1:9/api/user/emails" || c.OAuth2.AuthorizationEndpoint != "http://127.0.0.1:9/a") {
