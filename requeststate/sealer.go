@@ -223,3 +223,7 @@ func argumentsDigest(args json.RawMessage) ([]byte, error) {
 	sum := sha256.Sum256(canon)
 	return sum[:], nil
 }
+
+// ParseKey decodes a key written as base64 (standard or URL alphabet,
+// padded or not) of exactly [KeySize] bytes, as operators keep it.
+func ParseKey(s string) ([]byte, error) { return seal.ParseKey(s) }

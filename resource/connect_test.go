@@ -30,7 +30,11 @@ type connectEnv struct {
 	tokens map[string]string // "alice", "bob", "alice@other-client" -> access token
 }
 
-func newConnectEnv(t *testing.T) *connectEnv {
+func newConnectEnv(t *testing.T) *connectEnv { return newConnectEnvAt(t, "") }
+
+// newConnectEnvAt is newConnectEnv for a server at resourceURL ("" for the
+// fixture's).
+func newConnectEnvAt(t *testing.T, resourceURL string) *connectEnv {
 	t.Helper()
 	conns := &oauthtest.Connections{ClientID: "rs", Secret: "rs-secret"}
 	as := oauthtest.NewAS(t, oauthtest.ASOptions{Faults: map[string]http.HandlerFunc{"/token": conns.Handler}})
@@ -38,6 +42,9 @@ func newConnectEnv(t *testing.T) *connectEnv {
 	f := newFixture(t, func(c *resource.Config) {
 		c.Issuers[0].Issuer = as.URL
 		c.InsecureAllowHTTPLoopback = true
+		if resourceURL != "" {
+			c.Resource = resourceURL
+		}
 	})
 	ex, err := resource.NewExchanger(resource.ExchangeConfig{TokenEndpoint: as.URL + "/token", ClientID: "rs",
 		ClientSecret: "rs-secret", InsecureAllowHTTPLoopback: true, Now: f.clock.Now})
@@ -57,7 +64,12 @@ func newConnectEnv(t *testing.T) *connectEnv {
 	e := &connectEnv{f: f, as: as, conns: conns, conn: conn, tokens: map[string]string{}}
 	for name, claims := range map[string][2]string{"alice": {"alice", "client-1"}, "bob": {"bob", "client-1"},
 		"alice@other-client": {"alice", "client-2"}} {
-		tok := f.token(func(c *oauthtest.AccessToken) { c.Issuer, c.Subject, c.ClientID = as.URL, claims[0], claims[1] })
+		tok := f.token(func(c *oauthtest.AccessToken) {
+			c.Issuer, c.Subject, c.ClientID = as.URL, claims[0], claims[1]
+			if resourceURL != "" {
+				c.Audience = []string{resourceURL}
+			}
+		})
 		e.tokens[name] = tok
 		conns.Subject(tok, claims[0])
 	}
