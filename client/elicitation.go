@@ -223,4 +223,3 @@ func printable(s string, max int) string {
 	}
 	return b.String()
 }
-
