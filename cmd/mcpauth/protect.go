@@ -63,6 +63,7 @@ type protectFlags struct {
 	log                                               logFlags
 	perf                                              perfFlags
 	pass                                              passUpstreamFlags
+	connect                                           connectFlags
 	// DPoP, its proof algorithms, its replay store shared by replicas, and
 	// server nonces.
 	dpop, dpopAlgs, redisURL, dpopNonceKey string
@@ -71,7 +72,7 @@ type protectFlags struct {
 
 func parseProtectFlags(args []string, stderr io.Writer) (*protectFlags, error) {
 	f := &protectFlags{}
-	fs := newFlagSet("protect", "--upstream URL --issuer URL [flags]", protectDescription, stderr)
+	fs := newFlagSet("protect", "--upstream URL --issuer URL [flags]", protectDescription+connectProtectDescription, stderr)
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address (port 0 picks one)")
 	fs.StringVar(&f.upstream, "upstream", "", "the MCP endpoint to protect, e.g. http://127.0.0.1:3000/mcp (required)")
 	fs.StringVar(&f.resource, "resource", "", "this server's canonical URL, the token audience; default http://<addr> + the upstream's path")
@@ -92,6 +93,7 @@ func parseProtectFlags(args []string, stderr io.Writer) (*protectFlags, error) {
 	fs.StringVar(&f.redisURL, "redis-url", "", "record DPoP proofs on Redis at this `redis://` URL, shared by every replica of this resource (env:VAR reads $VAR); unreachable Redis refuses proofs")
 	fs.DurationVar(&f.grace, "shutdown-timeout", 10*time.Second, "how long requests in flight (streams too) may finish on shutdown")
 	f.pass.register(fs)
+	f.connect.register(fs)
 	f.log.register(fs, "info")
 	f.perf.register(fs)
 	if _, err := parseArgs(fs, args, 0, 0); err != nil {
@@ -169,6 +171,12 @@ func (f *protectFlags) resourceConfig(addr net.Addr, upstream *url.URL, logger *
 // the token exchange that gives the proxy the upstream token), and the
 // metrics.
 func protectHandler(cfg resource.Config, upstream *url.URL, pass *upstreamTokenPass, m *proxyMetrics, logger *slog.Logger, now func() time.Time) (http.Handler, *resource.Verifier, error) {
+	return protectHandlerWith(cfg, upstream, pass, nil, m, logger, now)
+}
+
+// protectHandlerWith is protectHandler with the --connect-tool gate (nil
+// without).
+func protectHandlerWith(cfg resource.Config, upstream *url.URL, pass *upstreamTokenPass, connect *connectGate, m *proxyMetrics, logger *slog.Logger, now func() time.Time) (http.Handler, *resource.Verifier, error) {
 	var transport http.RoundTripper = upstreamTransport()
 	if m != nil {
 		cfg.Audit = m.audit
@@ -180,9 +188,12 @@ func protectHandler(cfg resource.Config, upstream *url.URL, pass *upstreamTokenP
 	}
 	var next http.Handler
 	if pass != nil {
-		next = pass.wrap(v, newProxy(upstream, transport, logger, pass.header))
+		next = pass.wrap(v, newProxy(upstream, transport, logger, pass.header, connect.connectHeaders()...))
 	} else {
-		next = newProxy(upstream, transport, logger, "")
+		next = newProxy(upstream, transport, logger, "", connect.connectHeaders()...)
+	}
+	if connect != nil {
+		next = connect.wrap(v, next)
 	}
 	next = fullDuplex(next)
 	mux := http.NewServeMux()
@@ -203,7 +214,12 @@ func runProtect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
+	f.pass.forConnect = len(f.connect.tools) > 0
 	pass, err := f.pass.config(f.issuers, f.insecureHTTP, os.Getenv, logger)
+	if err != nil {
+		return err
+	}
+	connect, err := f.connect.config(&f.pass, f.issuers, f.insecureHTTP, os.Getenv, logger)
 	if err != nil {
 		return err
 	}
@@ -244,7 +260,7 @@ func runProtect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		defer pln.Close()
 		servers, listeners = append(servers, psrv), append(listeners, pln)
 	}
-	h, v, err := protectHandler(cfg, upstream, pass, m, logger, time.Now)
+	h, v, err := protectHandlerWith(cfg, upstream, pass, connect, m, logger, time.Now)
 	if err != nil {
 		return err
 	}
