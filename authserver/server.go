@@ -137,6 +137,8 @@ type Server struct {
 
 	login *loginBroker // nil without Config.Login
 	vault Vault        // nil without Config.Vault
+	// connect is the connected accounts of Config.Connect; nil without.
+	connect *connector
 
 	// The components of the endpoints, assembled by compose; each holds
 	// only what it needs.
@@ -278,6 +280,9 @@ func (s *Server) compose() error {
 	if s.vault, err = s.openVault(); err != nil {
 		return err
 	}
+	if s.connect, err = s.openConnect(); err != nil {
+		return err
+	}
 	downstream, err := newDownstreamAPIs(st, s.clients)
 	if err != nil {
 		return err
@@ -288,7 +293,7 @@ func (s *Server) compose() error {
 	s.tokens = &accessTokens{issuer: st.Issuer, keys: s.keys, ttl: st.AccessTokenTTL,
 		defaultResource: cmp.Or(st.DefaultResource, st.Issuer)}
 	ledger := &grantLedger{grants: s.store.Grants, refresh: s.store.RefreshTokens, tokens: s.tokens, vault: s.vault,
-		clock: s.clock, accessTTL: st.AccessTokenTTL}
+		connect: s.connect, clock: s.clock, accessTTL: st.AccessTokenTTL}
 	s.limits = newRateLimits(st.RateLimit, s.clock, st.clientAddrs)
 	errs := newErrorWriter(s.log, st.Issuer)
 	front := &backChannel{maxBody: st.MaxBodyBytes, limits: s.limits, clients: s.clients, errs: errs}
@@ -328,7 +333,7 @@ func (s *Server) grantRoutes(ledger *grantLedger, assertions *jwtGrants, idjag *
 	}
 	exchange := &tokenExchange{idjag: idjag}
 	access := &accessTokenExchange{tokens: s.tokens, grants: s.store.Grants, revocations: s.store.Revocations,
-		vault: s.vault, downstream: downstream, policy: policy, clock: s.clock, log: s.log}
+		vault: s.vault, connect: s.connect, downstream: downstream, policy: policy, clock: s.clock, log: s.log}
 	if s.login != nil {
 		access.upstream = newVaultExchange(&s.cfg, s.login.provider.Issuer(), s.vault)
 	}
