@@ -96,6 +96,13 @@ const sweepInterval = time.Minute
 //     pre-registered confidential client is ([Config.VaultResourceServers]),
 //     for an MCP access token whose "aud" is that resource, when
 //     "audience" names the provider.
+//   - Connected third-party accounts ([Config.Connect], [ConnectProvider]):
+//     the same token exchange, "audience" a provider's name, answers with
+//     the user's token there, or invalid_grant with a connect_uri naming a
+//     single-use reference bound to the user, the MCP client and the
+//     caller; the connect page signs the browser's user in at the Login,
+//     links nothing unless that user is the reference's, and runs the
+//     provider's code flow (PKCE, state, iss) bound to that browser.
 //   - Tokens for downstream APIs without passthrough
 //     ([Config.DownstreamAPIs], [DownstreamAPI]): the same token exchange,
 //     with "resource" or "audience" naming a configured API, issues a new
