@@ -592,6 +592,23 @@ func TestConnectGrantEnds(t *testing.T) {
 		at2, _ := c.accessToken(alice)
 		c.connectURI(at2, "github")
 	})
+	t.Run("refresh token reuse", func(t *testing.T) {
+		t.Parallel()
+		c := newConnectRig(t)
+		alice := c.newUser("alice")
+		at, rt := c.accessToken(alice)
+		c.connect(alice, "github", c.connectURI(at, "github"))
+		form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}, "client_id": {publicID}}
+		if res := c.h.token(form, "", ""); res.status != http.StatusOK {
+			t.Fatalf("refresh: %d %s", res.status, res.body)
+		}
+		if res := c.h.token(form, "", ""); res.status != http.StatusBadRequest {
+			t.Fatalf("reuse: %d %s", res.status, res.body)
+		}
+		if c.account(alice, "github") != nil {
+			t.Error("the account outlived its grant's refresh token reuse")
+		}
+	})
 	t.Run("refresh refused", func(t *testing.T) {
 		t.Parallel()
 		c := newConnectRig(t)
