@@ -9,9 +9,6 @@ import (
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
-// maxConnectRefusal bounds the refusal body read for a connect_uri.
-const maxConnectRefusal = 8 << 10
-
 // ErrConnectRequired is wrapped by an exchange the authorization server
 // refused because the user has not connected their account at the
 // provider named as audience: the error is also a [*ConnectRequiredError]
@@ -42,27 +39,21 @@ func (e *ConnectRequiredError) Unwrap() []error {
 }
 
 // connectRequired reads a 400 invalid_grant refusal of an exchange for
-// provider: a *ConnectRequiredError when it carries a connect_uri that is
+// provider: a *ConnectRequiredError when its connect_uri (decoded with
+// the refusal by the one JSON policy, within the exchange's size bound) is
 // an acceptable URL at the token endpoint's origin, nil otherwise (the
 // refusal is then a plain invalid_grant).
-func (e *Exchanger) connectRequired(provider string, oe *oauthmeta.Error, body []byte) *ConnectRequiredError {
-	if len(body) > maxConnectRefusal {
-		return nil
-	}
-	var m struct {
-		Error      string `json:"error"`
-		ConnectURI string `json:"connect_uri"`
-	}
-	if err := oauthmeta.DecodeJSON(body, &m); err != nil || m.Error != string(oauthmeta.CodeInvalidGrant) || m.ConnectURI == "" {
+func (e *Exchanger) connectRequired(provider string, oe *oauthmeta.Error) *ConnectRequiredError {
+	if oe.ConnectURI == "" {
 		return nil
 	}
 	p := oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: e.cfg.InsecureAllowHTTPLoopback}
-	if p.CheckURL(m.ConnectURI) != nil {
+	if p.CheckURL(oe.ConnectURI) != nil {
 		return nil
 	}
-	u, err := url.Parse(m.ConnectURI)
+	u, err := url.Parse(oe.ConnectURI)
 	if err != nil || !safehttp.SameOrigin(u, e.endpoint) || u.RawQuery == "" && u.Path == "" {
 		return nil
 	}
-	return &ConnectRequiredError{Provider: provider, ConnectURI: m.ConnectURI, oauth: oe}
+	return &ConnectRequiredError{Provider: provider, ConnectURI: oe.ConnectURI, oauth: oe}
 }

@@ -252,7 +252,7 @@ func (e *Exchanger) exchange(ctx context.Context, token string, target exchangeT
 		return nil, fmt.Errorf("%w: %w: %w", ErrExchange, ErrExchangeUnavailable, err)
 	case errors.As(err, &se) && se.OAuth != nil:
 		if se.StatusCode == http.StatusBadRequest && se.OAuth.Code == oauthmeta.CodeInvalidGrant && target.param == "audience" {
-			if cr := e.connectRequired(target.value, se.OAuth, se.Body); cr != nil {
+			if cr := e.connectRequired(target.value, se.OAuth); cr != nil {
 				return nil, fmt.Errorf("%w: %w", ErrExchange, cr)
 			}
 		}

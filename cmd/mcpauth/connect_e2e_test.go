@@ -56,7 +56,7 @@ func TestE2EConnectTypeScriptSDK(t *testing.T) {
 	res := "http://" + srv.Listener.Addr().String() + "/mcp"
 	logger := slog.New(slog.DiscardHandler)
 	getenv := func(string) string { return "rs-secret" }
-	cf := connectFlags{tools: listFlag{"list_repos=github"}, header: "X-Provider-Token"}
+	cf := protectConnectFlags{tools: listFlag{"list_repos=github"}, header: "X-Provider-Token"}
 	gate, err := cf.config(&passUpstreamFlags{tokenURL: as.URL + "/token", clientID: "rs", clientSecret: "env:RS", forConnect: true},
 		[]string{as.URL}, true, getenv, logger)
 	if err != nil {

@@ -98,8 +98,8 @@ func (c *demoConnections) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusBadRequest)
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid_grant",
-		"error_description":  "the user has not connected " + demoProvider,
-		oauthmeta.ConnectURI: c.issuer + "/connect/" + demoProvider + "?ref=" + r64})
+		"error_description":       "the user has not connected " + demoProvider,
+		oauthmeta.ParamConnectURI: c.issuer + "/connect/" + demoProvider + "?ref=" + r64})
 }
 
 // connect links the account of the reference's user, once.

@@ -63,7 +63,7 @@ type protectFlags struct {
 	log                                               logFlags
 	perf                                              perfFlags
 	pass                                              passUpstreamFlags
-	connect                                           connectFlags
+	connect                                           protectConnectFlags
 	// DPoP, its proof algorithms, its replay store shared by replicas, and
 	// server nonces.
 	dpop, dpopAlgs, redisURL, dpopNonceKey string

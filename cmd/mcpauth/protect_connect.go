@@ -29,13 +29,13 @@ authorization server's connect page (an InputRequiredResult with a sealed reques
 2026-07-28 clients, the -32042 error for 2025-11-25 ones); the client's retry is verified (same
 user, client, tool and arguments, unexpired, once) and forwarded without the state.`
 
-// connectFlags are protect's flags for --connect-tool.
-type connectFlags struct {
+// protectConnectFlags are protect's flags for --connect-tool.
+type protectConnectFlags struct {
 	tools          listFlag
 	header, keyEnv string
 }
 
-func (c *connectFlags) register(fs *flag.FlagSet) {
+func (c *protectConnectFlags) register(fs *flag.FlagSet) {
 	fs.Var(&c.tools, "connect-tool", "`TOOL=PROVIDER`: calls of TOOL need the user's token at PROVIDER (the authorization server's name for it, e.g. github), "+
 		"sent to the protected server in --connect-header; a user who has not connected it is asked to (URL-mode elicitation). Repeatable")
 	fs.StringVar(&c.header, "connect-header", "", "with --connect-tool: the `HEADER` that carries the provider's token to the protected server, e.g. X-Provider-Token; "+
@@ -55,7 +55,7 @@ type connectGate struct {
 
 // config checks the flags and returns the gate, or nil without
 // --connect-tool. pass holds the --exchange-* flags.
-func (c *connectFlags) config(pass *passUpstreamFlags, issuers []string, insecureHTTP bool, getenv func(string) string, logger *slog.Logger) (*connectGate, error) {
+func (c *protectConnectFlags) config(pass *passUpstreamFlags, issuers []string, insecureHTTP bool, getenv func(string) string, logger *slog.Logger) (*connectGate, error) {
 	if len(c.tools) == 0 {
 		if c.header != "" || c.keyEnv != "" {
 			return nil, errors.New("--connect-header and --connect-state-key need --connect-tool")

@@ -52,7 +52,7 @@ func newConnectFixture(t *testing.T) *connectFixture {
 	logger := slog.New(slog.NewTextHandler(&f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	getenv := func(k string) string { return map[string]string{"RS_SECRET": "rs-secret"}[k] }
 	pass := &passUpstreamFlags{tokenURL: as.URL + "/token", clientID: "rs", clientSecret: "env:RS_SECRET", forConnect: true}
-	cf := connectFlags{tools: listFlag{"list_repos=github"}, header: "x-provider-token"}
+	cf := protectConnectFlags{tools: listFlag{"list_repos=github"}, header: "x-provider-token"}
 	gate, err := cf.config(pass, []string{f.issuer}, true, getenv, logger)
 	if err != nil {
 		t.Fatal(err)
@@ -247,7 +247,7 @@ func TestConnectFlagsConfig(t *testing.T) {
 	t.Parallel()
 	pass := &passUpstreamFlags{tokenURL: "http://127.0.0.1:9/token", clientID: "rs", clientSecret: "env:S", forConnect: true}
 	getenv := func(string) string { return "secret" }
-	for name, c := range map[string]connectFlags{
+	for name, c := range map[string]protectConnectFlags{
 		"header without tool": {header: "X-P"},
 		"tool without header": {tools: listFlag{"a=github"}},
 		"not TOOL=PROVIDER":   {tools: listFlag{"github"}, header: "X-P"},
@@ -267,7 +267,7 @@ func TestConnectFlagsConfig(t *testing.T) {
 		}
 	}
 	noExchange := &passUpstreamFlags{forConnect: true}
-	c := connectFlags{tools: listFlag{"a=github"}, header: "X-P"}
+	c := protectConnectFlags{tools: listFlag{"a=github"}, header: "X-P"}
 	if _, err := c.config(noExchange, []string{"http://127.0.0.1:9"}, true, getenv, slog.New(slog.DiscardHandler)); err == nil {
 		t.Error("--connect-tool without the --exchange-* flags accepted")
 	}

@@ -95,7 +95,7 @@ func (c *Connections) Handler(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid_grant",
-			"error_description":  "the user has not connected " + provider,
-			oauthmeta.ConnectURI: fmt.Sprintf("%s/connect/%s?ref=opaque-%d", c.Base, provider, ref)})
+			"error_description":       "the user has not connected " + provider,
+			oauthmeta.ParamConnectURI: fmt.Sprintf("%s/connect/%s?ref=opaque-%d", c.Base, provider, ref)})
 	}
 }

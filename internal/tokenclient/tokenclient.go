@@ -52,9 +52,6 @@ var (
 type StatusError struct {
 	StatusCode int
 	OAuth      *oauthmeta.Error
-	// Body is the answer as read (at most Config.MaxBytes), for members
-	// beyond RFC 6749's; it is never part of Error().
-	Body []byte
 }
 
 func (e *StatusError) Error() string {
@@ -156,7 +153,7 @@ func (c *Client) Post(ctx context.Context, form url.Values) (*Response, error) {
 		return nil, fmt.Errorf("%w: unreadable or larger than %d bytes", ErrResponse, c.cfg.MaxBytes)
 	}
 	if resp.StatusCode != http.StatusOK {
-		se := &StatusError{StatusCode: resp.StatusCode, Body: body}
+		se := &StatusError{StatusCode: resp.StatusCode}
 		if oe, err := oauthmeta.ParseError(body); err == nil {
 			se.OAuth = oe
 		}
