@@ -153,15 +153,49 @@ func (c *Client) askURL(ctx context.Context, resource, id, message, raw string) 
 	if c.cfg.OnURLElicitation == nil {
 		return false, nil
 	}
+	e, ok := c.checkURL(ctx, resource, id, message, raw)
+	if !ok {
+		return false, nil
+	}
+	return c.cfg.OnURLElicitation(ctx, e)
+}
+
+// checkURL applies the browser rules to a URL elicitation and describes
+// it for the user; false for a URL that must not be shown as a link.
+func (c *Client) checkURL(ctx context.Context, resource, id, message, raw string) (URLElicitation, bool) {
 	if err := checkBrowserURL(raw); err != nil {
 		c.logWarn("url elicitation refused", "server", resource, "reason", err.Error())
-		return false, nil
+		return URLElicitation{}, false
 	}
 	u, _ := url.Parse(raw)
 	e := URLElicitation{Server: resource, ID: printable(id, 200), Message: printable(message, maxElicitationMessage),
 		URL: raw, Host: u.Host}
 	e.Warnings = c.urlWarnings(ctx, resource, u)
-	return c.cfg.OnURLElicitation(ctx, e)
+	return e, true
+}
+
+// URLElicitations reads the data of a -32042 error (URL elicitation
+// required, MCP 2025-11-25) from the MCP server at serverURL, for a host
+// that relays the error rather than acting on it (a stdio bridge): the
+// URL elicitations it lists that pass the rules of [OpenBrowser], each
+// with its host and warnings as [Config.OnURLElicitation] would get it.
+// Data that is not a bounded list of URL-mode elicitations gives none.
+func (c *Client) URLElicitations(ctx context.Context, serverURL string, data []byte) []URLElicitation {
+	resource, err := c.canonicalResource(serverURL)
+	if err != nil {
+		return nil
+	}
+	els, ok := parseURLElicitations(data)
+	if !ok {
+		return nil
+	}
+	var out []URLElicitation
+	for _, el := range els {
+		if e, ok := c.checkURL(ctx, resource, el.ElicitationID, el.Message, el.URL); ok {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // urlWarnings are the reasons to look twice at u.

@@ -201,3 +201,25 @@ func TestElicitationMiddleware(t *testing.T) {
 		})
 	}
 }
+
+func TestURLElicitations(t *testing.T) {
+	t.Parallel()
+	const server = "https://mcp.example.com/mcp"
+	c, asked := elicitationClient(t, server, "https://as.example.com", func(client.URLElicitation) (bool, error) { return true, nil })
+	data := []byte(`{"elicitations":[{"mode":"url","elicitationId":"a","message":"Connect\u001b[31m","url":"https://as.example.com/connect/a?ref=1"},` +
+		`{"mode":"url","elicitationId":"b","message":"m","url":"javascript:alert(1)"},` +
+		`{"mode":"url","elicitationId":"c","message":"m","url":"https://xn--e1afmkfd.example/c"}]}`)
+	got := c.URLElicitations(context.Background(), server, data)
+	if len(got) != 2 || got[0].ID != "a" || got[0].Host != "as.example.com" || got[0].Message != "Connect [31m" || len(got[0].Warnings) != 0 ||
+		got[1].ID != "c" || len(got[1].Warnings) != 2 {
+		t.Fatalf("URLElicitations = %+v", got)
+	}
+	if len(*asked) != 0 {
+		t.Fatal("URLElicitations asked the user")
+	}
+	for _, bad := range []string{``, `{}`, `{"elicitations":[{"mode":"form","message":"m"}]}`, `[1]`} {
+		if got := c.URLElicitations(context.Background(), server, []byte(bad)); got != nil {
+			t.Errorf("%s: %+v", bad, got)
+		}
+	}
+}

@@ -73,3 +73,20 @@ func TestConnectPrompt(t *testing.T) {
 		t.Fatal("--connect open accepted: the URL must never open without consent")
 	}
 }
+
+func TestBridgeElicitationNotice(t *testing.T) {
+	t.Parallel()
+	c, err := client.New(client.Config{Authorizer: &client.FollowRedirects{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out syncBuffer
+	notice := bridgeElicitationNotice(c, "https://mcp.example.com/mcp", &out)
+	notice([]byte(`{"elicitations":[{"mode":"url","elicitationId":"x","message":"Connect","url":"https://as.example.com/connect/x?ref=1"}]}`))
+	notice([]byte(`{"elicitations":[{"mode":"url","message":"m","url":"file:///etc/passwd"}]}`))
+	s := out.String()
+	if !strings.Contains(s, "https://as.example.com/connect/x?ref=1") || !strings.Contains(s, "host: as.example.com") ||
+		!strings.Contains(s, "The bridge never opens it.") || strings.Contains(s, "file:") || strings.Count(s, "asks you to open a page") != 1 {
+		t.Fatalf("notice:\n%s", s)
+	}
+}
