@@ -55,6 +55,7 @@ type setting struct {
 type settingEntry struct {
 	value  string
 	nested []*setting
+	line   int // in the file
 }
 
 // values returns the entries' values.
@@ -170,7 +171,11 @@ func parseLayered(fs *flag.FlagSet, command string, args []string, opts layerOpt
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	if path := fs.Lookup(flagConfig).Value.String(); path != "" {
+	path := fs.Lookup(flagConfig).Value.String()
+	if path == "" {
+		path = opts.getenv(flagEnvName(flagConfig))
+	}
+	if path != "" {
 		if err := applyConfigFile(fs, path, view, opts.pinned); err != nil {
 			return nil, err
 		}
@@ -348,7 +353,7 @@ func fileSettings(fs *flag.FlagSet, path string, m *yaml.Node, top bool) ([]*set
 			if v.Tag == "!!null" {
 				return nil, fmt.Errorf("%s: key %q has no value", at, name)
 			}
-			s.entries = []settingEntry{{value: v.Value}}
+			s.entries = []settingEntry{{value: v.Value, line: v.Line}}
 		case yaml.SequenceNode:
 			if singleValued(f) {
 				return nil, fmt.Errorf("%s: key %q takes one value, not a list", at, name)
@@ -365,7 +370,7 @@ func fileSettings(fs *flag.FlagSet, path string, m *yaml.Node, top bool) ([]*set
 		}
 		for _, e := range s.entries {
 			if err := checkFileSecret(name, e.value); err != nil {
-				return nil, fmt.Errorf("%s: %w", at, err)
+				return nil, fmt.Errorf("%s:%d: %w", path, e.line, err)
 			}
 		}
 		out = append(out, s)
@@ -379,7 +384,7 @@ func fileEntry(fs *flag.FlagSet, path, name string, item *yaml.Node, top bool) (
 	at := fmt.Sprintf("%s:%d", path, item.Line)
 	switch {
 	case item.Kind == yaml.ScalarNode && item.Tag != "!!null":
-		return settingEntry{value: item.Value}, nil
+		return settingEntry{value: item.Value, line: item.Line}, nil
 	case item.Kind == yaml.MappingNode && top:
 		var value *yaml.Node
 		rest := &yaml.Node{Kind: yaml.MappingNode}
@@ -397,7 +402,7 @@ func fileEntry(fs *flag.FlagSet, path, name string, item *yaml.Node, top bool) (
 		if err != nil {
 			return settingEntry{}, err
 		}
-		return settingEntry{value: value.Value, nested: nested}, nil
+		return settingEntry{value: value.Value, nested: nested, line: value.Line}, nil
 	}
 	return settingEntry{}, fmt.Errorf("%s: an entry of %q must be a value", at, name)
 }
@@ -409,10 +414,14 @@ func (v *configView) print(w io.Writer) error {
 	fmt.Fprintf(&b, "# mcpauth %s: the effective configuration; after each key, where its value comes from.\n", v.command)
 	for _, s := range v.keys {
 		switch {
+		case !s.repeatable:
+			value := ""
+			if len(s.entries) > 0 {
+				value = s.entries[len(s.entries)-1].value
+			}
+			fmt.Fprintf(&b, "%s: %s  # %s\n", s.name, yamlString(redactSecret(s.name, value)), s.source)
 		case len(s.entries) == 0:
 			fmt.Fprintf(&b, "%s: []  # %s\n", s.name, s.source)
-		case !s.repeatable:
-			fmt.Fprintf(&b, "%s: %s  # %s\n", s.name, yamlString(redactSecret(s.name, s.entries[0].value)), s.source)
 		default:
 			fmt.Fprintf(&b, "%s:  # %s\n", s.name, s.source)
 			for _, e := range s.entries {
