@@ -61,12 +61,24 @@ func (h *health) mount(mux *http.ServeMux) {
 	})
 }
 
-// withHealth serves the endpoints in front of next, for the main listener.
+// withHealth serves the endpoints in front of next, for the main
+// listener; every other request goes to next untouched (no path cleaning
+// or redirects of a ServeMux in between).
 func (h *health) withHealth(next http.Handler) http.Handler {
-	mux := http.NewServeMux()
-	h.mount(mux)
-	mux.Handle("/", next)
-	return mux
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			switch r.URL.Path {
+			case pathHealthz:
+				writeHealth(w, http.StatusOK, mustJSON(healthReport{Status: "ok"}))
+				return
+			case pathReadyz:
+				status, body := h.ready(r.Context())
+				writeHealth(w, status, body)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // ready runs the checks, or reuses an answer younger than readyCacheFor.
