@@ -21,7 +21,8 @@ import (
 
 // authserverReloadable are the keys of `mcpauth authserver` a reload
 // applies: policies and allow-lists, the clients, scopes, resources and
-// lifetimes, the upstream provider and its keys, the trusted issuers, the
+// lifetimes, the upstream and connect providers and the vault keys, the
+// trusted issuers, the
 // downstream APIs and the rate limits. Every other key (the listeners, the
 // issuer, the storage and its keys, Redis, the signing algorithm, logging,
 // the insecure switches and any key not listed here) takes effect only at
@@ -39,6 +40,8 @@ var authserverReloadable = map[string]bool{
 	"rate-per-ip": true, "rate-per-client": true, "rate-burst": true, "rate-browser": true, "rate-browser-burst": true,
 	"trusted-proxy": true, "trusted-proxy-header": true, "dpop-nonce": true, "no-dpop": true,
 	"trusted-issuer": true, "trusted-idjag-issuer": true,
+	"connect": true, "connect-client-id": true, "connect-client-secret": true, "connect-scopes": true,
+	"connect-auth-param": true, "connect-display-name": true,
 }
 
 // authserverRuntime is what a running `mcpauth authserver` keeps across

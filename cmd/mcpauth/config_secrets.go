@@ -16,6 +16,7 @@ const (
 	secretURL                // a password inside a URL (a database or Redis URL)
 	secretClient             // the secret= part of a --client spec
 	secretPair               // the SECRET of ID:SECRET
+	secretNamed              // the SECRET of NAME=SECRET
 )
 
 // secretFlags are the flags of authserver and protect whose values are
@@ -31,6 +32,7 @@ var secretFlags = map[string]secretShape{
 	"redis-url":              secretURL,
 	"client":                 secretClient,
 	"introspect-client":      secretPair,
+	"connect-client-secret":  secretNamed,
 }
 
 // secretShapeOf is the secretShape of the flag name.
@@ -74,6 +76,10 @@ func checkFileSecret(name, v string) error {
 	case secretPair:
 		if _, s, ok := strings.Cut(v, ":"); ok && !isSecretRef(s) {
 			return fmt.Errorf("%s: the SECRET of ID:SECRET: %w", name, errSecretInFile)
+		}
+	case secretNamed:
+		if _, s, _ := strings.Cut(v, "="); !isSecretRef(s) {
+			return fmt.Errorf("%s: the SECRET of NAME=SECRET: %w", name, errSecretInFile)
 		}
 	}
 	return nil
@@ -129,6 +135,14 @@ func redactSecret(name, v string) string {
 	case secretPair:
 		if id, s, ok := strings.Cut(v, ":"); ok && !isSecretRef(s) {
 			return id + ":" + redacted
+		}
+	case secretNamed:
+		n, s, ok := strings.Cut(v, "=")
+		if !ok {
+			return redacted
+		}
+		if !isSecretRef(s) {
+			return n + "=" + redacted
 		}
 	}
 	return v

@@ -92,6 +92,7 @@ func TestConfigRefused(t *testing.T) {
 		{"database password parameter", "authserver", "database-url: postgres://db/x?password=pw\n", "the URL holds a password"},
 		{"literal session key", "protect", "session-key: 0123456789abcdef0123456789abcdef\n", "session-key: a secret may not be written"},
 		{"literal introspection secret", "protect", "introspect-client: rs:hunter2\n", "the SECRET of ID:SECRET"},
+		{"literal connect secret", "authserver", "connect-client-secret: [github=hunter2]\n", "the SECRET of NAME=SECRET"},
 		{"list for a single value", "authserver", "\n\nscopes: [a, b]\n", `:3: key "scopes" takes one value, not a list`},
 		{"mapping value", "authserver", "resource: {a: b}\n", `:1: key "resource": want a value or a list`},
 		{"no value", "authserver", "issuer:\n", `:1: key "issuer" has no value`},
@@ -129,7 +130,7 @@ func TestConfigSecretsAllowed(t *testing.T) {
 	t.Parallel()
 	path := writeConfig(t, "key-encryption-key: env:KEK\nold-key-encryption-key: [file:/run/secrets/old]\n"+
 		"database-url: postgres://mcpauth@db.internal/mcpauth?sslmode=verify-full\nredis-url: env:REDIS\n"+
-		"client:\n  - id=a,secret=file:/run/secrets/a,redirect=http://127.0.0.1/cb\n")
+		"client:\n  - id=a,secret=file:/run/secrets/a,redirect=http://127.0.0.1/cb\nconnect-client-secret: [github=env:GH_SECRET]\n")
 	f, err := parseAuthserverLayers([]string{"--config", path, "--dpop-nonce-key", "literal-on-the-command-line"}, io.Discard,
 		layerOptions{getenv: envMap(map[string]string{"MCPAUTH_VAULT_KEY": "literal-in-the-environment"})})
 	if err != nil {
