@@ -138,6 +138,36 @@ func TestAuthserverReload(t *testing.T) {
 		{"unparsable file", "scopes: [mcp:c\n", "configuration not reloaded", []string{"mcp:a", "mcp:b"}},
 		{"restart-only key", "scopes: mcp:a mcp:e\nsigning-alg: RS256\n", "configuration reloaded", []string{"mcp:a", "mcp:e"}},
 	}
+	// Requests keep coming during the reloads; each sees one whole
+	// configuration.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				resp, err := http.Get(s.base + "/.well-known/oauth-authorization-server")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				var m oauthmeta.AuthServerMetadata
+				err = json.NewDecoder(resp.Body).Decode(&m)
+				resp.Body.Close()
+				if got := strings.Join(m.ScopesSupported, " "); err != nil || got != "mcp:a" && got != "mcp:a mcp:b" && got != "mcp:a mcp:e" {
+					t.Errorf("during a reload: scopes %q, %v", got, err)
+					return
+				}
+			}
+		}()
+	}
+	defer func() { close(stop); wg.Wait() }()
 	for _, st := range steps {
 		if err := os.WriteFile(path, []byte(st.file), 0o600); err != nil {
 			t.Fatal(err)
