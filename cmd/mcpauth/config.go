@@ -67,22 +67,6 @@ func (s *setting) values() []string {
 	return out
 }
 
-// render is the setting's value with secrets redacted, for --print-config
-// and to tell what a reload changed.
-func (s *setting) render() string {
-	var b strings.Builder
-	for i, e := range s.entries {
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		b.WriteString(redactSecret(s.name, e.value))
-		for _, n := range e.nested {
-			fmt.Fprintf(&b, " {%s=%s}", n.name, n.render())
-		}
-	}
-	return b.String()
-}
-
 // equal reports whether s and o set the same values (wherever from).
 func (s *setting) equal(o *setting) bool {
 	if len(s.entries) != len(o.entries) {

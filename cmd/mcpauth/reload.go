@@ -139,7 +139,7 @@ func reloadPlan[F any](logger *slog.Logger, running *configView, reloadable func
 		}
 	}
 	if len(applied) == 0 {
-		logger.Info("configuration reloaded: nothing to apply")
+		logger.Info("configuration read again: no key a reload applies has changed")
 		return f, nil, nil, false
 	}
 	slices.Sort(applied)
