@@ -165,7 +165,7 @@ func parseLayered(fs *flag.FlagSet, command string, args []string, opts layerOpt
 		}
 	}
 	for name, s := range opts.pinned {
-		if !s.file || view.byName[name] != nil {
+		if s.source == sourceDefault || view.byName[name] != nil { // a flag's setting is in view already
 			continue
 		}
 		if err := applySetting(fs, s); err != nil {

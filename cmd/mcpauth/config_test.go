@@ -360,3 +360,56 @@ func TestReloadableKeysExist(t *testing.T) {
 		}
 	}
 }
+
+// TestReloadPlan: a reload applies the reloadable keys that changed and
+// keeps the restart-only ones at their running values, whether they ran
+// from the file or from their defaults.
+func TestReloadPlan(t *testing.T) {
+	t.Parallel()
+	path := writeConfig(t, "scopes: mcp:a\nsigning-alg: RS256\n")
+	parse := func(pinned map[string]*setting) (*authserverFlags, *configView, error) {
+		f, err := parseAuthserverLayers([]string{"--config", path}, io.Discard, layerOptions{getenv: envMap(nil), pinned: pinned})
+		if err != nil {
+			return nil, nil, err
+		}
+		return f, f.ops.view, nil
+	}
+	_, running, err := parse(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, file    string
+		ok            bool
+		applied       []string
+		scopes, alg   string
+		addr, consent string
+	}{
+		{"unchanged", "scopes: mcp:a\nsigning-alg: RS256\n", false, nil, "", "", "", ""},
+		{"restart-only keys alone", "scopes: mcp:a\nsigning-alg: ES256\naddr: 127.0.0.1:1\n", false, nil, "", "", "", ""},
+		{"both kinds", "scopes: mcp:b\nsigning-alg: ES256\naddr: 127.0.0.1:1\nconsent: deny\n", true, []string{"consent", "scopes"}, "mcp:b", "RS256", "127.0.0.1:9000", "deny"},
+		{"a restart-only key removed", "scopes: mcp:c\n", true, []string{"scopes"}, "mcp:c", "RS256", "127.0.0.1:9000", "consent"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.WriteFile(path, []byte(tc.file), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			logs := &syncBuffer{}
+			f, view, applied, ok := reloadPlan(slog.New(slog.NewTextHandler(logs, nil)), running,
+				func(k string) bool { return authserverReloadable[k] }, parse)
+			if ok != tc.ok || !slices.Equal(applied, tc.applied) {
+				t.Fatalf("ok %v applied %q, want %v %q; logs %s", ok, applied, tc.ok, tc.applied, logs.String())
+			}
+			if !ok {
+				return
+			}
+			if f.scopes != tc.scopes || f.signingAlg != tc.alg || f.addr != tc.addr || f.consent != tc.consent {
+				t.Errorf("flags %q %q %q %q", f.scopes, f.signingAlg, f.addr, f.consent)
+			}
+			if view.byName["signing-alg"].source != running.byName["signing-alg"].source {
+				t.Errorf("signing-alg source %q", view.byName["signing-alg"].source)
+			}
+		})
+	}
+}
