@@ -58,7 +58,7 @@ func TestE2EConnectTypeScriptSDK(t *testing.T) {
 	getenv := func(string) string { return "rs-secret" }
 	cf := protectConnectFlags{tools: listFlag{"list_repos=github"}, header: "X-Provider-Token"}
 	gate, err := cf.config(&passUpstreamFlags{tokenURL: as.URL + "/token", clientID: "rs", clientSecret: "env:RS", forConnect: true},
-		[]string{as.URL}, true, getenv, logger)
+		[]string{as.URL}, true, getenv, logger, randomKey(), newConnectReplay(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -55,7 +54,12 @@ type connectGate struct {
 
 // config checks the flags and returns the gate, or nil without
 // --connect-tool. pass holds the --exchange-* flags.
-func (c *protectConnectFlags) config(pass *passUpstreamFlags, issuers []string, insecureHTTP bool, getenv func(string) string, logger *slog.Logger) (*connectGate, error) {
+//
+// defaultKey seals requestState without --connect-state-key (random per
+// process); used records each state once, and is shared by the
+// configurations a reload builds.
+func (c *protectConnectFlags) config(pass *passUpstreamFlags, issuers []string, insecureHTTP bool, getenv func(string) string, logger *slog.Logger,
+	defaultKey []byte, used replay.Store) (*connectGate, error) {
 	if len(c.tools) == 0 {
 		if c.header != "" || c.keyEnv != "" {
 			return nil, errors.New("--connect-header and --connect-state-key need --connect-tool")
@@ -83,7 +87,7 @@ func (c *protectConnectFlags) config(pass *passUpstreamFlags, issuers []string, 
 		}
 		tools[tool] = provider
 	}
-	key := make([]byte, requeststate.KeySize)
+	key := defaultKey
 	if c.keyEnv != "" {
 		v, err := envSecret("--connect-state-key", c.keyEnv, getenv)
 		if err != nil {
@@ -92,12 +96,6 @@ func (c *protectConnectFlags) config(pass *passUpstreamFlags, issuers []string, 
 		if key, err = requeststate.ParseKey(v); err != nil {
 			return nil, fmt.Errorf("--connect-state-key: %w", err)
 		}
-	} else {
-		_, _ = rand.Read(key)
-	}
-	used, err := replay.NewMemory(replay.MemoryConfig{MaxEntries: 1 << 16})
-	if err != nil {
-		return nil, err
 	}
 	states, err := requeststate.New(requeststate.Config{Key: key, Replay: used})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/keyset"
+	"github.com/mcpauth/mcpauth/replay"
 	"github.com/mcpauth/mcpauth/resource"
 )
 
@@ -53,7 +54,7 @@ func newConnectFixture(t *testing.T) *connectFixture {
 	getenv := func(k string) string { return map[string]string{"RS_SECRET": "rs-secret"}[k] }
 	pass := &passUpstreamFlags{tokenURL: as.URL + "/token", clientID: "rs", clientSecret: "env:RS_SECRET", forConnect: true}
 	cf := protectConnectFlags{tools: listFlag{"list_repos=github"}, header: "x-provider-token"}
-	gate, err := cf.config(pass, []string{f.issuer}, true, getenv, logger)
+	gate, err := cf.config(pass, []string{f.issuer}, true, getenv, logger, randomKey(), newConnectReplay(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,13 +263,22 @@ func TestConnectFlagsConfig(t *testing.T) {
 		if name == "same header as pass" {
 			p.header = "x-up"
 		}
-		if _, err := c.config(&p, []string{"http://127.0.0.1:9"}, true, getenv, slog.New(slog.DiscardHandler)); err == nil {
+		if _, err := c.config(&p, []string{"http://127.0.0.1:9"}, true, getenv, slog.New(slog.DiscardHandler), randomKey(), newConnectReplay(t)); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
 	noExchange := &passUpstreamFlags{forConnect: true}
 	c := protectConnectFlags{tools: listFlag{"a=github"}, header: "X-P"}
-	if _, err := c.config(noExchange, []string{"http://127.0.0.1:9"}, true, getenv, slog.New(slog.DiscardHandler)); err == nil {
+	if _, err := c.config(noExchange, []string{"http://127.0.0.1:9"}, true, getenv, slog.New(slog.DiscardHandler), randomKey(), newConnectReplay(t)); err == nil {
 		t.Error("--connect-tool without the --exchange-* flags accepted")
 	}
+}
+
+func newConnectReplay(t *testing.T) *replay.Memory {
+	t.Helper()
+	m, err := replay.NewMemory(replay.MemoryConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
