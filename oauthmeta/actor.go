@@ -10,11 +10,12 @@ import (
 // chain longer than this is malformed whatever a policy allows.
 const MaxActorDepth = 16
 
-// TokenTypeDPoPProof is the actor_token_type under which mcpauth accepts a
-// DPoP proof (RFC 9449) as the actor's credential in a delegation token
-// exchange: the actor is then the proof's key, named by its JWK
-// thumbprint URI ([JWKThumbprintURI]).
-const TokenTypeDPoPProof = "urn:mcpauth:params:oauth:token-type:dpop-proof"
+// TokenTypeDPoPJKT is the actor_token_type under which mcpauth accepts a
+// DPoP key as the actor's credential in a delegation token exchange: the
+// actor_token is the key's JWK SHA-256 thumbprint, and the request's DPoP
+// proof (RFC 9449) must be signed with that key. The actor is then named
+// by the thumbprint's URI ([JWKThumbprintURI]).
+const TokenTypeDPoPJKT = "urn:mcpauth:params:oauth:token-type:dpop-jkt"
 
 // jwkThumbprintPrefix is the RFC 9278 URI prefix of a SHA-256 JWK
 // thumbprint.
