@@ -33,7 +33,9 @@ type tokenExchange struct {
 
 // offered reports whether any exchange is: the grant is registered
 // only then.
-func (h *tokenExchange) offered() bool { return h.access != nil || h.idjag != nil || h.delegation != nil }
+func (h *tokenExchange) offered() bool {
+	return h.access != nil || h.idjag != nil || h.delegation != nil
+}
 
 // grant dispatches the exchange by actor_token, then subject_token_type
 // (see tokenExchange). client is nil only for a delegation without client

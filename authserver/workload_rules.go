@@ -208,4 +208,3 @@ func (rs workloadRules) authorize(w *workload, resources, requested []string, us
 	}
 	return nil, nil, oauthErr(oauthmeta.CodeInvalidScope, "scope not allowed for this workload and resource")
 }
-
