@@ -23,16 +23,36 @@ import (
 // It is called for every exchange: assertions are single-use.
 type ActorCredential func(ctx context.Context) (token, tokenType string, err error)
 
+// ActorAssertionConfig configures [ActorAssertion].
+type ActorAssertionConfig struct {
+	// ClientID is the sub-agent's client_id at the authorization server.
+	// Required.
+	ClientID string
+	// Key signs the assertions; KeyID names it in the client's registered
+	// JWK set ("" omits "kid"). Key is required.
+	Key   crypto.Signer
+	KeyID string
+	// Issuer is the authorization server's issuer identifier, the
+	// assertions' audience. Required.
+	Issuer string
+	// Now is the clock. Nil means time.Now.
+	Now func() time.Time
+}
+
 // ActorAssertion is the credential of a sub-agent registered at the
 // authorization server as a private_key_jwt client: a fresh client
-// assertion (RFC 7523) for issuer, signed with key under keyID.
-func ActorAssertion(clientID string, key crypto.Signer, keyID, issuer string) (ActorCredential, error) {
-	s, err := jwtassert.NewClientAssertionSigner(jwtassert.ClientAssertionSignerConfig{ClientID: clientID, Key: key, KeyID: keyID})
+// assertion (RFC 7523) for each exchange.
+func ActorAssertion(cfg ActorAssertionConfig) (ActorCredential, error) {
+	if cfg.Issuer == "" {
+		return nil, fmt.Errorf("%w: ActorAssertionConfig.Issuer is required", ErrConfig)
+	}
+	s, err := jwtassert.NewClientAssertionSigner(jwtassert.ClientAssertionSignerConfig{ClientID: cfg.ClientID, Key: cfg.Key,
+		KeyID: cfg.KeyID, Now: cfg.Now})
 	if err != nil {
-		return nil, fmt.Errorf("client: actor assertion: %w", err)
+		return nil, fmt.Errorf("%w: actor assertion: %w", ErrConfig, err)
 	}
 	return func(context.Context) (string, string, error) {
-		a, err := s.Sign(issuer)
+		a, err := s.Sign(cfg.Issuer)
 		return a, oauthmeta.TokenTypeJWT, err
 	}, nil
 }
