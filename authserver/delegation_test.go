@@ -219,6 +219,10 @@ func TestDelegationRefused(t *testing.T) {
 		t.Fatalf("narrow: %s", narrow.body)
 	}
 	replayed := s.assertion(plannerID)
+	usedWorkload := s.k8sToken(toolSub, "tools")
+	if res := s.delegate(host.AccessToken, usedWorkload, oauthmeta.TokenTypeJWT, nil, scopeEdit("mcp:read", resA)); res.status != http.StatusOK {
+		t.Fatalf("workload actor: %s", res.body)
+	}
 	if res := s.delegate(host.AccessToken, replayed, oauthmeta.TokenTypeJWT, nil, nil); res.status != http.StatusOK {
 		t.Fatalf("first use: %s", res.body)
 	}
@@ -247,6 +251,7 @@ func TestDelegationRefused(t *testing.T) {
 		{"chain over the depth limit", depth2.tok.AccessToken, s.client(plannerID), nil, oauthmeta.CodeInvalidGrant},
 		{"RFC8693 §4.4 may_act names another actor", other.tok.AccessToken, s.client(otherAgentID), nil, oauthmeta.CodeInvalidGrant},
 		{"replayed actor assertion", host.AccessToken, func() (string, string) { return replayed, oauthmeta.TokenTypeJWT }, nil, oauthmeta.CodeInvalidGrant},
+		{"replayed workload actor token", host.AccessToken, func() (string, string) { return usedWorkload, oauthmeta.TokenTypeJWT }, scopeEdit("mcp:read", resA), oauthmeta.CodeInvalidGrant},
 		{"actor client without the exchange grant", host.AccessToken, s.client(noExchangeID), nil, oauthmeta.CodeInvalidGrant},
 		{"actor assertion of an unknown client", host.AccessToken, s.client("nobody"), nil, oauthmeta.CodeInvalidGrant},
 		{"actor token not a JWT", host.AccessToken, func() (string, string) { return "abc", oauthmeta.TokenTypeJWT }, nil, oauthmeta.CodeInvalidGrant},
