@@ -1,11 +1,13 @@
 package resource_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -160,5 +162,31 @@ func ExampleDelegationPolicy() {
 	})
 	if err != nil {
 		panic(err)
+	}
+}
+
+// TestIntrospectedActors: an introspection answer's "act" gives the chain
+// too, checked by the same rules.
+func TestIntrospectedActors(t *testing.T) {
+	t.Parallel()
+	as := introspectionAS(t)
+	f := newFixture(t, func(c *resource.Config) {
+		c.Introspection = &resource.IntrospectionConfig{
+			Endpoint: as.URL + "/introspect", ClientID: "rs-client", ClientSecret: "s3cret",
+			HTTPClient: as.Client(),
+		}
+	})
+	answer := func(act any) map[string]any {
+		return map[string]any{"active": true, "iss": testIssuer, "aud": testResource, "exp": f.clock.Now().Add(time.Hour).Unix(),
+			"sub": "user-9", "client_id": "planner", "scope": "mcp:tools", "act": act}
+	}
+	as.SetIntrospection("opaque-delegated-0123456789", answer(act("tool-agent", "planner")))
+	info, err := f.v.Verify(context.Background(), "opaque-delegated-0123456789")
+	if err != nil || len(info.Actors) != 2 || info.Actors[0].Subject != "tool-agent" || info.Actors[1].Subject != "planner" {
+		t.Fatalf("info %+v, err %v", info, err)
+	}
+	as.SetIntrospection("opaque-malformed-0123456789", answer(map[string]any{"act": map[string]any{"sub": "x"}}))
+	if _, err := f.v.Verify(context.Background(), "opaque-malformed-0123456789"); !errors.Is(err, resource.ErrInvalidToken) {
+		t.Fatalf("malformed act: err = %v", err)
 	}
 }
