@@ -311,23 +311,30 @@ func TestDelegationDPoP(t *testing.T) {
 		http.StatusBadRequest, oauthmeta.CodeInvalidGrant)
 	planner := s.delegate(hostRes.tok.AccessToken, s.assertion(plannerID), oauthmeta.TokenTypeJWT, s.proofHeader(plannerKey), nil)
 	wantBound(t, s.harness, planner, plannerKey.JKT())
-	// A key alone as the actor: the proof's key, named by its thumbprint.
-	tool := s.delegate(planner.tok.AccessToken, toolKey.JKT(), oauthmeta.TokenTypeDPoPJKT, s.proofHeader(toolKey), scopeEdit("mcp:read"))
+	// The tool agent, a workload, gets a token bound to its own key.
+	tool := s.delegate(planner.tok.AccessToken, s.k8sToken(toolSub, "tools"), oauthmeta.TokenTypeJWT, s.proofHeader(toolKey), scopeEdit("mcp:read"))
 	wantBound(t, s.harness, tool, toolKey.JKT())
-	if _, c := s.verifyJWT(tool.tok.AccessToken); !jsonEqual(t, c["act"],
-		`{"sub":"`+oauthmeta.JWKThumbprintURI(toolKey.JKT())+`","act":{"sub":"planner-agent"}}`) {
-		t.Errorf("act = %v", c["act"])
-	}
-	// The key named must be the proof's.
-	wantError(t, s.delegate(planner.tok.AccessToken, plannerKey.JKT(), oauthmeta.TokenTypeDPoPJKT, s.proofHeader(toolKey), nil),
-		http.StatusBadRequest, oauthmeta.CodeInvalidRequest)
+	// A key alone may not take a bound token: anyone can make a key.
+	wantError(t, s.delegate(planner.tok.AccessToken, toolKey.JKT(), oauthmeta.TokenTypeDPoPJKT, s.proofHeader(toolKey), scopeEdit("mcp:read")),
+		http.StatusBadRequest, oauthmeta.CodeInvalidGrant)
 	// A replayed proof is refused by the token endpoint's proof check.
 	proof := s.proofHeader(toolKey)
-	if res := s.delegate(planner.tok.AccessToken, toolKey.JKT(), oauthmeta.TokenTypeDPoPJKT, proof, nil); res.status != http.StatusOK {
+	if res := s.delegate(planner.tok.AccessToken, s.k8sToken(toolSub, "tools"), oauthmeta.TokenTypeJWT, proof, scopeEdit("mcp:read")); res.status != http.StatusOK {
 		t.Fatalf("first proof: %s", res.body)
 	}
-	wantError(t, s.delegate(planner.tok.AccessToken, toolKey.JKT(), oauthmeta.TokenTypeDPoPJKT, proof, nil),
+	wantError(t, s.delegate(planner.tok.AccessToken, s.k8sToken(toolSub, "tools"), oauthmeta.TokenTypeJWT, proof, scopeEdit("mcp:read")),
 		http.StatusBadRequest, oauthmeta.CodeInvalidDPoPProof)
+
+	// From a Bearer parent, a key alone is an actor: the proof's key,
+	// named by its thumbprint; the key named must be the proof's.
+	bearer := s.hostToken()
+	keyed := s.delegate(bearer.AccessToken, toolKey.JKT(), oauthmeta.TokenTypeDPoPJKT, s.proofHeader(toolKey), scopeEdit("mcp:read"))
+	wantBound(t, s.harness, keyed, toolKey.JKT())
+	if _, c := s.verifyJWT(keyed.tok.AccessToken); !jsonEqual(t, c["act"], `{"sub":"`+oauthmeta.JWKThumbprintURI(toolKey.JKT())+`"}`) {
+		t.Errorf("act = %v", c["act"])
+	}
+	wantError(t, s.delegate(bearer.AccessToken, plannerKey.JKT(), oauthmeta.TokenTypeDPoPJKT, s.proofHeader(toolKey), nil),
+		http.StatusBadRequest, oauthmeta.CodeInvalidRequest)
 
 	refusing := newDelegationSetup(t, func(c *Config) { c.Delegation.RefuseDPoPBound = true })
 	hk := refusing.newProver()

@@ -43,8 +43,10 @@ const DefaultDelegationDepth = 4
 //
 // A delegated token is bound to the request's DPoP key when the request
 // carries a proof; the delegation of a DPoP-bound subject token requires
-// one (or is refused, with RefuseDPoPBound). Assertions and proofs are
-// single-use through [Config.Replay].
+// one and an actor that is a client or a workload, never a key alone
+// (anyone can make a key, so a stolen bound token could otherwise be
+// rebound to the thief's), or is refused, with RefuseDPoPBound.
+// Assertions and proofs are single-use through [Config.Replay].
 type DelegationConfig struct {
 	// MaxDepth bounds the actors of a delegated token's chain; a subject
 	// token whose chain is that long cannot be delegated further
@@ -112,6 +114,7 @@ type actorOf struct {
 	clientID string    // a registered client's actor, else ""
 	workload *workload // a workload actor, else nil
 	rules    workloadRules
+	keyOnly  bool // the actor is a DPoP key and nothing more
 }
 
 // exchange answers a delegation request. client is the authenticated
@@ -159,6 +162,11 @@ func (d *delegation) exchange(ctx context.Context, client *Client, form url.Valu
 	}
 	if parent.Cnf != nil && jkt == "" {
 		return nil, oauthErr(oauthmeta.CodeInvalidGrant, "a DPoP proof of the actor's key is required to delegate a DPoP-bound token")
+	}
+	if parent.Cnf != nil && act.keyOnly {
+		// Anyone can make a key: a stolen DPoP-bound token must not be
+		// rebound to the thief's by naming it the actor.
+		return nil, oauthErr(oauthmeta.CodeInvalidGrant, "a DPoP-bound token may be delegated only to an authenticated actor")
 	}
 	chain := &oauthmeta.Actor{Subject: act.actor.Subject, Issuer: act.actor.Issuer, Act: parent.Act}
 	claims := &accessClaims{
@@ -247,7 +255,7 @@ func (d *delegation) verifyActor(ctx context.Context, form url.Values, jkt strin
 		if jkt == "" || tok != jkt {
 			return nil, oauthErr(oauthmeta.CodeInvalidRequest, "actor_token must be the thumbprint of the request's DPoP proof key")
 		}
-		return &actorOf{actor: oauthmeta.Actor{Subject: oauthmeta.JWKThumbprintURI(jkt)}}, nil
+		return &actorOf{actor: oauthmeta.Actor{Subject: oauthmeta.JWKThumbprintURI(jkt)}, keyOnly: true}, nil
 	case oauthmeta.TokenTypeJWT:
 	default:
 		return nil, oauthErr(oauthmeta.CodeInvalidRequest, "actor_token_type is not supported")

@@ -78,7 +78,8 @@ type DelegationConfig struct {
 	// Required.
 	Parent oauth2.TokenSource
 	// Actor is the sub-agent's credential. Nil means the DPoP key alone
-	// (DPoP must then be set): the actor is the key.
+	// (DPoP must then be set): the actor is the key, which the server
+	// accepts only for a parent that is not DPoP-bound.
 	Actor ActorCredential
 	// DPoP is the sub-agent's DPoP key: each exchange carries a proof of
 	// it, and the derived token is bound to it (required when the parent

@@ -234,8 +234,12 @@ func TestDelegationChainEndToEnd(t *testing.T) {
 		}
 	}
 	// A fourth hop is over MaxDepth 3.
-	third := s.delegation(t, client.DelegationConfig{Parent: tool.TokenSource(ctx), DPoP: newKey()})
-	fourth := s.delegation(t, client.DelegationConfig{Parent: third.TokenSource(ctx), DPoP: newKey()})
+	// A key alone may not take a DPoP-bound token.
+	if _, err := s.delegation(t, client.DelegationConfig{Parent: tool.TokenSource(ctx), DPoP: newKey()}).Token(ctx); !errors.Is(err, client.ErrDelegation) {
+		t.Errorf("key-only actor of a bound token: err = %v", err)
+	}
+	third := s.delegation(t, client.DelegationConfig{Parent: tool.TokenSource(ctx), Actor: client.ActorJWT(s.workloadJWT(t)), DPoP: newKey()})
+	fourth := s.delegation(t, client.DelegationConfig{Parent: third.TokenSource(ctx), Actor: client.ActorJWT(s.workloadJWT(t)), DPoP: newKey()})
 	if _, err := third.Token(ctx); err != nil {
 		t.Fatalf("third hop: %v", err)
 	}
