@@ -34,9 +34,8 @@ for a token the sub-agent named by the actor flags may use: its scopes (--scopes
 claim. The actor is a registered client (--actor-client-id with --actor-key, a private_key_jwt
 key), a workload (--actor-jwt, a file holding its platform token), or a DPoP key alone
 (--actor-dpop-key without the others; not for a DPoP-bound parent). With --actor-dpop-key the
-token is bound to that key and
-printed for inspection; stderr says so. The server must run with --delegation. Only the token
-goes to stdout.`
+token is bound to that key and printed for inspection; stderr says so. The server must run with
+--delegation. Only the token goes to stdout.`
 
 type delegateFlags struct {
 	tokenEndpoint, subject, issuer                      string
