@@ -132,13 +132,8 @@ func (d *delegation) exchange(ctx context.Context, client *Client, form url.Valu
 	if parent.Act.Depth() >= d.cfg.MaxDepth {
 		return nil, oauthErr(oauthmeta.CodeInvalidGrant, "subject_token's delegation chain is at its maximum depth")
 	}
-	act, oe := d.verifyActor(ctx, form, jkt)
-	if oe != nil {
-		return nil, oe
-	}
-	if parent.MayAct != nil && !parent.MayAct.Matches(&act.actor) {
-		return nil, oauthErr(oauthmeta.CodeInvalidGrant, "the actor is not the party subject_token's may_act names")
-	}
+	// The checks that need no actor come first, so that a request refused
+	// by them spends no single-use actor credential.
 	scopes, oe := delegatedScopes(parent.Scope, form)
 	if oe != nil {
 		return nil, oe
@@ -151,22 +146,29 @@ func (d *delegation) exchange(ctx context.Context, client *Client, form url.Valu
 	if oe != nil {
 		return nil, oe
 	}
-	if act.workload != nil {
-		never := func(string) bool { return false } // no scope beyond the parent's
-		if _, _, oe := act.rules.authorize(act.workload, audience, scopes, never); oe != nil {
-			return nil, oe
-		}
-	}
 	if parent.Cnf != nil && d.cfg.RefuseDPoPBound {
 		return nil, oauthErr(oauthmeta.CodeInvalidGrant, "DPoP-bound tokens may not be delegated")
 	}
 	if parent.Cnf != nil && jkt == "" {
 		return nil, oauthErr(oauthmeta.CodeInvalidGrant, "a DPoP proof of the actor's key is required to delegate a DPoP-bound token")
 	}
+	act, oe := d.verifyActor(ctx, form, jkt)
+	if oe != nil {
+		return nil, oe
+	}
 	if parent.Cnf != nil && act.keyOnly {
 		// Anyone can make a key: a stolen DPoP-bound token must not be
 		// rebound to the thief's by naming it the actor.
 		return nil, oauthErr(oauthmeta.CodeInvalidGrant, "a DPoP-bound token may be delegated only to an authenticated actor")
+	}
+	if parent.MayAct != nil && !parent.MayAct.Matches(&act.actor) {
+		return nil, oauthErr(oauthmeta.CodeInvalidGrant, "the actor is not the party subject_token's may_act names")
+	}
+	if act.workload != nil {
+		never := func(string) bool { return false } // no scope beyond the parent's
+		if _, _, oe := act.rules.authorize(act.workload, audience, scopes, never); oe != nil {
+			return nil, oe
+		}
 	}
 	chain := &oauthmeta.Actor{Subject: act.actor.Subject, Issuer: act.actor.Issuer, Act: parent.Act}
 	claims := &accessClaims{
@@ -347,7 +349,7 @@ func delegatedAudience(held oauthmeta.Audience, form url.Values) ([]string, *oau
 			return nil, oauthErr(oauthmeta.CodeInvalidTarget, "a delegated token cannot be for an audience its subject token lacks")
 		}
 	}
-	return slices.Compact(want), nil
+	return appendNew(nil, want...), nil
 }
 
 // delegatedExpiry returns the delegated token's "exp": at most ttl from now
