@@ -18,7 +18,7 @@ func TestAuthorizationParams(t *testing.T) {
 	e := newEnv(t, oauthtest.ASOptions{}, oauthtest.ResourceOptions{}, nil)
 	// The issuer is known once the server runs; set before first use.
 	e.c.cfg.AuthServers = map[string]AuthServerOptions{
-		e.as.Issuer():                {AuthorizationParams: url.Values{"audience": {"https://api.example"}, "prompt": {"consent"}}},
+		e.as.Issuer():               {AuthorizationParams: url.Values{"audience": {"https://api.example"}, "prompt": {"consent"}}},
 		"https://other.example.com": {AuthorizationParams: url.Values{"domain_hint": {"example.com"}}},
 	}
 	if err := e.c.Login(context.Background(), e.rs.MCPURL()); err != nil {
