@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -305,5 +306,50 @@ func TestE2EHydraInteropTypeScriptSDK(t *testing.T) {
 	}
 	if jwtPattern.MatchString(stderr.String()) {
 		t.Error("a token in the script's error output")
+	}
+}
+
+// TestE2EHydraCheckIdP: `mcpauth check --idp` grades Hydra from its
+// metadata, recognises it, verifies a client-credentials token of it with
+// the hydra preset and prints the protect and login flags and the Hydra
+// settings that make it work; a token without the audience fails the check
+// and says what to ask for.
+func TestE2EHydraCheckIdP(t *testing.T) {
+	t.Parallel()
+	s := startHydraStack(t)
+	m2m := s.h.createClient(t, map[string]any{"grant_types": []string{"client_credentials"}, "scope": "mcp:tools",
+		"audience": []string{s.url}, "token_endpoint_auth_method": "client_secret_basic"})
+	good := s.h.clientCredentials(t, m2m, "mcp:tools", s.url).AccessToken
+	bad := s.h.clientCredentials(t, m2m, "mcp:tools", "").AccessToken
+
+	code, out, errOut := runBin(t, good+"\n", "check", "--idp", s.h.issuer, "--resource", s.url, "--token", "-", "--insecure-http")
+	if code != 0 {
+		t.Fatalf("check --idp: %d\n%s\n%s", code, out, errOut)
+	}
+	t.Logf("check --idp:\n%s", out)
+	spaced := regexp.MustCompile(`[ \t]+`)
+	flat := spaced.ReplaceAllString(out, " ")
+	for _, want := range []string{
+		"PASS CL-07 metadata issuer identical",
+		"PASS AS-03 PKCE S256 advertised",
+		"PASS IDP-02 signing keys published",
+		"PASS IDP-03 provider recognised hydra",
+		`PASS IDP-04 access token is a JWT typ "JWT"`,
+		"PASS IDP-06 token accepted by a preset preset hydra",
+		"preset: hydra (the token passed)",
+		"--issuer " + s.h.issuer + " --issuer-profile hydra",
+		"mcpauth login --client-id <registered client> --auth-param audience=" + s.url + " " + s.url,
+		"strategies.access_token: jwt",
+	} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("check --idp: no line with %q", want)
+		}
+	}
+	code, out, _ = runBin(t, bad+"\n", "check", "--idp", s.h.issuer, "--resource", s.url, "--token", "-", "--insecure-http")
+	if code != 1 || !strings.Contains(spaced.ReplaceAllString(out, " "), "FAIL IDP-06 token accepted by a preset") || !strings.Contains(out, "the token's aud does not name "+s.url) {
+		t.Errorf("check --idp with a token without audience: %d\n%s", code, out)
+	}
+	if jwtPattern.MatchString(out) {
+		t.Error("check --idp printed the token")
 	}
 }
