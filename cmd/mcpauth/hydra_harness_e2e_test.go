@@ -147,6 +147,36 @@ func startHydra(t *testing.T) *hydra {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	// Hydra generates its signing keys (RSA 4096) when they are first
+	// needed; on a loaded machine that takes long enough to time out the
+	// first client's request. Ask for them now, and check that the server
+	// answering is this Hydra.
+	warm := &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{DisableKeepAlives: true}}
+	start := time.Now()
+	var jwks struct {
+		Keys []map[string]any `json:"keys"`
+	}
+	var disco struct {
+		Issuer string `json:"issuer"`
+	}
+	for _, g := range []struct {
+		path string
+		out  any
+	}{{"/.well-known/jwks.json", &jwks}, {"/.well-known/openid-configuration", &disco}} {
+		resp, err := warm.Get(h.issuer + g.path)
+		if err != nil {
+			t.Fatalf("hydra %s: %v; log: %s", g.path, err, h.log.String())
+		}
+		err = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(g.out)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("hydra %s: %d %v", g.path, resp.StatusCode, err)
+		}
+	}
+	if len(jwks.Keys) < 2 || disco.Issuer != h.issuer {
+		t.Fatalf("hydra: %d keys, issuer %q", len(jwks.Keys), disco.Issuer)
+	}
+	t.Logf("hydra ready; its keys generated in %v", time.Since(start).Round(time.Millisecond))
 	return h
 }
 

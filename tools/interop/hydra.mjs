@@ -81,7 +81,7 @@ async function main() {
 main().then(
     () => process.exit(0),
     err => {
-        process.stderr.write(`hydra interop: ${err?.stack ?? err}\n`);
+        process.stderr.write(`hydra interop: ${err?.stack ?? err}${err?.cause ? `\ncause: ${err.cause?.stack ?? err.cause}` : ''}\n`);
         process.exit(1);
     }
 );
