@@ -148,10 +148,12 @@ func startHydra(t *testing.T) *hydra {
 		time.Sleep(100 * time.Millisecond)
 	}
 	// Hydra generates its signing keys (RSA 4096) when they are first
-	// needed; on a loaded machine that takes long enough to time out the
-	// first client's request. Ask for them now, and check that the server
-	// answering is this Hydra.
-	warm := &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{DisableKeepAlives: true}}
+	// needed; on a loaded machine that can take longer than the 10 s its
+	// server gives a request (the connection is closed, EOF), and would
+	// time out the first client's request. Ask for them now, again until
+	// the generation has finished, and check that the server answering is
+	// this Hydra.
+	warm := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	start := time.Now()
 	var jwks struct {
 		Keys []map[string]any `json:"keys"`
@@ -163,14 +165,22 @@ func startHydra(t *testing.T) *hydra {
 		path string
 		out  any
 	}{{"/.well-known/jwks.json", &jwks}, {"/.well-known/openid-configuration", &disco}} {
-		resp, err := warm.Get(h.issuer + g.path)
-		if err != nil {
-			t.Fatalf("hydra %s: %v; log: %s", g.path, err, h.log.String())
-		}
-		err = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(g.out)
-		resp.Body.Close()
-		if err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("hydra %s: %d %v", g.path, resp.StatusCode, err)
+		for attempt := 1; ; attempt++ {
+			resp, err := warm.Get(h.issuer + g.path)
+			if err == nil {
+				err = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(g.out)
+				resp.Body.Close()
+				if err == nil && resp.StatusCode != http.StatusOK {
+					err = fmt.Errorf("status %d", resp.StatusCode)
+				}
+			}
+			if err == nil {
+				break
+			}
+			if attempt == 8 {
+				t.Fatalf("hydra %s: %v; log: %s", g.path, err, h.log.String())
+			}
+			time.Sleep(time.Second)
 		}
 	}
 	if len(jwks.Keys) < 2 || disco.Issuer != h.issuer {
