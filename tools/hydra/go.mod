@@ -219,5 +219,9 @@ require (
 )
 
 // Hydra's own go.mod replaces pop with Ory's fork; replace directives of a
-// dependency do not apply here, so the same one is repeated.
+// dependency do not apply here, so the same one is repeated (without it the
+// build fails). Its other replace, hydra-client-go => ./internal/httpclient
+// (a directory of Hydra's repository), cannot be repeated: the published
+// hydra-client-go v2.2.1, Hydra's API client for its client subcommands,
+// takes its place; `hydra serve`, all the tests run, works with it.
 replace github.com/gobuffalo/pop/v6 => github.com/ory/pop/v6 v6.2.1-0.20241121111754-e5dfc0f3344b
