@@ -40,6 +40,8 @@ func commands() []command {
 		logoutCommand(),
 		checkCommand(),
 		bridgeCommand(),
+		versionCommand(),
+		delegateCommand(),
 	}
 }
 
