@@ -26,6 +26,12 @@ type authRequest struct {
 	// remembered consent may apply to (see rememberingBrowser) or that
 	// approved req on our page (approvingBrowser); empty otherwise.
 	browser string
+	// provider is the name of the identity provider chosen for the login
+	// ([LoginProvider.Name]); empty until chosen, and with one provider.
+	provider string
+	// consented records, while the choice page waits, that the user
+	// approved on our consent page before it.
+	consented bool
 }
 
 // handleAuthorize is the authorization endpoint (OAuth 2.1 §4.1.1): code
@@ -58,6 +64,7 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.browser = s.rememberingBrowser(r) // used only when the consent page may be skipped
+	req.provider = s.login.hinted(q)      // a login_hint at a home realm skips the choice
 	s.advance(w, r, req, authorized, false)
 }
 

@@ -65,11 +65,12 @@ type consentView struct {
 func (s *Server) showConsent(w http.ResponseWriter, r *http.Request, req *authRequest) {
 	formActions := formActionSource(req.redirectURI)
 	var upstreamHost string
-	if s.login != nil && req.subject == "" {
+	if p := s.login.chosen(req); p != nil && req.subject == "" {
 		// Approve leads to the provider: the page's CSP form-action must
 		// allow that redirect, and an unreachable provider is reported now
-		// rather than after the click.
-		endpoint, err := s.login.provider.AuthorizationEndpoint(r.Context())
+		// rather than after the click. (Without a chosen provider it leads
+		// to our choice page.)
+		endpoint, err := p.provider.AuthorizationEndpoint(r.Context())
 		if err != nil {
 			s.upstreamUnavailable(w, r, err)
 			return

@@ -330,7 +330,7 @@ func (s *Server) grantRoutes(ledger *grantLedger, assertions *jwtGrants, idjag *
 	access := &accessTokenExchange{tokens: s.tokens, grants: s.store.Grants, revocations: s.store.Revocations,
 		vault: s.vault, downstream: downstream, policy: policy, clock: s.clock, log: s.log}
 	if s.login != nil {
-		access.upstream = newVaultExchange(&s.cfg, s.login.provider.Issuer(), s.vault)
+		access.upstream = newVaultExchange(&s.cfg, s.login.issuers(), s.vault)
 	}
 	if access.offered() {
 		exchange.access = access
