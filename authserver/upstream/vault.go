@@ -61,11 +61,11 @@ type vault struct {
 	store authserver.UpstreamTokenStore
 	// ups are the providers, by issuer; one holds also the records of
 	// before the issuer was sealed with the tokens.
-	ups   map[string]Provider
+	ups map[string]Provider
 	// timeout is the longest call timeout of the providers.
 	timeout time.Duration
-	now   func() time.Time
-	log   *slog.Logger
+	now     func() time.Time
+	log     *slog.Logger
 	// refreshes runs one upstream refresh per record at a time in this
 	// process; across replicas the record's lease does (vault_lease.go).
 	refreshes singleflight.Group
