@@ -283,6 +283,7 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 		logger.Info("users log in upstream", "upstream", cfg.Login.Issuer(), "callback", as.UpstreamCallbackURL())
 		fmt.Fprintf(stdout, "upstream login at %s; register this redirect URI there: %s\n", cfg.Login.Issuer(), as.UpstreamCallbackURL())
 	}
+	printLogins(stdout, logger, as, &cfg)
 	for _, api := range cfg.DownstreamAPIs {
 		logger.Info("tokens for a downstream API by token exchange", "resource", api.Resource,
 			"scopes", strings.Join(api.Scopes, " "), "clients", len(api.Clients))
