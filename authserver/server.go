@@ -383,7 +383,9 @@ func (s *Server) Close() error {
 func (s *Server) Issuer() string { return s.cfg.Issuer }
 
 // UpstreamCallbackURL is the redirect URI to register at the upstream
-// provider: the issuer followed by /upstream/callback.
+// provider of [Config.Login]: the issuer followed by /upstream/callback.
+// The providers of [Config.Logins] have their own
+// ([Server.UpstreamCallbackURLFor]); this one then serves nothing.
 func (s *Server) UpstreamCallbackURL() string {
 	return strings.TrimSuffix(s.cfg.Issuer, "/") + pathUpstreamCallback
 }
