@@ -58,6 +58,7 @@ type consentView struct {
 	Action, RequestID, CSRFToken                string
 	Issuer, StylesheetURL                       string
 	UpstreamHost                                string // where the user signs in after approving; empty without
+	ChooseUpstream                              bool   // after approving, the user chooses where to sign in
 }
 
 // showConsent renders the consent page for req, bound to this browser by a
@@ -104,6 +105,7 @@ func (s *Server) showConsent(w http.ResponseWriter, r *http.Request, req *authRe
 		Issuer:           s.cfg.Issuer,
 		StylesheetURL:    s.cfg.issuerPath + pathAssets,
 		UpstreamHost:     upstreamHost,
+		ChooseUpstream:   s.login != nil && s.login.chosen(req) == nil && req.subject == "",
 	}
 	if c.Kind == ClientMetadataDocument {
 		if u, err := url.Parse(c.ID); err == nil {

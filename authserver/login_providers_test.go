@@ -189,6 +189,9 @@ func TestLoginsChoicePage(t *testing.T) {
 			h, _, _ := providersHarness(t, nil)
 			b := newBrowser(t, h)
 			q, v := authParams(publicID, publicCB)
+			if _, page, _ := b.page(q); !strings.Contains(page, "you choose where to sign in") {
+				t.Error("the consent page does not say the user chooses next")
+			}
 			resp := b.approve(q)
 			csp := resp.Header.Get("Content-Security-Policy")
 			body, form := choiceForm(t, resp)
@@ -330,7 +333,8 @@ func TestLoginsRefusals(t *testing.T) {
 		q, _ := authParams(publicID, publicCB)
 		_, form := choiceForm(t, b.approve(q))
 		form.Set("provider", "corp")
-		form.Set("csrf_token", "x"+form.Get("csrf_token")[1:])
+		csrf := form.Get("csrf_token")
+		form.Set("csrf_token", map[bool]string{true: "y", false: "x"}[csrf[0] == 'x']+csrf[1:])
 		if resp := b.choose(form); resp.StatusCode != http.StatusForbidden {
 			t.Errorf("status %d, want 403", resp.StatusCode)
 		}
