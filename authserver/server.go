@@ -88,6 +88,10 @@ const sweepInterval = time.Minute
 //     before the redirect to the provider, a single-use state bound to the
 //     browser (no confused deputy), allow-lists ([AllowList]), grants for
 //     the provider's user; the callback is [Server.UpstreamCallbackURL].
+//   - Several providers ([Config.Logins], [LoginProvider]): a choice page
+//     of ours, home realms by email domain ([Config.HomeRealms]), one
+//     callback per provider ([Server.UpstreamCallbackURLFor]) and one user
+//     namespace per provider.
 //   - A token vault ([Config.Vault], a [Vault]): the provider's tokens of
 //     each login stay on the server, sealed, in an [UpstreamTokenStore],
 //     bound to the grant the login's code produced. The RFC 8693 token
@@ -135,7 +139,7 @@ type Server struct {
 	pages   *template.Template
 	limits  *rateLimits
 
-	login *loginBroker // nil without Config.Login
+	login *loginBroker // nil without Config.Login or Config.Logins
 	vault Vault        // nil without Config.Vault
 
 	// The components of the endpoints, assembled by compose; each holds
