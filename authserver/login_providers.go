@@ -44,6 +44,9 @@ const (
 	maxLogins = 32
 	// maxLoginLabel bounds LoginProvider.Label, in characters.
 	maxLoginLabel = 64
+	// maxEmailField bounds the address typed on the choice page: an email
+	// address has at most 254 octets.
+	maxEmailField = 254
 	// pathChoose receives the choice page's form.
 	pathChoose = "/upstream/choose"
 )
@@ -327,6 +330,9 @@ func (s *Server) handleChoose(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name, typed := r.PostForm.Get("provider"), strings.TrimSpace(r.PostForm.Get("email"))
+	if len(typed) > maxEmailField {
+		typed = typed[:maxEmailField] // no address is longer; shown again, it is refused
+	}
 	byEmail := r.PostForm.Get("action") == "email"
 	var chosen *brokerProvider
 	if !byEmail {
