@@ -273,7 +273,9 @@ func (s *Server) upstreamUnavailable(w http.ResponseWriter, r *http.Request, err
 
 // handleUpstreamCallback is the redirect URI registered at the provider
 // (for one of several, at its own path: see callbackFor): it checks the
-// query's shape and hands it to finishLogin.
+// query's shape and hands it to finishLogin, or to finishConnectLogin
+// for the login of a connect page (connect_page.go), which needs the one
+// provider of Config.Login.
 func (s *Server) handleUpstreamCallback(w http.ResponseWriter, r *http.Request) {
 	s.callbackFor(s.login.providers[0])(w, r)
 }
@@ -285,6 +287,9 @@ func (s *Server) callbackFor(p *brokerProvider) http.HandlerFunc {
 		if err != nil || len(q["state"]) != 1 || len(q["code"]) > 1 || len(q["iss"]) > 1 {
 			s.renderError(w, r, http.StatusBadRequest, oauthErr(oauthmeta.CodeInvalidRequest, "malformed callback"))
 			return
+		}
+		if !s.login.named && s.connect != nil && s.finishConnectLogin(w, r, q) {
+			return // the login of a connect page (connect_page.go)
 		}
 		s.finishLogin(w, r, p, q)
 	}
@@ -406,8 +411,8 @@ func (s *Server) keepUpstreamTokens(ctx context.Context, p *brokerProvider, tok 
 func (s *Server) openVault() (Vault, error) {
 	c := &s.cfg
 	switch {
-	case c.Vault == nil && (c.VaultAudience != "" || len(c.VaultResourceServers) > 0):
-		return nil, configErr("VaultAudience, VaultResourceServers", "need Vault")
+	case c.Vault == nil && (c.VaultAudience != "" || len(c.VaultResourceServers) > 0 && len(c.Connect) == 0):
+		return nil, configErr("VaultAudience, VaultResourceServers", "need Vault (or Connect)")
 	case c.Vault == nil:
 		return nil, nil
 	case s.login == nil:

@@ -156,9 +156,9 @@ func wantRedirectError(t *testing.T, resp *http.Response, code oauthmeta.ErrorCo
 	}
 }
 
-// subjectOf exchanges the code of a redirect to the MCP client and returns
+// codeSubject exchanges the code of a redirect to the MCP client and returns
 // the access token's subject.
-func subjectOf(t *testing.T, h *harness, resp *http.Response, verifier string) string {
+func codeSubject(t *testing.T, h *harness, resp *http.Response, verifier string) string {
 	t.Helper()
 	loc := location(t, resp)
 	if e := loc.Query().Get("error"); e != "" || !strings.HasPrefix(loc.String(), publicCB) {
@@ -215,7 +215,7 @@ func TestLoginsChoicePage(t *testing.T) {
 				t.Errorf("UpstreamCallbackURLFor = %q", got)
 			}
 			resp = b.callback(tc.name, up, nil)
-			if got, want := subjectOf(t, h, resp, v), identity.Subject(tc.issuer, "42"); got != want {
+			if got, want := codeSubject(t, h, resp, v), identity.Subject(tc.issuer, "42"); got != want {
 				t.Errorf("sub = %q, want %q", got, want)
 			}
 		})
@@ -238,7 +238,7 @@ func TestLoginsHomeRealm(t *testing.T) {
 		if !strings.HasPrefix(up.String(), corpIssuer+"/authorize?") {
 			t.Fatalf("login_hint at the home realm: redirect to %s", up)
 		}
-		if got := subjectOf(t, h, b.callback("corp", up, nil), v); got != identity.Subject(corpIssuer, "42") {
+		if got := codeSubject(t, h, b.callback("corp", up, nil), v); got != identity.Subject(corpIssuer, "42") {
 			t.Errorf("sub = %q", got)
 		}
 	})
@@ -421,7 +421,7 @@ func TestLoginsIdentityNamespace(t *testing.T) {
 		_, form := choiceForm(t, b.approve(q))
 		form.Set("provider", name)
 		up := location(t, b.choose(form))
-		subs[name] = subjectOf(t, h, b.callback(name, up, nil), v)
+		subs[name] = codeSubject(t, h, b.callback(name, up, nil), v)
 	}
 	if subs["corp"] == subs["gh"] || subs["corp"] != identity.Subject(corpIssuer, "42") || subs["gh"] != identity.Subject(ghIssuer, "42") {
 		t.Errorf("subjects %v", subs)

@@ -49,6 +49,7 @@ type authserverFlags struct {
 	log                                 logFlags
 	upstream                            upstreamFlags
 	vault                               vaultFlags
+	connect                             connectFlags
 	downstream                          downstreamFlags
 	limits                              limitFlags
 	// Shared storage for several replicas.
@@ -83,6 +84,7 @@ func parseAuthserverFlags(args []string, stderr io.Writer) (*authserverFlags, er
 	f.log.register(fs, "info")
 	f.upstream.register(fs)
 	f.vault.register(fs)
+	f.connect.register(fs)
 	f.downstream.register(fs)
 	f.limits.register(fs)
 	fs.BoolVar(&f.dpopNonce, "dpop-nonce", false, "require server-provided DPoP nonces at the token endpoint (RFC 9449 §8)")
@@ -284,6 +286,10 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stdout, "upstream login at %s; register this redirect URI there: %s\n", cfg.Login.Issuer(), as.UpstreamCallbackURL())
 	}
 	printLogins(stdout, logger, as, &cfg)
+	if len(cfg.Connect) > 0 {
+		fmt.Fprintf(stdout, "users connect %s; register this redirect URI at each: %s\n",
+			strings.Join(as.ConnectProviders(), ", "), as.ConnectCallbackURL())
+	}
 	for _, api := range cfg.DownstreamAPIs {
 		logger.Info("tokens for a downstream API by token exchange", "resource", api.Resource,
 			"scopes", strings.Join(api.Scopes, " "), "clients", len(api.Clients))
