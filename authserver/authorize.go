@@ -29,6 +29,9 @@ type authRequest struct {
 	// provider is the name of the identity provider chosen for the login
 	// ([LoginProvider.Name]); empty until chosen, and with one provider.
 	provider string
+	// loginHint is the address that chose provider, for the provider's
+	// login_hint; empty otherwise.
+	loginHint string
 	// consented records, while the choice page waits, that the user
 	// approved on our consent page before it.
 	consented bool
@@ -63,8 +66,8 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 		s.redirectError(w, r, req, oe)
 		return
 	}
-	req.browser = s.rememberingBrowser(r) // used only when the consent page may be skipped
-	req.provider = s.login.hinted(q)      // a login_hint at a home realm skips the choice
+	req.browser = s.rememberingBrowser(r)           // used only when the consent page may be skipped
+	req.provider, req.loginHint = s.login.hinted(q) // a login_hint at a home realm skips the choice
 	s.advance(w, r, req, authorized, false)
 }
 

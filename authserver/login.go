@@ -247,7 +247,7 @@ func (s *Server) startLogin(w http.ResponseWriter, r *http.Request, req *authReq
 		return
 	}
 	l := &LoginRequest{State: randomToken(32), Nonce: randomToken(32), Verifier: oauth2.GenerateVerifier(),
-		RedirectURI: s.callbackURL(p)}
+		RedirectURI: s.callbackURL(p), LoginHint: req.loginHint}
 	target, err := p.provider.Start(r.Context(), l)
 	if err != nil {
 		s.upstreamUnavailable(w, r, err)

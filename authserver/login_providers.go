@@ -185,18 +185,18 @@ func (b *loginBroker) realmOf(email identity.Email) *brokerProvider {
 }
 
 // hinted returns the name of the provider whose home realm holds the
-// address of the authorization request's login_hint, "" for none: a hint
-// that is no address, or at an unmapped domain, only means the user
-// chooses.
-func (b *loginBroker) hinted(q url.Values) string {
+// address of the authorization request's login_hint, with the address
+// (lower-cased); "" for none: a hint that is no address, or at an
+// unmapped domain, only means the user chooses.
+func (b *loginBroker) hinted(q url.Values) (name, email string) {
 	if b == nil || b.realms == nil || len(q["login_hint"]) != 1 {
-		return ""
+		return "", ""
 	}
-	email, err := identity.ParseEmail(q.Get("login_hint"))
-	if p := b.realmOf(email); err == nil && p != nil {
-		return p.name
+	e, err := identity.ParseEmail(q.Get("login_hint"))
+	if p := b.realmOf(e); err == nil && p != nil {
+		return p.name, e.String()
 	}
-	return ""
+	return "", ""
 }
 
 // mixUp checks that the answer q arrived at the callback of the provider p
@@ -354,9 +354,10 @@ func (s *Server) handleChoose(w http.ResponseWriter, r *http.Request) {
 	}
 	req := pa.request()
 	var home *brokerProvider
+	var email identity.Email
 	if typed != "" && s.login.realms != nil {
-		email, err := identity.ParseEmail(typed)
-		if err != nil && byEmail {
+		var err error
+		if email, err = identity.ParseEmail(typed); err != nil && byEmail {
 			s.showChoice(w, r, req, req.consented, typed, "This is not an email address this server accepts.")
 			return
 		}
@@ -367,7 +368,7 @@ func (s *Server) handleChoose(w http.ResponseWriter, r *http.Request) {
 		s.showChoice(w, r, req, req.consented, typed, "No sign-in is set up for this email domain: choose where to sign in.")
 		return
 	case byEmail:
-		chosen = home
+		chosen, req.loginHint = home, email.String()
 	case home != nil && home != chosen:
 		// The address typed names the user's home realm: another
 		// provider would be refused after the login anyway.

@@ -43,7 +43,11 @@ func (f *issuerLogin) AuthorizationEndpoint(context.Context) (string, error) {
 }
 
 func (f *issuerLogin) Start(_ context.Context, l *LoginRequest) (string, error) {
-	return f.issuer + "/authorize?" + url.Values{"state": {l.State}, "redirect_uri": {l.RedirectURI}}.Encode(), nil
+	q := url.Values{"state": {l.State}, "redirect_uri": {l.RedirectURI}}
+	if l.LoginHint != "" {
+		q.Set("login_hint", l.LoginHint)
+	}
+	return f.issuer + "/authorize?" + q.Encode(), nil
 }
 
 func (f *issuerLogin) Callback(_ context.Context, q url.Values, l *LoginRequest) (*UpstreamIdentity, *oauth2.Token, error) {
@@ -214,6 +218,9 @@ func TestLoginsChoicePage(t *testing.T) {
 			if got := h.as.UpstreamCallbackURLFor(tc.name); got != up.Query().Get("redirect_uri") {
 				t.Errorf("UpstreamCallbackURLFor = %q", got)
 			}
+			if up.Query().Has("login_hint") {
+				t.Errorf("a button sent a login_hint: %s", up)
+			}
 			resp = b.callback(tc.name, up, nil)
 			if got, want := codeSubject(t, h, resp, v), identity.Subject(tc.issuer, "42"); got != want {
 				t.Errorf("sub = %q, want %q", got, want)
@@ -235,7 +242,7 @@ func TestLoginsHomeRealm(t *testing.T) {
 		q.Set("login_hint", "Alice@CORP.example")
 		resp := b.approve(q)
 		up := location(t, resp)
-		if !strings.HasPrefix(up.String(), corpIssuer+"/authorize?") {
+		if !strings.HasPrefix(up.String(), corpIssuer+"/authorize?") || up.Query().Get("login_hint") != "alice@corp.example" {
 			t.Fatalf("login_hint at the home realm: redirect to %s", up)
 		}
 		if got := codeSubject(t, h, b.callback("corp", up, nil), v); got != identity.Subject(corpIssuer, "42") {
@@ -276,8 +283,9 @@ func TestLoginsHomeRealm(t *testing.T) {
 				}
 				return
 			}
-			if up := location(t, resp); !strings.HasPrefix(up.String(), corpIssuer+"/authorize?") {
-				t.Errorf("redirect to %s, want corp", up)
+			if up := location(t, resp); !strings.HasPrefix(up.String(), corpIssuer+"/authorize?") ||
+				up.Query().Get("login_hint") != "alice@corp.example" {
+				t.Errorf("redirect to %s, want corp with the address as login_hint", up)
 			}
 		})
 	}

@@ -66,6 +66,7 @@ func waitingRecord(id, step, browser string, req *authRequest, expires time.Time
 		Subject:         req.subject,
 		UpstreamTokens:  req.upstreamTokens,
 		Provider:        req.provider,
+		LoginHint:       req.loginHint,
 		ExpiresAt:       expires,
 	}
 }
@@ -83,6 +84,7 @@ func (p *PendingAuthorization) request() *authRequest {
 		subject:         p.Subject,
 		upstreamTokens:  p.UpstreamTokens,
 		provider:        p.Provider,
+		loginHint:       p.LoginHint,
 	}
 	if p.Step == stepChoose {
 		r.consented = p.Consented

@@ -43,8 +43,14 @@ type LoginRequest struct {
 	// State, Nonce and Verifier are the "state", the OpenID Connect
 	// "nonce" and the PKCE code verifier of the login.
 	State, Nonce, Verifier string
-	// RedirectURI is [Server.UpstreamCallbackURL].
+	// RedirectURI is [Server.UpstreamCallbackURL] (with several
+	// providers, [Server.UpstreamCallbackURLFor]).
 	RedirectURI string
+	// LoginHint is the user's email address when it chose this provider
+	// among several ([Config.HomeRealms]): the provider may offer it as
+	// the account to sign in with (the OpenID Connect login_hint). Empty
+	// otherwise.
+	LoginHint string
 }
 
 // UpstreamIdentity is a user as the [Login] provider authenticated them.

@@ -294,6 +294,10 @@ type PendingAuthorization struct {
 	// back only from that provider's callback. Empty with a single
 	// [Config.Login], or before the choice.
 	Provider string `json:"provider,omitempty"`
+	// LoginHint is the user's email address when it chose Provider (the
+	// client's login_hint or the address typed on the choice page), sent
+	// to the provider as its login_hint. Empty otherwise.
+	LoginHint string `json:"login_hint,omitempty"`
 	// Nonce and Verifier are a login's OpenID Connect "nonce" and PKCE
 	// code verifier; Consented records that the user approved the request
 	// on our consent page before the login.

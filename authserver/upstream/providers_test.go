@@ -128,7 +128,7 @@ func TestSeveralProviders(t *testing.T) {
 	back := b.codeFrom(up)
 	var seen url.Values
 	corp.set(func(p *fakeProvider) { seen = p.lastAuth })
-	if seen.Get("access_type") != "offline" || seen.Get("prompt") != "consent" ||
+	if seen.Get("access_type") != "offline" || seen.Get("prompt") != "consent" || seen.Get("login_hint") != "alice@example.com" ||
 		seen.Get("redirect_uri") != h.as.UpstreamCallbackURLFor("corp") {
 		t.Errorf("the provider saw %v", seen)
 	}
@@ -198,5 +198,35 @@ func TestSeveralProvidersGroupOverage(t *testing.T) {
 	}
 	if !strings.Contains(h.logs.String(), "did not list the user's groups") {
 		t.Error("the refusal was not logged")
+	}
+}
+
+// TestLoginHintParam: the address that chose the provider is its
+// login_hint, once; an operator's login_hint in AuthParams wins, and
+// without an address none is sent.
+func TestLoginHintParam(t *testing.T) {
+	fp := newFakeProvider(t, newClock().Now)
+	for _, tc := range []struct {
+		params     map[string]string
+		hint, want string
+	}{
+		{nil, "alice@example.com", "alice@example.com"},
+		{map[string]string{"login_hint": "ops@example.com"}, "alice@example.com", "ops@example.com"},
+		{nil, "", ""},
+	} {
+		p, err := New(Config{Issuer: fp.issuer, ClientID: upstreamClientID, AuthParams: tc.params, InsecureAllowHTTPLoopback: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		target, err := p.Start(t.Context(), &authserver.LoginRequest{State: "s", Nonce: "n",
+			Verifier: strings.Repeat("v", 43), RedirectURI: "http://127.0.0.1/cb", LoginHint: tc.hint})
+		if err != nil {
+			t.Fatal(err)
+		}
+		u, _ := url.Parse(target)
+		if got := u.Query()["login_hint"]; len(got) > 1 || strings.Join(got, "") != tc.want {
+			t.Errorf("hint %q, AuthParams %v: login_hint %q, want %q", tc.hint, tc.params, got, tc.want)
+		}
 	}
 }
