@@ -14,15 +14,17 @@ import (
 )
 
 // The browser login is one state machine: a valid authorization request,
-// the answer on the consent page and the return from the identity provider
-// are its events, and next alone decides what follows each one: a refusal
-// sent to the client, the consent page, the login at the provider, or our
-// code sent to the client. The handlers (handleAuthorize, handleConsent,
-// handleUpstreamCallback) only parse and check their input. Between two
-// steps the request waits in the PendingStore, in one single-use record
-// per step, named by its Step: a consent page's record, bound to its form
-// and the browser (pendingRecord, pendingMatcher), or a login's at the
-// provider, bound to its state and the browser (loginRecord, finishLogin).
+// the answer on the consent page, the choice among several providers and
+// the return from the identity provider are its events, and next alone
+// decides what follows each one: a refusal sent to the client, the
+// consent page, the choice page, the login at the provider, or our code
+// sent to the client. The handlers (handleAuthorize, handleConsent,
+// handleChoose, handleUpstreamCallback) only parse and check their input.
+// Between two steps the request waits in the PendingStore, in one
+// single-use record per step, named by its Step: a consent or choice
+// page's record, bound to its form and the browser (formRecord,
+// formMatcher), or a login's at the provider, bound to its state and the
+// browser (loginRecord, finishLogin).
 
 // loginEvent is what happened to an authorization request.
 type loginEvent int
@@ -36,6 +38,9 @@ const (
 	// loggedIn: the provider authenticated an admitted user; consented
 	// says whether they approved the request on our page before.
 	loggedIn
+	// chose: the user chose one of several providers on our page (or
+	// typed an address of its home realm); consented as for loggedIn.
+	chose
 )
 
 // loginStep is what the server does next with an authorization request.
@@ -49,6 +54,9 @@ const (
 	// logInUpstream sends the browser to the provider; consented records
 	// whether the user approved the request already.
 	logInUpstream
+	// chooseUpstream shows the page choosing among several providers;
+	// consented as for logInUpstream.
+	chooseUpstream
 	// issue redirects a code to the client; remember first records the
 	// approval for later requests (see rememberConsent).
 	issue
@@ -57,7 +65,7 @@ const (
 // step is next's decision.
 type step struct {
 	do        loginStep
-	consented bool // logInUpstream: the user approved on our page
+	consented bool // logInUpstream, chooseUpstream: the user approved on our page
 	remember  bool // issue: record the approval
 }
 
@@ -70,8 +78,9 @@ func (s *Server) next(ctx context.Context, req *authRequest, ev loginEvent, cons
 	case approved:
 		if s.login != nil && req.subject == "" {
 			// Approved on our page, in this browser: now the user logs in
-			// at the provider, with a state bound to the same browser.
-			return step{do: logInUpstream, consented: true}
+			// at the provider, with a state bound to the same browser
+			// (after choosing it, when there are several).
+			return s.toUpstream(req, true)
 		}
 		return step{do: issue, remember: true}
 	case loggedIn:
@@ -82,6 +91,8 @@ func (s *Server) next(ctx context.Context, req *authRequest, ev loginEvent, cons
 			return step{do: issue}
 		}
 		return step{do: askConsent}
+	case chose:
+		return step{do: logInUpstream, consented: consented}
 	}
 	// authorized: the consent mode decides. With RememberConsent, the page
 	// is skipped only for a browser that may use a remembered consent (see
@@ -97,11 +108,20 @@ func (s *Server) next(ctx context.Context, req *authRequest, ev loginEvent, cons
 	case s.login != nil:
 		// The user is known only after the login, so the remembered
 		// consent is checked at the callback.
-		return step{do: logInUpstream}
+		return s.toUpstream(req, false)
 	case s.consentRemembered(ctx, req):
 		return step{do: issue}
 	}
 	return step{do: askConsent}
+}
+
+// toUpstream is the way to the provider of req: its login, or first the
+// choice of one of several.
+func (s *Server) toUpstream(req *authRequest, consented bool) step {
+	if s.login.chosen(req) == nil {
+		return step{do: chooseUpstream, consented: consented}
+	}
+	return step{do: logInUpstream, consented: consented}
 }
 
 // advance takes the step next decides for ev.
@@ -113,6 +133,8 @@ func (s *Server) advance(w http.ResponseWriter, r *http.Request, req *authReques
 		s.showConsent(w, r, req)
 	case logInUpstream:
 		s.startLogin(w, r, req, st.consented)
+	case chooseUpstream:
+		s.showChoice(w, r, req, st.consented, "", "")
 	case issue:
 		if st.remember {
 			s.rememberConsent(r.Context(), req)
@@ -234,16 +256,15 @@ func (s *Server) upstreamBrowserID(w http.ResponseWriter, r *http.Request) strin
 	return v
 }
 
-// startLogin sends the browser to the provider of req, or shows the
-// choice page when there are several and none is chosen yet. The state,
-// nonce and PKCE verifier are fresh and random; the state is single-use,
-// expires after loginTTL and is bound to this browser by a cookie set
-// now, with the consent. consented records that the user already
-// approved req on our consent page.
+// startLogin sends the browser to the provider of req (the only one, or
+// the one chosen). The state, nonce and PKCE verifier are fresh and
+// random; the state is single-use, expires after loginTTL and is bound to
+// this browser by a cookie set now, with the consent. consented records
+// that the user already approved req on our consent page.
 func (s *Server) startLogin(w http.ResponseWriter, r *http.Request, req *authRequest, consented bool) {
 	p := s.login.chosen(req)
-	if p == nil {
-		s.showChoice(w, r, req, consented, "", "")
+	if p == nil { // next shows the choice page first
+		s.renderError(w, r, http.StatusInternalServerError, oauthErr(oauthmeta.CodeServerError, "internal error"))
 		return
 	}
 	l := &LoginRequest{State: randomToken(32), Nonce: randomToken(32), Verifier: oauth2.GenerateVerifier(),

@@ -376,5 +376,5 @@ func (s *Server) handleChoose(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.provider = chosen.name
-	s.startLogin(w, r, req, req.consented)
+	s.advance(w, r, req, chose, req.consented)
 }

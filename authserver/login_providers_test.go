@@ -498,3 +498,42 @@ func TestLoginsConfigErrors(t *testing.T) {
 		t.Fatalf("valid configuration: %v", err)
 	}
 }
+
+// TestLoginNextSeveral: with several providers the way to the login goes
+// through the choice page unless a provider is chosen (by login_hint),
+// and the choice leads to the login, keeping the record of an approval.
+func TestLoginNextSeveral(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const remembering = "browser-hash"
+	s := mustNew(t, Config{Issuer: "https://as.example", Consent: ConsentPrompt, RememberConsent: true,
+		Scopes: []string{"mcp:read"}, Clients: testClients(),
+		Logins: []LoginProvider{
+			{Name: "corp", Login: newIssuerLogin(corpIssuer, "1", ""), Allow: AllowList{AllowAnyUser: true}},
+			{Name: "gh", Login: newIssuerLogin(ghIssuer, "1", ""), Allow: AllowList{AllowAnyUser: true}},
+		}})
+	for _, tc := range []struct {
+		name      string
+		ev        loginEvent
+		browser   string
+		provider  string
+		consented bool
+		want      step
+	}{
+		{"approved, none chosen", approved, remembering, "", false, step{do: chooseUpstream, consented: true}},
+		{"approved, chosen by login_hint", approved, remembering, "corp", false, step{do: logInUpstream, consented: true}},
+		{"authorized in a remembering browser, none chosen", authorized, remembering, "", false, step{do: chooseUpstream}},
+		{"authorized in a remembering browser, chosen", authorized, remembering, "gh", false, step{do: logInUpstream}},
+		{"authorized elsewhere: the consent page first", authorized, "", "", false, step{do: askConsent}},
+		{"chose after approving", chose, remembering, "gh", true, step{do: logInUpstream, consented: true}},
+		{"chose before any approval", chose, remembering, "gh", false, step{do: logInUpstream}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := &authRequest{client: &Client{ID: publicID}, redirectURI: publicCB, scopes: []string{"mcp:read"},
+				browser: tc.browser, provider: tc.provider}
+			if got := s.next(ctx, req, tc.ev, tc.consented); got != tc.want {
+				t.Errorf("next = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
