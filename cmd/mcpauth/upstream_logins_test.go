@@ -94,3 +94,36 @@ func TestSeveralUpstreamFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestSeveralUpstreamConfigFile: in the configuration file "upstream" is
+// a list of named providers and "upstream-realm" a list of realms; one
+// unnamed "upstream" is the single provider as before.
+func TestSeveralUpstreamConfigFile(t *testing.T) {
+	file := writeConfig(t, "insecure-http: true\nupstream:\n"+
+		"  - corp=http://127.0.0.1:9/idp,client-id=mcp,allow-email-domain=corp.example\n"+
+		"  - gh=github,client-id=Iv1,allow-user=583231\n"+
+		"upstream-realm:\n  - corp.example=corp\n")
+	f, err := parseAuthserverLayers([]string{"--config", file}, io.Discard, layerOptions{getenv: envMap(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := authserver.Config{}
+	if !f.upstream.several() {
+		t.Fatalf("--upstream %q not read as several providers", f.upstream.specs)
+	}
+	if err := f.severalLogins(&cfg, nil, envMap(nil)); err != nil {
+		t.Fatal(err)
+	}
+	defer closeLogin(&cfg)
+	if len(cfg.Logins) != 2 || cfg.HomeRealms["corp.example"] != "corp" {
+		t.Fatalf("config %+v", cfg)
+	}
+	single := writeConfig(t, "upstream: https://idp.example\nupstream-client-id: c\nallow-any-user: true\n")
+	f, err = parseAuthserverLayers([]string{"--config", single}, io.Discard, layerOptions{getenv: envMap(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := f.upstream.config(false, envMap(nil)); err != nil || c.Issuer != "https://idp.example" {
+		t.Fatalf("single upstream from the file: %+v, %v", c, err)
+	}
+}
