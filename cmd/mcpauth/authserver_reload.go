@@ -129,7 +129,7 @@ func (rt *authserverRuntime) generation(f *authserverFlags, cfg authserver.Confi
 			_ = as.Close()
 			closeLogin(&cfg)
 		},
-		checks: rt.checks(cfg.Login),
+		checks: append(rt.checks(cfg.Login), loginChecks(&cfg)...),
 	}
 	return g, as, nil
 }

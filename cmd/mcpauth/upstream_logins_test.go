@@ -30,6 +30,10 @@ func TestSeveralUpstreamFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closeLogin(&cfg)
+	if checks := loginChecks(&cfg); len(checks) != 2 || checks[0].name != "upstream corp" ||
+		checks[1].check(t.Context()) != nil { // the github preset's endpoint needs no discovery
+		t.Errorf("readiness checks %+v", checks)
+	}
 	if len(cfg.Logins) != 2 || cfg.Logins[0].Name != "corp" || cfg.Logins[0].Label != "Corp SSO" ||
 		cfg.Logins[0].Login.Issuer() != "http://127.0.0.1:9/idp" || cfg.Logins[1].Login.Issuer() != "https://github.com" ||
 		cfg.Logins[0].Allow.EmailDomains[0] != "corp.example" || cfg.Logins[1].Allow.Users[0] != "583231" ||
