@@ -61,16 +61,16 @@ func (f *issuerLogin) Callback(_ context.Context, q url.Values, l *LoginRequest)
 }
 
 const (
-	corpIssuer = "https://corp.example"
-	ghIssuer   = "https://gh.example"
+	corpLoginIssuer = "https://corp.example"
+	githubIssuer   = "https://gh.example"
 )
 
 // providersHarness starts a server with two providers: "corp", the home
 // realm of corp.example, admitting corp.example, and "gh", admitting the
 // user "42".
 func providersHarness(t *testing.T, mutate func(*Config)) (*harness, *issuerLogin, *issuerLogin) {
-	corp := newIssuerLogin(corpIssuer, "42", "alice@corp.example")
-	gh := newIssuerLogin(ghIssuer, "42", "bob@users.example")
+	corp := newIssuerLogin(corpLoginIssuer, "42", "alice@corp.example")
+	gh := newIssuerLogin(githubIssuer, "42", "bob@users.example")
 	h := newHarness(t, "", func(c *Config) {
 		c.Consent = ConsentPrompt
 		c.Logins = []LoginProvider{
@@ -186,8 +186,8 @@ func TestLoginsChoicePage(t *testing.T) {
 	for _, tc := range []struct {
 		name, button, issuer string
 	}{
-		{"corp", "corp", corpIssuer},
-		{"gh", "gh", ghIssuer},
+		{"corp", "corp", corpLoginIssuer},
+		{"gh", "gh", githubIssuer},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, _, _ := providersHarness(t, nil)
@@ -205,7 +205,7 @@ func TestLoginsChoicePage(t *testing.T) {
 				}
 			}
 			if strings.Contains(body, "<script") || !strings.Contains(csp, "default-src 'none'") ||
-				!strings.Contains(csp, "form-action 'self' "+corpIssuer+" "+ghIssuer) {
+				!strings.Contains(csp, "form-action 'self' "+corpLoginIssuer+" "+githubIssuer) {
 				t.Errorf("choice page CSP %q", csp)
 			}
 			form.Set("provider", tc.button)
@@ -242,10 +242,10 @@ func TestLoginsHomeRealm(t *testing.T) {
 		q.Set("login_hint", "Alice@CORP.example")
 		resp := b.approve(q)
 		up := location(t, resp)
-		if !strings.HasPrefix(up.String(), corpIssuer+"/authorize?") || up.Query().Get("login_hint") != "alice@corp.example" {
+		if !strings.HasPrefix(up.String(), corpLoginIssuer+"/authorize?") || up.Query().Get("login_hint") != "alice@corp.example" {
 			t.Fatalf("login_hint at the home realm: redirect to %s", up)
 		}
-		if got := codeSubject(t, h, b.callback("corp", up, nil), v); got != identity.Subject(corpIssuer, "42") {
+		if got := codeSubject(t, h, b.callback("corp", up, nil), v); got != identity.Subject(corpLoginIssuer, "42") {
 			t.Errorf("sub = %q", got)
 		}
 	})
@@ -283,7 +283,7 @@ func TestLoginsHomeRealm(t *testing.T) {
 				}
 				return
 			}
-			if up := location(t, resp); !strings.HasPrefix(up.String(), corpIssuer+"/authorize?") ||
+			if up := location(t, resp); !strings.HasPrefix(up.String(), corpLoginIssuer+"/authorize?") ||
 				up.Query().Get("login_hint") != "alice@corp.example" {
 				t.Errorf("redirect to %s, want corp with the address as login_hint", up)
 			}
@@ -300,7 +300,7 @@ func TestLoginsHomeRealm(t *testing.T) {
 	})
 	t.Run("verified email of a mapped domain at another provider", func(t *testing.T) {
 		h, _, gh := providersHarness(t, nil)
-		gh.set(&UpstreamIdentity{Issuer: ghIssuer, Subject: "42", Email: "carol@corp.example", EmailVerified: true})
+		gh.set(&UpstreamIdentity{Issuer: githubIssuer, Subject: "42", Email: "carol@corp.example", EmailVerified: true})
 		b := newBrowser(t, h)
 		q, _ := authParams(publicID, publicCB)
 		_, form := choiceForm(t, b.approve(q))
@@ -386,7 +386,7 @@ func TestLoginsRefusals(t *testing.T) {
 	t.Run("iss of another provider", func(t *testing.T) {
 		h, _, _ := providersHarness(t, nil)
 		b, up := start(t, h, "corp")
-		wantRedirectError(t, b.callback("corp", up, url.Values{"iss": {ghIssuer}}), oauthmeta.CodeAccessDenied)
+		wantRedirectError(t, b.callback("corp", up, url.Values{"iss": {githubIssuer}}), oauthmeta.CodeAccessDenied)
 	})
 	t.Run("single-provider callback path", func(t *testing.T) {
 		h, _, _ := providersHarness(t, nil)
@@ -402,7 +402,7 @@ func TestLoginsRefusals(t *testing.T) {
 	})
 	t.Run("identity in another provider's namespace", func(t *testing.T) {
 		h, _, gh := providersHarness(t, nil)
-		gh.set(&UpstreamIdentity{Issuer: corpIssuer, Subject: "42", Email: "bob@users.example", EmailVerified: true})
+		gh.set(&UpstreamIdentity{Issuer: corpLoginIssuer, Subject: "42", Email: "bob@users.example", EmailVerified: true})
 		b, up := start(t, h, "gh")
 		wantRedirectError(t, b.callback("gh", up, nil), oauthmeta.CodeAccessDenied)
 	})
@@ -410,7 +410,7 @@ func TestLoginsRefusals(t *testing.T) {
 		// corp admits corp.example; gh's user at that domain is not
 		// corp's (and no home realm here decides).
 		h, _, gh := providersHarness(t, func(c *Config) { c.HomeRealms = nil })
-		gh.set(&UpstreamIdentity{Issuer: ghIssuer, Subject: "7", Email: "alice@corp.example", EmailVerified: true})
+		gh.set(&UpstreamIdentity{Issuer: githubIssuer, Subject: "7", Email: "alice@corp.example", EmailVerified: true})
 		b, up := start(t, h, "gh")
 		wantRedirectError(t, b.callback("gh", up, nil), oauthmeta.CodeAccessDenied)
 	})
@@ -431,7 +431,7 @@ func TestLoginsIdentityNamespace(t *testing.T) {
 		up := location(t, b.choose(form))
 		subs[name] = codeSubject(t, h, b.callback(name, up, nil), v)
 	}
-	if subs["corp"] == subs["gh"] || subs["corp"] != identity.Subject(corpIssuer, "42") || subs["gh"] != identity.Subject(ghIssuer, "42") {
+	if subs["corp"] == subs["gh"] || subs["corp"] != identity.Subject(corpLoginIssuer, "42") || subs["gh"] != identity.Subject(githubIssuer, "42") {
 		t.Errorf("subjects %v", subs)
 	}
 }
@@ -440,8 +440,8 @@ func TestLoginsIdentityNamespace(t *testing.T) {
 // home realms is checked when the server starts.
 func TestLoginsConfigErrors(t *testing.T) {
 	t.Parallel()
-	corp := newIssuerLogin(corpIssuer, "42", "")
-	gh := newIssuerLogin(ghIssuer, "42", "")
+	corp := newIssuerLogin(corpLoginIssuer, "42", "")
+	gh := newIssuerLogin(githubIssuer, "42", "")
 	any := AllowList{AllowAnyUser: true}
 	ok := func() []LoginProvider {
 		return []LoginProvider{{Name: "corp", Login: corp, Allow: any}, {Name: "gh", Login: gh, Allow: any}}
@@ -460,7 +460,7 @@ func TestLoginsConfigErrors(t *testing.T) {
 		{"name with a slash", func(c *Config) { c.Logins[0].Name = "corp/x" }},
 		{"name too long", func(c *Config) { c.Logins[0].Name = strings.Repeat("a", 33) }},
 		{"same name twice", func(c *Config) { c.Logins[1].Name = "corp" }},
-		{"same issuer twice", func(c *Config) { c.Logins[1].Login = newIssuerLogin(corpIssuer, "1", "") }},
+		{"same issuer twice", func(c *Config) { c.Logins[1].Login = newIssuerLogin(corpLoginIssuer, "1", "") }},
 		{"no Login", func(c *Config) { c.Logins[1].Login = nil }},
 		{"no allow-list", func(c *Config) { c.Logins[1].Allow = AllowList{} }},
 		{"bad allow-list entry", func(c *Config) { c.Logins[1].Allow = AllowList{EmailDomains: []string{"corp.example."}} }},
@@ -509,8 +509,8 @@ func TestLoginNextSeveral(t *testing.T) {
 	s := mustNew(t, Config{Issuer: "https://as.example", Consent: ConsentPrompt, RememberConsent: true,
 		Scopes: []string{"mcp:read"}, Clients: testClients(),
 		Logins: []LoginProvider{
-			{Name: "corp", Login: newIssuerLogin(corpIssuer, "1", ""), Allow: AllowList{AllowAnyUser: true}},
-			{Name: "gh", Login: newIssuerLogin(ghIssuer, "1", ""), Allow: AllowList{AllowAnyUser: true}},
+			{Name: "corp", Login: newIssuerLogin(corpLoginIssuer, "1", ""), Allow: AllowList{AllowAnyUser: true}},
+			{Name: "gh", Login: newIssuerLogin(githubIssuer, "1", ""), Allow: AllowList{AllowAnyUser: true}},
 		}})
 	for _, tc := range []struct {
 		name      string
