@@ -62,7 +62,7 @@ func (f *issuerLogin) Callback(_ context.Context, q url.Values, l *LoginRequest)
 
 const (
 	corpLoginIssuer = "https://corp.example"
-	githubIssuer   = "https://gh.example"
+	githubIssuer    = "https://gh.example"
 )
 
 // providersHarness starts a server with two providers: "corp", the home
