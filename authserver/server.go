@@ -88,6 +88,10 @@ const sweepInterval = time.Minute
 //     before the redirect to the provider, a single-use state bound to the
 //     browser (no confused deputy), allow-lists ([AllowList]), grants for
 //     the provider's user; the callback is [Server.UpstreamCallbackURL].
+//   - Several providers ([Config.Logins], [LoginProvider]): a choice page
+//     of ours, home realms by email domain ([Config.HomeRealms]), one
+//     callback per provider ([Server.UpstreamCallbackURLFor]) and one user
+//     namespace per provider.
 //   - A token vault ([Config.Vault], a [Vault]): the provider's tokens of
 //     each login stay on the server, sealed, in an [UpstreamTokenStore],
 //     bound to the grant the login's code produced. The RFC 8693 token
@@ -142,7 +146,7 @@ type Server struct {
 	pages   *template.Template
 	limits  *rateLimits
 
-	login *loginBroker // nil without Config.Login
+	login *loginBroker // nil without Config.Login or Config.Logins
 	vault Vault        // nil without Config.Vault
 	// connect is the connected accounts of Config.Connect; nil without.
 	connect *connector
@@ -353,7 +357,7 @@ func (s *Server) grantRoutes(ledger *grantLedger, assertions *jwtGrants, idjag *
 		delegated.clock, delegated.log = s.clock, s.log
 	}
 	if s.login != nil {
-		access.upstream = newVaultExchange(&s.cfg, s.login.provider.Issuer(), s.vault)
+		access.upstream = newVaultExchange(&s.cfg, s.login.issuers(), s.vault)
 	}
 	if access.offered() {
 		exchange.access = access
@@ -407,7 +411,9 @@ func (s *Server) Close() error {
 func (s *Server) Issuer() string { return s.cfg.Issuer }
 
 // UpstreamCallbackURL is the redirect URI to register at the upstream
-// provider: the issuer followed by /upstream/callback.
+// provider of [Config.Login]: the issuer followed by /upstream/callback.
+// The providers of [Config.Logins] have their own
+// ([Server.UpstreamCallbackURLFor]); this one then serves nothing.
 func (s *Server) UpstreamCallbackURL() string {
 	return strings.TrimSuffix(s.cfg.Issuer, "/") + pathUpstreamCallback
 }

@@ -310,6 +310,7 @@ func serveAuthserver(ctx context.Context, args []string, stdout, stderr io.Write
 		logger.Info("users log in upstream", "upstream", cfg.Login.Issuer(), "callback", as.UpstreamCallbackURL())
 		fmt.Fprintf(stdout, "upstream login at %s; register this redirect URI there: %s\n", cfg.Login.Issuer(), as.UpstreamCallbackURL())
 	}
+	printLogins(stdout, logger, as, &cfg)
 	if len(cfg.Connect) > 0 {
 		fmt.Fprintf(stdout, "users connect %s; register this redirect URI at each: %s\n",
 			strings.Join(as.ConnectProviders(), ", "), as.ConnectCallbackURL())
