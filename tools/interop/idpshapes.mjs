@@ -22,8 +22,10 @@
 // request's resource (RFC 8707) is the MCP server; the token is a JWT whose
 // header and payload formats.customizers.jwt rewrites per client:
 //
-//   entra-v2, entra-v2-app, entra-v1, okta, auth0, keycloak-mapper,
-//   keycloak-nomapper, cognito                        access tokens
+//   rfc9068 (oidc-provider's own), entra-v2, entra-v2-app, entra-v1, okta,
+//   auth0, keycloak-mapper, keycloak-nomapper, cognito  access tokens
+//   keycloak-nomapper-other, cognito-other             the same shapes,
+//                                                     another client
 //   entra-v2-id, okta-id, auth0-id, keycloak-id, cognito-id
 //                                                     ID token shapes
 //
@@ -61,6 +63,8 @@ function hideAudience(p) {
 // iss, sub, aud = the resource, client_id, scope, jti, iat, exp) into each
 // provider's documented shape. tid is the mount's tenant.
 const shapes = {
+    // RFC 9068 as oidc-provider issues it: typ at+jwt, client_id, scope.
+    rfc9068: () => {},
     // Entra v2.0, delegated: typ JWT, aud the API's client ID, scp a
     // string, azp the client, ver 2.0, tid.
     'entra-v2': (h, p, c, tid) => {
@@ -112,6 +116,8 @@ const shapes = {
         Object.assign(p, { token_use: 'access', version: 2, username: 'alice', 'cognito:groups': ['admins'] });
         hideAudience(p);
     },
+    'keycloak-nomapper-other': (h, p, c) => shapes['keycloak-nomapper'](h, p, c),
+    'cognito-other': (h, p, c) => shapes.cognito(h, p, c),
     // ID token shapes: aud the client, no client claim, no scopes.
     'entra-v2-id': (h, p, c, tid) => {
         h.typ = 'JWT';

@@ -1,0 +1,260 @@
+//go:build e2e
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The preset matrix of resource/profile_matrix_test.go against tokens a real
+// OpenID provider issues: panva oidc-provider (tools/interop/idpshapes.mjs)
+// shapes its client-credentials JWT access tokens as Entra ID v1.0 and
+// v2.0, Okta, Auth0, Keycloak (with and without an audience mapper) and
+// Cognito document them, and `mcpauth protect --issuer-profile` accepts
+// each preset's own shape and refuses its neighbours'.
+
+// Identifiers idpshapes.mjs uses.
+const (
+	shapesTenantA  = "72f988bf-86f1-41af-91ab-2d7cd011db47"
+	shapesTenantB  = "fa15d692-e9c7-4460-a743-29f2956fd429"
+	shapesEntraAPI = "6e74172b-be56-4843-9ff4-e66a39bb12e3"
+	shapesScopes   = "mcp:tools files:read"
+)
+
+// idpShapeClients are idpshapes.mjs's clients, one per token shape; the
+// "-id" ones get the provider's ID token shape.
+var idpShapeClients = []string{
+	"rfc9068", "entra-v2", "entra-v2-app", "entra-v1", "okta", "auth0", "keycloak-mapper",
+	"keycloak-nomapper", "keycloak-nomapper-other", "cognito", "cognito-other",
+	"entra-v2-id", "okta-id", "auth0-id", "keycloak-id", "cognito-id",
+}
+
+// startIdPShapes starts idpshapes.mjs on a port the system picks and
+// returns its base URL.
+func startIdPShapes(t *testing.T) string {
+	t.Helper()
+	needInteropTools(t, "oidc-provider")
+	node, err := filepath.Abs(interopNode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, node, "idpshapes.mjs", "0")
+	cmd.Dir = interopDir
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+	})
+	line := make(chan string, 1)
+	go func() {
+		l, _ := bufio.NewReader(stdout).ReadString('\n')
+		line <- strings.TrimSpace(l)
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case base := <-line:
+		if strings.HasPrefix(base, "http://127.0.0.1:") {
+			return base
+		}
+	case <-time.After(30 * time.Second):
+	}
+	t.Fatalf("idpshapes.mjs did not start; stderr: %s", stderr.String())
+	return ""
+}
+
+// shapedToken gets a client-credentials access token of client (its
+// shape) from issuer for resource.
+func shapedToken(t *testing.T, issuer, client, resource string) string {
+	t.Helper()
+	form := url.Values{"grant_type": {"client_credentials"}, "scope": {shapesScopes}, "resource": {resource}}
+	req, _ := http.NewRequest(http.MethodPost, issuer+"/token", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth(client, "secret-"+client)
+	hc := &http.Client{Timeout: 20 * time.Second}
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		AccessToken string `json:"access_token"`
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err := json.Unmarshal(body, &out); resp.StatusCode != http.StatusOK || err != nil || out.AccessToken == "" {
+		t.Fatalf("token of %s from %s: %d %s", client, issuer, resp.StatusCode, body)
+	}
+	return out.AccessToken
+}
+
+// newWhoamiUpstream is an MCP server whose whoami tool answers with the
+// identity protect forwarded.
+func newWhoamiUpstream(t *testing.T) string {
+	s := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "whoami"}, func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		h := req.Extra.Header
+		return textResult(fmt.Sprintf("user=%s client=%s scopes=%s", h.Get(headerUser), h.Get(headerClientID), h.Get(headerScopes))), nil, nil
+	})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp"
+}
+
+// Reasons protect gives in error_description, the resource package's.
+const (
+	refusedType     = "token type not accepted"
+	refusedAudience = "token is not for this resource"
+	refusedRequired = "required claim missing or different"
+	refusedNoClient = "token names no client"
+	refusedClient   = "client not accepted"
+	refusedIssuer   = "issuer not accepted"
+)
+
+// TestE2EIdPShapes: for each preset, `mcpauth protect --issuer-profile`
+// with the flags its README recipe gives, in front of an MCP server, is sent
+// every shape idpshapes.mjs issues from the preset's own issuer (so that
+// only the shape differs). Its own shape is accepted (tools/list 200, and
+// whoami sees the client and the scopes the preset reads); every other
+// shape, the ID token shapes included, is refused with 401 invalid_token and
+// the exact reason; an Entra token of another tenant is refused by its
+// issuer. Keycloak's tokens without an audience are refused unless
+// --issuer-insecure-accept-missing-audience names the client, and then only
+// that client's.
+func TestE2EIdPShapes(t *testing.T) {
+	t.Parallel()
+	base := startIdPShapes(t)
+	upstream := newWhoamiUpstream(t)
+	idp := base + "/idp"
+	entraV2A := base + "/" + shapesTenantA + "/v2.0"
+	entraV2B := base + "/" + shapesTenantB + "/v2.0"
+	entraV1A := base + "/v1/" + shapesTenantA
+
+	// typed are the shapes with a typ header (refused where only "none" is
+	// accepted); untyped those without (Okta's and Cognito's).
+	typed := []string{"rfc9068", "entra-v2", "entra-v2-app", "entra-v1", "auth0", "keycloak-mapper", "keycloak-nomapper",
+		"keycloak-nomapper-other", "entra-v2-id", "auth0-id", "keycloak-id"}
+	untyped := []string{"okta", "cognito", "cognito-other", "okta-id", "cognito-id"}
+	type foreign struct{ label, issuer, client, reason string }
+	rows := []struct {
+		name        string
+		flags       []string // --issuer and the flags after it
+		tokenIssuer string   // where the shapes are obtained
+		want        map[string]string
+		foreign     []foreign // tokens of other issuers
+	}{
+		{name: "rfc9068", flags: []string{"--issuer", idp}, tokenIssuer: idp,
+			want: orRefused(orRefused(map[string]string{"rfc9068": ""}, refusedType, typed), refusedType, untyped)},
+		{name: "entra", tokenIssuer: entraV2A,
+			flags: []string{"--issuer", base + "/{tid}/v2.0", "--issuer-profile", "entra", "--issuer-audience", shapesEntraAPI,
+				"--issuer-tenant", shapesTenantA},
+			want: orRefused(orRefused(map[string]string{
+				"entra-v2": "", "entra-v2-app": "",
+				"entra-v2-id": refusedNoClient, "entra-v1": refusedAudience, "rfc9068": refusedType,
+				"auth0": refusedRequired, "keycloak-mapper": refusedRequired,
+			}, refusedAudience, typed), refusedType, untyped),
+			foreign: []foreign{
+				{"entra-v2 of another tenant", entraV2B, "entra-v2", refusedIssuer},
+				{"entra-v2 of the v1.0 issuer", entraV1A, "entra-v2", refusedIssuer},
+			}},
+		{name: "entra-v1", tokenIssuer: entraV1A,
+			flags: []string{"--issuer", base + "/v1/{tid}", "--issuer-profile", "entra-v1", "--issuer-audience", "api://" + shapesEntraAPI,
+				"--issuer-tenant", shapesTenantA},
+			want: orRefused(orRefused(map[string]string{
+				"entra-v1": "", "rfc9068": refusedType, "auth0": refusedRequired, "keycloak-mapper": refusedRequired,
+			}, refusedAudience, typed), refusedType, untyped),
+			foreign: []foreign{
+				{"entra-v1 of the v2.0 issuer", entraV2A, "entra-v1", refusedIssuer},
+			}},
+		{name: "okta", flags: []string{"--issuer", idp, "--issuer-profile", "okta"}, tokenIssuer: idp,
+			want: orRefused(orRefused(map[string]string{"okta": ""}, refusedType, typed), refusedAudience, untyped)},
+		// Keycloak's shape with an audience mapper is Auth0's (typ JWT,
+		// azp, scope): only the issuer tells them apart.
+		{name: "auth0", flags: []string{"--issuer", idp, "--issuer-profile", "auth0"}, tokenIssuer: idp,
+			want: orRefused(orRefused(map[string]string{"auth0": "", "keycloak-mapper": "", "rfc9068": refusedType},
+				refusedAudience, typed), refusedType, untyped)},
+		{name: "keycloak", flags: []string{"--issuer", idp, "--issuer-profile", "keycloak"}, tokenIssuer: idp,
+			want: orRefused(orRefused(map[string]string{"keycloak-mapper": "", "rfc9068": refusedRequired, "auth0": refusedRequired},
+				refusedAudience, typed), refusedType, untyped)},
+		{name: "keycloak without an audience mapper", tokenIssuer: idp,
+			flags: []string{"--issuer", idp, "--issuer-profile", "keycloak", "--issuer-insecure-accept-missing-audience",
+				"--issuer-client", "keycloak-nomapper"},
+			want: orRefused(orRefused(map[string]string{
+				"keycloak-nomapper": "", "keycloak-nomapper-other": refusedClient, "keycloak-mapper": refusedClient,
+				"rfc9068": refusedRequired, "auth0": refusedRequired,
+			}, refusedAudience, typed), refusedType, untyped)},
+		{name: "cognito", tokenIssuer: idp,
+			flags: []string{"--issuer", idp, "--issuer-profile", "cognito", "--issuer-insecure-accept-missing-audience",
+				"--issuer-client", "cognito"},
+			want: orRefused(orRefused(map[string]string{"cognito": "", "cognito-other": refusedClient, "okta": refusedRequired},
+				refusedAudience, untyped), refusedType, typed)},
+	}
+	for _, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			for _, c := range idpShapeClients {
+				if _, ok := row.want[c]; !ok {
+					t.Fatalf("shape %s has no expected outcome", c)
+				}
+			}
+			if len(row.want) != len(idpShapeClients) {
+				t.Fatalf("%d expectations for %d shapes", len(row.want), len(idpShapeClients))
+			}
+			args := append([]string{"protect", "--addr", "127.0.0.1:0", "--upstream", upstream, "--insecure-http",
+				"--scopes", shapesScopes, "--require", "mcp:tools"}, row.flags...)
+			p := startProc(t, args...)
+			mcpURL := firstURL.FindStringSubmatch(p.ready)[1] + "/mcp"
+			cells := make([]foreign, 0, len(idpShapeClients)+len(row.foreign))
+			for _, c := range idpShapeClients {
+				cells = append(cells, foreign{c, row.tokenIssuer, c, row.want[c]})
+			}
+			for _, f := range append(cells, row.foreign...) {
+				tok := shapedToken(t, f.issuer, f.client, mcpURL)
+				status, challenge, body := mcpCall(t, mcpURL, tok, "")
+				if f.reason == "" {
+					if status != http.StatusOK || !strings.Contains(body, `"whoami"`) {
+						t.Errorf("%s: tools/list %d %s %s, want 200", f.label, status, challenge, body)
+						continue
+					}
+					want := fmt.Sprintf("user=%s client=%s scopes=%s", f.client, f.client, shapesScopes)
+					if status, _, body := mcpCall(t, mcpURL, tok, "whoami"); status != http.StatusOK || !strings.Contains(body, want) {
+						t.Errorf("%s: whoami %d %s, want %q", f.label, status, body, want)
+					}
+					continue
+				}
+				wantChallenge := fmt.Sprintf(`error="invalid_token", error_description=%q`, f.reason)
+				if status != http.StatusUnauthorized || !strings.Contains(challenge, wantChallenge) {
+					t.Errorf("%s: %d %s, want 401 with %s", f.label, status, challenge, wantChallenge)
+				}
+			}
+		})
+	}
+}
+
+// orRefused sets reason for each of shapes m has no expectation for yet.
+func orRefused(m map[string]string, reason string, shapes []string) map[string]string {
+	for _, s := range shapes {
+		if _, ok := m[s]; !ok {
+			m[s] = reason
+		}
+	}
+	return m
+}
