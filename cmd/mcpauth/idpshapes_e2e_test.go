@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -154,6 +155,61 @@ func TestE2EIdPShapes(t *testing.T) {
 	typed := []string{"rfc9068", "entra-v2", "entra-v2-app", "entra-v1", "auth0", "keycloak-mapper", "keycloak-nomapper",
 		"keycloak-nomapper-other", "entra-v2-id", "auth0-id", "keycloak-id"}
 	untyped := []string{"okta", "cognito", "cognito-other", "okta-id", "cognito-id"}
+	// The shapes as idpshapes.mjs issues them: the header typ ("" none)
+	// and the claims the presets look at ("<absent>": no such member).
+	const res, absent = "https://mcp.example.com/mcp", "<absent>"
+	scopes := []any{"mcp:tools", "files:read"}
+	marks := map[string]struct {
+		typ    string
+		claims map[string]any
+	}{
+		"rfc9068": {"at+jwt", map[string]any{"aud": res, "client_id": "rfc9068", "scope": shapesScopes}},
+		"entra-v2": {"JWT", map[string]any{"aud": shapesEntraAPI, "azp": "entra-v2", "scp": shapesScopes, "ver": "2.0",
+			"tid": shapesTenantA, "client_id": absent, "scope": absent}},
+		"entra-v2-app": {"JWT", map[string]any{"aud": shapesEntraAPI, "azp": "entra-v2-app", "roles": scopes, "ver": "2.0",
+			"tid": shapesTenantA, "scp": absent, "client_id": absent}},
+		"entra-v1": {"JWT", map[string]any{"aud": "api://" + shapesEntraAPI, "appid": "entra-v1", "scp": shapesScopes, "ver": "1.0",
+			"tid": shapesTenantA, "azp": absent, "client_id": absent}},
+		"okta": {"", map[string]any{"aud": res, "cid": "okta", "scp": scopes, "client_id": absent, "scope": absent}},
+		"auth0": {"JWT", map[string]any{"aud": []any{res, base + "/idp/userinfo"}, "azp": "auth0", "scope": shapesScopes,
+			"permissions": scopes, "client_id": absent}},
+		"keycloak-mapper": {"JWT", map[string]any{"aud": res, "typ": "Bearer", "azp": "keycloak-mapper", "scope": shapesScopes,
+			"client_id": absent}},
+		"keycloak-nomapper": {"JWT", map[string]any{"aud": absent, "typ": "Bearer", "azp": "keycloak-nomapper", "scope": shapesScopes,
+			"client_id": absent}},
+		"keycloak-nomapper-other": {"JWT", map[string]any{"aud": absent, "typ": "Bearer", "azp": "keycloak-nomapper-other"}},
+		"cognito":                 {"", map[string]any{"aud": absent, "client_id": "cognito", "token_use": "access", "scope": shapesScopes}},
+		"cognito-other":           {"", map[string]any{"aud": absent, "client_id": "cognito-other", "token_use": "access"}},
+		"entra-v2-id": {"JWT", map[string]any{"aud": shapesEntraAPI, "ver": "2.0", "tid": shapesTenantA, "azp": absent,
+			"client_id": absent, "scp": absent}},
+		"okta-id":     {"", map[string]any{"aud": "okta-id", "cid": absent, "scp": absent, "client_id": absent}},
+		"auth0-id":    {"JWT", map[string]any{"aud": "auth0-id", "azp": absent, "scope": absent, "client_id": absent}},
+		"keycloak-id": {"JWT", map[string]any{"aud": "keycloak-id", "typ": "ID", "scope": absent, "client_id": absent}},
+		"cognito-id":  {"", map[string]any{"aud": "cognito-id", "token_use": "id", "scope": absent, "client_id": absent}},
+	}
+	t.Run("shapes", func(t *testing.T) {
+		for _, c := range idpShapeClients {
+			m, ok := marks[c]
+			if !ok {
+				t.Fatalf("shape %s has no marks", c)
+			}
+			tok := shapedToken(t, idp, c, res)
+			hdr, claims := jwtPart(t, tok, 0), jwtPart(t, tok, 1)
+			if typ, _ := hdr["typ"].(string); typ != m.typ || (m.typ == "") == (hdr["typ"] != nil) {
+				t.Errorf("%s: header typ %v, want %q", c, hdr["typ"], m.typ)
+			}
+			if claims["iss"] != idp {
+				t.Errorf("%s: iss %v, want %s", c, claims["iss"], idp)
+			}
+			for name, want := range m.claims {
+				got, present := claims[name]
+				if want == absent && present || want != absent && !reflect.DeepEqual(got, want) {
+					t.Errorf("%s: %s is %v, want %v", c, name, got, want)
+				}
+			}
+		}
+	})
+
 	type foreign struct{ label, issuer, client, reason string }
 	rows := []struct {
 		name        string
