@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpauth/mcpauth/pkce"
 )
 
 // The preset matrix of resource/profile_matrix_test.go against tokens a real
@@ -87,7 +89,40 @@ func startIdPShapes(t *testing.T) string {
 // shape) from issuer for resource.
 func shapedToken(t *testing.T, issuer, client, resource string) string {
 	t.Helper()
-	form := url.Values{"grant_type": {"client_credentials"}, "scope": {shapesScopes}, "resource": {resource}}
+	return idpTokens(t, issuer, client, url.Values{"grant_type": {"client_credentials"}, "scope": {shapesScopes},
+		"resource": {resource}}).AccessToken
+}
+
+// webCallback is the redirect URI of idpshapes.mjs's client "web": nothing
+// listens there, the flow stops at the redirect.
+const webCallback = "http://127.0.0.1:1/callback"
+
+// realIDToken logs in at issuer (mounted under base) as alice through
+// oidc-provider's development interactions, with the client "web", and
+// returns the ID token the authorization code gets.
+func realIDToken(t *testing.T, base, issuer string) string {
+	t.Helper()
+	verifier := pkce.GenerateVerifier()
+	q := url.Values{"response_type": {"code"}, "client_id": {"web"}, "redirect_uri": {webCallback}, "scope": {"openid"},
+		"state": {"state-1"}, "nonce": {"nonce-1"}, "code_challenge": {pkce.Challenge(verifier)}, "code_challenge_method": {"S256"}}
+	back, err := url.Parse(newUserAgent(t).atProvider(base, issuer+"/auth?"+q.Encode(), "alice", webCallback))
+	if err != nil || back.Query().Get("code") == "" {
+		t.Fatalf("authorization response %v: %v", back, err)
+	}
+	tok := idpTokens(t, issuer, "web", url.Values{"grant_type": {"authorization_code"}, "code": {back.Query().Get("code")},
+		"redirect_uri": {webCallback}, "code_verifier": {verifier}})
+	if tok.IDToken == "" {
+		t.Fatalf("no ID token from %s", issuer)
+	}
+	return tok.IDToken
+}
+
+// idpTokens is a token request of client (client_secret_basic) at issuer.
+func idpTokens(t *testing.T, issuer, client string, form url.Values) (out struct {
+	AccessToken string `json:"access_token"`
+	IDToken     string `json:"id_token"`
+}) {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, issuer+"/token", strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.SetBasicAuth(client, "secret-"+client)
@@ -97,14 +132,11 @@ func shapedToken(t *testing.T, issuer, client, resource string) string {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var out struct {
-		AccessToken string `json:"access_token"`
-	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err := json.Unmarshal(body, &out); resp.StatusCode != http.StatusOK || err != nil || out.AccessToken == "" {
 		t.Fatalf("token of %s from %s: %d %s", client, issuer, resp.StatusCode, body)
 	}
-	return out.AccessToken
+	return out
 }
 
 // newWhoamiUpstream is an MCP server whose whoami tool answers with the
@@ -188,6 +220,13 @@ func TestE2EIdPShapes(t *testing.T) {
 		"cognito-id":  {"", map[string]any{"aud": "cognito-id", "token_use": "id", "scope": absent, "client_id": absent}},
 	}
 	t.Run("shapes", func(t *testing.T) {
+		// oidc-provider's own ID token: aud the client, no client or
+		// scope claim.
+		id := realIDToken(t, base, idp)
+		if hdr, claims := jwtPart(t, id, 0), jwtPart(t, id, 1); hdr["typ"] != nil || claims["aud"] != "web" || claims["iss"] != idp ||
+			claims["client_id"] != nil || claims["azp"] != nil || claims["scope"] != nil {
+			t.Errorf("oidc-provider's ID token: header %v claims %v", hdr, claims)
+		}
 		for _, c := range idpShapeClients {
 			m, ok := marks[c]
 			if !ok {
@@ -216,11 +255,12 @@ func TestE2EIdPShapes(t *testing.T) {
 		flags       []string // --issuer and the flags after it
 		tokenIssuer string   // where the shapes are obtained
 		want        map[string]string
+		idToken     string    // the reason oidc-provider's own ID token is refused
 		foreign     []foreign // tokens of other issuers
 	}{
-		{name: "rfc9068", flags: []string{"--issuer", idp}, tokenIssuer: idp,
+		{name: "rfc9068", flags: []string{"--issuer", idp}, idToken: refusedType, tokenIssuer: idp,
 			want: orRefused(orRefused(map[string]string{"rfc9068": ""}, refusedType, typed), refusedType, untyped)},
-		{name: "entra", tokenIssuer: entraV2A,
+		{name: "entra", idToken: refusedType, tokenIssuer: entraV2A,
 			flags: []string{"--issuer", base + "/{tid}/v2.0", "--issuer-profile", "entra", "--issuer-audience", shapesEntraAPI,
 				"--issuer-tenant", shapesTenantA},
 			want: orRefused(orRefused(map[string]string{
@@ -232,7 +272,7 @@ func TestE2EIdPShapes(t *testing.T) {
 				{"entra-v2 of another tenant", entraV2B, "entra-v2", refusedIssuer},
 				{"entra-v2 of the v1.0 issuer", entraV1A, "entra-v2", refusedIssuer},
 			}},
-		{name: "entra-v1", tokenIssuer: entraV1A,
+		{name: "entra-v1", idToken: refusedType, tokenIssuer: entraV1A,
 			flags: []string{"--issuer", base + "/v1/{tid}", "--issuer-profile", "entra-v1", "--issuer-audience", "api://" + shapesEntraAPI,
 				"--issuer-tenant", shapesTenantA},
 			want: orRefused(orRefused(map[string]string{
@@ -241,24 +281,24 @@ func TestE2EIdPShapes(t *testing.T) {
 			foreign: []foreign{
 				{"entra-v1 of the v2.0 issuer", entraV2A, "entra-v1", refusedIssuer},
 			}},
-		{name: "okta", flags: []string{"--issuer", idp, "--issuer-profile", "okta"}, tokenIssuer: idp,
+		{name: "okta", flags: []string{"--issuer", idp, "--issuer-profile", "okta"}, idToken: refusedAudience, tokenIssuer: idp,
 			want: orRefused(orRefused(map[string]string{"okta": ""}, refusedType, typed), refusedAudience, untyped)},
 		// Keycloak's shape with an audience mapper is Auth0's (typ JWT,
 		// azp, scope): only the issuer tells them apart.
-		{name: "auth0", flags: []string{"--issuer", idp, "--issuer-profile", "auth0"}, tokenIssuer: idp,
+		{name: "auth0", flags: []string{"--issuer", idp, "--issuer-profile", "auth0"}, idToken: refusedType, tokenIssuer: idp,
 			want: orRefused(orRefused(map[string]string{"auth0": "", "keycloak-mapper": "", "rfc9068": refusedType},
 				refusedAudience, typed), refusedType, untyped)},
-		{name: "keycloak", flags: []string{"--issuer", idp, "--issuer-profile", "keycloak"}, tokenIssuer: idp,
+		{name: "keycloak", flags: []string{"--issuer", idp, "--issuer-profile", "keycloak"}, idToken: refusedType, tokenIssuer: idp,
 			want: orRefused(orRefused(map[string]string{"keycloak-mapper": "", "rfc9068": refusedRequired, "auth0": refusedRequired},
 				refusedAudience, typed), refusedType, untyped)},
-		{name: "keycloak without an audience mapper", tokenIssuer: idp,
+		{name: "keycloak without an audience mapper", idToken: refusedType, tokenIssuer: idp,
 			flags: []string{"--issuer", idp, "--issuer-profile", "keycloak", "--issuer-insecure-accept-missing-audience",
 				"--issuer-client", "keycloak-nomapper"},
 			want: orRefused(orRefused(map[string]string{
 				"keycloak-nomapper": "", "keycloak-nomapper-other": refusedClient, "keycloak-mapper": refusedClient,
 				"rfc9068": refusedRequired, "auth0": refusedRequired,
 			}, refusedAudience, typed), refusedType, untyped)},
-		{name: "cognito", tokenIssuer: idp,
+		{name: "cognito", idToken: refusedAudience, tokenIssuer: idp,
 			flags: []string{"--issuer", idp, "--issuer-profile", "cognito", "--issuer-insecure-accept-missing-audience",
 				"--issuer-client", "cognito"},
 			want: orRefused(orRefused(map[string]string{"cognito": "", "cognito-other": refusedClient, "okta": refusedRequired},
@@ -282,8 +322,14 @@ func TestE2EIdPShapes(t *testing.T) {
 			for _, c := range idpShapeClients {
 				cells = append(cells, foreign{c, row.tokenIssuer, c, row.want[c]})
 			}
+			cells = append(cells, foreign{"oidc-provider's ID token", row.tokenIssuer, "web", row.idToken})
 			for _, f := range append(cells, row.foreign...) {
-				tok := shapedToken(t, f.issuer, f.client, mcpURL)
+				var tok string
+				if f.client == "web" {
+					tok = realIDToken(t, base, f.issuer)
+				} else {
+					tok = shapedToken(t, f.issuer, f.client, mcpURL)
+				}
 				status, challenge, body := mcpCall(t, mcpURL, tok, "")
 				if f.reason == "" {
 					if status != http.StatusOK || !strings.Contains(body, `"whoami"`) {

@@ -33,7 +33,11 @@
 // "-id" clients get the provider's ID token shape (aud the client, no
 // client claim, Keycloak's typ "ID", Cognito's token_use "id") signed with
 // the issuer's own key through the same customizer: what a resource server
-// sees when a client sends an ID token as an access token.
+// sees when a client sends an ID token as an access token. oidc-provider's
+// own ID tokens come from the client "web" (client_secret_basic, secret
+// "secret-web", authorization code with PKCE, redirect URI
+// http://127.0.0.1:1/callback, where nothing listens) after a login through
+// the development interactions (any login name, any password).
 //
 // A shape without "aud" (Keycloak without an audience mapper, Cognito) keeps
 // the member hidden from the serialisation: oidc-provider refuses to sign a
@@ -153,7 +157,7 @@ function newProvider(issuer, tid) {
     const jwk = { ...privateKey.export({ format: 'jwk' }), use: 'sig', alg: 'RS256', kid: crypto.randomUUID() };
     return new Provider(issuer, {
         jwks: { keys: [jwk] },
-        clients: Object.keys(shapes).map((id) => ({
+        clients: [...Object.keys(shapes).map((id) => ({
             client_id: id,
             client_secret: `secret-${id}`,
             grant_types: ['client_credentials'],
@@ -161,11 +165,18 @@ function newProvider(issuer, tid) {
             redirect_uris: [],
             token_endpoint_auth_method: 'client_secret_basic',
             scope: SCOPES,
-        })),
+        })), {
+            client_id: 'web',
+            client_secret: 'secret-web',
+            grant_types: ['authorization_code'],
+            response_types: ['code'],
+            redirect_uris: ['http://127.0.0.1:1/callback'],
+            token_endpoint_auth_method: 'client_secret_basic',
+        }],
         scopes: ['openid', ...words(SCOPES)],
         cookies: { keys: ['idpshapes-cookie-key-for-tests'] },
         features: {
-            devInteractions: { enabled: false },
+            devInteractions: { enabled: true },
             clientCredentials: { enabled: true },
             resourceIndicators: {
                 enabled: true,
