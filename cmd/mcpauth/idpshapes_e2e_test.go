@@ -161,6 +161,8 @@ const (
 	refusedNoClient = "token names no client"
 	refusedClient   = "client not accepted"
 	refusedIssuer   = "issuer not accepted"
+	refusedTenant   = "tenant not accepted"
+	refusedKey      = "signing key is unknown"
 )
 
 // TestE2EIdPShapes: for each preset, `mcpauth protect --issuer-profile`
@@ -170,7 +172,9 @@ const (
 // whoami sees the client and the scopes the preset reads); every other
 // shape, the ID token shapes included, is refused with 401 invalid_token and
 // the exact reason; an Entra token of another tenant is refused by its
-// issuer. Keycloak's tokens without an audience are refused unless
+// issuer, one naming another tenant in tid by its tenant, and with two
+// tenants allowed, one signed by tenant B claiming tenant A by its key.
+// Keycloak's tokens without an audience are refused unless
 // --issuer-insecure-accept-missing-audience names the client, and then only
 // that client's.
 func TestE2EIdPShapes(t *testing.T) {
@@ -249,6 +253,15 @@ func TestE2EIdPShapes(t *testing.T) {
 		}
 	})
 
+	// entraWant is the entra preset's row: its access tokens accepted,
+	// its ID token without azp refused.
+	entraWant := func() map[string]string {
+		return orRefused(orRefused(map[string]string{
+			"entra-v2": "", "entra-v2-app": "",
+			"entra-v2-id": refusedNoClient, "entra-v1": refusedAudience, "rfc9068": refusedType,
+			"auth0": refusedRequired, "keycloak-mapper": refusedRequired,
+		}, refusedAudience, typed), refusedType, untyped)
+	}
 	type foreign struct{ label, issuer, client, reason string }
 	rows := []struct {
 		name        string
@@ -263,13 +276,21 @@ func TestE2EIdPShapes(t *testing.T) {
 		{name: "entra", idToken: refusedType, tokenIssuer: entraV2A,
 			flags: []string{"--issuer", base + "/{tid}/v2.0", "--issuer-profile", "entra", "--issuer-audience", shapesEntraAPI,
 				"--issuer-tenant", shapesTenantA},
-			want: orRefused(orRefused(map[string]string{
-				"entra-v2": "", "entra-v2-app": "",
-				"entra-v2-id": refusedNoClient, "entra-v1": refusedAudience, "rfc9068": refusedType,
-				"auth0": refusedRequired, "keycloak-mapper": refusedRequired,
-			}, refusedAudience, typed), refusedType, untyped),
+			want: entraWant(),
 			foreign: []foreign{
 				{"entra-v2 of another tenant", entraV2B, "entra-v2", refusedIssuer},
+				{"entra-v2 of the v1.0 issuer", entraV1A, "entra-v2", refusedIssuer},
+				{"entra-v2 with the iss of tenant A and the tid of tenant B", entraV2A, "entra-v2-other-tid", refusedTenant},
+			}},
+		// Both tenants allowed: each tenant's issuer with its own keys.
+		{name: "entra, two tenants", idToken: refusedType, tokenIssuer: entraV2A,
+			flags: []string{"--issuer", base + "/{tid}/v2.0", "--issuer-profile", "entra", "--issuer-audience", shapesEntraAPI,
+				"--issuer-tenant", shapesTenantA, "--issuer-tenant", shapesTenantB},
+			want: entraWant(),
+			foreign: []foreign{
+				{"entra-v2 of tenant B", entraV2B, "entra-v2", ""},
+				{"entra-v2 with the iss and tid of tenant A, signed by tenant B", entraV2B, "entra-v2-other-iss", refusedKey},
+				{"entra-v2 with the iss of tenant A and the tid of tenant B", entraV2A, "entra-v2-other-tid", refusedTenant},
 				{"entra-v2 of the v1.0 issuer", entraV1A, "entra-v2", refusedIssuer},
 			}},
 		{name: "entra-v1", idToken: refusedType, tokenIssuer: entraV1A,

@@ -26,6 +26,9 @@
 //   auth0, keycloak-mapper, keycloak-nomapper, cognito  access tokens
 //   keycloak-nomapper-other, cognito-other             the same shapes,
 //                                                     another client
+//   entra-v2-other-iss, entra-v2-other-tid             Entra v2.0 naming the
+//                                                     other tenant in iss
+//                                                     and tid, or in tid only
 //   entra-v2-id, okta-id, auth0-id, keycloak-id, cognito-id
 //                                                     ID token shapes
 //
@@ -119,6 +122,17 @@ const shapes = {
         h.typ = undefined;
         Object.assign(p, { token_use: 'access', version: 2, username: 'alice', 'cognito:groups': ['admins'] });
         hideAudience(p);
+    },
+    // Entra v2.0 claiming the other tenant: its issuer and tid, signed
+    // with this tenant's key; or this issuer with the other tenant's tid.
+    'entra-v2-other-iss': (h, p, c, tid) => {
+        shapes['entra-v2'](h, p, c, tid);
+        const other = tid === TENANT_A ? TENANT_B : TENANT_A;
+        Object.assign(p, { iss: p.iss.replace(tid, other), tid: other });
+    },
+    'entra-v2-other-tid': (h, p, c, tid) => {
+        shapes['entra-v2'](h, p, c, tid);
+        p.tid = tid === TENANT_A ? TENANT_B : TENANT_A;
     },
     'keycloak-nomapper-other': (h, p, c) => shapes['keycloak-nomapper'](h, p, c),
     'cognito-other': (h, p, c) => shapes.cognito(h, p, c),
