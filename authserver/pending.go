@@ -57,6 +57,7 @@ func waitingRecord(id, step, browser string, req *authRequest, expires time.Time
 		Resources:       req.resources,
 		Subject:         req.subject,
 		UpstreamTokens:  req.upstreamTokens,
+		DeviceCode:      req.device,
 		ExpiresAt:       expires,
 	}
 }
@@ -73,6 +74,7 @@ func (p *PendingAuthorization) request() *authRequest {
 		resources:       p.Resources,
 		subject:         p.Subject,
 		upstreamTokens:  p.UpstreamTokens,
+		device:          p.DeviceCode,
 	}
 	if p.Step == stepLogin {
 		r.browser = p.RememberBrowser

@@ -30,6 +30,11 @@ func (s *Server) routes() http.Handler {
 	if s.login != nil {
 		r.Path(p + pathUpstreamCallback).Methods(get...).HandlerFunc(browser(s.handleUpstreamCallback))
 	}
+	if s.device != nil {
+		r.Path(p + pathDeviceAuthorize).Methods(http.MethodPost).HandlerFunc(s.limits.startsByIP(s.handleDeviceAuthorization))
+		r.Path(p + pathDevice).Methods(get...).HandlerFunc(browser(s.handleDevicePage))
+		r.Path(p + pathDevice).Methods(http.MethodPost).HandlerFunc(browser(s.handleDeviceSubmit))
+	}
 	r.Path(p + pathToken).Methods(http.MethodPost).HandlerFunc(s.limits.byIP(s.token.handleToken))
 	r.Path(p + pathIntrospect).Methods(http.MethodPost).HandlerFunc(s.limits.byIP(s.introspection.handleIntrospect))
 	r.Path(p + pathRevoke).Methods(http.MethodPost).HandlerFunc(s.limits.byIP(s.revocation.handleRevoke))

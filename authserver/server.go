@@ -135,8 +135,9 @@ type Server struct {
 	pages   *template.Template
 	limits  *rateLimits
 
-	login *loginBroker // nil without Config.Login
-	vault Vault        // nil without Config.Vault
+	login  *loginBroker // nil without Config.Login
+	device *deviceFlow  // nil without Config.Device
+	vault  Vault        // nil without Config.Vault
 
 	// The components of the endpoints, assembled by compose; each holds
 	// only what it needs.
@@ -282,6 +283,9 @@ func (s *Server) compose() error {
 	if err != nil {
 		return err
 	}
+	if s.device, err = newDeviceFlow(st.Device, s.clock, st.RateLimit.MaxTracked); err != nil {
+		return err
+	}
 
 	s.resources = &resourcePolicy{allowed: st.Resources, downstream: downstream,
 		urls: oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: st.InsecureAllowHTTPLoopback}}
@@ -299,7 +303,7 @@ func (s *Server) compose() error {
 		revocations: s.store.Revocations, ledger: ledger, clock: s.clock, log: s.log}
 	s.registration = &registration{store: s.store.Clients, scopes: s.scopes, maxBody: st.MaxBodyBytes, errs: errs,
 		clock: s.clock, log: s.log}
-	s.discovery = &discovery{cfg: st, grantTypes: s.token.grantTypes(), grantProfiles: assertions.profiles(),
+	s.discovery = &discovery{cfg: st, device: s.device != nil, grantTypes: s.token.grantTypes(), grantProfiles: assertions.profiles(),
 		dpopAlgorithms: dpopProofs.algorithms(), clientMetadataDocuments: s.clients.cimd != nil, keys: s.keys,
 		clock: s.clock}
 	return s.discovery.encode()
@@ -314,13 +318,18 @@ func (s *Server) grantRoutes(ledger *grantLedger, assertions *jwtGrants, idjag *
 	refresh := &refreshGrant{grants: s.store.Grants, refresh: s.store.RefreshTokens,
 		user: oneStepRefresh(s.store.Grants, s.store.RefreshTokens), tokens: s.tokens, ledger: ledger,
 		policy: policy, clock: s.clock, log: s.log}
+	code := &codeGrant{codes: s.store.Codes, grants: s.store.Grants, ledger: ledger, vault: s.vault, clock: s.clock,
+		log: s.log, accessTTL: s.cfg.AccessTokenTTL, refreshTTL: s.cfg.RefreshTokenTTL}
 	routes := []grantRoute{
-		{grantType: oauthmeta.GrantTypeAuthorizationCode, handler: &codeGrant{codes: s.store.Codes,
-			grants: s.store.Grants, ledger: ledger, vault: s.vault, clock: s.clock, log: s.log,
-			accessTTL: s.cfg.AccessTokenTTL, refreshTTL: s.cfg.RefreshTokenTTL}},
+		{grantType: oauthmeta.GrantTypeAuthorizationCode, handler: code},
 		{grantType: oauthmeta.GrantTypeRefreshToken, handler: refresh, bound: refresh.boundKey},
 		{grantType: oauthmeta.GrantTypeClientCredentials, handler: &clientCredentialsGrant{scopes: s.scopes,
 			resources: s.resources, ledger: ledger}},
+	}
+	if s.device != nil {
+		routes = append(routes, grantRoute{grantType: oauthmeta.GrantTypeDeviceCode, handler: &deviceGrant{
+			store: s.store.Devices, grants: s.store.Grants, ledger: ledger, clock: s.clock,
+			codes: code, accessTTL: s.cfg.AccessTokenTTL, refreshTTL: s.cfg.RefreshTokenTTL}})
 	}
 	if assertions != nil {
 		routes = append(routes, grantRoute{grantType: oauthmeta.GrantTypeJWTBearer, handler: &jwtBearerGrant{

@@ -36,6 +36,9 @@ type MemoryStore struct {
 	// pending has its own lock and bound: at MaxPendingAuthorizations, a
 	// new record pushes out the least recently used one.
 	pending *lru.Cache[string, *PendingAuthorization]
+
+	// devices are the device codes (store_memory_device.go).
+	devices *memoryDevices
 }
 
 // NewMemoryStore returns an empty store.
@@ -51,12 +54,13 @@ func NewMemoryStore() *MemoryStore {
 		vault:    make(map[string]*UpstreamTokens),
 		// No clock: expiry is checked against the time the caller passes.
 		pending: lru.New[string, *PendingAuthorization](MaxPendingAuthorizations, nil, nil),
+		devices: newMemoryDevices(),
 	}
 }
 
 // Storage returns a [Storage] with every field set to m.
 func (m *MemoryStore) Storage() Storage {
-	return Storage{Clients: m, Codes: m, Grants: m, RefreshTokens: m, Consents: m, Keys: m, Revocations: m, Pending: m, UpstreamTokens: m}
+	return Storage{Clients: m, Codes: m, Grants: m, RefreshTokens: m, Consents: m, Keys: m, Revocations: m, Pending: m, UpstreamTokens: m, Devices: m}
 }
 
 // memGet returns a copy of the record under k in tbl, or [ErrNotFound].
@@ -270,6 +274,7 @@ func (m *MemoryStore) Sweep(_ context.Context, now time.Time) error {
 	for _, k := range m.pending.Keys() {
 		m.dropExpiredPending(k, now)
 	}
+	m.sweepDevices(now)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	maps.DeleteFunc(m.codes, func(_ string, c *Code) bool { return c.ExpiresAt.Before(now) })
