@@ -180,7 +180,7 @@ func TestDeviceAuthorizationRequest(t *testing.T) {
 	if d == nil {
 		t.Fatalf("%d %s", res.status, res.body)
 	}
-	if !regexp.MustCompile(`^[` + userCodeAlphabet + `]{4}-[` + userCodeAlphabet + `]{4}$`).MatchString(d.UserCode) ||
+	if !regexp.MustCompile(`^[`+userCodeAlphabet+`]{4}-[`+userCodeAlphabet+`]{4}$`).MatchString(d.UserCode) ||
 		d.VerificationURI != h.url(pathDevice) || d.ExpiresIn != 600 || d.Interval != 5 ||
 		d.VerificationURIComplete != h.url(pathDevice)+"?user_code="+d.UserCode || len(d.DeviceCode) != 43 {
 		t.Fatalf("response %+v", d)
