@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
@@ -63,7 +64,7 @@ func (l *Loopback) Authorize(ctx context.Context, req *AuthorizationRequest) (*u
 	}
 	ln, err := l.listen(ctx, req, path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: listening on 127.0.0.1: %w", ErrNoBrowser, err)
 	}
 	defer ln.Close()
 	redirectURI := "http://" + ln.Addr().String() + path
@@ -177,6 +178,11 @@ func PrintURL(w io.Writer) func(ctx context.Context, authURL string) error {
 // characters, and executes the platform's opener
 // (xdg-open; open on macOS; rundll32 url.dll,FileProtocolHandler on
 // Windows) directly with the URL as one argument, never through a shell.
+//
+// It fails with an error wrapping [ErrNoBrowser] when there is no browser
+// to start: on systems other than macOS and Windows when neither DISPLAY
+// nor WAYLAND_DISPLAY is set (an SSH session, a container, CI), and
+// wherever the opener cannot be run or reports failure.
 func OpenBrowser(ctx context.Context, authURL string) error {
 	if err := checkBrowserURL(authURL); err != nil {
 		return err
@@ -188,10 +194,13 @@ func OpenBrowser(ctx context.Context, authURL string) error {
 	case "windows":
 		cmd = exec.CommandContext(ctx, "rundll32", "url.dll,FileProtocolHandler", authURL)
 	default:
+		if os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
+			return fmt.Errorf("%w: no graphical display (DISPLAY and WAYLAND_DISPLAY are unset)", ErrNoBrowser)
+		}
 		cmd = exec.CommandContext(ctx, "xdg-open", authURL)
 	}
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("opening the browser: %w", err)
+		return fmt.Errorf("%w: opening the browser: %w", ErrNoBrowser, err)
 	}
 	return nil
 }

@@ -51,6 +51,7 @@ type authserverFlags struct {
 	vault                               vaultFlags
 	downstream                          downstreamFlags
 	limits                              limitFlags
+	device                              deviceFlags
 	// Shared storage for several replicas.
 	databaseURL, keyEncryptionKey, redisURL, dpopNonceKey string
 	oldKeyEncryptionKeys                                  listFlag
@@ -85,6 +86,7 @@ func parseAuthserverFlags(args []string, stderr io.Writer) (*authserverFlags, er
 	f.vault.register(fs)
 	f.downstream.register(fs)
 	f.limits.register(fs)
+	f.device.register(fs)
 	fs.BoolVar(&f.dpopNonce, "dpop-nonce", false, "require server-provided DPoP nonces at the token endpoint (RFC 9449 §8)")
 	registerDPoPNonceKey(fs, &f.dpopNonceKey)
 	fs.BoolVar(&f.noDPoP, "no-dpop", false, "turn DPoP off (every token is a Bearer token)")
@@ -152,6 +154,7 @@ func (f *authserverFlags) config(addr net.Addr, logger *slog.Logger) (authserver
 		DisableRegistration:              f.noRegistration,
 		DisableClientIDMetadataDocuments: f.noCIMD,
 		Logger:                           logger,
+		Device:                           f.device.config(),
 	}
 	if cfg.Issuer == "" {
 		cfg.Issuer = "http://" + addr.String()
