@@ -32,8 +32,9 @@ import (
 //     wrapping [ErrNoBrowser] (it could not show the URL or receive the
 //     redirect on loopback) and the authorization server offers the grant
 //     as above; otherwise the Authorizer's error stands. [Loopback] fails
-//     so when it cannot listen on 127.0.0.1 or when [OpenBrowser] finds
-//     no browser to start.
+//     so when it cannot listen on 127.0.0.1, or when its Open fails so, as
+//     [OpenBrowser] does when the platform's opener cannot start a
+//     browser.
 //
 // The request carries the same "resource" and scopes as the code flow; a
 // step-up runs the device flow again with the wider scopes, and with

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"html"
 	"io"
 	"net/http"
@@ -271,6 +272,15 @@ func TestDeviceFallback(t *testing.T) {
 	c := newClient(t, e.clock, func(cfg *client.Config) { cfg.Authorizer, cfg.Device = noBrowser, e.flow("approve") })
 	if resp, err := call(t, c, e.rs.url); err != nil || resp.StatusCode != http.StatusOK || len(e.prompts) != 1 {
 		t.Fatalf("fallback: %v %v, prompts %d", resp, err, len(e.prompts))
+	}
+	// Loopback whose browser cannot start: the same fallback.
+	e3 := newDeviceEnv(t, nil, nil)
+	headless := &client.Loopback{Open: func(context.Context, string) error {
+		return fmt.Errorf("%w: xdg-open: exit status 3", client.ErrNoBrowser)
+	}}
+	c = newClient(t, e3.clock, func(cfg *client.Config) { cfg.Authorizer, cfg.Device = headless, e3.flow("approve") })
+	if resp, err := call(t, c, e3.rs.url); err != nil || resp.StatusCode != http.StatusOK || len(e3.prompts) != 1 {
+		t.Fatalf("loopback fallback: %v %v, prompts %d", resp, err, len(e3.prompts))
 	}
 	other := client.AuthorizerFunc(func(context.Context, *client.AuthorizationRequest) (*url.URL, error) {
 		return nil, errors.New("user closed the window")

@@ -177,6 +177,9 @@ func loginCommandLine(f *clientFlags, serverURL string) string {
 	if f.insecureHTTP {
 		parts = append(parts, "--insecure-http")
 	}
+	if f.device {
+		parts = append(parts, "--device")
+	}
 	return strings.Join(append(parts, shellQuote(serverURL)), " ")
 }
 

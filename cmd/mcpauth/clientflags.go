@@ -26,7 +26,7 @@ import (
 type clientFlags struct {
 	clientID, clientSecret, clientMetadataURL, issuer string
 	scopes, browser, store                            string
-	insecureHTTP                                      bool
+	insecureHTTP, device                              bool
 	timeout                                           time.Duration
 	log                                               logFlags
 
@@ -78,6 +78,7 @@ func (f *clientFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.clientMetadataURL, "client-metadata-url", "", "https URL of this client's Client ID Metadata Document, used where the authorization server supports them")
 	fs.StringVar(&f.scopes, "scopes", "", "scopes to ask for besides those the server's challenge names (spaces or commas)")
 	fs.StringVar(&f.browser, "browser", "system", "how to get the approval: system (open the browser), print (print the URL), http (follow redirects, for auto-approving servers and scripts)")
+	registerDevice(fs, &f.device)
 	fs.StringVar(&f.store, "store", "", "token file, mode 0600 (default <user config dir>/mcpauth/tokens.json)")
 	fs.BoolVar(&f.insecureHTTP, "insecure-http", false, "allow plain http to loopback hosts (the MCP server and its authorization server)")
 	fs.DurationVar(&f.timeout, "timeout", 5*time.Minute, "give up after this long (includes the time you take to approve)")
@@ -162,6 +163,9 @@ func (f *clientFlags) open(ctx context.Context, serverURL string, stderr io.Writ
 		InsecureAllowHTTPLoopback: f.insecureHTTP,
 		Logger:                    logger,
 		DPoP:                      f.dpop,
+	}
+	if f.device {
+		cfg.Authorizer, cfg.Device = nil, deviceFlow(stderr)
 	}
 	if f.clientID != "" {
 		pre, err := f.preRegistered(ctx, serverURL)
