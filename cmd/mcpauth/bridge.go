@@ -161,6 +161,9 @@ func loginCommandLine(f *clientFlags, serverURL string) string {
 		}
 	}
 	add("store", f.store)
+	if f.tokenStore != "file" {
+		add("token-store", f.tokenStore)
+	}
 	add("client-id", f.clientID)
 	add("issuer", f.issuer)
 	add("client-metadata-url", f.clientMetadataURL)
