@@ -110,7 +110,9 @@ func TestE2EDeviceClientOIDCProvider(t *testing.T) {
 	mcpURL := deviceResource(t, op.issuer)
 	run := func(abort bool) (error, []*client.DevicePrompt) {
 		return deviceCall(t, mcpURL, []client.PreRegisteredClient{{Issuer: op.issuer, ClientID: "device-client"}},
-			func(p *client.DevicePrompt) { newUserAgent(t).deviceAtProvider(op.issuer, p.VerificationURIComplete, "alice", abort) })
+			func(p *client.DevicePrompt) {
+				newUserAgent(t).deviceAtProvider(op.issuer, p.VerificationURIComplete, "alice", abort)
+			})
 	}
 	err, prompts := run(false)
 	if err != nil || len(prompts) != 1 {
