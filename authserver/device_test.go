@@ -452,3 +452,23 @@ func TestDeviceResponseShape(t *testing.T) {
 		t.Fatalf("members %v", got)
 	}
 }
+
+// FuzzNormalizeUserCode: what the user types is either refused or a code
+// of the alphabet and length that could have been issued.
+func FuzzNormalizeUserCode(f *testing.F) {
+	for _, s := range []string{"BCDF-GHJK", "bcdf ghjk", "", "ÄBCD-EFGH", strings.Repeat("B", 65)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		code, ok := normalizeUserCode(s)
+		if !ok {
+			return
+		}
+		if len(code) != userCodeLength || strings.Trim(code, userCodeAlphabet) != "" {
+			t.Fatalf("normalize(%q) = %q", s, code)
+		}
+		if again, ok := normalizeUserCode(displayUserCode(code)); !ok || again != code {
+			t.Fatalf("the displayed form of %q does not read back", code)
+		}
+	})
+}

@@ -32,3 +32,24 @@ func TestParseDeviceAuthorizationResponse(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseDeviceAuthorizationResponse: any answer of a device
+// authorization endpoint is a response with its required members, or
+// ErrMalformed; never a panic.
+func FuzzParseDeviceAuthorizationResponse(f *testing.F) {
+	f.Add([]byte(`{"device_code":"d","user_code":"BCDF-GHJK","verification_uri":"https://as/device","expires_in":600,"interval":5}`))
+	f.Add([]byte(`{"device_code":"d","user_code":"u","verification_url":"https://as/d","expires_in":1}`))
+	f.Add([]byte(`{"device_code":"","expires_in":-1}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := ParseDeviceAuthorizationResponse(data)
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("error outside ErrMalformed: %v", err)
+			}
+			return
+		}
+		if r.DeviceCode == "" || r.UserCode == "" || r.VerificationURI == "" || r.ExpiresIn <= 0 || r.Interval < 0 {
+			t.Fatalf("accepted without its required members: %+v", r)
+		}
+	})
+}

@@ -302,3 +302,20 @@ func TestKeychainSecretService(t *testing.T) {
 		_ = ring.Delete(service, "index")
 	})
 }
+
+// FuzzDecodeKeychain: joined secrets read from the credential store are a
+// document or ErrCorrupt, whatever they hold; never a panic.
+func FuzzDecodeKeychain(f *testing.F) {
+	text, sum, _ := encodeKeychain(&fileDoc{Version: fileVersion})
+	f.Add([]byte(text), sum)
+	f.Add([]byte("AAAA"), "x")
+	f.Fuzz(func(t *testing.T, joined []byte, sum string) {
+		d, err := decodeKeychain(joined, sum)
+		if err != nil && !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("error outside ErrCorrupt: %v", err)
+		}
+		if err == nil && d == nil {
+			t.Fatal("no document and no error")
+		}
+	})
+}
