@@ -83,6 +83,10 @@ const sweepInterval = time.Minute
 //     after 403 insufficient_scope requires. Only pre-registered clients
 //     may have a ceiling, [Client.AllowedScopes].
 //   - RFC 7662 introspection and RFC 7009 revocation.
+//   - The device authorization grant (RFC 8628) with [Config.Device]: the
+//     device authorization endpoint, a verification page that leads to
+//     the same consent page and login as the browser flow, and the
+//     device_code grant (see [DeviceConfig]).
 //   - Login at an identity provider ([Config.Login], a [Login]; package
 //     authserver/upstream has OpenID Connect and GitHub): our consent page
 //     before the redirect to the provider, a single-use state bound to the
