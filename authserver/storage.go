@@ -27,10 +27,12 @@ func (s *Server) openStorage() {
 		Revocations:    cmp.Or(st.Revocations, base.Revocations),
 		Pending:        cmp.Or(st.Pending, base.Pending),
 		UpstreamTokens: cmp.Or(st.UpstreamTokens, base.UpstreamTokens),
+		Connect:        cmp.Or(st.Connect, base.Connect),
 		Devices:        cmp.Or(st.Devices, base.Devices),
 	}
 	s.sweepers = distinctSweepers(s.store.Clients, s.store.Codes, s.store.Grants, s.store.RefreshTokens,
-		s.store.Consents, s.store.Keys, s.store.Revocations, s.store.Pending, s.store.UpstreamTokens, s.store.Devices)
+		s.store.Consents, s.store.Keys, s.store.Revocations, s.store.Pending, s.store.UpstreamTokens,
+		s.store.Connect, s.store.Devices)
 }
 
 // distinctSweepers returns the stores that implement Sweeper, each once

@@ -49,6 +49,7 @@ type authserverFlags struct {
 	log                                 logFlags
 	upstream                            upstreamFlags
 	vault                               vaultFlags
+	connect                             connectFlags
 	downstream                          downstreamFlags
 	limits                              limitFlags
 	device                              deviceFlags
@@ -84,6 +85,7 @@ func parseAuthserverFlags(args []string, stderr io.Writer) (*authserverFlags, er
 	f.log.register(fs, "info")
 	f.upstream.register(fs)
 	f.vault.register(fs)
+	f.connect.register(fs)
 	f.downstream.register(fs)
 	f.limits.register(fs)
 	f.device.register(fs)
@@ -285,6 +287,10 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if cfg.Login != nil {
 		logger.Info("users log in upstream", "upstream", cfg.Login.Issuer(), "callback", as.UpstreamCallbackURL())
 		fmt.Fprintf(stdout, "upstream login at %s; register this redirect URI there: %s\n", cfg.Login.Issuer(), as.UpstreamCallbackURL())
+	}
+	if len(cfg.Connect) > 0 {
+		fmt.Fprintf(stdout, "users connect %s; register this redirect URI at each: %s\n",
+			strings.Join(as.ConnectProviders(), ", "), as.ConnectCallbackURL())
 	}
 	for _, api := range cfg.DownstreamAPIs {
 		logger.Info("tokens for a downstream API by token exchange", "resource", api.Resource,
