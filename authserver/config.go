@@ -241,6 +241,10 @@ type Config struct {
 	// enterprise IdPs issuing ID-JAGs. Empty means the grant is not
 	// offered.
 	TrustedIssuers []TrustedIssuer
+	// Delegation turns on delegation chains by token exchange (RFC 8693
+	// with actor_token); see [DelegationConfig]. Nil means a token
+	// exchange naming an actor is refused.
+	Delegation *DelegationConfig
 	// IdentityProvider, when set, makes the server also play the enterprise
 	// IdP of Enterprise-Managed Authorization: its token endpoint exchanges
 	// ID tokens for ID-JAGs (RFC 8693). Nil means it does not.

@@ -21,17 +21,35 @@ import (
 // to the access-token exchange, and is refused by either's parameter
 // checks. Exchanged tokens are Bearer tokens: the token endpoint checks
 // no DPoP proof for this grant.
+//
+// A request naming an actor (actor_token) is a delegation, answered by
+// the delegation exchange with [Config.Delegation] (its DPoP proof is
+// checked, and binds the token) and refused without.
 type tokenExchange struct {
-	access *accessTokenExchange // nil when not offered
-	idjag  *idjagExchange       // nil without Config.IdentityProvider
+	access     *accessTokenExchange // nil when not offered
+	idjag      *idjagExchange       // nil without Config.IdentityProvider
+	delegation *delegation          // nil without Config.Delegation
 }
 
-// offered reports whether either exchange is: the grant is registered
+// offered reports whether any exchange is: the grant is registered
 // only then.
-func (h *tokenExchange) offered() bool { return h.access != nil || h.idjag != nil }
+func (h *tokenExchange) offered() bool {
+	return h.access != nil || h.idjag != nil || h.delegation != nil
+}
 
-// grant dispatches the exchange by subject_token_type (see tokenExchange).
-func (h *tokenExchange) grant(ctx context.Context, client *Client, form url.Values, _ string) (*oauthmeta.TokenResponse, error) {
+// grant dispatches the exchange by actor_token, then subject_token_type
+// (see tokenExchange). client is nil only for a delegation without client
+// authentication.
+func (h *tokenExchange) grant(ctx context.Context, client *Client, form url.Values, jkt string) (*oauthmeta.TokenResponse, error) {
+	if wantsDelegation(form) {
+		if h.delegation == nil {
+			return nil, oauthErr(oauthmeta.CodeInvalidRequest, "actor_token is not supported")
+		}
+		return h.delegation.exchange(ctx, client, form, jkt)
+	}
+	if client == nil {
+		return nil, errUnknownClient
+	}
 	if h.idjag != nil && form.Get("subject_token_type") != oauthmeta.TokenTypeAccessToken {
 		return h.idjag.exchange(ctx, client, form)
 	}

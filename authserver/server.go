@@ -307,12 +307,19 @@ func (s *Server) compose() error {
 		urls: oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: st.InsecureAllowHTTPLoopback}}
 	s.tokens = &accessTokens{issuer: st.Issuer, keys: s.keys, ttl: st.AccessTokenTTL,
 		defaultResource: cmp.Or(st.DefaultResource, st.Issuer)}
+	delegated, err := newDelegation(st)
+	if err != nil {
+		return err
+	}
+	if delegated != nil {
+		s.tokens.mayAct = delegated.cfg.MayAct
+	}
 	ledger := &grantLedger{grants: s.store.Grants, refresh: s.store.RefreshTokens, tokens: s.tokens, vault: s.vault,
 		connect: s.connect, clock: s.clock, accessTTL: st.AccessTokenTTL}
 	s.limits = newRateLimits(st.RateLimit, s.clock, st.clientAddrs)
 	errs := newErrorWriter(s.log, st.Issuer)
 	front := &backChannel{maxBody: st.MaxBodyBytes, limits: s.limits, clients: s.clients, errs: errs}
-	s.token = newTokenEndpoint(front, dpopProofs, s.grantRoutes(ledger, assertions, idjag, downstream)...)
+	s.token = newTokenEndpoint(front, dpopProofs, s.grantRoutes(ledger, assertions, idjag, downstream, delegated)...)
 	s.introspection = &introspection{front: front, tokens: s.tokens, grants: s.store.Grants,
 		refresh: s.store.RefreshTokens, revocations: s.store.Revocations, issuer: st.Issuer, clock: s.clock}
 	s.revocation = &revocation{front: front, tokens: s.tokens, refresh: s.store.RefreshTokens,
@@ -329,7 +336,7 @@ func (s *Server) compose() error {
 // grant_types_supported: the three of OAuth 2.1, then the JWT-bearer
 // grant with trusted issuers and the token exchange when any of its
 // exchanges is configured.
-func (s *Server) grantRoutes(ledger *grantLedger, assertions *jwtGrants, idjag *idjagExchange, downstream downstreamAPIs) []grantRoute {
+func (s *Server) grantRoutes(ledger *grantLedger, assertions *jwtGrants, idjag *idjagExchange, downstream downstreamAPIs, delegated *delegation) []grantRoute {
 	policy := s.login.currentPolicy
 	refresh := &refreshGrant{grants: s.store.Grants, refresh: s.store.RefreshTokens,
 		user: oneStepRefresh(s.store.Grants, s.store.RefreshTokens), tokens: s.tokens, ledger: ledger,
@@ -351,9 +358,13 @@ func (s *Server) grantRoutes(ledger *grantLedger, assertions *jwtGrants, idjag *
 		routes = append(routes, grantRoute{grantType: oauthmeta.GrantTypeJWTBearer, handler: &jwtBearerGrant{
 			assertions: assertions, scopes: s.scopes, resources: s.resources, ledger: ledger, log: s.log}})
 	}
-	exchange := &tokenExchange{idjag: idjag}
+	exchange := &tokenExchange{idjag: idjag, delegation: delegated}
 	access := &accessTokenExchange{tokens: s.tokens, grants: s.store.Grants, revocations: s.store.Revocations,
 		vault: s.vault, connect: s.connect, downstream: downstream, policy: policy, clock: s.clock, log: s.log}
+	if delegated != nil {
+		delegated.tokens, delegated.live, delegated.clients, delegated.workloads = s.tokens, access, s.clients, assertions
+		delegated.clock, delegated.log = s.clock, s.log
+	}
 	if s.login != nil {
 		access.upstream = newVaultExchange(&s.cfg, s.login.provider.Issuer(), s.vault)
 	}
@@ -361,7 +372,8 @@ func (s *Server) grantRoutes(ledger *grantLedger, assertions *jwtGrants, idjag *
 		exchange.access = access
 	}
 	if exchange.offered() {
-		routes = append(routes, grantRoute{grantType: oauthmeta.GrantTypeTokenExchange, handler: exchange, bearer: true})
+		routes = append(routes, grantRoute{grantType: oauthmeta.GrantTypeTokenExchange, handler: exchange, bearer: true,
+			proofWhen: wantsDelegation})
 	}
 	return routes
 }

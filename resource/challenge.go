@@ -83,6 +83,8 @@ func (v *Verifier) errorResponse(err error, scheme string) response {
 		// a plain challenge (no error, no scope) even here.
 		return response{status: cl.status, challenges: v.challenges("", "", nil, "", false),
 			body: rpcErrorBody(codeInvalidRequest, description(err))}
+	case ErrDelegation:
+		return response{status: cl.status, body: rpcErrorBody(codeInvalidRequest, description(err))}
 	case ErrUnknownSession:
 		// The body says no more than the MCP handler would.
 		return response{status: cl.status, body: rpcErrorBody(codeInvalidRequest, "session not found")}

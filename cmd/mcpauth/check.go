@@ -40,6 +40,7 @@ short-lived token) and never printed.`
 
 type checkFlags struct {
 	token, stepUpTool, origin, allowedOrigin string
+	delegatedToken                           string
 	json, insecureHTTP                       bool
 	timeout                                  time.Duration
 }
@@ -51,6 +52,7 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	f := &checkFlags{}
 	fs := newFlagSet("check", "[flags] URL", checkDescription, stderr)
 	fs.StringVar(&f.token, "token", "", "a valid access token for URL; - reads it from stdin, env:VAR from $VAR (default: the checks that need one are skipped)")
+	fs.StringVar(&f.delegatedToken, "delegated-token", "", "an access token for URL obtained by delegation (an act claim, as `mcpauth delegate` prints), to report how the server treats delegated tokens; env:VAR reads $VAR")
 	fs.StringVar(&f.stepUpTool, "step-up-tool", "", "a tool the token lacks the scope for, to check the 403 insufficient_scope challenge")
 	fs.BoolVar(&f.json, "json", false, "print the report as JSON")
 	fs.BoolVar(&f.insecureHTTP, "insecure-http", false, "allow plain http to loopback hosts (URL and the authorization servers it names)")
@@ -68,11 +70,16 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
+	delegated, err := secretValue("--delegated-token", f.delegatedToken, os.Getenv)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	rep, err := selfcheck.Run(ctx, selfcheck.Config{
 		URL:                       pos[0],
 		Token:                     token,
+		DelegatedToken:            delegated,
 		StepUpTool:                f.stepUpTool,
 		Origin:                    f.origin,
 		AllowedOrigin:             f.allowedOrigin,
