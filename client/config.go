@@ -146,6 +146,15 @@ type Config struct {
 	// Nil means Bearer tokens only, and a token_type DPoP is refused.
 	DPoP *DPoPConfig
 
+	// OnURLElicitation asks the user about a URL-mode elicitation of an
+	// MCP server: show the full URL with its host highlighted and the
+	// warnings, get consent, open it (only then, and only in the system
+	// browser, [OpenBrowser]), and return once the user has finished
+	// there (true) or declined (false). It is reached through
+	// [Client.ElicitationHandler] and [Client.ElicitationMiddleware].
+	// Nil declines every URL elicitation.
+	OnURLElicitation func(ctx context.Context, e URLElicitation) (accepted bool, err error)
+
 	// Logger receives debug and warning records about discovery,
 	// registration and token handling; never a token or secret. Nil means
 	// no logging.

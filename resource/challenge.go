@@ -208,6 +208,14 @@ func (v *Verifier) DenyExchange(w http.ResponseWriter, r *http.Request, err erro
 	case http.StatusServiceUnavailable:
 		return v.writeError(w, r, errExchangeUnavailable, scheme).status
 	case http.StatusForbidden:
+		if errors.Is(err, ErrConnectRequired) {
+			h := w.Header()
+			h.Set("Cache-Control", "no-store")
+			h.Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = w.Write(oauthBody(oauthmeta.CodeAccessDenied, "the user has not connected the account this needs"))
+			return http.StatusForbidden
+		}
 		return v.writeError(w, r, err, scheme).status // the challenge names the ScopeError's scopes
 	}
 	h := w.Header()

@@ -37,6 +37,9 @@ type clientFlags struct {
 	// result, nil for Bearer tokens.
 	dpopFlags dpopFlags
 	dpop      *client.DPoPConfig
+	// onURLElicitation asks the user about a server's URL elicitation
+	// (call); nil declines them.
+	onURLElicitation func(context.Context, client.URLElicitation) (bool, error)
 }
 
 // dpopFlags are --dpop and --dpop-key: the one definition login, token,
@@ -163,6 +166,7 @@ func (f *clientFlags) open(ctx context.Context, serverURL string, stderr io.Writ
 		InsecureAllowHTTPLoopback: f.insecureHTTP,
 		Logger:                    logger,
 		DPoP:                      f.dpop,
+		OnURLElicitation:          f.onURLElicitation,
 	}
 	if f.device {
 		cfg.Authorizer, cfg.Device = nil, deviceFlow(stderr)
