@@ -20,9 +20,9 @@ keyring-deps:
 
 test-keyring: keyring-deps
 	@echo "== test-keyring"
-	@home=$$(mktemp -d); trap 'rm -rf "$$home"' EXIT; \
-	env HOME="$$home" XDG_DATA_HOME="$$home/share" XDG_CONFIG_HOME="$$home/config" XDG_RUNTIME_DIR="$$home/run" \
+	@home=$$(mktemp -d); trap 'rm -rf "$$home"' EXIT; mkdir -p -m 0700 "$$home/run"; \
+	env GOMODCACHE="$$($(GO) env GOMODCACHE)" GOCACHE="$$($(GO) env GOCACHE)" GOPATH="$$($(GO) env GOPATH)" \
+		HOME="$$home" XDG_DATA_HOME="$$home/share" XDG_CONFIG_HOME="$$home/config" XDG_RUNTIME_DIR="$$home/run" \
 		dbus-run-session -- bash -eu -o pipefail -c '\
-			mkdir -p -m 0700 "$$XDG_RUNTIME_DIR"; \
 			printf "mcpauth-test" | gnome-keyring-daemon --unlock --components=secrets >/dev/null; \
 			MCPAUTH_TEST_SECRET_SERVICE=1 $(GO) test -count=1 -v -run "^TestKeychainSecretService$$" ./client/tokenstore/ | grep -E "^(---|ok|FAIL|PASS)"'
