@@ -109,6 +109,10 @@ type Config struct {
 	// Resource, the issuers, and key fetches, for development on one
 	// machine. False means https and public addresses only.
 	InsecureAllowHTTPLoopback bool
+	// RateLimit, when set, bounds the requests of each verified identity,
+	// overall and per method or tool (see [RateLimit]). Nil means no
+	// limit.
+	RateLimit *RateLimit
 	// Audit, if set, receives one [Event] per decision. It is called on
 	// the request's goroutine and must not block.
 	Audit func(context.Context, Event)

@@ -24,7 +24,9 @@ import (
 //     read (size-bounded) and replayed to the handler, Mcp-Method and
 //     Mcp-Name are checked against it (400, -32020), and the operation's
 //     scopes are computed from the body, never from headers;
-//  5. missing scopes get 403 insufficient_scope.
+//  5. missing scopes get 403 insufficient_scope;
+//  6. with [Config.RateLimit], an identity over its limit gets 429 with
+//     Retry-After.
 //
 // Every request is authenticated on its own: no session, connection or
 // Mcp-Session-Id stands in for a token. The middleware never
@@ -81,6 +83,9 @@ func (v *Verifier) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 	}
 	var body []byte
 	o.op, body, err = v.authorize(r, av.info)
+	if err == nil && v.limits != nil {
+		err = v.limits.check(r.Context(), av.info, o.op, v.clock.Now())
+	}
 	if err != nil {
 		v.deny(w, r, err, o)
 		return
@@ -133,14 +138,9 @@ func (v *Verifier) authenticate(r *http.Request, cred credential, o *outcome) (*
 // needs the body, it is read from r and returned, for the wrapped
 // handler's copy of the request (non-nil when r had a body).
 func (v *Verifier) authorize(r *http.Request, info *TokenInfo) (*mcpMessage, []byte, error) {
-	p := v.policy
-	if p == nil {
-		return nil, nil, nil
-	}
-	required := p.def
 	var msg *mcpMessage
 	var body []byte
-	if p.needsBody && r.Method == http.MethodPost {
+	if v.scanBody && r.Method == http.MethodPost {
 		var err error
 		if body, err = readBody(r, v.maxBody); err != nil {
 			return nil, nil, err
@@ -152,6 +152,13 @@ func (v *Verifier) authorize(r *http.Request, info *TokenInfo) (*mcpMessage, []b
 		if err := checkHeaders(r.Header, msg); err != nil {
 			return msg, body, err
 		}
+	}
+	p := v.policy
+	if p == nil {
+		return msg, body, nil
+	}
+	required := p.def
+	if msg != nil {
 		required = p.required(msg)
 	}
 	if missing := p.missing(required, info.Scopes); missing != nil {
