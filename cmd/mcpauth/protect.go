@@ -63,6 +63,7 @@ type protectFlags struct {
 	log                                               logFlags
 	perf                                              perfFlags
 	pass                                              passUpstreamFlags
+	limits                                            limitsFlags
 	// DPoP, its proof algorithms, its replay store shared by replicas, and
 	// server nonces.
 	dpop, dpopAlgs, redisURL, dpopNonceKey string
@@ -92,6 +93,7 @@ func parseProtectFlags(args []string, stderr io.Writer) (*protectFlags, error) {
 	fs.StringVar(&f.redisURL, "redis-url", "", "record DPoP proofs on Redis at this `redis://` URL, shared by every replica of this resource (env:VAR reads $VAR); unreachable Redis refuses proofs")
 	fs.DurationVar(&f.grace, "shutdown-timeout", 10*time.Second, "how long requests in flight (streams too) may finish on shutdown")
 	f.pass.register(fs)
+	f.limits.register(fs)
 	f.log.register(fs, "info")
 	f.perf.register(fs)
 	if _, err := parseArgs(fs, args, 0, 0); err != nil {
@@ -225,6 +227,11 @@ func runProtect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer closeRedis()
+	closeLimits, err := f.limits.apply(&cfg)
+	if err != nil {
+		return err
+	}
+	defer closeLimits()
 	var m *proxyMetrics
 	servers, listeners := []*http.Server{}, []net.Listener{}
 	if f.metricsAddr != "" {
