@@ -182,6 +182,7 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request, req *authReques
 
 // redirectError sends an error authorization response (RFC 6749 §4.1.2.1).
 func (s *Server) redirectError(w http.ResponseWriter, r *http.Request, req *authRequest, oe *oauthmeta.Error) {
+	noteRefusal(r.Context(), oe.Code, oe.Code == oauthmeta.CodeServerError)
 	params := url.Values{"error": {string(oe.Code)}}
 	if oe.Description != "" {
 		params.Set("error_description", oe.Description)

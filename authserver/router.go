@@ -28,13 +28,13 @@ func (s *Server) routes() http.Handler {
 	r.Path(p + pathConsent).Methods(http.MethodPost).HandlerFunc(browser(s.handleConsent))
 	r.Path(p + pathAssets).Methods(get...).HandlerFunc(s.handleConsentCSS)
 	if s.login != nil {
-		r.Path(p + pathUpstreamCallback).Methods(get...).HandlerFunc(browser(s.handleUpstreamCallback))
+		r.Path(p + pathUpstreamCallback).Methods(get...).HandlerFunc(s.observed(EndpointUpstreamCallback, browser(s.handleUpstreamCallback)))
 	}
-	r.Path(p + pathToken).Methods(http.MethodPost).HandlerFunc(s.limits.byIP(s.token.handleToken))
-	r.Path(p + pathIntrospect).Methods(http.MethodPost).HandlerFunc(s.limits.byIP(s.introspection.handleIntrospect))
-	r.Path(p + pathRevoke).Methods(http.MethodPost).HandlerFunc(s.limits.byIP(s.revocation.handleRevoke))
+	r.Path(p + pathToken).Methods(http.MethodPost).HandlerFunc(s.observed(EndpointToken, s.limits.byIP(s.token.handleToken)))
+	r.Path(p + pathIntrospect).Methods(http.MethodPost).HandlerFunc(s.observed(EndpointIntrospection, s.limits.byIP(s.introspection.handleIntrospect)))
+	r.Path(p + pathRevoke).Methods(http.MethodPost).HandlerFunc(s.observed(EndpointRevocation, s.limits.byIP(s.revocation.handleRevoke)))
 	if !s.cfg.DisableRegistration {
-		r.Path(p + pathRegister).Methods(http.MethodPost).HandlerFunc(s.limits.byIP(s.registration.handleRegister))
+		r.Path(p + pathRegister).Methods(http.MethodPost).HandlerFunc(s.observed(EndpointRegistration, s.limits.byIP(s.registration.handleRegister)))
 	}
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "not found", http.StatusNotFound)

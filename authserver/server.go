@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/mcpauth/mcpauth/internal/clock"
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -134,6 +136,7 @@ type Server struct {
 	handler http.Handler
 	pages   *template.Template
 	limits  *rateLimits
+	tracer  trace.Tracer // nil without Config.TracerProvider
 
 	login *loginBroker // nil without Config.Login
 	vault Vault        // nil without Config.Vault
@@ -165,6 +168,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: st, clock: st.Now, log: cmp.Or(st.Logger, slog.New(slog.DiscardHandler))}
+	if st.TracerProvider != nil {
+		s.tracer = st.TracerProvider.Tracer(tracerName)
+	}
 	s.openStorage()
 	ok := false
 	defer func() {

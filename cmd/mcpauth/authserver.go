@@ -51,6 +51,7 @@ type authserverFlags struct {
 	vault                               vaultFlags
 	downstream                          downstreamFlags
 	limits                              limitFlags
+	observe                             asObserveFlags
 	// Shared storage for several replicas.
 	databaseURL, keyEncryptionKey, redisURL, dpopNonceKey string
 	oldKeyEncryptionKeys                                  listFlag
@@ -90,6 +91,7 @@ func parseAuthserverFlags(args []string, stderr io.Writer) (*authserverFlags, er
 	fs.BoolVar(&f.noDPoP, "no-dpop", false, "turn DPoP off (every token is a Bearer token)")
 	fs.Var(&f.trustedIssuers, "trusted-issuer", "accept workload identity JWTs from `ISSUER=JWKS_URL` with the JWT-bearer grant (repeatable)")
 	fs.Var(&f.trustedIDJAGIssuers, "trusted-idjag-issuer", "accept ID-JAGs (Enterprise-Managed Authorization) from the IdP `ISSUER=JWKS_URL` (repeatable)")
+	f.observe.register(fs)
 	if _, err := parseArgs(fs, args, 0, 0); err != nil {
 		return nil, err
 	}
@@ -261,6 +263,11 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 		defer c.Close()
 		cfg.Replay = redisreplay.New(c, "mcpauth:as:"+cfg.Issuer+":")
 	}
+	obs, err := f.observe.start(ctx, &cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer obs.close()
 	as, err := authserver.New(cfg)
 	if err != nil {
 		return err
@@ -279,6 +286,9 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 		logger.Warn("answering with deliberate protocol violations, for client tests only", "faults", faults)
 	}
 	fmt.Fprintf(stdout, "listening on http://%s (issuer %s)\n", ln.Addr(), as.Issuer())
+	if obs.metrics != "" {
+		fmt.Fprintf(stdout, "metrics at %s\n", obs.metrics)
+	}
 	if cfg.Login != nil {
 		logger.Info("users log in upstream", "upstream", cfg.Login.Issuer(), "callback", as.UpstreamCallbackURL())
 		fmt.Fprintf(stdout, "upstream login at %s; register this redirect URI there: %s\n", cfg.Login.Issuer(), as.UpstreamCallbackURL())
@@ -287,7 +297,7 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 		logger.Info("tokens for a downstream API by token exchange", "resource", api.Resource,
 			"scopes", strings.Join(api.Scopes, " "), "clients", len(api.Clients))
 	}
-	return serveAll(ctx, logger, 5*time.Second, []*http.Server{srv}, []net.Listener{ln})
+	return serveAll(ctx, logger, 5*time.Second, append([]*http.Server{srv}, obs.servers...), append([]net.Listener{ln}, obs.listeners...))
 }
 
 // faultNames lists the names --insecure-fault accepts.
