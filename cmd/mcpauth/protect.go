@@ -176,6 +176,9 @@ func protectHandler(cfg resource.Config, upstream *url.URL, pass *upstreamTokenP
 		cfg.Audit = m.audit
 		transport = &timedTransport{base: transport, m: m, now: now}
 	}
+	if cfg.TracerProvider != nil {
+		transport = newTracedTransport(transport, cfg.TracerProvider)
+	}
 	v, err := resource.New(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -232,6 +235,14 @@ func runProtect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer closeLimits()
+	tp, stopTracing, err := startTracing(ctx, "mcpauth-protect", logger)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	if tp != nil {
+		cfg.TracerProvider = tp
+	}
 	var m *proxyMetrics
 	servers, listeners := []*http.Server{}, []net.Listener{}
 	if f.metricsAddr != "" {
