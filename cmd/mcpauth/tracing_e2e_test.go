@@ -81,7 +81,7 @@ func TestProtectExportsTraces(t *testing.T) {
 	as, err := authserver.New(authserver.Config{
 		Issuer: "http://" + asSrv.Listener.Addr().String(), InsecureAllowHTTPLoopback: true, Scopes: []string{"mcp:tools"},
 		DefaultResource: res,
-		Clients: []authserver.Client{{ID: "svc", Secret: "svc-secret", GrantTypes: []string{oauthmeta.GrantTypeClientCredentials}}},
+		Clients:         []authserver.Client{{ID: "svc", Secret: "svc-secret", GrantTypes: []string{oauthmeta.GrantTypeClientCredentials}}},
 	})
 	if err != nil {
 		t.Fatal(err)
