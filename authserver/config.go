@@ -242,6 +242,10 @@ type Config struct {
 	// https to public addresses only.
 	KeyFetch KeyFetchConfig
 
+	// Admin, when set, serves the admin API, with which an operator lists
+	// and revokes a user's grants (see [AdminConfig]). Nil means no admin
+	// API.
+	Admin *AdminConfig
 	// Observer, when set, receives one [Event] per request at the token,
 	// introspection, revocation and registration endpoints and the
 	// upstream login callback: grants by type and outcome, refusals by

@@ -36,6 +36,10 @@ func (s *Server) routes() http.Handler {
 	if !s.cfg.DisableRegistration {
 		r.Path(p + pathRegister).Methods(http.MethodPost).HandlerFunc(s.observed(EndpointRegistration, s.limits.byIP(s.registration.handleRegister)))
 	}
+	if s.admin != nil {
+		r.Path(p + pathAdminGrants).Methods(get...).HandlerFunc(s.limits.byIP(s.admin.handleList))
+		r.Path(p + pathAdminRevoke).Methods(http.MethodPost).HandlerFunc(s.limits.byIP(s.admin.handleRevoke))
+	}
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "not found", http.StatusNotFound)
 	})

@@ -151,6 +151,7 @@ type Server struct {
 	introspection *introspection
 	revocation    *revocation
 	registration  *registration
+	admin         *admin // nil without Config.Admin
 	discovery     *discovery
 
 	sweepers  []Sweeper
@@ -305,6 +306,13 @@ func (s *Server) compose() error {
 		revocations: s.store.Revocations, ledger: ledger, clock: s.clock, log: s.log}
 	s.registration = &registration{store: s.store.Clients, scopes: s.scopes, maxBody: st.MaxBodyBytes, errs: errs,
 		clock: s.clock, log: s.log}
+	if st.Admin != nil {
+		if s.admin, err = newAdmin(st.Admin, s.store.Grants); err != nil {
+			return err
+		}
+		s.admin.ledger, s.admin.now, s.admin.log, s.admin.maxBody = ledger, s.clock.Now, s.log, st.MaxBodyBytes
+		s.admin.realm = errs.realm
+	}
 	s.discovery = &discovery{cfg: st, grantTypes: s.token.grantTypes(), grantProfiles: assertions.profiles(),
 		dpopAlgorithms: dpopProofs.algorithms(), clientMetadataDocuments: s.clients.cimd != nil, keys: s.keys,
 		clock: s.clock}
