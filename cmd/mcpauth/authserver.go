@@ -52,6 +52,7 @@ type authserverFlags struct {
 	downstream                          downstreamFlags
 	limits                              limitFlags
 	observe                             asObserveFlags
+	admin                               adminFlags
 	// Shared storage for several replicas.
 	databaseURL, keyEncryptionKey, redisURL, dpopNonceKey string
 	oldKeyEncryptionKeys                                  listFlag
@@ -92,6 +93,7 @@ func parseAuthserverFlags(args []string, stderr io.Writer) (*authserverFlags, er
 	fs.Var(&f.trustedIssuers, "trusted-issuer", "accept workload identity JWTs from `ISSUER=JWKS_URL` with the JWT-bearer grant (repeatable)")
 	fs.Var(&f.trustedIDJAGIssuers, "trusted-idjag-issuer", "accept ID-JAGs (Enterprise-Managed Authorization) from the IdP `ISSUER=JWKS_URL` (repeatable)")
 	f.observe.register(fs)
+	f.admin.register(fs)
 	if _, err := parseArgs(fs, args, 0, 0); err != nil {
 		return nil, err
 	}
@@ -226,6 +228,9 @@ func (f *authserverFlags) config(addr net.Addr, logger *slog.Logger) (authserver
 }
 
 func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "grants" {
+		return runGrants(ctx, args[1:], stdout, stderr)
+	}
 	f, err := parseAuthserverFlags(args, stderr)
 	if err != nil {
 		return err
@@ -262,6 +267,9 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 		defer c.Close()
 		cfg.Replay = redisreplay.New(c, "mcpauth:as:"+cfg.Issuer+":")
+	}
+	if err := f.admin.apply(&cfg); err != nil {
+		return err
 	}
 	obs, err := f.observe.start(ctx, &cfg, logger)
 	if err != nil {
