@@ -179,3 +179,35 @@ func TestTraceRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestTraceExchange: an exchange records a client span, a child of the
+// request span, with its target, outcome and cache use, never a token.
+func TestTraceExchange(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	as := exchangeAS(t, oauthtest.ASOptions{})
+	f, ex, tok := exchangeFixture(t, as, resource.ExchangeConfig{CacheSize: 8, TracerProvider: tp})
+	for range 2 {
+		if _, err := exchangeThrough(f, ex, tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []map[string]string
+	for _, s := range exp.GetSpans() {
+		if s.Name != "mcpauth.resource.exchange" {
+			continue
+		}
+		a := spanAttrs(s)
+		for k, v := range a {
+			if strings.Contains(v, "gh-token") || strings.Contains(v, strings.Split(tok, ".")[1]) {
+				t.Errorf("attribute %s holds a token", k)
+			}
+		}
+		got = append(got, a)
+	}
+	if len(got) != 2 || got[0]["mcpauth.exchange.audience"] != "github" || got[0]["mcpauth.outcome"] != "ok" ||
+		got[0]["mcpauth.exchange.cached"] != "false" || got[1]["mcpauth.exchange.cached"] != "true" {
+		t.Fatalf("exchange spans %v", got)
+	}
+}
