@@ -160,6 +160,12 @@ type Config struct {
 	// access token of their user. Other clients get unauthorized_client.
 	// Empty means that exchange is not offered.
 	VaultResourceServers map[string]string
+	// Connect are the third-party services whose accounts users connect
+	// here for MCP servers to act there as them (see [ConnectProvider]):
+	// the token exchange by the resource servers of VaultResourceServers,
+	// "audience" a provider's Name, answers with the user's token there,
+	// or with a connect URI. It needs Login. Empty means none.
+	Connect []ConnectProvider
 	// DownstreamAPIs are the APIs for which resource servers may obtain
 	// tokens of their own, acting for the user, by the RFC 8693 token
 	// exchange of the access tokens they receive (see [DownstreamAPI]).

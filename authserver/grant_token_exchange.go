@@ -94,6 +94,7 @@ type accessTokenExchange struct {
 	revocations RevocationStore
 	vault       Vault          // nil without a token vault
 	upstream    *vaultExchange // nil when not offered
+	connect     *connector     // nil without Config.Connect
 	downstream  downstreamAPIs
 	// policy is the grant policy in force (nil: none), read at each
 	// request.
@@ -104,7 +105,9 @@ type accessTokenExchange struct {
 
 // offered reports whether the token exchange of our access tokens is
 // offered: for the upstream token, or for a downstream API.
-func (h *accessTokenExchange) offered() bool { return h.upstream != nil || len(h.downstream) > 0 }
+func (h *accessTokenExchange) offered() bool {
+	return h.upstream != nil || h.connect != nil || len(h.downstream) > 0
+}
 
 // exchange answers the exchange of one of our access tokens. The caller
 // must be a pre-registered confidential client named in
@@ -115,7 +118,8 @@ func (h *accessTokenExchange) offered() bool { return h.upstream != nil || len(h
 // access token for it (exchangeDownstream).
 func (h *accessTokenExchange) exchange(ctx context.Context, client *Client, form url.Values) (*oauthmeta.TokenResponse, error) {
 	_, upstreamRS := h.upstream.resourceOf(client.ID)
-	if client.public() || (!upstreamRS && !h.downstream.exchanger(client.ID)) {
+	connectRS := h.connect.mayExchange(client.ID)
+	if client.public() || (!upstreamRS && !connectRS && !h.downstream.exchanger(client.ID)) {
 		return nil, oauthErr(oauthmeta.CodeUnauthorizedClient, "client may not exchange access tokens")
 	}
 	target, oe := checkExchangeParams(form)
@@ -127,6 +131,12 @@ func (h *accessTokenExchange) exchange(ctx context.Context, client *Client, form
 			return nil, oauthErr(oauthmeta.CodeInvalidTarget, "client may not ask for this audience")
 		}
 		return h.exchangeUpstreamToken(ctx, client, form)
+	}
+	if p := h.connect.target(target, form.Has("audience")); p != nil {
+		if !connectRS {
+			return nil, oauthErr(oauthmeta.CodeInvalidTarget, "client may not ask for this audience")
+		}
+		return h.exchangeConnected(ctx, client, p, form)
 	}
 	if api := h.downstream.lookup(target); api != nil {
 		return h.exchangeDownstream(ctx, client, api, form)

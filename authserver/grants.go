@@ -16,6 +16,9 @@ type grantLedger struct {
 	refresh RefreshTokenStore
 	tokens  *accessTokens
 	vault   Vault // nil without a token vault
+	// connect deletes the accounts connected through a revoked grant;
+	// nil without Config.Connect.
+	connect *connector
 	clock   clock.Func
 	// accessTTL is the lifetime of a grant without refresh tokens.
 	accessTTL time.Duration
@@ -65,6 +68,9 @@ func (l *grantLedger) revoke(ctx context.Context, id string) error {
 		if g, gerr := l.grants.Grant(ctx, id); gerr == nil {
 			l.vault.Drop(ctx, g.UpstreamTokens)
 		}
+	}
+	if err == nil {
+		l.connect.dropGrant(ctx, id)
 	}
 	return ignoreNotFound(err)
 }

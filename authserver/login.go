@@ -241,6 +241,9 @@ func (s *Server) handleUpstreamCallback(w http.ResponseWriter, r *http.Request) 
 		s.renderError(w, r, http.StatusBadRequest, oauthErr(oauthmeta.CodeInvalidRequest, "malformed callback"))
 		return
 	}
+	if s.connect != nil && s.finishConnectLogin(w, r, q) {
+		return // the login of a connect page (connect_page.go)
+	}
 	s.finishLogin(w, r, q)
 }
 
@@ -340,8 +343,8 @@ func (s *Server) keepUpstreamTokens(ctx context.Context, tok *oauth2.Token) (str
 func (s *Server) openVault() (Vault, error) {
 	c := &s.cfg
 	switch {
-	case c.Vault == nil && (c.VaultAudience != "" || len(c.VaultResourceServers) > 0):
-		return nil, configErr("VaultAudience, VaultResourceServers", "need Vault")
+	case c.Vault == nil && (c.VaultAudience != "" || len(c.VaultResourceServers) > 0 && len(c.Connect) == 0):
+		return nil, configErr("VaultAudience, VaultResourceServers", "need Vault (or Connect)")
 	case c.Vault == nil:
 		return nil, nil
 	case c.Login == nil:

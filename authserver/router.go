@@ -30,6 +30,16 @@ func (s *Server) routes() http.Handler {
 	if s.login != nil {
 		r.Path(p + pathUpstreamCallback).Methods(get...).HandlerFunc(s.observed(EndpointUpstreamCallback, browser(s.handleUpstreamCallback)))
 	}
+	if s.connect != nil {
+		r.Path(p + pathConnectCallback).Methods(get...).HandlerFunc(browser(s.handleConnectCallback))
+		for _, name := range s.connect.names {
+			cp, page := s.connect.providers[name], p+pathConnectPrefix+name
+			r.Path(page).Methods(http.MethodGet).HandlerFunc(browser(s.handleConnect(cp, false)))
+			r.Path(page).Methods(http.MethodPost).HandlerFunc(browser(s.handleConnectConfirm(cp, false)))
+			r.Path(page + pathDisconnect).Methods(http.MethodGet).HandlerFunc(browser(s.handleConnect(cp, true)))
+			r.Path(page + pathDisconnect).Methods(http.MethodPost).HandlerFunc(browser(s.handleConnectConfirm(cp, true)))
+		}
+	}
 	r.Path(p + pathToken).Methods(http.MethodPost).HandlerFunc(s.observed(EndpointToken, s.limits.byIP(s.token.handleToken)))
 	r.Path(p + pathIntrospect).Methods(http.MethodPost).HandlerFunc(s.observed(EndpointIntrospection, s.limits.byIP(s.introspection.handleIntrospect)))
 	r.Path(p + pathRevoke).Methods(http.MethodPost).HandlerFunc(s.observed(EndpointRevocation, s.limits.byIP(s.revocation.handleRevoke)))

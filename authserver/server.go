@@ -98,6 +98,13 @@ const sweepInterval = time.Minute
 //     pre-registered confidential client is ([Config.VaultResourceServers]),
 //     for an MCP access token whose "aud" is that resource, when
 //     "audience" names the provider.
+//   - Connected third-party accounts ([Config.Connect], [ConnectProvider]):
+//     the same token exchange, "audience" a provider's name, answers with
+//     the user's token there, or invalid_grant with a connect_uri naming a
+//     single-use reference bound to the user, the MCP client and the
+//     caller; the connect page signs the browser's user in at the Login,
+//     links nothing unless that user is the reference's, and runs the
+//     provider's code flow (PKCE, state, iss) bound to that browser.
 //   - Tokens for downstream APIs without passthrough
 //     ([Config.DownstreamAPIs], [DownstreamAPI]): the same token exchange,
 //     with "resource" or "audience" naming a configured API, issues a new
@@ -140,6 +147,8 @@ type Server struct {
 
 	login *loginBroker // nil without Config.Login
 	vault Vault        // nil without Config.Vault
+	// connect is the connected accounts of Config.Connect; nil without.
+	connect *connector
 
 	// The components of the endpoints, assembled by compose; each holds
 	// only what it needs.
@@ -285,6 +294,9 @@ func (s *Server) compose() error {
 	if s.vault, err = s.openVault(); err != nil {
 		return err
 	}
+	if s.connect, err = s.openConnect(); err != nil {
+		return err
+	}
 	downstream, err := newDownstreamAPIs(st, s.clients)
 	if err != nil {
 		return err
@@ -295,7 +307,7 @@ func (s *Server) compose() error {
 	s.tokens = &accessTokens{issuer: st.Issuer, keys: s.keys, ttl: st.AccessTokenTTL,
 		defaultResource: cmp.Or(st.DefaultResource, st.Issuer)}
 	ledger := &grantLedger{grants: s.store.Grants, refresh: s.store.RefreshTokens, tokens: s.tokens, vault: s.vault,
-		clock: s.clock, accessTTL: st.AccessTokenTTL}
+		connect: s.connect, clock: s.clock, accessTTL: st.AccessTokenTTL}
 	s.limits = newRateLimits(st.RateLimit, s.clock, st.clientAddrs)
 	errs := newErrorWriter(s.log, st.Issuer)
 	front := &backChannel{maxBody: st.MaxBodyBytes, limits: s.limits, clients: s.clients, errs: errs}
@@ -342,7 +354,7 @@ func (s *Server) grantRoutes(ledger *grantLedger, assertions *jwtGrants, idjag *
 	}
 	exchange := &tokenExchange{idjag: idjag}
 	access := &accessTokenExchange{tokens: s.tokens, grants: s.store.Grants, revocations: s.store.Revocations,
-		vault: s.vault, downstream: downstream, policy: policy, clock: s.clock, log: s.log}
+		vault: s.vault, connect: s.connect, downstream: downstream, policy: policy, clock: s.clock, log: s.log}
 	if s.login != nil {
 		access.upstream = newVaultExchange(&s.cfg, s.login.provider.Issuer(), s.vault)
 	}

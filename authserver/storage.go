@@ -27,9 +27,11 @@ func (s *Server) openStorage() {
 		Revocations:    cmp.Or(st.Revocations, base.Revocations),
 		Pending:        cmp.Or(st.Pending, base.Pending),
 		UpstreamTokens: cmp.Or(st.UpstreamTokens, base.UpstreamTokens),
+		Connect:        cmp.Or(st.Connect, base.Connect),
 	}
 	s.sweepers = distinctSweepers(s.store.Clients, s.store.Codes, s.store.Grants, s.store.RefreshTokens,
-		s.store.Consents, s.store.Keys, s.store.Revocations, s.store.Pending, s.store.UpstreamTokens)
+		s.store.Consents, s.store.Keys, s.store.Revocations, s.store.Pending, s.store.UpstreamTokens,
+		s.store.Connect)
 }
 
 // distinctSweepers returns the stores that implement Sweeper, each once

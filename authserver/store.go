@@ -38,6 +38,9 @@ type Storage struct {
 	// UpstreamTokens keeps the upstream provider's tokens, sealed, for
 	// [Config.Vault].
 	UpstreamTokens UpstreamTokenStore
+	// Connect keeps connected third-party accounts and the connect flow's
+	// tickets, for [Config.Connect].
+	Connect ConnectStore
 }
 
 // ClientStore keeps registered clients (static and dynamic; URL client_ids

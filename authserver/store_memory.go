@@ -32,6 +32,9 @@ type MemoryStore struct {
 	keys     map[string]*SigningKey
 	revoked  map[string]time.Time
 	vault    map[string]*UpstreamTokens
+	// connect holds connected accounts and connect tickets, with its own
+	// lock and bound (store_memory_connect.go).
+	connect *memConnect
 
 	// pending has its own lock and bound: at MaxPendingAuthorizations, a
 	// new record pushes out the least recently used one.
@@ -49,6 +52,7 @@ func NewMemoryStore() *MemoryStore {
 		keys:     make(map[string]*SigningKey),
 		revoked:  make(map[string]time.Time),
 		vault:    make(map[string]*UpstreamTokens),
+		connect:  newMemConnect(),
 		// No clock: expiry is checked against the time the caller passes.
 		pending: lru.New[string, *PendingAuthorization](MaxPendingAuthorizations, nil, nil),
 	}
@@ -56,7 +60,8 @@ func NewMemoryStore() *MemoryStore {
 
 // Storage returns a [Storage] with every field set to m.
 func (m *MemoryStore) Storage() Storage {
-	return Storage{Clients: m, Codes: m, Grants: m, RefreshTokens: m, Consents: m, Keys: m, Revocations: m, Pending: m, UpstreamTokens: m}
+	return Storage{Clients: m, Codes: m, Grants: m, RefreshTokens: m, Consents: m, Keys: m, Revocations: m, Pending: m, UpstreamTokens: m,
+		Connect: m}
 }
 
 // memGet returns a copy of the record under k in tbl, or [ErrNotFound].
@@ -270,6 +275,7 @@ func (m *MemoryStore) Sweep(_ context.Context, now time.Time) error {
 	for _, k := range m.pending.Keys() {
 		m.dropExpiredPending(k, now)
 	}
+	m.connect.sweep(now)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	maps.DeleteFunc(m.codes, func(_ string, c *Code) bool { return c.ExpiresAt.Before(now) })

@@ -45,7 +45,17 @@ type Error struct {
 	Description string `json:"error_description,omitempty"`
 	// URI is "error_uri": a page about the error. OPTIONAL.
 	URI string `json:"error_uri,omitempty"`
+	// ConnectURI is the [ParamConnectURI] member of an invalid_grant
+	// token exchange error: the authorization server's page where the
+	// user connects the third-party account the exchange asked for. It
+	// names an opaque, single-use reference and nothing about the user;
+	// a resource server sends the user there (in MCP, as a URL-mode
+	// elicitation). Empty otherwise.
+	ConnectURI string `json:"connect_uri,omitempty"`
 }
+
+// ParamConnectURI is the error member that carries [Error.ConnectURI].
+const ParamConnectURI = "connect_uri"
 
 // Error implements the error interface.
 func (e *Error) Error() string {

@@ -33,7 +33,8 @@ import (
 
 // buckets returns the bucket names in the bbolt file.
 func buckets() []string {
-	return []string{"clients", "codes", "grants", "refresh", "consents", "keys", "revoked", upstreamBucket}
+	return []string{"clients", "codes", "grants", "refresh", "consents", "keys", "revoked", upstreamBucket,
+		accountsBucket, ticketsBucket}
 }
 
 // Store implements every store interface of package authserver in one
@@ -73,7 +74,8 @@ func (b *Store) Close() error { return b.db.Close() }
 
 // Storage returns an [authserver.Storage] with every field set to b.
 func (b *Store) Storage() authserver.Storage {
-	return authserver.Storage{Clients: b, Codes: b, Grants: b, RefreshTokens: b, Consents: b, Keys: b, Revocations: b, Pending: b, UpstreamTokens: b}
+	return authserver.Storage{Clients: b, Codes: b, Grants: b, RefreshTokens: b, Consents: b, Keys: b, Revocations: b, Pending: b, UpstreamTokens: b,
+		Connect: b}
 }
 
 // SavePending implements [authserver.PendingStore], in memory.
@@ -295,7 +297,8 @@ func (b *Store) AccessTokenRevoked(_ context.Context, jti string) (bool, error) 
 func (b *Store) Sweep(ctx context.Context, now time.Time) error {
 	_ = b.pending.Sweep(ctx, now)
 	return b.db.Update(func(tx *bolt.Tx) error {
-		for _, bucket := range []string{"codes", "grants", "refresh", "consents", "revoked", upstreamBucket} {
+		for _, bucket := range []string{"codes", "grants", "refresh", "consents", "revoked", upstreamBucket,
+			accountsBucket, ticketsBucket} {
 			if err := sweepBucket(tx.Bucket([]byte(bucket)), now); err != nil {
 				return err
 			}

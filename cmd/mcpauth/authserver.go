@@ -16,7 +16,6 @@ import (
 	"github.com/mcpauth/mcpauth/authserver"
 	"github.com/mcpauth/mcpauth/authserver/authservertest"
 	"github.com/mcpauth/mcpauth/clientmeta"
-	"github.com/mcpauth/mcpauth/redisreplay"
 )
 
 func authserverCommand() command {
@@ -49,6 +48,7 @@ type authserverFlags struct {
 	log                                 logFlags
 	upstream                            upstreamFlags
 	vault                               vaultFlags
+	connect                             connectFlags
 	downstream                          downstreamFlags
 	limits                              limitFlags
 	observe                             asObserveFlags
@@ -56,9 +56,17 @@ type authserverFlags struct {
 	// Shared storage for several replicas.
 	databaseURL, keyEncryptionKey, redisURL, dpopNonceKey string
 	oldKeyEncryptionKeys                                  listFlag
+	// The configuration file, TLS and the admin listener.
+	ops opsFlags
 }
 
 func parseAuthserverFlags(args []string, stderr io.Writer) (*authserverFlags, error) {
+	return parseAuthserverLayers(args, stderr, layerOptions{getenv: os.Getenv})
+}
+
+// parseAuthserverLayers parses the command line over the environment and
+// the --config file.
+func parseAuthserverLayers(args []string, stderr io.Writer, opts layerOptions) (*authserverFlags, error) {
 	f := &authserverFlags{}
 	fs := newFlagSet("authserver", "[flags]", authserverDescription, stderr)
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:9000", "listen address (host:port); port 0 picks a free port")
@@ -85,6 +93,7 @@ func parseAuthserverFlags(args []string, stderr io.Writer) (*authserverFlags, er
 	f.log.register(fs, "info")
 	f.upstream.register(fs)
 	f.vault.register(fs)
+	f.connect.register(fs)
 	f.downstream.register(fs)
 	f.limits.register(fs)
 	fs.BoolVar(&f.dpopNonce, "dpop-nonce", false, "require server-provided DPoP nonces at the token endpoint (RFC 9449 §8)")
@@ -92,9 +101,11 @@ func parseAuthserverFlags(args []string, stderr io.Writer) (*authserverFlags, er
 	fs.BoolVar(&f.noDPoP, "no-dpop", false, "turn DPoP off (every token is a Bearer token)")
 	fs.Var(&f.trustedIssuers, "trusted-issuer", "accept workload identity JWTs from `ISSUER=JWKS_URL` with the JWT-bearer grant (repeatable)")
 	fs.Var(&f.trustedIDJAGIssuers, "trusted-idjag-issuer", "accept ID-JAGs (Enterprise-Managed Authorization) from the IdP `ISSUER=JWKS_URL` (repeatable)")
+	f.ops.register(fs)
 	f.observe.register(fs)
 	f.admin.register(fs)
-	if _, err := parseArgs(fs, args, 0, 0); err != nil {
+	var err error
+	if f.ops.view, err = parseLayered(fs, "authserver", args, opts); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -158,7 +169,7 @@ func (f *authserverFlags) config(addr net.Addr, logger *slog.Logger) (authserver
 		Logger:                           logger,
 	}
 	if cfg.Issuer == "" {
-		cfg.Issuer = "http://" + addr.String()
+		cfg.Issuer = map[bool]string{true: "https", false: "http"}[f.ops.tlsCert != ""] + "://" + addr.String()
 	}
 	if u, err := url.Parse(cfg.Issuer); err == nil && u.Scheme == "http" && !f.insecureHTTP {
 		return cfg, fmt.Errorf("issuer %s is plain http: pass --insecure-http (allowed for loopback addresses only)", cfg.Issuer)
@@ -224,6 +235,9 @@ func (f *authserverFlags) config(addr net.Addr, logger *slog.Logger) (authserver
 			return cfg, err
 		}
 	}
+	if err := f.admin.apply(&cfg); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
 }
 
@@ -231,13 +245,20 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if len(args) > 0 && args[0] == "grants" {
 		return runGrants(ctx, args[1:], stdout, stderr)
 	}
+	hup, stop := reloadSignals()
+	defer stop()
+	return serveAuthserver(ctx, args, stdout, stderr, hup)
+}
+
+// serveAuthserver runs the command, reloading its configuration on each
+// signal on hup.
+func serveAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer, hup <-chan os.Signal) error {
 	f, err := parseAuthserverFlags(args, stderr)
 	if err != nil {
 		return err
 	}
-	faults, err := f.injectedFaults()
-	if err != nil {
-		return err
+	if f.ops.printConfig {
+		return f.ops.view.print(stdout)
 	}
 	logger, err := f.log.logger(stderr)
 	if err != nil {
@@ -248,52 +269,54 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	defer ln.Close()
+	rt := &authserverRuntime{args: args, addr: ln.Addr(), logger: logger}
 	cfg, err := f.config(ln.Addr(), logger)
 	if err != nil {
 		return err
 	}
-	defer closeLogin(&cfg)
-	var st io.Closer
-	if cfg.Storage, st, err = f.openStorage(ctx); err != nil {
+	closeShared, err := rt.openShared(ctx, f, &cfg)
+	if err != nil {
+		closeLogin(&cfg)
 		return err
 	}
-	if st != nil {
-		defer st.Close()
-	}
-	if f.redisURL != "" {
-		c, err := openRedis("--redis-url", f.redisURL)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		cfg.Replay = redisreplay.New(c, "mcpauth:as:"+cfg.Issuer+":")
-	}
-	if err := f.admin.apply(&cfg); err != nil {
-		return err
-	}
+	defer closeShared()
 	obs, err := f.observe.start(ctx, &cfg, logger)
 	if err != nil {
 		return err
 	}
 	defer obs.close()
-	as, err := authserver.New(cfg)
+	rt.observer, rt.tracer = cfg.Observer, cfg.TracerProvider
+	g, as, err := rt.generation(f, cfg)
 	if err != nil {
 		return err
 	}
-	defer as.Close()
+	live := newLiveHandler(g)
+	defer live.Close()
+	rt.live, rt.view = live, f.ops.view
 	// The authorization server sends no event streams: whole requests and
 	// answers are bounded too.
-	srv := streamingServer(accessLog(logger, authservertest.InjectFaults(as, faults...)), logger)
-	srv.ReadTimeout, srv.WriteTimeout, srv.IdleTimeout = 30*time.Second, 30*time.Second, 60*time.Second
+	srvs, err := f.ops.serve(ln, live, f.insecureHTTP, logger, func(h http.Handler) *http.Server {
+		srv := streamingServer(h, logger)
+		srv.ReadTimeout, srv.WriteTimeout, srv.IdleTimeout = 30*time.Second, 30*time.Second, 60*time.Second
+		return srv
+	})
+	if err != nil {
+		return err
+	}
+	defer srvs.Close()
 	m := as.Metadata()
 	logger.Info("authorization server ready", "issuer", as.Issuer(), "consent", cfg.Consent.String(),
 		"clients", len(cfg.Clients), "scopes", strings.Join(cfg.Scopes, " "),
 		"registration", m.RegistrationEndpoint != "", "client_id_metadata_documents", m.ClientIDMetadataDocumentSupported,
 		"storage", f.storageName(), "replay", map[bool]string{true: "redis", false: "memory"}[f.redisURL != ""])
-	if len(faults) > 0 {
-		logger.Warn("answering with deliberate protocol violations, for client tests only", "faults", faults)
+	if len(f.faults) > 0 {
+		logger.Warn("answering with deliberate protocol violations, for client tests only", "faults", f.faults)
 	}
-	fmt.Fprintf(stdout, "listening on http://%s (issuer %s)\n", ln.Addr(), as.Issuer())
+	ready := fmt.Sprintf("listening on %s://%s (issuer %s", srvs.scheme, ln.Addr(), as.Issuer())
+	if f.ops.adminAddr != "" {
+		ready += fmt.Sprintf(", admin http://%s", srvs.listeners[0].Addr())
+	}
+	fmt.Fprintln(stdout, ready+")")
 	if obs.metrics != "" {
 		fmt.Fprintf(stdout, "metrics at %s\n", obs.metrics)
 	}
@@ -301,11 +324,23 @@ func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer)
 		logger.Info("users log in upstream", "upstream", cfg.Login.Issuer(), "callback", as.UpstreamCallbackURL())
 		fmt.Fprintf(stdout, "upstream login at %s; register this redirect URI there: %s\n", cfg.Login.Issuer(), as.UpstreamCallbackURL())
 	}
+	if len(cfg.Connect) > 0 {
+		fmt.Fprintf(stdout, "users connect %s; register this redirect URI at each: %s\n",
+			strings.Join(as.ConnectProviders(), ", "), as.ConnectCallbackURL())
+	}
 	for _, api := range cfg.DownstreamAPIs {
 		logger.Info("tokens for a downstream API by token exchange", "resource", api.Resource,
 			"scopes", strings.Join(api.Scopes, " "), "clients", len(api.Clients))
 	}
-	return serveAll(ctx, logger, 5*time.Second, append([]*http.Server{srv}, obs.servers...), append([]net.Listener{ln}, obs.listeners...))
+	sctx, cancel := context.WithCancel(ctx)
+	wait := onSignal(sctx, hup, func() {
+		srvs.reload()
+		rt.reload()
+	})
+	err = serveAll(ctx, logger, 5*time.Second, append(srvs.servers, obs.servers...), append(srvs.listeners, obs.listeners...))
+	cancel()
+	wait()
+	return err
 }
 
 // faultNames lists the names --insecure-fault accepts.

@@ -153,7 +153,13 @@ func (w slogWriter) Write(p []byte) (int, error) {
 func serveAll(ctx context.Context, logger *slog.Logger, grace time.Duration, servers []*http.Server, listeners []net.Listener) error {
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {
-		go func() { errc <- srv.Serve(listeners[i]) }()
+		go func() {
+			if srv.TLSConfig != nil {
+				errc <- srv.ServeTLS(listeners[i], "", "")
+			} else {
+				errc <- srv.Serve(listeners[i])
+			}
+		}()
 	}
 	var first error
 	running := len(servers)
@@ -191,9 +197,19 @@ func listen(flagName, addr string) (net.Listener, error) {
 }
 
 // secretValue resolves a secret given on the command line: "env:NAME" reads
-// the environment variable NAME (so the secret stays out of the process
-// list), anything else is the secret itself.
+// the environment variable NAME and "file:PATH" the file PATH (without its
+// final line break), so the secret stays out of the process list and the
+// configuration file; anything else is the secret itself.
 func secretValue(flagName, v string, getenv func(string) string) (string, error) {
+	if path, ok := strings.CutPrefix(v, "file:"); ok {
+		s, err := parseFile(flagName, path, func(data []byte) (string, error) {
+			return strings.TrimRight(string(data), "\r\n"), nil
+		})
+		if err == nil && s == "" {
+			err = fmt.Errorf("%s: file %s is empty", flagName, path)
+		}
+		return s, err
+	}
 	name, ok := strings.CutPrefix(v, "env:")
 	if !ok {
 		return v, nil
@@ -205,11 +221,11 @@ func secretValue(flagName, v string, getenv func(string) string) (string, error)
 	return s, nil
 }
 
-// envSecret is secretValue for a secret that must come from the
-// environment (env:VAR), so that it never shows in the process list.
+// envSecret is secretValue for a secret that must be given by reference
+// (env:VAR or file:PATH), so that it never shows in the process list.
 func envSecret(flagName, v string, getenv func(string) string) (string, error) {
-	if !strings.HasPrefix(v, "env:") {
-		return "", fmt.Errorf("%s: give it as env:VAR, so it does not show in the process list", flagName)
+	if !isSecretRef(v) {
+		return "", fmt.Errorf("%s: give it as env:VAR or file:PATH, so it does not show in the process list", flagName)
 	}
 	return secretValue(flagName, v, getenv)
 }

@@ -40,6 +40,7 @@ func commands() []command {
 		logoutCommand(),
 		checkCommand(),
 		bridgeCommand(),
+		versionCommand(),
 	}
 }
 

@@ -68,9 +68,17 @@ type protectFlags struct {
 	// server nonces.
 	dpop, dpopAlgs, redisURL, dpopNonceKey string
 	dpopNonce                              bool
+	// The configuration file, TLS and the admin listener.
+	ops opsFlags
 }
 
 func parseProtectFlags(args []string, stderr io.Writer) (*protectFlags, error) {
+	return parseProtectLayers(args, stderr, layerOptions{getenv: os.Getenv})
+}
+
+// parseProtectLayers parses the command line over the environment and the
+// --config file.
+func parseProtectLayers(args []string, stderr io.Writer, opts layerOptions) (*protectFlags, error) {
 	f := &protectFlags{}
 	fs := newFlagSet("protect", "--upstream URL --issuer URL [flags]", protectDescription, stderr)
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address (port 0 picks one)")
@@ -96,10 +104,12 @@ func parseProtectFlags(args []string, stderr io.Writer) (*protectFlags, error) {
 	f.limits.register(fs)
 	f.log.register(fs, "info")
 	f.perf.register(fs)
-	if _, err := parseArgs(fs, args, 0, 0); err != nil {
+	f.ops.register(fs)
+	var err error
+	if f.ops.view, err = parseLayered(fs, "protect", args, opts); err != nil {
 		return nil, err
 	}
-	if f.upstream == "" || len(f.issuers) == 0 {
+	if !f.ops.printConfig && (f.upstream == "" || len(f.issuers) == 0) {
 		fmt.Fprintln(stderr, "--upstream and at least one --issuer are required")
 		fs.Usage()
 		return nil, errUsage
@@ -139,13 +149,12 @@ func (f *protectFlags) resourceConfig(addr net.Addr, upstream *url.URL, logger *
 		cfg.Policy = policy
 	}
 	if f.sessionKey != "" {
-		name, ok := strings.CutPrefix(f.sessionKey, "env:")
-		if !ok || name == "" {
-			return cfg, fmt.Errorf("--session-key: want env:VAR (a key on the command line would show in the process list)")
+		if !isSecretRef(f.sessionKey) {
+			return cfg, fmt.Errorf("--session-key: want env:VAR or file:PATH (a key on the command line would show in the process list)")
 		}
-		key := os.Getenv(name)
-		if len(key) < resource.MinSessionKeyBytes {
-			return cfg, fmt.Errorf("--session-key: $%s must hold at least %d bytes", name, resource.MinSessionKeyBytes)
+		key, err := secretValue("--session-key", f.sessionKey, os.Getenv)
+		if err != nil || len(key) < resource.MinSessionKeyBytes {
+			return cfg, fmt.Errorf("--session-key: %s must hold at least %d bytes", f.sessionKey, resource.MinSessionKeyBytes)
 		}
 		cfg.SessionKey = []byte(key)
 	}
@@ -200,15 +209,22 @@ func protectHandler(cfg resource.Config, upstream *url.URL, pass *upstreamTokenP
 }
 
 func runProtect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	hup, stop := reloadSignals()
+	defer stop()
+	return serveProtect(ctx, args, stdout, stderr, hup)
+}
+
+// serveProtect runs the command, reloading its configuration on each
+// signal on hup.
+func serveProtect(ctx context.Context, args []string, stdout, stderr io.Writer, hup <-chan os.Signal) error {
 	f, err := parseProtectFlags(args, stderr)
 	if err != nil {
 		return err
 	}
-	logger, err := f.log.logger(stderr)
-	if err != nil {
-		return err
+	if f.ops.printConfig {
+		return f.ops.view.print(stdout)
 	}
-	pass, err := f.pass.config(f.issuers, f.insecureHTTP, os.Getenv, logger)
+	logger, err := f.log.logger(stderr)
 	if err != nil {
 		return err
 	}
@@ -221,39 +237,26 @@ func runProtect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer ln.Close()
-	cfg, err := f.resourceConfig(ln.Addr(), upstream, logger)
+	rt, err := newProtectRuntime(args, ln.Addr(), upstream, logger)
 	if err != nil {
 		return err
 	}
-	closeRedis, err := f.dpopConfig(&cfg)
-	if err != nil {
-		return err
-	}
-	defer closeRedis()
-	closeLimits, err := f.limits.apply(&cfg)
-	if err != nil {
-		return err
-	}
-	defer closeLimits()
 	tp, stopTracing, err := startTracing(ctx, "mcpauth-protect", logger)
 	if err != nil {
 		return err
 	}
 	defer stopTracing()
-	if tp != nil {
-		cfg.TracerProvider = tp
-	}
-	var m *proxyMetrics
+	rt.tracer = tp
 	servers, listeners := []*http.Server{}, []net.Listener{}
 	if f.metricsAddr != "" {
-		m = newProxyMetrics()
+		rt.metrics = newProxyMetrics()
 		mln, err := listen("--metrics-addr", f.metricsAddr)
 		if err != nil {
 			return err
 		}
 		defer mln.Close()
 		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", m.Handler())
+		mux.Handle("GET /metrics", rt.metrics.Handler())
 		servers, listeners = append(servers, streamingServer(mux, logger)), append(listeners, mln)
 	}
 	if psrv, pln, err := f.perf.pprofServer(logger); err != nil {
@@ -262,18 +265,35 @@ func runProtect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		defer pln.Close()
 		servers, listeners = append(servers, psrv), append(listeners, pln)
 	}
-	h, v, err := protectHandler(cfg, upstream, pass, m, logger, time.Now)
+	g, v, err := rt.generation(f)
 	if err != nil {
 		return err
 	}
-	defer v.Close()
-	servers, listeners = append(servers, streamingServer(h, logger)), append(listeners, ln)
+	live := newLiveHandler(g)
+	defer live.Close()
+	rt.live, rt.view = live, f.ops.view
+	srvs, err := f.ops.serve(ln, live, f.insecureHTTP, logger, func(h http.Handler) *http.Server { return streamingServer(h, logger) })
+	if err != nil {
+		return err
+	}
+	defer srvs.Close()
 	logger.Info("protecting", "resource", v.Resource(), "upstream", upstream.Redacted(), "issuers", strings.Join(f.issuers, " "),
 		"metadata", v.MetadataURL(), "require", f.require, "policy", f.policy, "pass_upstream_token", f.pass.header)
-	ready := fmt.Sprintf("listening on http://%s (resource %s, upstream %s", ln.Addr(), v.Resource(), upstream.Redacted())
-	if m != nil {
+	ready := fmt.Sprintf("listening on %s://%s (resource %s, upstream %s", srvs.scheme, ln.Addr(), v.Resource(), upstream.Redacted())
+	if rt.metrics != nil {
 		ready += fmt.Sprintf(", metrics http://%s/metrics", listeners[0].Addr())
 	}
+	if f.ops.adminAddr != "" {
+		ready += fmt.Sprintf(", admin http://%s", srvs.listeners[0].Addr())
+	}
 	fmt.Fprintln(stdout, ready+")")
-	return serveAll(ctx, logger, f.grace, servers, listeners)
+	sctx, cancel := context.WithCancel(ctx)
+	wait := onSignal(sctx, hup, func() {
+		srvs.reload()
+		rt.reload()
+	})
+	err = serveAll(ctx, logger, f.grace, append(servers, srvs.servers...), append(listeners, srvs.listeners...))
+	cancel()
+	wait()
+	return err
 }

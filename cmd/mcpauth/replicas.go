@@ -30,9 +30,9 @@ func openRedis(flagName, v string) (*redis.Client, error) {
 }
 
 // dpopConfig applies --dpop, --dpop-algs, --dpop-nonce, --dpop-nonce-key and
-// --redis-url to cfg and returns the function that closes the Redis
-// client, if any.
-func (f *protectFlags) dpopConfig(cfg *resource.Config) (func(), error) {
+// --redis-url to cfg and returns the Redis client, if any, which the
+// caller closes.
+func (f *protectFlags) dpopConfig(cfg *resource.Config) (*redis.Client, error) {
 	switch f.dpop {
 	case "off", "":
 		if f.redisURL != "" {
@@ -44,7 +44,7 @@ func (f *protectFlags) dpopConfig(cfg *resource.Config) (func(), error) {
 		if f.dpopAlgs != "" {
 			return nil, fmt.Errorf("--dpop-algs needs --dpop allowed or required")
 		}
-		return func() {}, nil
+		return nil, nil
 	case "allowed":
 		cfg.DPoP.Mode = resource.DPoPAllowed
 	case "required":
@@ -64,14 +64,14 @@ func (f *protectFlags) dpopConfig(cfg *resource.Config) (func(), error) {
 	}
 	cfg.DPoP.Algorithms = fields(f.dpopAlgs) // checked by resource.New
 	if f.redisURL == "" {
-		return func() {}, nil
+		return nil, nil
 	}
 	c, err := openRedis("--redis-url", f.redisURL)
 	if err != nil {
 		return nil, err
 	}
 	cfg.DPoP.Replay = redisreplay.New(c, "mcpauth:rs:"+cfg.Resource+":")
-	return func() { _ = c.Close() }, nil
+	return c, nil
 }
 
 // registerDPoPNonceKey declares --dpop-nonce-key, the same for the

@@ -182,6 +182,9 @@ func (f *authserverFlags) login(cfg *authserver.Config, logger *slog.Logger) err
 		return err
 	}
 	v, err := f.vault.config(u, os.Getenv)
+	if err == nil && u == nil && f.connect.set() {
+		err = errConnectNeedsUpstream
+	}
 	if err != nil || u == nil {
 		return err
 	}
@@ -192,7 +195,8 @@ func (f *authserverFlags) login(cfg *authserver.Config, logger *slog.Logger) err
 	cfg.Login, cfg.Allow, cfg.GrantPolicy = p, u.Allow, u.GrantPolicy
 	cfg.Vault = upstream.VaultConfig{Keys: v.Keys, Provider: p, Logger: logger}.Open
 	cfg.VaultAudience, cfg.VaultResourceServers = v.Audience, v.ResourceServers
-	return nil
+	cfg.Connect, err = f.connect.config(f.insecureHTTP, v.Keys, logger, os.Getenv)
+	return err
 }
 
 // closeLogin stops the background work of cfg's login, if any.
@@ -200,4 +204,5 @@ func closeLogin(cfg *authserver.Config) {
 	if c, ok := cfg.Login.(io.Closer); ok {
 		_ = c.Close()
 	}
+	closeConnect(cfg.Connect)
 }
