@@ -90,3 +90,38 @@ func TestObserverAndSpans(t *testing.T) {
 		t.Errorf("the last span's parent %v is not the request's traceparent", last.Parent)
 	}
 }
+
+// TestObserverUpstreamLogins: each upstream login callback reaches the
+// Observer with its outcome: ok for an admitted user, access_denied for
+// one the allow-list refuses, and for a replayed callback.
+func TestObserverUpstreamLogins(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var outcomes []string
+	h, p := upstreamHarness(t, func(c *Config) {
+		c.Observer = ObserverFunc(func(_ context.Context, e Event) {
+			if e.Endpoint == EndpointUpstreamCallback {
+				mu.Lock()
+				outcomes = append(outcomes, e.Outcome)
+				mu.Unlock()
+			}
+		})
+	})
+	q, _ := authParams(publicID, publicCB)
+	if resp := newBrowser(t, h).login(q); resp.StatusCode != http.StatusFound && resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("admitted login: %d", resp.StatusCode)
+	}
+	p.setIdentity(&UpstreamIdentity{Issuer: fakeLoginIssuer, Subject: "mallory", Email: "mallory@evil.example", EmailVerified: true})
+	q, _ = authParams(publicID, publicCB)
+	newBrowser(t, h).login(q)
+	resp, err := h.http.Get(h.url(pathUpstreamCallback + "?state=unknown&code=c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{OutcomeOK, "access_denied", "access_denied"}; strings.Join(outcomes, " ") != strings.Join(want, " ") {
+		t.Fatalf("outcomes %v, want %v", outcomes, want)
+	}
+}
