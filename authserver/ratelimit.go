@@ -19,7 +19,7 @@ import (
 // RateLimit bounds request rates at the token, registration, introspection
 // and revocation endpoints and at the browser endpoints (authorization,
 // consent form, upstream login callback) with token buckets
-// (internal/ratelimit). Over a limit, a request gets 429 with
+// (GCRA, one time per key). Over a limit, a request gets 429 with
 // Retry-After: a JSON error at the back-channel endpoints, the HTML error
 // page at the browser endpoints (never a redirect to the client, whose
 // request has not been looked at). Zero fields take their defaults;

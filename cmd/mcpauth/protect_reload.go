@@ -64,6 +64,7 @@ func newProtectRuntime(args []string, addr net.Addr, upstream *url.URL, logger *
 
 // generation builds the proxy of one configuration.
 func (rt *protectRuntime) generation(f *protectFlags) (*generation, *resource.Verifier, error) {
+	f.pass.tracer = rt.tracer
 	pass, err := f.pass.config(f.issuers, f.insecureHTTP, os.Getenv, rt.logger)
 	if err != nil {
 		return nil, nil, err
