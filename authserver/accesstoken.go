@@ -30,15 +30,17 @@ type accessClaims struct {
 	JTI      string             `json:"jti"`
 	// Cnf binds a DPoP token to its key (RFC 9449 §6.1, "jkt").
 	Cnf *oauthmeta.Confirmation `json:"cnf,omitempty"`
-	// Act names the resource server that obtained the token by the
-	// token exchange, acting for Subject (RFC 8693 §4.1).
-	Act *actorClaim `json:"act,omitempty"`
-}
-
-// actorClaim is the RFC 8693 §4.1 "act" claim: the acting party.
-type actorClaim struct {
-	// Subject is the actor's client_id.
-	Subject string `json:"sub"`
+	// Act names the party that obtained the token by a token exchange,
+	// acting for Subject (RFC 8693 §4.1): the resource server of a
+	// downstream exchange, or the chain of a delegation, current actor
+	// outermost.
+	Act *oauthmeta.Actor `json:"act,omitempty"`
+	// MayAct names the party that may obtain a delegated token from this
+	// one (RFC 8693 §4.4); nil means any actor the delegation rules allow.
+	MayAct *oauthmeta.Actor `json:"may_act,omitempty"`
+	// DelegatedFrom are the jtis of the tokens a delegated token was
+	// derived from, root first, so that revoking any of them ends it.
+	DelegatedFrom []string `json:"delegated_from,omitempty"`
 }
 
 // jtiSeparator splits a jti into the grant ID and a random suffix, so that
@@ -56,6 +58,8 @@ type accessTokens struct {
 	// defaultResource is the audience of a token for no resource:
 	// Config.DefaultResource, else the issuer.
 	defaultResource string
+	// mayAct is Config.Delegation's MayAct (nil without delegation).
+	mayAct map[string]oauthmeta.Actor
 }
 
 // issue signs an RFC 9068 JWT access token of grant g (requirement
@@ -85,7 +89,18 @@ func (t *accessTokens) claims(g *Grant, scopes, resources []string, now time.Tim
 	if jkt != "" {
 		claims.Cnf = &oauthmeta.Confirmation{JKT: jkt}
 	}
+	claims.MayAct = t.mayActFor(g.ClientID)
 	return &claims
+}
+
+// mayActFor returns the "may_act" of the tokens held by holder (a
+// client_id, or a delegated token's current actor), nil when none is
+// configured.
+func (t *accessTokens) mayActFor(holder string) *oauthmeta.Actor {
+	if a, ok := t.mayAct[holder]; ok {
+		return &oauthmeta.Actor{Subject: a.Subject, Issuer: a.Issuer}
+	}
+	return nil
 }
 
 // sign signs claims as an RFC 9068 JWT access token: header typ "at+jwt"

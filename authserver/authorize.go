@@ -26,6 +26,15 @@ type authRequest struct {
 	// remembered consent may apply to (see rememberingBrowser) or that
 	// approved req on our page (approvingBrowser); empty otherwise.
 	browser string
+	// provider is the name of the identity provider chosen for the login
+	// ([LoginProvider.Name]); empty until chosen, and with one provider.
+	provider string
+	// loginHint is the address that chose provider, for the provider's
+	// login_hint; empty otherwise.
+	loginHint string
+	// consented records, while the choice page waits, that the user
+	// approved on our consent page before it.
+	consented bool
 }
 
 // handleAuthorize is the authorization endpoint (OAuth 2.1 §4.1.1): code
@@ -57,7 +66,8 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 		s.redirectError(w, r, req, oe)
 		return
 	}
-	req.browser = s.rememberingBrowser(r) // used only when the consent page may be skipped
+	req.browser = s.rememberingBrowser(r)           // used only when the consent page may be skipped
+	req.provider, req.loginHint = s.login.hinted(q) // a login_hint at a home realm skips the choice
 	s.advance(w, r, req, authorized, false)
 }
 

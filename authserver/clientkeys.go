@@ -87,6 +87,32 @@ func (r *remoteKeySets) source(uri string) (keyset.Source, error) {
 	return remoteSource{k}, nil
 }
 
+// discovered returns the key source of an issuer whose jwks_uri is found
+// in its OpenID Connect Discovery or RFC 8414 metadata, creating it (no
+// I/O yet) when it is new.
+func (r *remoteKeySets) discovered(issuer string) (keyset.Source, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done {
+		return nil, ErrClosed
+	}
+	key := "discover " + issuer // never a URL, so never a JWKSURI's entry
+	if k, ok := r.sets.Get(key); ok {
+		return remoteSource{k}, nil
+	}
+	cfg := remotekeys.Config{
+		Issuer: issuer, TLSConfig: r.cfg.TLSConfig, InsecureAllowHTTPLoopback: r.cfg.InsecureAllowHTTPLoopback,
+		Now: r.now,
+	}
+	nethook.Set(&cfg, nethook.Of(&r.cfg))
+	k, err := remotekeys.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	r.sets.Add(key, k, time.Time{})
+	return remoteSource{k}, nil
+}
+
 func (r *remoteKeySets) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()

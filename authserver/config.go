@@ -142,6 +142,21 @@ type Config struct {
 	// admitted user may obtain (see [GrantPolicy]). Nil means every scope
 	// the client may request, as without Login.
 	GrantPolicy *GrantPolicy
+	// Logins, instead of Login, are several identity providers: the user
+	// chooses one on a page of ours, or the domain of their email picks it
+	// (HomeRealms). Each provider has its own redirect URI
+	// ([Server.UpstreamCallbackURLFor]), its own allow-list and grant
+	// policy, and its users' subjects are made from its issuer, so a user
+	// of one provider is never a user of another. Allow and GrantPolicy
+	// must then be empty. Nil means Login alone.
+	Logins []LoginProvider
+	// HomeRealms, with Logins, maps an email domain (exactly, compared
+	// without regard to ASCII case, as [AllowList.EmailDomains]) to the
+	// Name of the provider its users log in at: a client's login_hint or
+	// the address typed on the choice page skips the choice, and a user
+	// whose verified email is at a mapped domain is refused at any other
+	// provider. Nil means the user always chooses.
+	HomeRealms map[string]string
 	// Vault, with Login, keeps the provider's tokens of each login, sealed,
 	// for the RFC 8693 token exchange by which resource servers act at the
 	// provider's APIs as the user. New calls it once with the store of
@@ -239,6 +254,10 @@ type Config struct {
 	// enterprise IdPs issuing ID-JAGs. Empty means the grant is not
 	// offered.
 	TrustedIssuers []TrustedIssuer
+	// Delegation turns on delegation chains by token exchange (RFC 8693
+	// with actor_token); see [DelegationConfig]. Nil means a token
+	// exchange naming an actor is refused.
+	Delegation *DelegationConfig
 	// IdentityProvider, when set, makes the server also play the enterprise
 	// IdP of Enterprise-Managed Authorization: its token endpoint exchanges
 	// ID tokens for ID-JAGs (RFC 8693). Nil means it does not.

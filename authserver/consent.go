@@ -58,6 +58,7 @@ type consentView struct {
 	Action, RequestID, CSRFToken                string
 	Issuer, StylesheetURL                       string
 	UpstreamHost                                string // where the user signs in after approving; empty without
+	ChooseUpstream                              bool   // after approving, the user chooses where to sign in
 }
 
 // showConsent renders the consent page for req, bound to this browser by a
@@ -65,11 +66,12 @@ type consentView struct {
 func (s *Server) showConsent(w http.ResponseWriter, r *http.Request, req *authRequest) {
 	formActions := formActionSource(req.redirectURI)
 	var upstreamHost string
-	if s.login != nil && req.subject == "" {
+	if p := s.login.chosen(req); p != nil && req.subject == "" {
 		// Approve leads to the provider: the page's CSP form-action must
 		// allow that redirect, and an unreachable provider is reported now
-		// rather than after the click.
-		endpoint, err := s.login.provider.AuthorizationEndpoint(r.Context())
+		// rather than after the click. (Without a chosen provider it leads
+		// to our choice page.)
+		endpoint, err := p.provider.AuthorizationEndpoint(r.Context())
 		if err != nil {
 			s.upstreamUnavailable(w, r, err)
 			return
@@ -103,6 +105,7 @@ func (s *Server) showConsent(w http.ResponseWriter, r *http.Request, req *authRe
 		Issuer:           s.cfg.Issuer,
 		StylesheetURL:    s.cfg.issuerPath + pathAssets,
 		UpstreamHost:     upstreamHost,
+		ChooseUpstream:   s.login != nil && s.login.chosen(req) == nil && req.subject == "",
 	}
 	if c.Kind == ClientMetadataDocument {
 		if u, err := url.Parse(c.ID); err == nil {

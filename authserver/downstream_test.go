@@ -197,7 +197,7 @@ func TestDownstreamExchangeChained(t *testing.T) {
 	chained, err := h.as.tokens.sign(context.Background(), &accessClaims{
 		Issuer: h.issuer, Subject: defaultSubject, Audience: oauthmeta.Audience{rsResource}, ClientID: mailRSID,
 		Scope: "cal:read", IssuedAt: now.Unix(), Expires: now.Add(time.Minute).Unix(),
-		JTI: mcp["jti"].(string) + "x", Act: &actorClaim{Subject: mailRSID},
+		JTI: mcp["jti"].(string) + "x", Act: &oauthmeta.Actor{Subject: mailRSID},
 	}, now)
 	if err != nil {
 		t.Fatal(err)

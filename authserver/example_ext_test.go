@@ -27,7 +27,9 @@ func ExampleConfig_extensions() {
 			GrantTypes: []string{oauthmeta.GrantTypeClientCredentials},
 		}},
 		TrustedIssuers: []authserver.TrustedIssuer{
-			{Issuer: "https://oidc.platform.example.com", PublicKeys: []crypto.PublicKey{&platform.PublicKey}},
+			{Issuer: "https://oidc.platform.example.com", PublicKeys: []crypto.PublicKey{&platform.PublicKey},
+				Rules: []authserver.WorkloadRule{{Subject: "system:serviceaccount:agents:*",
+					Resources: []string{"https://mcp.example.com/mcp"}, Scopes: []string{"mcp:tools"}}}},
 			{Issuer: "https://idp.example.com", Kind: authserver.GrantIDJAG, JWKSURI: "https://idp.example.com/jwks.json"},
 		},
 	})

@@ -35,7 +35,8 @@ const (
 
 // TrustedIssuer is an issuer whose JWTs the token endpoint accepts as
 // authorization grants (RFC 7523 JWT-bearer grant), with its keys: exactly
-// one of JWKS, JWKSURI and PublicKeys.
+// one of JWKS, JWKSURI, Discover and PublicKeys. A GrantWorkload issuer
+// also needs Rules: which of its workloads get tokens for what.
 type TrustedIssuer struct {
 	// Issuer is the exact "iss". Required.
 	Issuer string
@@ -45,12 +46,23 @@ type TrustedIssuer struct {
 	JWKS json.RawMessage
 	// JWKSURI is where the issuer's JWK set is fetched (see KeyFetch).
 	JWKSURI string
+	// Discover fetches the issuer's JWK set from the jwks_uri of its
+	// OpenID Connect Discovery or RFC 8414 metadata, found from Issuer
+	// and fetched as JWKSURI is (see KeyFetch). False means the keys come
+	// from another field.
+	Discover bool
 	// PublicKeys are the issuer's keys given directly.
 	PublicKeys []crypto.PublicKey
 	// Scopes are the scopes its grants may obtain (each must be in
 	// Config.Scopes). Nil means any of Config.Scopes. A request naming no
 	// scope gets Config.DefaultScopes that are allowed here.
 	Scopes []string
+	// Rules decide which workloads of a GrantWorkload issuer may get
+	// tokens, for which resources and scopes (see [WorkloadRule]); a
+	// workload no rule matches gets none. Required for GrantWorkload
+	// issuers (a workload issuer without rules is a configuration
+	// error); ignored for GrantIDJAG ones, which must have none.
+	Rules []WorkloadRule
 }
 
 // jwtGrants verifies the JWT-bearer grant's assertions.
@@ -58,18 +70,26 @@ type jwtGrants struct {
 	workload *jwtassert.GrantVerifier // nil without GrantWorkload issuers
 	idjag    *jwtassert.GrantVerifier // nil without GrantIDJAG issuers
 	scopes   map[string][]string      // issuer → TrustedIssuer.Scopes
+	rules    map[string]workloadRules // workload issuer → its rules
 }
 
 // trustedKeys resolves a trusted issuer's key source.
 func trustedKeys(sets *remoteKeySets, ti *TrustedIssuer, field string) (jwtassert.TrustedIssuer, error) {
 	n := 0
-	for _, set := range []bool{len(ti.JWKS) > 0, ti.JWKSURI != "", len(ti.PublicKeys) > 0} {
+	for _, set := range []bool{len(ti.JWKS) > 0, ti.JWKSURI != "", ti.Discover, len(ti.PublicKeys) > 0} {
 		if set {
 			n++
 		}
 	}
 	if ti.Issuer == "" || n != 1 {
-		return jwtassert.TrustedIssuer{}, configErr(field, "needs Issuer and exactly one of JWKS, JWKSURI and PublicKeys")
+		return jwtassert.TrustedIssuer{}, configErr(field, "needs Issuer and exactly one of JWKS, JWKSURI, Discover and PublicKeys")
+	}
+	if ti.Discover {
+		keys, err := sets.discovered(ti.Issuer)
+		if err != nil {
+			return jwtassert.TrustedIssuer{}, configErr(field, err.Error())
+		}
+		return jwtassert.TrustedIssuer{Issuer: ti.Issuer, Keys: keys}, nil
 	}
 	keys, err := sets.keySource(ti.JWKS, ti.JWKSURI, ti.PublicKeys)
 	if err != nil {
@@ -87,7 +107,7 @@ func newJWTGrants(cfg *settings, tokenURL string, sets *remoteKeySets, replays r
 	if len(cfg.TrustedIssuers) == 0 {
 		return nil, nil
 	}
-	g := &jwtGrants{scopes: make(map[string][]string)}
+	g := &jwtGrants{scopes: make(map[string][]string), rules: make(map[string]workloadRules)}
 	var workload, idjag []jwtassert.TrustedIssuer
 	for i := range cfg.TrustedIssuers {
 		ti := &cfg.TrustedIssuers[i]
@@ -105,8 +125,14 @@ func newJWTGrants(cfg *settings, tokenURL string, sets *remoteKeySets, replays r
 		g.scopes[ti.Issuer] = ti.Scopes
 		switch ti.Kind {
 		case GrantWorkload:
+			if g.rules[ti.Issuer], err = compileWorkloadRules(ti, field, cfg.Scopes); err != nil {
+				return nil, err
+			}
 			workload = append(workload, t)
 		case GrantIDJAG:
+			if len(ti.Rules) > 0 {
+				return nil, configErr(field, "Rules are for GrantWorkload issuers")
+			}
 			idjag = append(idjag, t)
 		default:
 			return nil, configErr(field, "unknown Kind")
@@ -189,6 +215,9 @@ func (h *jwtBearerGrant) grant(ctx context.Context, client *Client, form url.Val
 		h.log.InfoContext(ctx, "authorization grant refused", "err", err)
 		return nil, jwtassert.OAuthError(err)
 	}
+	if rules, ok := h.assertions.rules[g.Issuer]; ok {
+		return h.workloadGrant(ctx, client, g, rules, form, jkt)
+	}
 	scopes, oe := h.assertionScopes(g, client, form.Get("scope"))
 	if oe != nil {
 		return nil, oe
@@ -207,6 +236,54 @@ func (h *jwtBearerGrant) grant(ctx context.Context, client *Client, form url.Val
 		return nil, oe
 	}
 	return h.ledger.standalone(ctx, cmp.Or(clientID, g.ClientID, g.Subject), g.Subject, scopes, form["resource"], jkt)
+}
+
+// workloadGrant answers a workload's JWT-bearer grant by its issuer's
+// rules: the scopes named must pass the checks of assertionScopes and one
+// rule covering every resource; without "scope", the rule's scopes that
+// the issuer, the assertion and the client allow.
+func (h *jwtBearerGrant) workloadGrant(ctx context.Context, client *Client, g *jwtassert.Grant, rules workloadRules, form url.Values, jkt string) (*oauthmeta.TokenResponse, error) {
+	var requested []string
+	if form.Get("scope") != "" {
+		var oe *oauthmeta.Error
+		if requested, oe = h.assertionScopes(g, client, form.Get("scope")); oe != nil {
+			return nil, oe
+		}
+	}
+	resources := form["resource"]
+	if len(resources) == 0 {
+		resources = g.Resource
+	}
+	for _, res := range resources {
+		if len(g.Resource) > 0 && !hasResource(g.Resource, res) {
+			return nil, oauthErr(oauthmeta.CodeInvalidTarget, "resource is not named by the grant")
+		}
+	}
+	w := newWorkload(g.Subject, g.Audience, g.Claims)
+	resources, scopes, oe := rules.authorize(&w, resources, requested, h.usableScope(g, client))
+	if oe != nil {
+		h.log.InfoContext(ctx, "workload refused by the rules", "iss", g.Issuer, "sub", g.Subject, "error", oe.Code)
+		return nil, oe
+	}
+	if oe := h.resources.checkAll(resources); oe != nil {
+		return nil, oe
+	}
+	clientID := ""
+	if client != nil {
+		clientID = client.ID
+	}
+	return h.ledger.standalone(ctx, cmp.Or(clientID, g.ClientID, g.Subject), g.Subject, scopes, resources, jkt)
+}
+
+// usableScope reports whether a scope no request named may be granted
+// for assertion g: supported, allowed for its issuer and the client, and
+// within the assertion's own "scope" claim when it has one.
+func (h *jwtBearerGrant) usableScope(g *jwtassert.Grant, client *Client) func(string) bool {
+	allowed := h.assertions.scopes[g.Issuer]
+	return func(sc string) bool {
+		return slices.Contains(h.scopes.supported, sc) && (allowed == nil || slices.Contains(allowed, sc)) &&
+			(len(g.Scope) == 0 || slices.Contains(g.Scope, sc)) && (client == nil || client.allowsScope(sc))
+	}
 }
 
 // assertionScopes returns the scopes for a JWT-bearer grant: the requested

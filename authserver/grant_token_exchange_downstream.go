@@ -45,7 +45,7 @@ func (h *accessTokenExchange) exchangeDownstream(ctx context.Context, client *Cl
 		// The grant's ID keeps introspection and revocation working:
 		// once the grant is revoked, the token is no longer active.
 		JTI: grant.ID + jtiSeparator + randomToken(12),
-		Act: &actorClaim{Subject: client.ID},
+		Act: &oauthmeta.Actor{Subject: client.ID},
 	}, now)
 	if err != nil {
 		return nil, err

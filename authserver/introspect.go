@@ -3,6 +3,7 @@ package authserver
 import (
 	"context"
 	"net/http"
+	"slices"
 
 	"github.com/mcpauth/mcpauth/internal/clock"
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -53,7 +54,7 @@ func (e *introspection) introspect(ctx context.Context, token string) (*oauthmet
 		return &oauthmeta.IntrospectionResponse{
 			Active: true, Scope: claims.Scope, ClientID: claims.ClientID, TokenType: tt,
 			Exp: claims.Expires, Iat: claims.IssuedAt, Sub: claims.Subject, Aud: claims.Audience,
-			Iss: claims.Issuer, Jti: claims.JTI, Cnf: claims.Cnf,
+			Iss: claims.Issuer, Jti: claims.JTI, Cnf: claims.Cnf, Act: claims.Act,
 		}, nil
 	}
 	if len(token) > maxTokenLength {
@@ -76,8 +77,14 @@ func (e *introspection) accessTokenLive(ctx context.Context, c *accessClaims) (b
 	if err != nil || g.Revoked {
 		return false, ignoreNotFound(err)
 	}
-	revoked, err := e.revocations.AccessTokenRevoked(ctx, c.JTI)
-	return err == nil && !revoked, err
+	// A delegated token ends with any token it was derived from.
+	for _, jti := range append(slices.Clone(c.DelegatedFrom), c.JTI) {
+		revoked, err := e.revocations.AccessTokenRevoked(ctx, jti)
+		if err != nil || revoked {
+			return false, err
+		}
+	}
+	return true, nil
 }
 
 // liveRefreshToken returns the refresh token record and its grant if raw is

@@ -134,7 +134,8 @@ func TestMetadataGrantProfiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := &priv.PublicKey
-	workload := TrustedIssuer{Issuer: "https://oidc.platform.example.com", PublicKeys: []crypto.PublicKey{key}}
+	workload := TrustedIssuer{Issuer: "https://oidc.platform.example.com", PublicKeys: []crypto.PublicKey{key},
+		Rules: []WorkloadRule{{Subject: "*", Resources: []string{"https://mcp.example.com"}, Scopes: []string{"mcp:read"}}}}
 	idjag := TrustedIssuer{Issuer: "https://idp.example.com", Kind: GrantIDJAG, PublicKeys: []crypto.PublicKey{key}}
 	for _, tc := range []struct {
 		name    string

@@ -90,6 +90,10 @@ const sweepInterval = time.Minute
 //     before the redirect to the provider, a single-use state bound to the
 //     browser (no confused deputy), allow-lists ([AllowList]), grants for
 //     the provider's user; the callback is [Server.UpstreamCallbackURL].
+//   - Several providers ([Config.Logins], [LoginProvider]): a choice page
+//     of ours, home realms by email domain ([Config.HomeRealms]), one
+//     callback per provider ([Server.UpstreamCallbackURLFor]) and one user
+//     namespace per provider.
 //   - A token vault ([Config.Vault], a [Vault]): the provider's tokens of
 //     each login stay on the server, sealed, in an [UpstreamTokenStore],
 //     bound to the grant the login's code produced. The RFC 8693 token
@@ -145,7 +149,7 @@ type Server struct {
 	limits  *rateLimits
 	tracer  trace.Tracer // nil without Config.TracerProvider
 
-	login *loginBroker // nil without Config.Login
+	login *loginBroker // nil without Config.Login or Config.Logins
 	vault Vault        // nil without Config.Vault
 	// connect is the connected accounts of Config.Connect; nil without.
 	connect *connector
@@ -306,12 +310,19 @@ func (s *Server) compose() error {
 		urls: oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: st.InsecureAllowHTTPLoopback}}
 	s.tokens = &accessTokens{issuer: st.Issuer, keys: s.keys, ttl: st.AccessTokenTTL,
 		defaultResource: cmp.Or(st.DefaultResource, st.Issuer)}
+	delegated, err := newDelegation(st)
+	if err != nil {
+		return err
+	}
+	if delegated != nil {
+		s.tokens.mayAct = delegated.cfg.MayAct
+	}
 	ledger := &grantLedger{grants: s.store.Grants, refresh: s.store.RefreshTokens, tokens: s.tokens, vault: s.vault,
 		connect: s.connect, clock: s.clock, accessTTL: st.AccessTokenTTL}
 	s.limits = newRateLimits(st.RateLimit, s.clock, st.clientAddrs)
 	errs := newErrorWriter(s.log, st.Issuer)
 	front := &backChannel{maxBody: st.MaxBodyBytes, limits: s.limits, clients: s.clients, errs: errs}
-	s.token = newTokenEndpoint(front, dpopProofs, s.grantRoutes(ledger, assertions, idjag, downstream)...)
+	s.token = newTokenEndpoint(front, dpopProofs, s.grantRoutes(ledger, assertions, idjag, downstream, delegated)...)
 	s.introspection = &introspection{front: front, tokens: s.tokens, grants: s.store.Grants,
 		refresh: s.store.RefreshTokens, revocations: s.store.Revocations, issuer: st.Issuer, clock: s.clock}
 	s.revocation = &revocation{front: front, tokens: s.tokens, refresh: s.store.RefreshTokens,
@@ -335,7 +346,7 @@ func (s *Server) compose() error {
 // grant_types_supported: the three of OAuth 2.1, then the JWT-bearer
 // grant with trusted issuers and the token exchange when any of its
 // exchanges is configured.
-func (s *Server) grantRoutes(ledger *grantLedger, assertions *jwtGrants, idjag *idjagExchange, downstream downstreamAPIs) []grantRoute {
+func (s *Server) grantRoutes(ledger *grantLedger, assertions *jwtGrants, idjag *idjagExchange, downstream downstreamAPIs, delegated *delegation) []grantRoute {
 	policy := s.login.currentPolicy
 	refresh := &refreshGrant{grants: s.store.Grants, refresh: s.store.RefreshTokens,
 		user: oneStepRefresh(s.store.Grants, s.store.RefreshTokens), tokens: s.tokens, ledger: ledger,
@@ -352,17 +363,22 @@ func (s *Server) grantRoutes(ledger *grantLedger, assertions *jwtGrants, idjag *
 		routes = append(routes, grantRoute{grantType: oauthmeta.GrantTypeJWTBearer, handler: &jwtBearerGrant{
 			assertions: assertions, scopes: s.scopes, resources: s.resources, ledger: ledger, log: s.log}})
 	}
-	exchange := &tokenExchange{idjag: idjag}
+	exchange := &tokenExchange{idjag: idjag, delegation: delegated}
 	access := &accessTokenExchange{tokens: s.tokens, grants: s.store.Grants, revocations: s.store.Revocations,
 		vault: s.vault, connect: s.connect, downstream: downstream, policy: policy, clock: s.clock, log: s.log}
+	if delegated != nil {
+		delegated.tokens, delegated.live, delegated.clients, delegated.workloads = s.tokens, access, s.clients, assertions
+		delegated.clock, delegated.log = s.clock, s.log
+	}
 	if s.login != nil {
-		access.upstream = newVaultExchange(&s.cfg, s.login.provider.Issuer(), s.vault)
+		access.upstream = newVaultExchange(&s.cfg, s.login.issuers(), s.vault)
 	}
 	if access.offered() {
 		exchange.access = access
 	}
 	if exchange.offered() {
-		routes = append(routes, grantRoute{grantType: oauthmeta.GrantTypeTokenExchange, handler: exchange, bearer: true})
+		routes = append(routes, grantRoute{grantType: oauthmeta.GrantTypeTokenExchange, handler: exchange, bearer: true,
+			proofWhen: wantsDelegation})
 	}
 	return routes
 }
@@ -409,7 +425,9 @@ func (s *Server) Close() error {
 func (s *Server) Issuer() string { return s.cfg.Issuer }
 
 // UpstreamCallbackURL is the redirect URI to register at the upstream
-// provider: the issuer followed by /upstream/callback.
+// provider of [Config.Login]: the issuer followed by /upstream/callback.
+// The providers of [Config.Logins] have their own
+// ([Server.UpstreamCallbackURLFor]); this one then serves nothing.
 func (s *Server) UpstreamCallbackURL() string {
 	return strings.TrimSuffix(s.cfg.Issuer, "/") + pathUpstreamCallback
 }

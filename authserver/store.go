@@ -260,13 +260,14 @@ type SigningKey struct {
 // ([Config.Login]). It is single-use and bound to the browser.
 type PendingAuthorization struct {
 	ID string `json:"id"`
-	// Step is where the request waits: "consent", the consent page, or
-	// "login", the login at the provider, whose ID is "upstream." followed
-	// by the base64url SHA-256 of the login's "state". A record of another
-	// step is never taken.
+	// Step is where the request waits: "consent", the consent page,
+	// "choose", the page choosing among several providers
+	// ([Config.Logins]), or "login", the login at the provider, whose ID
+	// is "upstream." followed by the base64url SHA-256 of the login's
+	// "state". A record of another step is never taken.
 	Step string `json:"step"`
 	// CSRFHash and BrowserHash are the base64url SHA-256 of the consent
-	// form's CSRF token (empty for a login) and of the browser's binding
+	// or choice form's CSRF token (empty for a login) and of the browser's binding
 	// cookie (the consent cookie, or the login's); the values themselves
 	// are never stored.
 	CSRFHash    string `json:"csrf_hash"`
@@ -287,6 +288,16 @@ type PendingAuthorization struct {
 	// UpstreamTokens is the ID of the upstream tokens of the login that
 	// preceded the page ([Config.Vault]); empty otherwise.
 	UpstreamTokens string `json:"upstream_tokens,omitempty"`
+	// Provider is the name of the identity provider the request logs in
+	// at ([LoginProvider.Name]) once it is chosen: on the choice page or
+	// by the domain of the client's login_hint. A login's record comes
+	// back only from that provider's callback. Empty with a single
+	// [Config.Login], or before the choice.
+	Provider string `json:"provider,omitempty"`
+	// LoginHint is the user's email address when it chose Provider (the
+	// client's login_hint or the address typed on the choice page), sent
+	// to the provider as its login_hint. Empty otherwise.
+	LoginHint string `json:"login_hint,omitempty"`
 	// Nonce and Verifier are a login's OpenID Connect "nonce" and PKCE
 	// code verifier; Consented records that the user approved the request
 	// on our consent page before the login.

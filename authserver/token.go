@@ -29,6 +29,10 @@ type grantRoute struct {
 	// request's proof is not checked (the token exchange: an ID-JAG or an
 	// exchanged token is a Bearer token).
 	bearer bool
+	// proofWhen, for a bearer grant, names the requests whose proof is
+	// checked after all (a delegation by token exchange, whose token is
+	// bound to the actor's key); nil means none.
+	proofWhen func(form url.Values) bool
 	// bound returns the DPoP key thumbprint the request's grant is
 	// already bound to, for the proof check (see dpopChecker.check); nil
 	// for the grants that start a new grant.
@@ -96,7 +100,7 @@ func (e *tokenEndpoint) handleToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	jkt := ""
-	if !route.bearer {
+	if !route.bearer || (route.proofWhen != nil && route.proofWhen(form)) {
 		if jkt, err = e.dpop.check(r, func() string { return e.knownBinding(r.Context(), gt, client, form) }); err != nil {
 			e.writeDPoPError(w, r, err)
 			return
@@ -125,12 +129,14 @@ func (e *tokenEndpoint) route(gt string) (grantRoute, *oauthmeta.Error) {
 }
 
 // client authenticates the client of a token request. The JWT-bearer
-// grant may come without client authentication (RFC 7523 §3.1): a request
+// grant may come without client authentication (RFC 7523 §3.1), and so may
+// a delegation, whose actor_token authenticates the actor: a request
 // with no credentials and a client_id nobody registered has a nil client.
 // That holds whether or not the grant is offered, so that such a request
 // is told unsupported_grant_type rather than invalid_client.
 func (e *tokenEndpoint) client(r *http.Request, form url.Values, gt string) (*Client, error) {
-	if gt == oauthmeta.GrantTypeJWTBearer && !hasClientCredentials(r, form) {
+	noAuthGrant := gt == oauthmeta.GrantTypeJWTBearer || (gt == oauthmeta.GrantTypeTokenExchange && wantsDelegation(form))
+	if noAuthGrant && !hasClientCredentials(r, form) {
 		id := form.Get("client_id")
 		if id == "" || e.front.clients.unregistered(r.Context(), id) {
 			return nil, nil

@@ -6,6 +6,8 @@ import (
 	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"net/url"
+	"slices"
 	"time"
 
 	"github.com/mcpauth/mcpauth/client/tokenstore"
@@ -141,6 +143,15 @@ type Config struct {
 	// Nil means Bearer tokens only, and a token_type DPoP is refused.
 	DPoP *DPoPConfig
 
+	// OnURLElicitation asks the user about a URL-mode elicitation of an
+	// MCP server: show the full URL with its host highlighted and the
+	// warnings, get consent, open it (only then, and only in the system
+	// browser, [OpenBrowser]), and return once the user has finished
+	// there (true) or declined (false). It is reached through
+	// [Client.ElicitationHandler] and [Client.ElicitationMiddleware].
+	// Nil declines every URL elicitation.
+	OnURLElicitation func(ctx context.Context, e URLElicitation) (accepted bool, err error)
+
 	// Logger receives debug and warning records about discovery,
 	// registration and token handling; never a token or secret. Nil means
 	// no logging.
@@ -175,7 +186,22 @@ type AuthServerOptions struct {
 	// refresh requests, for servers (such as Microsoft Entra ID) that
 	// reject it there. False means resource is sent on every token request.
 	OmitResourceOnRefresh bool
+	// AuthorizationParams are extra parameters added to every
+	// authorization request sent to this server, such as the "audience"
+	// that Ory Hydra and Auth0 put in the access token's "aud" instead of
+	// the RFC 8707 resource. They never replace a parameter the client sets
+	// itself: New refuses the OAuth and PKCE parameters (client_id,
+	// redirect_uri, response_type, scope, state, code_challenge,
+	// code_challenge_method, resource, request, request_uri). Nil means
+	// none.
+	AuthorizationParams url.Values
 }
+
+// reservedAuthorizationParams are the authorization request parameters
+// the client sets itself; [AuthServerOptions].AuthorizationParams may not
+// name them.
+var reservedAuthorizationParams = []string{"client_id", "redirect_uri", "response_type", "response_mode", "scope", "state",
+	"code_challenge", "code_challenge_method", "resource", "request", "request_uri", "nonce", "dpop_jkt"}
 
 // AuthServerSelector orders the issuers a protected resource lists in
 // authorization_servers; the client tries them in the returned order and
@@ -205,6 +231,9 @@ func (cfg *Config) validate() error {
 		}
 	}
 	if err := cfg.validatePreRegistered(); err != nil {
+		return err
+	}
+	if err := cfg.validateAuthServers(); err != nil {
 		return err
 	}
 	switch cfg.ApplicationType {
@@ -239,6 +268,25 @@ func (cfg *Config) validatePreRegistered() error {
 		case "", oauthmeta.AuthMethodNone, oauthmeta.AuthMethodClientSecretBasic, oauthmeta.AuthMethodClientSecretPost:
 		default:
 			return fmt.Errorf("%w: PreRegistered: unsupported token endpoint auth method", ErrConfig)
+		}
+	}
+	return nil
+}
+
+// validateAuthServers checks the per-issuer settings: issuer identifiers
+// and extra authorization parameters that set nothing the client owns.
+func (cfg *Config) validateAuthServers() error {
+	for issuer, o := range cfg.AuthServers {
+		if err := (oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: cfg.InsecureAllowHTTPLoopback}).CheckIssuer(issuer); err != nil {
+			return fmt.Errorf("%w: AuthServers: issuer: %w", ErrConfig, err)
+		}
+		for name, values := range o.AuthorizationParams {
+			if name == "" || slices.Contains(reservedAuthorizationParams, name) {
+				return fmt.Errorf("%w: AuthServers[%s].AuthorizationParams: %q is set by the client itself", ErrConfig, issuer, name)
+			}
+			if len(values) != 1 {
+				return fmt.Errorf("%w: AuthServers[%s].AuthorizationParams: %q needs exactly one value", ErrConfig, issuer, name)
+			}
 		}
 	}
 	return nil

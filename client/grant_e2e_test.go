@@ -373,7 +373,8 @@ func newWIFSetup(t *testing.T) *wifSetup {
 	t.Helper()
 	s := &wifSetup{clock: oauthtest.NewClock(oauthtest.Epoch()), platform: oauthtest.NewKey(t, "ES256", "k8s")}
 	_, s.issuer = startAS(t, s.clock, func(c *authserver.Config) {
-		c.TrustedIssuers = []authserver.TrustedIssuer{{Issuer: platformIssuer, PublicKeys: []crypto.PublicKey{s.platform.Public()}, Scopes: []string{"mcp"}}}
+		c.TrustedIssuers = []authserver.TrustedIssuer{{Issuer: platformIssuer, PublicKeys: []crypto.PublicKey{s.platform.Public()}, Scopes: []string{"mcp"},
+			Rules: []authserver.WorkloadRule{{Subject: "system:serviceaccount:ns:*", Resources: []string{"http://127.0.0.1:*/mcp"}, Scopes: []string{"mcp"}}}}}
 	})
 	s.rs = startRS(t, s.clock, s.issuer, false)
 	return s

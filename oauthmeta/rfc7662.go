@@ -38,6 +38,9 @@ type IntrospectionResponse struct {
 	Jti string `json:"jti,omitempty"`
 	// Cnf is "cnf" (RFC 7800; RFC 9449 §6.2 "jkt"). OPTIONAL.
 	Cnf *Confirmation `json:"cnf,omitempty"`
+	// Act is "act" (RFC 8693 §4.1), the actor chain of a delegated token;
+	// check it with [Actor.Validate]. OPTIONAL.
+	Act *Actor `json:"act,omitempty"`
 }
 
 // Confirmation is the RFC 7800 "cnf" claim, with the RFC 9449 §6.1 JWK

@@ -27,6 +27,10 @@ type TokenExchangeRequest struct {
 	Audience, Resource []string
 	// Scope is "scope", space-separated. OPTIONAL.
 	Scope string
+	// ActorToken and ActorTokenType are "actor_token" and
+	// "actor_token_type" (§2.1): the credential of the party that will act
+	// for the subject. OPTIONAL; the type is required with a token.
+	ActorToken, ActorTokenType string
 }
 
 // Form returns the request as token endpoint parameters, with grant_type.
@@ -44,6 +48,10 @@ func (r *TokenExchangeRequest) Form() url.Values {
 	}
 	if r.Scope != "" {
 		f.Set("scope", r.Scope)
+	}
+	if r.ActorToken != "" {
+		f.Set("actor_token", r.ActorToken)
+		f.Set("actor_token_type", r.ActorTokenType)
 	}
 	return f
 }

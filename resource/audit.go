@@ -5,7 +5,11 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
 // Decision is the outcome an audit [Event] records.
@@ -68,6 +72,9 @@ type Event struct {
 	JKT string
 	// Required lists the scopes the operation needed (step-up events).
 	Required []string
+	// Actors is the verified token's delegation chain, current actor
+	// first (see [TokenInfo.Actors]); nil when it was not delegated.
+	Actors []oauthmeta.Actor
 }
 
 // DPoPValid is the Event.DPoP value of a request whose DPoP proof was
@@ -105,6 +112,7 @@ func (v *Verifier) emit(r *http.Request, d Decision, status int, err error, o ou
 	}
 	if info := o.info; info != nil {
 		e.Issuer, e.Subject, e.ClientID, e.JKT = info.Issuer, info.Subject, info.ClientID, info.JKT
+		e.Actors = slices.Clone(info.Actors)
 	}
 	var rs *Error
 	switch {
@@ -129,6 +137,22 @@ func decisionLevel(d Decision) slog.Level {
 		return slog.LevelInfo
 	}
 	return slog.LevelWarn
+}
+
+// actorChain renders a chain for the log, current actor first:
+// "tool-agent > planner-agent".
+func actorChain(actors []oauthmeta.Actor) string {
+	var b strings.Builder
+	for i, a := range actors {
+		if i > 0 {
+			b.WriteString(" > ")
+		}
+		if a.Issuer != "" {
+			b.WriteString(a.Issuer + "|")
+		}
+		b.WriteString(a.Subject)
+	}
+	return b.String()
 }
 
 func classReason(err error) string {
@@ -165,6 +189,9 @@ func (v *Verifier) record(ctx context.Context, e Event) {
 	}
 	if len(e.Required) > 0 {
 		attrs = append(attrs, slog.Any("required_scopes", e.Required))
+	}
+	if len(e.Actors) > 0 {
+		attrs = append(attrs, slog.String("act", actorChain(e.Actors)))
 	}
 	v.logger.LogAttrs(ctx, level, "mcpauth resource decision", attrs...)
 }

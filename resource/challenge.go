@@ -96,6 +96,8 @@ func (v *Verifier) errorResponse(err error, scheme string) response {
 			secs = max(1, int(math.Ceil(rle.RetryAfter.Seconds())))
 		}
 		return response{status: cl.status, retryAfter: secs, body: rateLimitBody(secs)}
+	case ErrDelegation:
+		return response{status: cl.status, body: rpcErrorBody(codeInvalidRequest, description(err))}
 	case ErrUnknownSession:
 		// The body says no more than the MCP handler would.
 		return response{status: cl.status, body: rpcErrorBody(codeInvalidRequest, "session not found")}
@@ -228,6 +230,14 @@ func (v *Verifier) DenyExchange(w http.ResponseWriter, r *http.Request, err erro
 	case http.StatusServiceUnavailable:
 		return v.writeError(w, r, errExchangeUnavailable, scheme).status
 	case http.StatusForbidden:
+		if errors.Is(err, ErrConnectRequired) {
+			h := w.Header()
+			h.Set("Cache-Control", "no-store")
+			h.Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = w.Write(oauthBody(oauthmeta.CodeAccessDenied, "the user has not connected the account this needs"))
+			return http.StatusForbidden
+		}
 		return v.writeError(w, r, err, scheme).status // the challenge names the ScopeError's scopes
 	}
 	h := w.Header()

@@ -94,6 +94,19 @@ var (
 	// 404, as the MCP handler answers for an unknown session, so that a
 	// session's existence is not revealed.
 	ErrUnknownSession error = &class{msg: "resource: unknown session", status: http.StatusNotFound}
+	// ErrDelegation: the token's actor chain (RFC 8693 "act") is not
+	// what the policy's [DelegationRule] for the operation allows (403,
+	// a JSON-RPC error, no challenge: another token of the same client
+	// would not help).
+	ErrDelegation error = &class{msg: "resource: delegation not allowed", status: http.StatusForbidden}
+)
+
+// Reasons for ErrDelegation.
+var (
+	errDelegationForbidden error = newReason(ErrDelegation.(*class), "delegated tokens may not call this operation")
+	errDelegationRequired  error = newReason(ErrDelegation.(*class), "only delegated tokens may call this operation")
+	errActorNotAllowed     error = newReason(ErrDelegation.(*class), "actor not allowed for this operation")
+	errDelegationTooDeep   error = newReason(ErrDelegation.(*class), "delegation chain too long for this operation")
 )
 
 // refusal returns err, a failed check of package dpop or of the JWT rules,
@@ -132,7 +145,7 @@ var codeClasses = []*class{ErrInvalidToken.(*class), ErrInvalidDPoPProof.(*class
 
 func classOf(err error) *class {
 	for _, c := range []error{ErrNoToken, ErrInvalidToken, ErrInvalidRequest, ErrInsufficientScope, ErrUnavailable, ErrBadMessage,
-		ErrForbiddenOrigin, ErrInvalidDPoPProof, ErrUseDPoPNonce, ErrUnknownSession, ErrRateLimited} {
+		ErrForbiddenOrigin, ErrInvalidDPoPProof, ErrUseDPoPNonce, ErrUnknownSession, ErrDelegation, ErrRateLimited} {
 		if errors.Is(err, c) {
 			return c.(*class)
 		}
@@ -164,6 +177,7 @@ var (
 	errBoundToken       error = newDPoPReason(ErrInvalidToken.(*class), "sender-constrained token presented as bearer")
 	errInactive         error = newReason(ErrInvalidToken.(*class), "token is not active")
 	errUnsupportedToken error = newReason(ErrInvalidToken.(*class), "token format not supported")
+	errMalformedActor   error = newReason(ErrInvalidToken.(*class), "act claim is malformed")
 )
 
 // Reasons for DPoP failures (RFC 9449 §4.3, §7), grouped by class.

@@ -285,6 +285,11 @@ func (e *Exchanger) exchange(ctx context.Context, token string, target exchangeT
 	case errors.Is(err, tokenclient.ErrUnavailable):
 		return nil, fmt.Errorf("%w: %w: %w", ErrExchange, ErrExchangeUnavailable, err)
 	case errors.As(err, &se) && se.OAuth != nil:
+		if se.StatusCode == http.StatusBadRequest && se.OAuth.Code == oauthmeta.CodeInvalidGrant && target.param == "audience" {
+			if cr := e.connectRequired(target.value, se.OAuth); cr != nil {
+				return nil, fmt.Errorf("%w: %w", ErrExchange, cr)
+			}
+		}
 		return nil, fmt.Errorf("%w: %w", ErrExchange, se.OAuth)
 	case errors.As(err, &se):
 		return nil, fmt.Errorf("%w: status %d", ErrExchange, se.StatusCode)
@@ -324,7 +329,10 @@ var (
 //     a grant without upstream tokens), or the request was not verified;
 //   - 403 when [Exchanger.ExchangeResource] asked for scopes the
 //     request's token lacks (a [*ScopeError]): the answer is an
-//     insufficient_scope challenge naming them, for a step-up;
+//     insufficient_scope challenge naming them, for a step-up; and when
+//     the user has not connected the provider ([ErrConnectRequired]),
+//     which only an MCP answer can ask them to do
+//     ([Connector.ProviderToken]);
 //   - 503 when it could not be reached or answer in time, or said
 //     temporarily_unavailable ([ErrExchangeUnavailable]);
 //   - 502 for every other failure (a refusal of this server's client
@@ -336,7 +344,7 @@ func ExchangeStatus(err error) int {
 	switch {
 	case err == nil:
 		return http.StatusOK
-	case errors.Is(err, ErrInsufficientScope):
+	case errors.Is(err, ErrInsufficientScope), errors.Is(err, ErrConnectRequired):
 		return http.StatusForbidden
 	case errors.Is(err, &oauthmeta.Error{Code: oauthmeta.CodeInvalidGrant}), errors.Is(err, ErrNoToken):
 		return http.StatusUnauthorized

@@ -157,9 +157,13 @@ func (in *introspector) check(body []byte, r *oauthmeta.IntrospectionResponse, n
 	if err != nil {
 		return nil, errMalformedToken
 	}
+	if r.Act.Validate() != nil {
+		return nil, errMalformedActor
+	}
 	return &TokenInfo{
 		Scheme: schemeFor(jkt), Issuer: iss, Subject: r.Sub, ClientID: r.ClientID,
 		Audience: r.Aud, Scopes: scopes, Expiry: exp, IssuedAt: iat, ID: r.Jti, JKT: jkt, Claims: body,
+		Actors: r.Act.Chain(),
 	}, nil
 }
 

@@ -1,13 +1,16 @@
 package resource
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/mcpauth/mcpauth/internal/jsonx"
 	"github.com/mcpauth/mcpauth/internal/jwtverify"
 	"github.com/mcpauth/mcpauth/internal/remotekeys"
 	"github.com/mcpauth/mcpauth/keyset"
@@ -78,6 +81,10 @@ func accept(ctx context.Context, jws *jose.JSONWebSignature, keys keyset.Source,
 	if t.cnf != nil {
 		jkt = t.cnf.JKT
 	}
+	actors, err := actorsOf(t.payload)
+	if err != nil {
+		return err
+	}
 	if err := verifySignature(ctx, jws, keys); err != nil {
 		return err
 	}
@@ -96,8 +103,32 @@ func accept(ctx context.Context, jws *jose.JSONWebSignature, keys keyset.Source,
 		ID:       c.ID,
 		JKT:      jkt,
 		Claims:   t.payload,
+		Actors:   actors,
 	}
 	return nil
+}
+
+// actorsOf returns the actor chain of a token's claims: nil without an
+// "act" member (the common case costs a byte search), else the parsed
+// chain, a malformed one refusing the token.
+func actorsOf(payload []byte) ([]oauthmeta.Actor, error) {
+	if !bytes.Contains(payload, []byte(`"act"`)) {
+		return nil, nil
+	}
+	var c struct {
+		Act jsontext.Value `json:"act"`
+	}
+	if jsonx.DecodeObject(payload, &c) != nil {
+		return nil, errMalformedToken
+	}
+	if len(c.Act) == 0 {
+		return nil, nil
+	}
+	a, err := oauthmeta.ParseActor(c.Act)
+	if err != nil {
+		return nil, errMalformedActor
+	}
+	return a.Chain(), nil
 }
 
 // accessClaims is the RFC 9068 §2.2 payload: the registered claims and

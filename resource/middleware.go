@@ -198,6 +198,11 @@ func (v *Verifier) authorize(r *http.Request, info *TokenInfo, st *stepTimes) (*
 	if msg != nil {
 		required = p.required(msg)
 	}
+	if p.delegation != nil {
+		if err := p.delegation.rule(msg).check(info.Actors); err != nil {
+			return msg, body, err
+		}
+	}
 	if missing := p.missing(required, info.Scopes); missing != nil {
 		// Required is the policy's own list: the error (and the audit
 		// event) get a copy, so that nothing they reach can change the

@@ -25,7 +25,8 @@ import (
 //	 "tools": {"write_file": ["files:write"]},
 //	 "resources": {"file:///secret": ["files:admin"]},
 //	 "prompts": {"deploy": ["ops:deploy"]},
-//	 "implies": {"admin": ["files:write", "files:read", "mcp:tools"]}}
+//	 "implies": {"admin": ["files:write", "files:read", "mcp:tools"]},
+//	 "delegation": {"tools": {"deploy": {"forbid": true}}}}
 type Policy struct {
 	// Default is needed by every request.
 	Default []string `json:"default,omitempty"`
@@ -40,6 +41,9 @@ type Policy struct {
 	Prompts map[string][]string `json:"prompts,omitempty"`
 	// Implies maps a scope to the scopes it includes.
 	Implies map[string][]string `json:"implies,omitempty"`
+	// Delegation decides which delegated tokens may be used (see
+	// [DelegationPolicy]). Nil means any, as their scopes allow.
+	Delegation *DelegationPolicy `json:"delegation,omitempty"`
 }
 
 // ParsePolicy decodes a policy from its JSON form strictly (one object,
@@ -59,13 +63,14 @@ func ParsePolicy(data []byte) (*Policy, error) {
 // compiledPolicy has every operation's scope list precomputed, so a
 // decision is a map lookup and a scan of the token's scopes.
 type compiledPolicy struct {
-	def       []string
-	needsBody bool
-	methods   map[string][]string // default ∪ methods[m]
-	tools     map[string][]string // default ∪ methods["tools/call"] ∪ tools[name]
-	resources map[string][]string
-	prompts   map[string][]string
-	impliedBy map[string][]string // required scope -> granted scopes that include it
+	def        []string
+	needsBody  bool
+	methods    map[string][]string // default ∪ methods[m]
+	tools      map[string][]string // default ∪ methods["tools/call"] ∪ tools[name]
+	resources  map[string][]string
+	prompts    map[string][]string
+	impliedBy  map[string][]string // required scope -> granted scopes that include it
+	delegation *DelegationPolicy   // nil: no rule
 }
 
 func compilePolicy(p *Policy) (*compiledPolicy, error) {
@@ -76,8 +81,9 @@ func compilePolicy(p *Policy) (*compiledPolicy, error) {
 		return nil, err
 	}
 	c := &compiledPolicy{
-		def:       union(p.Default),
-		needsBody: len(p.Methods)+len(p.Tools)+len(p.Resources)+len(p.Prompts) > 0,
+		def: union(p.Default),
+		needsBody: len(p.Methods)+len(p.Tools)+len(p.Resources)+len(p.Prompts) > 0 ||
+			(p.Delegation != nil && len(p.Delegation.Tools) > 0),
 		methods:   map[string][]string{},
 		tools:     map[string][]string{},
 		resources: map[string][]string{},
@@ -96,6 +102,16 @@ func compilePolicy(p *Policy) (*compiledPolicy, error) {
 		c.prompts[name] = union(p.Default, p.Methods["prompts/get"], s)
 	}
 	c.impliedBy = invertImplies(p.Implies)
+	if p.Delegation != nil {
+		d := *p.Delegation
+		d.Tools = make(map[string]DelegationRule, len(p.Delegation.Tools))
+		for name, r := range p.Delegation.Tools {
+			r.Actors = slices.Clone(r.Actors)
+			d.Tools[name] = r
+		}
+		d.Default.Actors = slices.Clone(d.Default.Actors)
+		c.delegation = &d
+	}
 	return c, nil
 }
 
@@ -105,6 +121,9 @@ func (p *Policy) validate() error {
 		rules map[string][]string
 	}{{"default", map[string][]string{"default": p.Default}}, {"methods", p.Methods}, {"tools", p.Tools},
 		{"resources", p.Resources}, {"prompts", p.Prompts}, {"implies", p.Implies}}
+	if err := p.Delegation.validate(); err != nil {
+		return err
+	}
 	for _, l := range lists {
 		for k, scopes := range l.rules {
 			if k == "" {

@@ -92,6 +92,7 @@ func (t *TokenInfo) copyTo(dst *TokenInfo, scopeBuf, audBuf []string) {
 	dst.Scopes = copyStrings(t.Scopes, scopeBuf)
 	dst.Audience = copyStrings(t.Audience, audBuf)
 	dst.Claims = bytes.Clone(t.Claims)
+	dst.Actors = slices.Clone(t.Actors)
 }
 
 // clone returns a deep copy of t.

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
 // TokenInfo is the validated identity behind a request: what the wrapped
@@ -51,7 +53,17 @@ type TokenInfo struct {
 	// Claims is the raw JSON claims object: the JWT payload, or the
 	// introspection response.
 	Claims json.RawMessage
+	// Actors is the delegation chain of the "act" claim (RFC 8693 §4.1),
+	// the current actor first and the first delegate last, each without
+	// its nested Act; nil for a token no one obtained on behalf of its
+	// subject. A malformed "act", or one nested deeper than
+	// oauthmeta.MaxActorDepth, makes the token invalid.
+	Actors []oauthmeta.Actor
 }
+
+// Delegated reports whether the token was obtained by an actor on behalf
+// of its subject (it has an actor chain).
+func (t *TokenInfo) Delegated() bool { return t != nil && len(t.Actors) > 0 }
 
 // HasScope reports whether the token was granted scope s literally (without
 // the policy's implied scopes; see [Verifier.Grants] for those).

@@ -234,7 +234,7 @@ func testPending(t *testing.T, st authserver.PendingStore, now time.Time) {
 		ID: "p1", CSRFHash: "csrf-hash", BrowserHash: "browser-hash",
 		Client:      &authserver.Client{ID: "c", Kind: authserver.ClientDynamic, RedirectURIs: []string{"http://127.0.0.1/cb"}},
 		RedirectURI: "http://127.0.0.1/cb", State: "s", Challenge: "ch", Scopes: []string{"a"},
-		ExpiresAt: now.Add(authserver.PendingTTL),
+		Step: "choose", Provider: "corp", LoginHint: "alice@corp.example", Consented: true, ExpiresAt: now.Add(authserver.PendingTTL),
 	}
 	matcher := func(csrf, browser string) func(*authserver.PendingAuthorization) bool {
 		return func(p *authserver.PendingAuthorization) bool { return p.CSRFHash == csrf && p.BrowserHash == browser }
@@ -261,7 +261,8 @@ func testPending(t *testing.T, st authserver.PendingStore, now time.Time) {
 			switch {
 			case err == nil:
 				wins.Add(1)
-				if p.Client == nil || p.Client.ID != "c" || p.State != "s" || p.Challenge != "ch" || len(p.Scopes) != 1 || p.Scopes[0] != "a" {
+				if p.Client == nil || p.Client.ID != "c" || p.State != "s" || p.Challenge != "ch" || len(p.Scopes) != 1 || p.Scopes[0] != "a" ||
+					p.Step != "choose" || p.Provider != "corp" || p.LoginHint != "alice@corp.example" || !p.Consented {
 					t.Errorf("taken record = %+v", p)
 				}
 			case !errors.Is(err, authserver.ErrNotFound):

@@ -45,6 +45,7 @@ type authserverFlags struct {
 	// Extensions: DPoP and the JWT-bearer grant's trusted issuers.
 	dpopNonce, noDPoP                   bool
 	trustedIssuers, trustedIDJAGIssuers listFlag
+	workload                            workloadFlags
 	log                                 logFlags
 	upstream                            upstreamFlags
 	vault                               vaultFlags
@@ -99,8 +100,9 @@ func parseAuthserverLayers(args []string, stderr io.Writer, opts layerOptions) (
 	fs.BoolVar(&f.dpopNonce, "dpop-nonce", false, "require server-provided DPoP nonces at the token endpoint (RFC 9449 §8)")
 	registerDPoPNonceKey(fs, &f.dpopNonceKey)
 	fs.BoolVar(&f.noDPoP, "no-dpop", false, "turn DPoP off (every token is a Bearer token)")
-	fs.Var(&f.trustedIssuers, "trusted-issuer", "accept workload identity JWTs from `ISSUER=JWKS_URL` with the JWT-bearer grant (repeatable)")
+	fs.Var(&f.trustedIssuers, "trusted-issuer", "accept workload identity JWTs from `ISSUER=JWKS_URL` with the JWT-bearer grant (repeatable; give each its --workload-rule)")
 	fs.Var(&f.trustedIDJAGIssuers, "trusted-idjag-issuer", "accept ID-JAGs (Enterprise-Managed Authorization) from the IdP `ISSUER=JWKS_URL` (repeatable)")
+	f.workload.register(fs)
 	f.ops.register(fs)
 	f.observe.register(fs)
 	f.admin.register(fs)
@@ -219,6 +221,9 @@ func (f *authserverFlags) config(addr net.Addr, logger *slog.Logger) (authserver
 			cfg.TrustedIssuers = append(cfg.TrustedIssuers, authserver.TrustedIssuer{Issuer: iss, JWKSURI: jwks, Kind: list.kind})
 		}
 	}
+	if err := f.workload.apply(&cfg); err != nil {
+		return cfg, err
+	}
 	if !f.noCIMD && (len(f.cimdAllowHosts) > 0 || len(f.cimdLoopback) > 0) {
 		rc := clientmeta.ResolverConfig{}
 		if len(f.cimdAllowHosts) > 0 {
@@ -324,6 +329,7 @@ func serveAuthserver(ctx context.Context, args []string, stdout, stderr io.Write
 		logger.Info("users log in upstream", "upstream", cfg.Login.Issuer(), "callback", as.UpstreamCallbackURL())
 		fmt.Fprintf(stdout, "upstream login at %s; register this redirect URI there: %s\n", cfg.Login.Issuer(), as.UpstreamCallbackURL())
 	}
+	printLogins(stdout, logger, as, &cfg)
 	if len(cfg.Connect) > 0 {
 		fmt.Fprintf(stdout, "users connect %s; register this redirect URI at each: %s\n",
 			strings.Join(as.ConnectProviders(), ", "), as.ConnectCallbackURL())

@@ -98,6 +98,8 @@ func runBridge(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		GracePeriod:    *grace,
 		AuthError:      authErrorMessage(loginCommandLine(f, serverURL), *authTimeout),
 		Logger:         s.logger,
+
+		OnURLElicitationRequired: bridgeElicitationNotice(s.client, serverURL, stderr),
 	})
 	if err != nil {
 		return err

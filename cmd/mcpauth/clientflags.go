@@ -38,6 +38,11 @@ type clientFlags struct {
 	// result, nil for Bearer tokens.
 	dpopFlags dpopFlags
 	dpop      *client.DPoPConfig
+	// onURLElicitation asks the user about a server's URL elicitation
+	// (call); nil declines them.
+	onURLElicitation func(context.Context, client.URLElicitation) (bool, error)
+	// authParams are --auth-param: extra authorization parameters.
+	authParams authParamFlags
 }
 
 // dpopFlags are --dpop and --dpop-key: the one definition login, token,
@@ -81,6 +86,7 @@ func (f *clientFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.store, "store", "", "token file, mode 0600 (default <user config dir>/mcpauth/tokens.json)")
 	fs.BoolVar(&f.insecureHTTP, "insecure-http", false, "allow plain http to loopback hosts (the MCP server and its authorization server)")
 	fs.DurationVar(&f.timeout, "timeout", 5*time.Minute, "give up after this long (includes the time you take to approve)")
+	f.authParams.register(fs)
 	f.log.register(fs, "warn")
 }
 
@@ -162,6 +168,7 @@ func (f *clientFlags) open(ctx context.Context, serverURL string, stderr io.Writ
 		InsecureAllowHTTPLoopback: f.insecureHTTP,
 		Logger:                    logger,
 		DPoP:                      f.dpop,
+		OnURLElicitation:          f.onURLElicitation,
 	}
 	if f.clientID != "" {
 		pre, err := f.preRegistered(ctx, serverURL)
@@ -171,6 +178,9 @@ func (f *clientFlags) open(ctx context.Context, serverURL string, stderr io.Writ
 		cfg.PreRegistered = []client.PreRegisteredClient{pre}
 	} else if f.clientSecret != "" {
 		return nil, errors.New("--client-secret needs --client-id")
+	}
+	if cfg.AuthServers, err = f.authParams.authServers(ctx, f.issuer, serverURL, f.insecureHTTP); err != nil {
+		return nil, err
 	}
 	c, err := client.New(cfg)
 	if err != nil {

@@ -32,6 +32,7 @@ func runNarratedClient(ctx context.Context, n *narrator, d *demoStack, consent a
 		ClientIDMetadata:          demoClientDocument(d.clientID),
 		InsecureAllowHTTPLoopback: true,
 		UserAgent:                 "mcpauth-demo",
+		OnURLElicitation:          narrateURLElicitation(n),
 	})
 	if err != nil {
 		return err
@@ -48,7 +49,14 @@ func runNarratedClient(ctx context.Context, n *narrator, d *demoStack, consent a
 
 	n.say("\nThe MCP host (mcpauth's client library inside the official Go SDK client) connects to %s.", d.mcpURL)
 	n.say("It has no token and no registration yet; it knows only the URL.")
-	session, err := mcp.NewClient(&mcp.Implementation{Name: "mcpauth-demo-client", Version: "1.0.0"}, nil).
+	elicit, err := c.ElicitationHandler(d.mcpURL)
+	if err != nil {
+		return err
+	}
+	session, err := mcp.NewClient(&mcp.Implementation{Name: "mcpauth-demo-client", Version: "1.0.0"}, &mcp.ClientOptions{
+		ElicitationHandler: elicit,
+		Capabilities:       &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+	}).
 		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: d.mcpURL, OAuthHandler: h, HTTPClient: hc,
 			DisableStandaloneSSE: true, MaxRetries: -1}, nil)
 	if err != nil {
@@ -71,6 +79,10 @@ func runNarratedClient(ctx context.Context, n *narrator, d *demoStack, consent a
 		{"\nNow the tool calls. echo needs mcp:tools, which the token has:", "echo", "hello from the demo"},
 		{"\nwhoami shows what the server validated (the tool sees claims, never the token):", "whoami", ""},
 		{"\nadmin_echo needs mcp:admin, which the token lacks:", "admin_echo", "step-up works"},
+		{"\nlist_repos needs your account at a third-party provider, " + demoProvider + ". The MCP server asks the authorization server\n" +
+			"for it by token exchange (RFC 8693, audience=" + demoProvider + "); the account is not connected yet.\n" +
+			"(The demo's authorization server answers this exchange and the connect page with a stand-in that\n" +
+			"follows the connect contract; it links the account without a provider login.)", "list_repos", ""},
 	} {
 		n.say("%s", call.intro)
 		var args any = map[string]any{}

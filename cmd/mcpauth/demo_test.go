@@ -46,11 +46,21 @@ func checkDemoNarration(t *testing.T, out string) {
 		"Authorization #2",
 		"scope      mcp:tools mcp:admin\n",
 		"admin_echo result: STEP-UP WORKS",
+		"grant_type=urn:ietf:params:oauth:grant-type:token-exchange",
+		"<- 400 invalid_grant with connect_uri",
+		"URL-mode elicitation and a sealed requestState",
+		"/connect/demo-provider?ref=",
+		"host: 127.0.0.1:",
+		"Connect page: 200 OK demo-provider connected",
+		"list_repos result: 3 repositories at demo-provider",
 		"Try it by hand",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("narration lacks %q", want)
 		}
+	}
+	if strings.Contains(out, "demo-provider-token") {
+		t.Error("the narration shows the provider token")
 	}
 	if jwtPattern.MatchString(out) {
 		t.Error("the narration contains a JWT")

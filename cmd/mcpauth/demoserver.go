@@ -92,8 +92,18 @@ func newDemoStack(asAddr, mcpAddr net.Addr, consent authserver.ConsentMode, logg
 		d.as.Close()
 		return nil, err
 	}
+	conns := newDemoConnections(d.issuer, d.as)
+	conn, err := demoConnector(conns, d.issuer+"/token")
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
 	mux := http.NewServeMux()
-	d.verifier.Mount(mux, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return demoMCPServer() },
+	d.verifier.Mount(mux, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
+		s := demoMCPServer()
+		addConnectTool(s, conn)
+		return s
+	},
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
 	doc, err := clientmeta.NewHandler(clientmeta.HandlerConfig{Document: demoClientDocument(d.clientID)})
 	if err != nil {
@@ -101,9 +111,9 @@ func newDemoStack(asAddr, mcpAddr net.Addr, consent authserver.ConsentMode, logg
 		return nil, err
 	}
 	mux.Handle("GET "+demoClientDocPath+demoClientDocName, doc)
-	d.asMux, d.mcpMux = d.as, mux
+	d.asMux, d.mcpMux = conns, mux
 	if obs != nil {
-		d.asMux = observe(d.as, obs.asRequest, obs.asResponse)
+		d.asMux = observe(conns, obs.asRequest, obs.asResponse)
 		d.mcpMux = observe(mux, obs.mcpServerRequest, obs.mcpServerResponse)
 	}
 	return d, nil

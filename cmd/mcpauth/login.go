@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -29,7 +30,10 @@ func tokenCommand() command {
 }
 
 func callCommand() command {
-	return command{name: "call", summary: "call a tool of an MCP server and print the result as JSON", run: runCall}
+	return command{name: "call", summary: "call a tool of an MCP server and print the result as JSON",
+		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+			return runCall(ctx, args, os.Stdin, stdout, stderr)
+		}}
 }
 
 const clientDescription = `
@@ -104,9 +108,11 @@ func (s *session) mcpHTTPClient() (*http.Client, func()) {
 
 // connect opens an MCP session through the SDK with the client's
 // OAuthHandler: any 401 or 403 on the way is handled by the client library.
-func (s *session) connect(ctx context.Context, opts *mcp.ClientOptions) (*mcp.ClientSession, func(), error) {
+func (s *session) connect(ctx context.Context, opts *mcp.ClientOptions, mw ...mcp.Middleware) (*mcp.ClientSession, func(), error) {
 	hc, closeIdle := s.mcpHTTPClient()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "mcpauth", Version: "1.0.0"}, opts).Connect(ctx,
+	mc := mcp.NewClient(&mcp.Implementation{Name: "mcpauth", Version: "1.0.0"}, opts)
+	mc.AddSendingMiddleware(mw...)
+	cs, err := mc.Connect(ctx,
 		&mcp.StreamableClientTransport{Endpoint: s.url, OAuthHandler: &firstFailure{OAuthHandler: s.handler}, HTTPClient: hc,
 			DisableStandaloneSSE: true, MaxRetries: -1}, nil)
 	if err != nil {
@@ -285,28 +291,39 @@ func runToken(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 // errToolFailed: the tool answered with isError (exit status 1).
 var errToolFailed = errors.New("the tool reported an error")
 
-func runCall(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+func runCall(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (err error) {
 	var rawArgs string
+	prompt := newConnectPrompt(stdin, stderr)
 	s, pos, ctx, finish, err := clientCommand(ctx, "call", "[flags] URL TOOL [--args JSON]",
-		"Call TOOL on the MCP server at URL and print the result as JSON. Progress notifications go to stderr.\nThe exit status is 1 when the tool reports an error."+dpopDescription,
+		"Call TOOL on the MCP server at URL and print the result as JSON. Progress notifications go to stderr.\nThe exit status is 1 when the tool reports an error."+dpopDescription+connectDescription,
 		args, stderr, func(f *clientFlags, fs *flag.FlagSet) {
 			fs.StringVar(&rawArgs, "args", "{}", "the tool's arguments, a JSON object")
 			withDPoP(f, fs)
+			prompt.register(fs)
+			f.onURLElicitation = prompt.ask
 		}, 2, 2)
 	if err != nil {
 		return err
+	}
+	if err := prompt.check(); err != nil {
+		return finish(err)
 	}
 	defer func() { err = finish(err) }()
 	var toolArgs map[string]any
 	if err := json.Unmarshal([]byte(rawArgs), &toolArgs); err != nil || toolArgs == nil {
 		return fmt.Errorf("--args: not a JSON object")
 	}
-	cs, done, err := s.connect(ctx, &mcp.ClientOptions{
+	opts := &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			p := req.Params
 			fmt.Fprintf(stderr, "progress %v/%v %s\n", p.Progress, p.Total, p.Message)
 		},
-	})
+	}
+	legacy, err := prompt.sdkOptions(s.client, s.url, opts)
+	if err != nil {
+		return err
+	}
+	cs, done, err := s.connect(ctx, opts, legacy)
 	if err != nil {
 		return err
 	}

@@ -41,6 +41,7 @@ func commands() []command {
 		checkCommand(),
 		bridgeCommand(),
 		versionCommand(),
+		delegateCommand(),
 	}
 }
 

@@ -30,6 +30,7 @@ type narrator struct {
 	tokens map[[32]byte]bool
 	// counts for the summary
 	mcpCalls, authorizations, tokensIssued int
+	lastGrant                              string // grant_type of the last token request
 	lastMCPStep                            int
 	explainedCIMD                          bool
 	// browser says who visits the authorization endpoint.
@@ -159,7 +160,11 @@ func (n *narrator) asRequest(r *http.Request) {
 		n.describeAuthorize(r.URL.Query())
 	case r.URL.Path == pathOf(m.TokenEndpoint):
 		grant := formValue(r, "grant_type")
+		n.lastGrant = grant
 		n.stepf("Token request: POST %s, grant_type=%s", m.TokenEndpoint, grant)
+		if grant == oauthmeta.GrantTypeTokenExchange {
+			n.detailf("The MCP server (not the host) trades the user's MCP token for the provider's token, audience=%s.", formValue(r, "audience"))
+		}
 		if grant == oauthmeta.GrantTypeAuthorizationCode {
 			n.detailf("The client redeems the code with its PKCE code_verifier and the same resource, at the token")
 			n.detailf("endpoint it recorded before the redirect (never one named in the response).")
@@ -199,6 +204,12 @@ func (n *narrator) asResponse(r *http.Request, status int, h http.Header) {
 		n.detailf("   client_id_metadata_document_supported %v, registration_endpoint %s", m.ClientIDMetadataDocumentSupported, m.RegistrationEndpoint)
 	case r.URL.Path == pathOf(m.AuthorizationEndpoint):
 		n.detailf("<- %d, Location: %s", status, redactLocation(h.Get("Location")))
+	case r.URL.Path == pathOf(m.TokenEndpoint) && n.lastGrant == oauthmeta.GrantTypeTokenExchange:
+		if status == http.StatusOK {
+			n.detailf("<- %d: the provider's access token, for the MCP server only", status)
+		} else {
+			n.detailf("<- %d invalid_grant with connect_uri: the account is not connected; the page to connect it is named", status)
+		}
 	case r.URL.Path == pathOf(m.TokenEndpoint):
 		if status == http.StatusOK {
 			n.tokensIssued++

@@ -64,6 +64,7 @@ type protectFlags struct {
 	perf                                              perfFlags
 	pass                                              passUpstreamFlags
 	limits                                            limitsFlags
+	connect                                           protectConnectFlags
 	// DPoP, its proof algorithms, its replay store shared by replicas, and
 	// server nonces.
 	dpop, dpopAlgs, redisURL, dpopNonceKey string
@@ -80,7 +81,7 @@ func parseProtectFlags(args []string, stderr io.Writer) (*protectFlags, error) {
 // --config file.
 func parseProtectLayers(args []string, stderr io.Writer, opts layerOptions) (*protectFlags, error) {
 	f := &protectFlags{}
-	fs := newFlagSet("protect", "--upstream URL --issuer URL [flags]", protectDescription, stderr)
+	fs := newFlagSet("protect", "--upstream URL --issuer URL [flags]", protectDescription+connectProtectDescription, stderr)
 	fs.StringVar(&f.addr, "addr", "127.0.0.1:8080", "listen address (port 0 picks one)")
 	fs.StringVar(&f.upstream, "upstream", "", "the MCP endpoint to protect, e.g. http://127.0.0.1:3000/mcp (required)")
 	fs.StringVar(&f.resource, "resource", "", "this server's canonical URL, the token audience; default http://<addr> + the upstream's path")
@@ -102,6 +103,7 @@ func parseProtectLayers(args []string, stderr io.Writer, opts layerOptions) (*pr
 	fs.DurationVar(&f.grace, "shutdown-timeout", 10*time.Second, "how long requests in flight (streams too) may finish on shutdown")
 	f.pass.register(fs)
 	f.limits.register(fs)
+	f.connect.register(fs)
 	f.log.register(fs, "info")
 	f.perf.register(fs)
 	f.ops.register(fs)
@@ -180,6 +182,12 @@ func (f *protectFlags) resourceConfig(addr net.Addr, upstream *url.URL, logger *
 // the token exchange that gives the proxy the upstream token), and the
 // metrics.
 func protectHandler(cfg resource.Config, upstream *url.URL, pass *upstreamTokenPass, m *proxyMetrics, logger *slog.Logger, now func() time.Time) (http.Handler, *resource.Verifier, error) {
+	return protectHandlerWith(cfg, upstream, pass, nil, m, logger, now)
+}
+
+// protectHandlerWith is protectHandler with the --connect-tool gate (nil
+// without).
+func protectHandlerWith(cfg resource.Config, upstream *url.URL, pass *upstreamTokenPass, connect *connectGate, m *proxyMetrics, logger *slog.Logger, now func() time.Time) (http.Handler, *resource.Verifier, error) {
 	var transport http.RoundTripper = upstreamTransport()
 	if m != nil {
 		cfg.Audit = m.audit
@@ -194,9 +202,12 @@ func protectHandler(cfg resource.Config, upstream *url.URL, pass *upstreamTokenP
 	}
 	var next http.Handler
 	if pass != nil {
-		next = pass.wrap(v, newProxy(upstream, transport, logger, pass.header))
+		next = pass.wrap(v, newProxy(upstream, transport, logger, pass.header, connect.connectHeaders()...))
 	} else {
-		next = newProxy(upstream, transport, logger, "")
+		next = newProxy(upstream, transport, logger, "", connect.connectHeaders()...)
+	}
+	if connect != nil {
+		next = connect.wrap(v, next)
 	}
 	next = fullDuplex(next)
 	mux := http.NewServeMux()

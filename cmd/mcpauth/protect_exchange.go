@@ -33,6 +33,8 @@ type passUpstreamFlags struct {
 	// tracer records the exchanges' spans; nil when tracing is off. Not
 	// a flag: the OTEL_* environment sets it.
 	tracer trace.TracerProvider
+	// forConnect: --connect-tool uses the --exchange-* flags too.
+	forConnect bool
 }
 
 func (p *passUpstreamFlags) register(fs *flag.FlagSet) {
@@ -61,7 +63,7 @@ type upstreamTokenPass struct {
 // --pass-upstream-token. issuers are protect's --issuer values.
 func (p *passUpstreamFlags) config(issuers []string, insecureHTTP bool, getenv func(string) string, logger *slog.Logger) (*upstreamTokenPass, error) {
 	if p.header == "" {
-		if p.tokenURL != "" || p.clientID != "" || p.clientSecret != "" || p.audience != "" || p.cacheTTL != 0 {
+		if (!p.forConnect && (p.tokenURL != "" || p.clientID != "" || p.clientSecret != "")) || p.audience != "" || p.cacheTTL != 0 {
 			return nil, errors.New("--exchange-token-url, --exchange-client-id, --exchange-client-secret, --upstream-audience and --exchange-cache-ttl need --pass-upstream-token")
 		}
 		return nil, nil
@@ -70,8 +72,21 @@ func (p *passUpstreamFlags) config(issuers []string, insecureHTTP bool, getenv f
 	if err != nil {
 		return nil, err
 	}
-	if p.tokenURL == "" || p.clientID == "" || p.clientSecret == "" || p.audience == "" {
+	if p.audience == "" {
 		return nil, errors.New("--pass-upstream-token needs --exchange-token-url, --exchange-client-id, --exchange-client-secret and --upstream-audience")
+	}
+	ex, err := p.exchanger(issuers, insecureHTTP, getenv)
+	if err != nil {
+		return nil, err
+	}
+	return &upstreamTokenPass{header: header, audience: p.audience, ex: ex, logger: logger}, nil
+}
+
+// exchanger checks the --exchange-* flags and returns the exchanger they
+// configure, for --pass-upstream-token and --connect-tool.
+func (p *passUpstreamFlags) exchanger(issuers []string, insecureHTTP bool, getenv func(string) string) (*resource.Exchanger, error) {
+	if p.tokenURL == "" || p.clientID == "" || p.clientSecret == "" {
+		return nil, errors.New("--pass-upstream-token and --connect-tool need --exchange-token-url, --exchange-client-id and --exchange-client-secret")
 	}
 	// A secret on the command line is refused before anything else.
 	secret, err := envSecret("--exchange-client-secret", p.clientSecret, getenv)
@@ -107,9 +122,9 @@ func (p *passUpstreamFlags) config(issuers []string, insecureHTTP bool, getenv f
 	}
 	ex, err := resource.NewExchanger(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("--pass-upstream-token: %w", err)
+		return nil, fmt.Errorf("--exchange-token-url: %w", err)
 	}
-	return &upstreamTokenPass{header: header, audience: p.audience, ex: ex, logger: logger}, nil
+	return ex, nil
 }
 
 // checkPassHeader returns the canonical form of the --pass-upstream-token

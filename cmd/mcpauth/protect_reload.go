@@ -49,6 +49,7 @@ type protectRuntime struct {
 	metrics    *proxyMetrics
 	tracer     trace.TracerProvider // nil: tracing off
 	sessionKey []byte
+	connectKey []byte // seals --connect-tool's requestState without --connect-state-key
 	replay     replay.Store
 	live       *liveHandler
 	view       *configView
@@ -59,13 +60,18 @@ func newProtectRuntime(args []string, addr net.Addr, upstream *url.URL, logger *
 	if err != nil {
 		return nil, err
 	}
-	return &protectRuntime{args: args, addr: addr, upstream: upstream, logger: logger, sessionKey: randomKey(), replay: r}, nil
+	return &protectRuntime{args: args, addr: addr, upstream: upstream, logger: logger, sessionKey: randomKey(), connectKey: randomKey(), replay: r}, nil
 }
 
 // generation builds the proxy of one configuration.
 func (rt *protectRuntime) generation(f *protectFlags) (*generation, *resource.Verifier, error) {
 	f.pass.tracer = rt.tracer
+	f.pass.forConnect = len(f.connect.tools) > 0
 	pass, err := f.pass.config(f.issuers, f.insecureHTTP, os.Getenv, rt.logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	connect, err := f.connect.config(&f.pass, f.issuers, f.insecureHTTP, os.Getenv, rt.logger, rt.connectKey, rt.replay)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -91,7 +97,7 @@ func (rt *protectRuntime) generation(f *protectFlags) (*generation, *resource.Ve
 	if cfg.DPoP.Mode != resource.DPoPDisabled && cfg.DPoP.Replay == nil {
 		cfg.DPoP.Replay = rt.replay
 	}
-	h, v, err := protectHandler(cfg, rt.upstream, pass, rt.metrics, rt.logger, time.Now)
+	h, v, err := protectHandlerWith(cfg, rt.upstream, pass, connect, rt.metrics, rt.logger, time.Now)
 	if err != nil {
 		if rc != nil {
 			_ = rc.Close()

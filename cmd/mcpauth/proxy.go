@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,11 +42,11 @@ const (
 // after every write whatever FlushInterval says); a response of known
 // length is copied without a flush per write, through buffers reused from
 // a pool.
-func newProxy(upstream *url.URL, transport http.RoundTripper, logger *slog.Logger, pass string) *httputil.ReverseProxy {
+func newProxy(upstream *url.URL, transport http.RoundTripper, logger *slog.Logger, pass string, connect ...string) *httputil.ReverseProxy {
 	identity := identityHeaders(logger)
 	var rule proxyheader.Rule
-	if pass != "" {
-		rule = proxyheader.NewRule(pass)
+	if set := slices.DeleteFunc(append([]string{pass}, connect...), func(h string) bool { return h == "" }); len(set) > 0 {
+		rule = proxyheader.NewRule(set...)
 	}
 	return &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -65,6 +66,9 @@ func newProxy(upstream *url.URL, transport http.RoundTripper, logger *slog.Logge
 			id.set(out.Header)
 			if t, ok := pr.In.Context().Value(upstreamTokenKey{}).(*resource.ExchangedToken); ok && pass != "" {
 				out.Header[pass] = []string{t.AccessToken}
+			}
+			if t, ok := pr.In.Context().Value(connectTokenKey{}).(connectToken); ok && slices.Contains(connect, t.header) {
+				out.Header[t.header] = []string{t.value}
 			}
 		},
 		Transport:  transport,

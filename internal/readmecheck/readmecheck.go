@@ -98,6 +98,9 @@ var Imports = map[string]string{
 	"time":        "time",
 
 	"authservertest": "github.com/mcpauth/mcpauth/authserver/authservertest",
+	"oauth2":         "golang.org/x/oauth2",
+	"crypto":         "crypto",
+	"strings":        "strings",
 }
 
 // Generate returns the files of package pkg that compile blocks, which

@@ -62,6 +62,13 @@ type Config struct {
 	// false means the error is not about authorization (CodeUnreachable).
 	// Nil means every Transport error is CodeUnreachable.
 	AuthError func(err error) (string, bool)
+	// OnURLElicitationRequired, when set, is called with the data of
+	// every JSON-RPC error -32042 (a 2025-11-25 server's URL elicitation)
+	// before it is relayed to the host unchanged (possibly from several
+	// goroutines at once), so that a user whose
+	// host cannot show it still learns of it. The bridge never opens or
+	// fetches the URLs.
+	OnURLElicitationRequired func(data json.RawMessage)
 	// Logger receives what the bridge has to say (never a message body).
 	// Nil means no logging.
 	Logger *slog.Logger
@@ -324,7 +331,22 @@ func (b *Bridge) handle(ctx context.Context, c *call) {
 }
 
 // toHost relays one server message to the host.
-func (b *Bridge) toHost(m *message) { _ = b.out.write(m.raw) }
+func (b *Bridge) toHost(m *message) {
+	if b.cfg.OnURLElicitationRequired != nil && m.Error != nil && bytes.Contains(m.Error, []byte("-32042")) {
+		var e struct {
+			Code int             `json:"code"`
+			Data json.RawMessage `json:"data"`
+		}
+		if json.Unmarshal(m.Error, &e) == nil && e.Code == codeURLElicitationRequired {
+			b.cfg.OnURLElicitationRequired(e.Data)
+		}
+	}
+	_ = b.out.write(m.raw)
+}
+
+// codeURLElicitationRequired is the 2025-11-25 error that carries URL
+// elicitations.
+const codeURLElicitationRequired = -32042
 
 // cancelLocal closes the stream of the request a notifications/cancelled
 // names.

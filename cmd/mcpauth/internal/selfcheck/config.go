@@ -41,6 +41,12 @@ type Config struct {
 	// in the query string, where proxies and access logs may record it:
 	// use a short-lived token.
 	Token string
+	// DelegatedToken is an access token for URL obtained by delegation
+	// (RFC 8693 token exchange; its "act" claim names the actors). The
+	// check calls tools/list with it and reports how the server treats
+	// delegated tokens. Empty skips that check. It is sent only to URL and
+	// never appears in the report.
+	DelegatedToken string
 	// StepUpTool names a tool that Token lacks the scope for; the check
 	// calls it and expects 403 insufficient_scope (RS-12). Empty skips
 	// that check.
@@ -108,8 +114,8 @@ func (c Config) prepare() (*prepared, error) {
 			return nil, fmt.Errorf("%w: %s is not a scheme://host[:port] origin", ErrConfig, o.name)
 		}
 	}
-	if strings.ContainsAny(c.Token, " \t\r\n\x00") || strings.ContainsAny(c.StepUpTool, "\r\n\x00") {
-		return nil, fmt.Errorf("%w: Token or StepUpTool contains forbidden characters", ErrConfig)
+	if strings.ContainsAny(c.Token+c.DelegatedToken, " \t\r\n\x00") || strings.ContainsAny(c.StepUpTool, "\r\n\x00") {
+		return nil, fmt.Errorf("%w: Token, DelegatedToken or StepUpTool contains forbidden characters", ErrConfig)
 	}
 	if p.Timeout <= 0 {
 		p.Timeout = DefaultTimeout

@@ -44,6 +44,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		r.checkValidToken,
 		r.checkGet,
 		r.checkStepUp,
+		r.checkDelegated,
 		r.checkPassthrough,
 		r.checkChallengeMetadata,
 		r.checkAuthServers,
@@ -90,11 +91,13 @@ func (r *runner) addEither(ok bool, id, name, passDetail string, bad Status, bad
 	}
 }
 
-// redact replaces the token, raw and URL-encoded, in s.
+// redact replaces the tokens, raw and URL-encoded, in s.
 func (r *runner) redact(s string) string {
-	if t := r.cfg.Token; t != "" {
-		s = strings.ReplaceAll(s, t, "[token]")
-		s = strings.ReplaceAll(s, url.QueryEscape(t), "[token]")
+	for _, t := range []string{r.cfg.Token, r.cfg.DelegatedToken} {
+		if t != "" {
+			s = strings.ReplaceAll(s, t, "[token]")
+			s = strings.ReplaceAll(s, url.QueryEscape(t), "[token]")
+		}
 	}
 	return s
 }
