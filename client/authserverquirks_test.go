@@ -2,8 +2,13 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/url"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -246,6 +251,76 @@ func TestAuthServerOptionsConfig(t *testing.T) {
 				AuthServers: map[string]AuthServerOptions{"https://as.example.com": {ResourceScopes: tt.scopes, AssumeS256: true, OmitResource: true}}})
 			if (err == nil) != tt.ok || (err != nil && !errors.Is(err, ErrConfig)) {
 				t.Errorf("New: %v, want ok %v", err, tt.ok)
+			}
+		})
+	}
+}
+
+// TestQuirksClientCredentials: a machine grant's token request carries the
+// resource and scope by the issuer's options, as the authorization code
+// flow does (Entra's client credentials take only a "/.default" scope).
+func TestQuirksClientCredentials(t *testing.T) {
+	t.Parallel()
+	const def = "api://mcp/.default"
+	tests := []struct {
+		name     string
+		opts     AuthServerOptions
+		resource bool
+		scope    string
+	}{
+		{"default", AuthServerOptions{}, true, "mcp:basic"},
+		{"resource scope added", AuthServerOptions{ResourceScopes: []string{"api://mcp/tools"}}, true, "mcp:basic api://mcp/tools"},
+		{"entra", AuthServerOptions{OmitResource: true, ResourceScopes: []string{def}, AssumeS256: true}, false, def},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			var forms []url.Values
+			as := oauthtest.NewAS(t, oauthtest.ASOptions{})
+			iss := as.Issuer()
+			as.Update(func(o *oauthtest.ASOptions) {
+				o.Faults = map[string]http.HandlerFunc{
+					"/.well-known/oauth-authorization-server": func(w http.ResponseWriter, r *http.Request) {
+						w.Header().Set("Content-Type", "application/json")
+						json.NewEncoder(w).Encode(map[string]any{"issuer": iss, "authorization_endpoint": iss + "/authorize",
+							"token_endpoint": iss + "/token", "response_types_supported": []string{"code"},
+							"grant_types_supported": []string{"client_credentials"}, "code_challenge_methods_supported": []string{"S256"},
+							"token_endpoint_auth_methods_supported": []string{"client_secret_basic"}})
+					},
+					"/token": func(w http.ResponseWriter, r *http.Request) {
+						if err := r.ParseForm(); err != nil {
+							http.Error(w, "bad form", http.StatusBadRequest)
+							return
+						}
+						mu.Lock()
+						forms = append(forms, r.PostForm)
+						mu.Unlock()
+						w.Header().Set("Content-Type", "application/json")
+						io.WriteString(w, `{"access_token":"at-1","token_type":"Bearer","expires_in":3600}`)
+					},
+				}
+			})
+			rs := oauthtest.NewResource(t, oauthtest.ResourceOptions{ScopesSupported: []string{"mcp:basic"}}, as)
+			clock := oauthtest.NewClock(oauthtest.Epoch())
+			c, err := New(Config{Grant: &ClientCredentials{Issuer: iss, Credentials: Credentials{ClientID: "svc", ClientSecret: "s3cret"}},
+				Store: tokenstore.NewMemory(), InsecureAllowHTTPLoopback: true, Now: clock.Now,
+				AuthServers: map[string]AuthServerOptions{iss: tt.opts}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Login(context.Background(), rs.MCPURL()); err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(forms) != 1 {
+				t.Fatalf("token requests = %d, want 1", len(forms))
+			}
+			f := forms[0]
+			if f.Get("grant_type") != "client_credentials" || f.Get("scope") != tt.scope || f.Has("resource") != tt.resource ||
+				tt.resource && f.Get("resource") != rs.MCPURL() {
+				t.Errorf("token request %v; want scope %q, resource %v", f, tt.scope, tt.resource)
 			}
 		})
 	}
