@@ -203,14 +203,14 @@ type AuthServerOptions struct {
 	AssumeS256 bool
 	// OmitResource leaves the RFC 8707 resource parameter out of the
 	// authorization, code exchange, refresh and grant requests to this
-	// server, for servers that refuse it (Microsoft Entra ID v2 unless
-	// configured, Ory Hydra). The audience binding then comes from the
-	// server's own configuration (the scope of [AuthServerOptions].ResourceScopes,
-	// the "audience" of AuthorizationParams), and the resource server must
-	// check "aud" by its provider's profile. The client still uses only the
-	// servers the resource's metadata lists and sends the token only to the
-	// resource's origin. False means resource is sent on every request
-	// (and OmitResourceOnRefresh decides for refresh).
+	// server, for servers that refuse it (the v2.0 endpoint of Microsoft
+	// Entra ID). The audience then comes from the server's own
+	// configuration (ResourceScopes, the "audience" of
+	// AuthorizationParams), and the resource server must check "aud" by
+	// its provider's profile. The client still uses only the servers the
+	// resource's metadata lists and sends the token only to the resource's
+	// origin. False means resource is sent on every request (and
+	// OmitResourceOnRefresh decides for refresh).
 	OmitResource bool
 	// ResourceScopes are scopes naming the resource in this server's
 	// terms, sent with every authorization and grant request to it, such

@@ -44,7 +44,7 @@ func (a *authParamFlags) register(fs *flag.FlagSet) {
 		"although its metadata omits code_challenge_methods_supported, as Microsoft Entra ID and Amazon Cognito do; "+
 		"a server that lists methods without S256 stays refused")
 	fs.BoolVar(&a.omitResource, "omit-resource", false, "leave the RFC 8707 resource parameter out of the requests to the authorization server "+
-		"(--issuer, or the one the server's metadata names), for servers that refuse it (Microsoft Entra ID v2, Ory Hydra); "+
+		"(--issuer, or the one the server's metadata names), for servers that refuse it (Microsoft Entra ID v2.0); "+
 		"the MCP server must then check the token's audience by its provider profile")
 	fs.Func("resource-scope", "a `SCOPE` naming the MCP server at the authorization server (--issuer, or the one the server's metadata names), "+
 		"asked for besides the MCP scopes, e.g. api://APP-ID/mcp.tools; one ending in /.default (Microsoft Entra ID) replaces them "+
