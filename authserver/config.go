@@ -244,6 +244,10 @@ type Config struct {
 	// 64 KiB.
 	MaxBodyBytes int64
 
+	// Device turns on the device authorization grant (RFC 8628) for hosts
+	// without a browser; see [DeviceConfig]. Nil means it is not offered.
+	Device *DeviceConfig
+
 	// DPoP turns on sender-constrained tokens (RFC 9449); see [DPoPConfig].
 	// Nil means DPoP is off.
 	DPoP *DPoPConfig

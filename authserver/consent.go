@@ -59,12 +59,18 @@ type consentView struct {
 	Issuer, StylesheetURL                       string
 	UpstreamHost                                string // where the user signs in after approving; empty without
 	ChooseUpstream                              bool   // after approving, the user chooses where to sign in
+	// UserCode is set for a device login: the code the device shows,
+	// which the user confirms here; there is no redirect then.
+	UserCode string
 }
 
 // showConsent renders the consent page for req, bound to this browser by a
 // cookie and to this form by a CSRF token.
 func (s *Server) showConsent(w http.ResponseWriter, r *http.Request, req *authRequest) {
 	formActions := formActionSource(req.redirectURI)
+	if req.device != "" {
+		formActions = "" // nothing is redirected to the client
+	}
 	var upstreamHost string
 	if p := s.login.chosen(req); p != nil && req.subject == "" {
 		// Approve leads to the provider: the page's CSP form-action must
@@ -106,6 +112,10 @@ func (s *Server) showConsent(w http.ResponseWriter, r *http.Request, req *authRe
 		StylesheetURL:    s.cfg.issuerPath + pathAssets,
 		UpstreamHost:     upstreamHost,
 		ChooseUpstream:   s.login != nil && s.login.chosen(req) == nil && req.subject == "",
+		UserCode:         req.userCode,
+	}
+	if req.device != "" {
+		v.LocalhostWarning = false
 	}
 	if c.Kind == ClientMetadataDocument {
 		if u, err := url.Parse(c.ID); err == nil {
@@ -208,7 +218,9 @@ func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request) {
 		s.advance(w, r, req, denied, false)
 		return
 	}
-	req.browser = s.approvingBrowser(w, r)
+	if req.device == "" { // a device login is never remembered
+		req.browser = s.approvingBrowser(w, r)
+	}
 	s.advance(w, r, req, approved, false)
 }
 

@@ -101,6 +101,10 @@ func (s *Server) next(ctx context.Context, req *authRequest, ev loginEvent, cons
 	switch {
 	case s.cfg.Consent == ConsentDeny:
 		return step{do: refuse}
+	case req.device != "":
+		// A device login always shows the page: the user confirms there
+		// the client and the code the device shows (RFC 8628 §5.4).
+		return step{do: askConsent}
 	case s.cfg.Consent == ConsentAuto:
 		return step{do: issue}
 	case req.browser == "":
@@ -136,7 +140,7 @@ func (s *Server) advance(w http.ResponseWriter, r *http.Request, req *authReques
 	case chooseUpstream:
 		s.showChoice(w, r, req, st.consented, "", "")
 	case issue:
-		if st.remember {
+		if st.remember && req.device == "" {
 			s.rememberConsent(r.Context(), req)
 		}
 		s.approve(w, r, req)

@@ -67,6 +67,7 @@ func waitingRecord(id, step, browser string, req *authRequest, expires time.Time
 		UpstreamTokens:  req.upstreamTokens,
 		Provider:        req.provider,
 		LoginHint:       req.loginHint,
+		DeviceCode:      req.device,
 		ExpiresAt:       expires,
 	}
 }
@@ -85,6 +86,7 @@ func (p *PendingAuthorization) request() *authRequest {
 		upstreamTokens:  p.UpstreamTokens,
 		provider:        p.Provider,
 		loginHint:       p.LoginHint,
+		device:          p.DeviceCode,
 	}
 	if p.Step == stepChoose {
 		r.consented = p.Consented

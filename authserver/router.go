@@ -36,6 +36,11 @@ func (s *Server) routes() http.Handler {
 		}
 		r.Path(p + pathChoose).Methods(http.MethodPost).HandlerFunc(browser(s.handleChoose))
 	}
+	if s.device != nil {
+		r.Path(p + pathDeviceAuthorize).Methods(http.MethodPost).HandlerFunc(s.limits.startsByIP(s.handleDeviceAuthorization))
+		r.Path(p + pathDevice).Methods(get...).HandlerFunc(browser(s.handleDevicePage))
+		r.Path(p + pathDevice).Methods(http.MethodPost).HandlerFunc(browser(s.handleDeviceSubmit))
+	}
 	if s.connect != nil {
 		r.Path(p + pathConnectCallback).Methods(get...).HandlerFunc(browser(s.handleConnectCallback))
 		for _, name := range s.connect.names {

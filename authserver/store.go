@@ -41,6 +41,9 @@ type Storage struct {
 	// Connect keeps connected third-party accounts and the connect flow's
 	// tickets, for [Config.Connect].
 	Connect ConnectStore
+	// Devices keeps the codes of the device authorization grant, for
+	// [Config.Device].
+	Devices DeviceCodeStore
 }
 
 // ClientStore keeps registered clients (static and dynamic; URL client_ids
@@ -309,6 +312,10 @@ type PendingAuthorization struct {
 	// browser that approved, when Consented, or else of one whose
 	// authorization request was a navigation from this server's own site.
 	// Empty otherwise: then no remembered consent is recorded or applied.
-	RememberBrowser string    `json:"remember_browser,omitempty"`
-	ExpiresAt       time.Time `json:"exp"`
+	RememberBrowser string `json:"remember_browser,omitempty"`
+	// DeviceCode is, for a device login ([Config.Device]), the Key of the
+	// [DeviceCode] whose user code was entered: the approval goes to it
+	// instead of a redirect. Empty otherwise.
+	DeviceCode string    `json:"device_code,omitempty"`
+	ExpiresAt  time.Time `json:"exp"`
 }

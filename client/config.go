@@ -39,9 +39,14 @@ const (
 type Config struct {
 	// Authorizer obtains authorization responses: it shows the
 	// authorization URL to the user (or drives it) and brings back the
-	// redirect. Required unless Grant is set. See [Loopback], [Paste] and
+	// redirect. Required unless Grant or Device is set. See [Loopback], [Paste] and
 	// [FollowRedirects].
 	Authorizer Authorizer
+	// Device, when set, offers the device authorization grant (RFC 8628):
+	// alone (Authorizer nil) it authorizes every login, beside an
+	// Authorizer it takes over when that finds no browser ([ErrNoBrowser]);
+	// see [DeviceFlow]. Nil means the device flow is never used.
+	Device *DeviceFlow
 	// Grant, when set, obtains tokens without a user instead of the
 	// authorization code flow: [ClientCredentials], [EnterpriseAuthorization]
 	// or [WorkloadIdentity]. Nil means interactive authorization through
@@ -239,8 +244,11 @@ type AuthServerSelector func(ctx context.Context, resource string, issuers []str
 
 // validate checks the configuration and fills defaults.
 func (cfg *Config) validate() error {
-	if cfg.Authorizer == nil && cfg.Grant == nil {
-		return fmt.Errorf("%w: Authorizer or Grant is required", ErrConfig)
+	if cfg.Authorizer == nil && cfg.Grant == nil && cfg.Device == nil {
+		return fmt.Errorf("%w: Authorizer, Device or Grant is required", ErrConfig)
+	}
+	if cfg.Device != nil && cfg.Device.Show == nil {
+		return fmt.Errorf("%w: Device.Show is required", ErrConfig)
 	}
 	if cfg.ClientIDMetadataURL != "" {
 		if err := clientmeta.ValidateClientID(cfg.ClientIDMetadataURL); err != nil {

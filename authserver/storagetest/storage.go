@@ -21,7 +21,8 @@ import (
 // [authserver.Storage] and of each store interface, in subtests of t:
 // misses are [authserver.ErrNotFound]; a code redeems once and a refresh
 // token rotates once, even when many callers try at the same moment;
-// revocation sticks; a pending authorization is taken once and only by a
+// revocation sticks; a device code's keys are unique and its updates
+// atomic; a pending authorization is taken once and only by a
 // matching request; upstream tokens are written only over the version
 // before; records are copied in and out; and [authserver.Sweeper] drops
 // what expired. A store that does not implement the optional
@@ -38,7 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) authserver.Storage) {
 		for name, f := range map[string]any{
 			"Clients": st.Clients, "Codes": st.Codes, "Grants": st.Grants, "RefreshTokens": st.RefreshTokens,
 			"Consents": st.Consents, "Keys": st.Keys, "Revocations": st.Revocations, "Pending": st.Pending,
-			"UpstreamTokens": st.UpstreamTokens,
+			"UpstreamTokens": st.UpstreamTokens, "Devices": st.Devices,
 		} {
 			if f == nil {
 				t.Fatalf("open returned a Storage without %s", name)
@@ -50,6 +51,7 @@ func Run(t *testing.T, open func(t *testing.T) authserver.Storage) {
 	t.Run("records copied", func(t *testing.T) { testRecordsCopied(t, checked(t)) })
 	t.Run("upstream token versions", func(t *testing.T) { testUpstreamTokenVersions(t, checked(t).UpstreamTokens) })
 	t.Run("connected accounts", func(t *testing.T) { testConnect(t, checked(t).Connect) })
+	t.Run("device codes", func(t *testing.T) { testDeviceCodes(t, checked(t).Devices) })
 }
 
 // storageNow is the time of the checks.
