@@ -30,7 +30,7 @@ import (
 var authserverReloadable = map[string]bool{
 	"scopes": true, "consent": true, "client": true, "token-ttl": true, "refresh-ttl": true,
 	"cimd-allow-host": true, "no-cimd": true, "no-registration": true, "resource": true, "remember-consent": true,
-	"upstream": true, "upstream-tenant": true, "upstream-allow-tenant": true, "upstream-authorization-url": true,
+	"upstream": true, "upstream-realm": true, "upstream-tenant": true, "upstream-allow-tenant": true, "upstream-authorization-url": true,
 	"upstream-token-url": true, "upstream-userinfo-url": true, "upstream-emails-url": true, "upstream-auth-param": true,
 	"upstream-github-org": true, "upstream-github-team": true, "grant-policy": true, "upstream-client-id": true,
 	"upstream-client-secret": true, "upstream-client-key": true, "upstream-client-key-id": true, "upstream-scopes": true,
@@ -129,7 +129,7 @@ func (rt *authserverRuntime) generation(f *authserverFlags, cfg authserver.Confi
 			_ = as.Close()
 			closeLogin(&cfg)
 		},
-		checks: rt.checks(cfg.Login),
+		checks: append(rt.checks(cfg.Login), loginChecks(&cfg)...),
 	}
 	return g, as, nil
 }
