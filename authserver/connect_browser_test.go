@@ -39,7 +39,9 @@ type loopbackThird struct {
 	at string
 }
 
-func (l *loopbackThird) AuthorizationEndpoint(context.Context) (string, error) { return l.at + "/authorize", nil }
+func (l *loopbackThird) AuthorizationEndpoint(context.Context) (string, error) {
+	return l.at + "/authorize", nil
+}
 
 func (l *loopbackThird) Start(_ context.Context, r *LoginRequest) (string, error) {
 	u, _ := l.fakeThird.Start(context.Background(), r)
