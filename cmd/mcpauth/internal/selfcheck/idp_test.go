@@ -77,7 +77,7 @@ func TestRunIdP(t *testing.T) {
 					t.Errorf("%s = %q, want %q (%v)", id, got[id], st, rep.Results)
 				}
 			}
-			if tt.token == "" && slices.ContainsFunc(rep.Results, func(r Result) bool { return strings.HasPrefix(r.ID, "IDP-0") && r.ID >= "IDP-04" }) {
+			if tt.token == "" && slices.ContainsFunc(rep.Results, func(r Result) bool { return strings.HasPrefix(r.ID, "IDP-") && r.ID >= "IDP-04" }) {
 				t.Error("token checks without a token")
 			}
 			if rep.Preset != tt.preset || rep.Verified != tt.verified {
