@@ -34,6 +34,9 @@ type IdPConfig struct {
 	InsecureAllowHTTPLoopback bool
 	// Timeout bounds each request. Zero means [DefaultTimeout].
 	Timeout time.Duration
+	// Login is the outcome of one login with the provider, or nil. Its
+	// access token is checked as Token is, which must then be empty.
+	Login *IdPLogin
 }
 
 // IdPReport is the outcome of [RunIdP]: the graded checks and the advice.
@@ -157,7 +160,8 @@ var providers = []provider{
 // [Run] (CL-06, CL-07, AS-02, AS-03, AS-06, AS-15) its results are IDP-01
 // dynamic registration, IDP-02 signing keys, IDP-03 the provider
 // recognised, IDP-04 the token a JWT, IDP-05 its issuer, IDP-06 a preset
-// that accepts it. It returns an error wrapping [ErrConfig], and no report,
+// that accepts it, and with cfg.Login IDP-07 the iss of the authorization
+// response, IDP-08 the resource honoured, IDP-09 refresh. It returns an error wrapping [ErrConfig], and no report,
 // when cfg is unusable.
 func RunIdP(ctx context.Context, cfg IdPConfig) (*IdPReport, error) {
 	policy := oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: cfg.InsecureAllowHTTPLoopback}
@@ -168,6 +172,12 @@ func RunIdP(ctx context.Context, cfg IdPConfig) (*IdPReport, error) {
 		if err := policy.CheckURL(cfg.Resource); err != nil {
 			return nil, fmt.Errorf("%w: Resource: %w", ErrConfig, err)
 		}
+	}
+	if cfg.Login != nil {
+		if cfg.Token != "" {
+			return nil, fmt.Errorf("%w: Token and Login are exclusive", ErrConfig)
+		}
+		cfg.Token = cfg.Login.AccessToken
 	}
 	if strings.ContainsAny(cfg.Token, " \t\r\n\x00") {
 		return nil, fmt.Errorf("%w: Token contains forbidden characters", ErrConfig)
@@ -198,9 +208,16 @@ func RunIdP(ctx context.Context, cfg IdPConfig) (*IdPReport, error) {
 		r.addEither(out.Provider != "", "IDP-03", "provider recognised", out.Provider,
 			StatusSkip, "not one of the presets' providers from its metadata; the token decides")
 	}
+	if cfg.Login != nil && md != nil {
+		r.checkLoginISS(cfg, md.AuthorizationResponseISSParameterSupported)
+		r.checkLoginResource(cfg)
+	}
 	var claims map[string]any
 	if cfg.Token != "" && md != nil {
 		claims = r.checkIdPToken(ctx, cfg, out)
+	}
+	if cfg.Login != nil && md != nil {
+		r.checkLoginRefresh(ctx, cfg, out)
 	}
 	out.Report = *r.report
 	out.Advice = idpAdvice(cfg, out, claims)
