@@ -51,7 +51,7 @@ var errChecksFailed = errors.New("checks failed")
 
 func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	f := &checkFlags{}
-	fs := newFlagSet("check", "[flags] URL | --idp ISSUER [--resource URL --token T]", checkDescription+idpDescription, stderr)
+	fs := newFlagSet("check", "[flags] URL | --idp ISSUER [--resource URL --token T | --resource URL --login]", checkDescription+idpDescription, stderr)
 	fs.StringVar(&f.token, "token", "", "a valid access token for URL; - reads it from stdin, env:VAR from $VAR (default: the checks that need one are skipped)")
 	fs.StringVar(&f.delegatedToken, "delegated-token", "", "an access token for URL obtained by delegation (an act claim, as `mcpauth delegate` prints), to report how the server treats delegated tokens; env:VAR reads $VAR")
 	fs.StringVar(&f.stepUpTool, "step-up-tool", "", "a tool the token lacks the scope for, to check the 403 insufficient_scope challenge")
@@ -65,8 +65,8 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
-	if f.idp.issuer != "" || f.idp.resource != "" {
-		return runCheckIdP(ctx, f, pos, stdin, stdout)
+	if f.idp.issuer != "" || f.idp.resource != "" || f.idp.login.used() {
+		return runCheckIdP(ctx, f, pos, stdin, stdout, stderr)
 	}
 	if len(pos) != 1 {
 		fmt.Fprintf(fs.Output(), "missing arguments\n")

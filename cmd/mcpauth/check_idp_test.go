@@ -21,6 +21,10 @@ func TestCheckIdPFlags(t *testing.T) {
 		{"idp with step-up tool", []string{"check", "--idp", "https://as.example", "--step-up-tool", "x"}, 1, "--step-up-tool"},
 		{"idp over http", []string{"check", "--idp", "http://as.example"}, 1, "--idp"},
 		{"resource over http", []string{"check", "--idp", "https://as.example", "--resource", "http://mcp.example/mcp"}, 1, "--resource"},
+		{"login without idp", []string{"check", "--login"}, 1, "need --idp"},
+		{"client-id without login", []string{"check", "--idp", "https://as.example", "--client-id", "c"}, 1, "need --login"},
+		{"login without resource", []string{"check", "--idp", "https://as.example", "--login"}, 1, "--login needs --resource"},
+		{"login and token", []string{"check", "--idp", "https://as.example", "--resource", "https://mcp.example/mcp", "--login", "--token", "t"}, 1, "no --token"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -214,6 +214,7 @@ type grantStore struct {
 }
 
 type grant struct {
+	key    tokenstore.Key
 	issuer string
 	scopes []string
 }
@@ -225,7 +226,7 @@ func (s *grantStore) PutToken(ctx context.Context, k tokenstore.Key, t *tokensto
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.last, s.put = grant{issuer: k.Issuer, scopes: slices.Clone(t.Scopes)}, true
+	s.last, s.put = grant{key: k, issuer: k.Issuer, scopes: slices.Clone(t.Scopes)}, true
 	return nil
 }
 
