@@ -143,6 +143,9 @@ type Server struct {
 	limits  *rateLimits
 
 	login *loginBroker // nil without Config.Login
+	// keySets are the JWK sets fetched by URL; [Server.Ready] checks the
+	// trusted issuers' ones.
+	keySets *remoteKeySets
 	vault Vault        // nil without Config.Vault
 	// connect is the connected accounts of Config.Connect; nil without.
 	connect *connector
@@ -249,7 +252,7 @@ func (s *Server) compose() error {
 	st := &s.cfg
 	s.scopes = &scopePolicy{supported: st.Scopes, defaults: st.DefaultScopes}
 	keySets := newRemoteKeySets(st.KeyFetch, st.Now)
-	s.closers = append(s.closers, keySets)
+	s.closers, s.keySets = append(s.closers, keySets), keySets
 	s.clients = &clientRegistry{store: s.store.Clients, scopes: s.scopes, keySets: keySets, log: s.log}
 	if err := s.clients.preRegister(ctx, st.Clients, s.clock.Now()); err != nil {
 		return err
