@@ -146,7 +146,7 @@ type Server struct {
 	// keySets are the JWK sets fetched by URL; [Server.Ready] checks the
 	// trusted issuers' ones.
 	keySets *remoteKeySets
-	vault Vault        // nil without Config.Vault
+	vault   Vault // nil without Config.Vault
 	// connect is the connected accounts of Config.Connect; nil without.
 	connect *connector
 
