@@ -129,14 +129,16 @@ func (rt *authserverRuntime) generation(f *authserverFlags, cfg authserver.Confi
 			_ = as.Close()
 			closeLogin(&cfg)
 		},
-		checks: rt.checks(cfg.Login),
+		checks: rt.checks(&cfg, as),
 	}
 	return g, as, nil
 }
 
 // checks are the readiness checks: the storage answers, a signing key is
-// in use, Redis answers, the upstream provider's metadata can be had.
-func (rt *authserverRuntime) checks(login authserver.Login) []healthCheck {
+// in use, Redis answers, and what the server depends on upstream (the
+// login provider's metadata and key set, the trusted issuers' key sets) is
+// fetched and fresh (authserver.Server.Ready).
+func (rt *authserverRuntime) checks(cfg *authserver.Config, as *authserver.Server) []healthCheck {
 	checks := []healthCheck{
 		{"storage", func(ctx context.Context) error {
 			if rt.pinger != nil {
@@ -162,11 +164,8 @@ func (rt *authserverRuntime) checks(login authserver.Login) []healthCheck {
 	if rt.redis != nil {
 		checks = append(checks, healthCheck{"redis", func(ctx context.Context) error { return rt.redis.Ping(ctx).Err() }})
 	}
-	if login != nil {
-		checks = append(checks, healthCheck{"upstream", func(ctx context.Context) error {
-			_, err := login.AuthorizationEndpoint(ctx)
-			return err
-		}})
+	if cfg.Login != nil || len(cfg.TrustedIssuers) > 0 || cfg.IdentityProvider != nil {
+		checks = append(checks, healthCheck{"upstream", as.Ready})
 	}
 	return checks
 }
