@@ -2,6 +2,7 @@ package authserver
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -82,5 +83,34 @@ func TestReadyNothingToCheck(t *testing.T) {
 	h := newHarness(t, "", nil)
 	if err := h.as.Ready(context.Background()); err != nil {
 		t.Fatalf("Ready = %v", err)
+	}
+}
+
+// TestTrustedKeySetsNotDropped: a flood of clients' jwks_uri beyond
+// MaxSets drops (and closes) clients' sets, never a trusted issuer's.
+func TestTrustedKeySetsNotDropped(t *testing.T) {
+	t.Parallel()
+	key := oauthtest.NewKey(t, oauthtest.ES256, "k1")
+	trusted := oauthtest.NewPlainJWKSServer(t, key)
+	sets := newRemoteKeySets(KeyFetchConfig{InsecureAllowHTTPLoopback: true, MaxSets: 1}, newClock().Now)
+	defer sets.Close()
+	src, err := sets.trusted(trusted.Issuer, trusted.JWKSURI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := sets.source(fmt.Sprintf("http://127.0.0.1:1/client-%d/jwks", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := src.Keys(context.Background(), "k1"); err != nil {
+		t.Fatalf("the trusted issuer's keys after the flood: %v", err)
+	}
+	if err := sets.ready(context.Background()); err != nil {
+		t.Fatalf("ready: %v", err)
+	}
+	again, err := sets.trusted(trusted.Issuer, trusted.JWKSURI)
+	if err != nil || again != src {
+		t.Fatalf("trusted again: %v %v, want the same set", again, err)
 	}
 }
