@@ -26,6 +26,19 @@ type authRequest struct {
 	// remembered consent may apply to (see rememberingBrowser) or that
 	// approved req on our page (approvingBrowser); empty otherwise.
 	browser string
+	// provider is the name of the identity provider chosen for the login
+	// ([LoginProvider.Name]); empty until chosen, and with one provider.
+	provider string
+	// loginHint is the address that chose provider, for the provider's
+	// login_hint; empty otherwise.
+	loginHint string
+	// consented records, while the choice page waits, that the user
+	// approved on our consent page before it.
+	consented bool
+	// device is the Key of the device code whose user code was entered
+	// on the verification page; empty for the browser flow. userCode is
+	// that code, shown on the consent page.
+	device, userCode string
 }
 
 // handleAuthorize is the authorization endpoint (OAuth 2.1 §4.1.1): code
@@ -57,7 +70,8 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 		s.redirectError(w, r, req, oe)
 		return
 	}
-	req.browser = s.rememberingBrowser(r) // used only when the consent page may be skipped
+	req.browser = s.rememberingBrowser(r)           // used only when the consent page may be skipped
+	req.provider, req.loginHint = s.login.hinted(q) // a login_hint at a home realm skips the choice
 	s.advance(w, r, req, authorized, false)
 }
 
@@ -166,8 +180,13 @@ func (s *Server) userOf(req *authRequest) string {
 	return s.cfg.Subject
 }
 
-// approve issues a code and redirects it to the client.
+// approve issues a code and redirects it to the client; for a device
+// login it approves the device code instead.
 func (s *Server) approve(w http.ResponseWriter, r *http.Request, req *authRequest) {
+	if req.device != "" {
+		s.answerDevice(w, r, req, true)
+		return
+	}
 	code, err := s.issueCode(r.Context(), req)
 	if err != nil {
 		s.log.ErrorContext(r.Context(), "issuing an authorization code failed", "err", err)
@@ -182,6 +201,10 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request, req *authReques
 
 // redirectError sends an error authorization response (RFC 6749 §4.1.2.1).
 func (s *Server) redirectError(w http.ResponseWriter, r *http.Request, req *authRequest, oe *oauthmeta.Error) {
+	if req.device != "" {
+		s.deviceRefused(w, r, req, oe)
+		return
+	}
 	params := url.Values{"error": {string(oe.Code)}}
 	if oe.Description != "" {
 		params.Set("error_description", oe.Description)

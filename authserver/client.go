@@ -60,7 +60,8 @@ type Client struct {
 	// refresh_token, client_credentials (confidential clients only),
 	// urn:ietf:params:oauth:grant-type:jwt-bearer and
 	// urn:ietf:params:oauth:grant-type:token-exchange (with
-	// IdentityProvider). Empty in [Config.Clients] means authorization_code
+	// IdentityProvider) and urn:ietf:params:oauth:grant-type:device_code
+	// (with [Config.Device]). Empty in [Config.Clients] means authorization_code
 	// and refresh_token.
 	GrantTypes []string `json:"grant_types"`
 	// AllowedScopes, when not empty, is a ceiling: a request for a scope

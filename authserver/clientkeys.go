@@ -127,6 +127,13 @@ func (r *remoteKeySets) newSet(cfg remotekeys.Config) (*remotekeys.Set, error) {
 	return remotekeys.New(cfg)
 }
 
+// fetchesTrusted says whether a trusted issuer's keys are fetched.
+func (r *remoteKeySets) fetchesTrusted() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.pinned) > 0
+}
+
 // ready checks every trusted issuer's fetched set (see remotekeys.Set's
 // Ready); the error names the issuers whose keys are missing or stale.
 // Clients' sets are not checked: a client's keys are its own affair.

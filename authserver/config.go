@@ -140,6 +140,21 @@ type Config struct {
 	// admitted user may obtain (see [GrantPolicy]). Nil means every scope
 	// the client may request, as without Login.
 	GrantPolicy *GrantPolicy
+	// Logins, instead of Login, are several identity providers: the user
+	// chooses one on a page of ours, or the domain of their email picks it
+	// (HomeRealms). Each provider has its own redirect URI
+	// ([Server.UpstreamCallbackURLFor]), its own allow-list and grant
+	// policy, and its users' subjects are made from its issuer, so a user
+	// of one provider is never a user of another. Allow and GrantPolicy
+	// must then be empty. Nil means Login alone.
+	Logins []LoginProvider
+	// HomeRealms, with Logins, maps an email domain (exactly, compared
+	// without regard to ASCII case, as [AllowList.EmailDomains]) to the
+	// Name of the provider its users log in at: a client's login_hint or
+	// the address typed on the choice page skips the choice, and a user
+	// whose verified email is at a mapped domain is refused at any other
+	// provider. Nil means the user always chooses.
+	HomeRealms map[string]string
 	// Vault, with Login, keeps the provider's tokens of each login, sealed,
 	// for the RFC 8693 token exchange by which resource servers act at the
 	// provider's APIs as the user. New calls it once with the store of
@@ -228,6 +243,10 @@ type Config struct {
 	// MaxBodyBytes caps every request body. Zero means
 	// 64 KiB.
 	MaxBodyBytes int64
+
+	// Device turns on the device authorization grant (RFC 8628) for hosts
+	// without a browser; see [DeviceConfig]. Nil means it is not offered.
+	Device *DeviceConfig
 
 	// DPoP turns on sender-constrained tokens (RFC 9449); see [DPoPConfig].
 	// Nil means DPoP is off.

@@ -195,7 +195,7 @@ func (c *connector) token(ctx context.Context, subject string, p *connectProvide
 	}
 	vg := *g
 	vg.UpstreamTokens = a.Tokens
-	tok, err := p.vault.Token(ctx, &vg)
+	tok, err := p.vault.Token(ctx, &vg, "")
 	if errors.Is(err, ErrNotFound) {
 		c.drop(ctx, a)
 	}
@@ -295,7 +295,7 @@ func (s *Server) ConnectCallbackURL() string {
 // as it), and records the account in place of an earlier one, whose
 // tokens it drops.
 func (c *connector) keep(ctx context.Context, p *connectProvider, g *Grant, tok *oauth2.Token) error {
-	id, err := p.vault.Keep(ctx, tok, g.ExpiresAt)
+	id, err := p.vault.Keep(ctx, p.login.Issuer(), tok, g.ExpiresAt)
 	if err != nil {
 		return err
 	}

@@ -81,7 +81,7 @@ func (s *Server) handleConnect(p *connectProvider, disconnect bool) http.Handler
 		}
 		l := &LoginRequest{State: randomToken(32), Nonce: randomToken(32), Verifier: oauth2.GenerateVerifier(),
 			RedirectURI: s.UpstreamCallbackURL()}
-		target, err := s.login.provider.Start(ctx, l)
+		target, err := s.login.providers[0].provider.Start(ctx, l)
 		if err != nil {
 			s.upstreamUnavailable(w, r, err)
 			return
@@ -125,7 +125,7 @@ func (s *Server) finishConnectLogin(w http.ResponseWriter, r *http.Request, q ur
 		return true
 	}
 	p := s.connect.providers[t.Provider]
-	id, _, err := s.login.provider.Callback(ctx, q, &LoginRequest{State: q.Get("state"), Nonce: t.Nonce,
+	id, _, err := s.login.providers[0].provider.Callback(ctx, q, &LoginRequest{State: q.Get("state"), Nonce: t.Nonce,
 		Verifier: t.Verifier, RedirectURI: s.UpstreamCallbackURL()})
 	if err != nil || p == nil {
 		s.log.WarnContext(ctx, "connect: the login failed", "err", err)
@@ -134,7 +134,7 @@ func (s *Server) finishConnectLogin(w http.ResponseWriter, r *http.Request, q ur
 	}
 	// Only the provider's tokens of the login identify the user: they
 	// are not kept.
-	if !s.login.allow.admits(keysOf(id, s.login.unverifiedEmail)) {
+	if !s.login.providers[0].allow.admits(keysOf(id, s.login.providers[0].unverifiedEmail)) {
 		s.log.InfoContext(ctx, "connect: user refused by the allow-list", "provider", p.name)
 		s.connectRefused(w, "This user may not use this server.")
 		return true

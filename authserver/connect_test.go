@@ -64,7 +64,7 @@ type fakeVault struct {
 	refuse atomic.Bool
 }
 
-func (v *fakeVault) Keep(ctx context.Context, tok *oauth2.Token, expires time.Time) (string, error) {
+func (v *fakeVault) Keep(ctx context.Context, _ string, tok *oauth2.Token, expires time.Time) (string, error) {
 	id := randomToken(8)
 	return id, v.store.SaveUpstreamTokens(ctx, &UpstreamTokens{ID: id, Version: 1, ExpiresAt: expires, Sealed: []byte(tok.AccessToken)})
 }
@@ -79,7 +79,7 @@ func (v *fakeVault) Bind(ctx context.Context, id string, g *Grant) error {
 	return v.store.SaveUpstreamTokens(ctx, rec)
 }
 
-func (v *fakeVault) Token(ctx context.Context, g *Grant) (*oauth2.Token, error) {
+func (v *fakeVault) Token(ctx context.Context, g *Grant, _ string) (*oauth2.Token, error) {
 	rec, err := v.store.UpstreamTokens(ctx, g.UpstreamTokens)
 	if err != nil || rec.GrantID != g.ID {
 		return nil, ErrNotFound

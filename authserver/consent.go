@@ -58,18 +58,26 @@ type consentView struct {
 	Action, RequestID, CSRFToken                string
 	Issuer, StylesheetURL                       string
 	UpstreamHost                                string // where the user signs in after approving; empty without
+	ChooseUpstream                              bool   // after approving, the user chooses where to sign in
+	// UserCode is set for a device login: the code the device shows,
+	// which the user confirms here; there is no redirect then.
+	UserCode string
 }
 
 // showConsent renders the consent page for req, bound to this browser by a
 // cookie and to this form by a CSRF token.
 func (s *Server) showConsent(w http.ResponseWriter, r *http.Request, req *authRequest) {
 	formActions := formActionSource(req.redirectURI)
+	if req.device != "" {
+		formActions = "" // nothing is redirected to the client
+	}
 	var upstreamHost string
-	if s.login != nil && req.subject == "" {
+	if p := s.login.chosen(req); p != nil && req.subject == "" {
 		// Approve leads to the provider: the page's CSP form-action must
 		// allow that redirect, and an unreachable provider is reported now
-		// rather than after the click.
-		endpoint, err := s.login.provider.AuthorizationEndpoint(r.Context())
+		// rather than after the click. (Without a chosen provider it leads
+		// to our choice page.)
+		endpoint, err := p.provider.AuthorizationEndpoint(r.Context())
 		if err != nil {
 			s.upstreamUnavailable(w, r, err)
 			return
@@ -103,6 +111,11 @@ func (s *Server) showConsent(w http.ResponseWriter, r *http.Request, req *authRe
 		Issuer:           s.cfg.Issuer,
 		StylesheetURL:    s.cfg.issuerPath + pathAssets,
 		UpstreamHost:     upstreamHost,
+		ChooseUpstream:   s.login != nil && s.login.chosen(req) == nil && req.subject == "",
+		UserCode:         req.userCode,
+	}
+	if req.device != "" {
+		v.LocalhostWarning = false
 	}
 	if c.Kind == ClientMetadataDocument {
 		if u, err := url.Parse(c.ID); err == nil {
@@ -205,7 +218,9 @@ func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request) {
 		s.advance(w, r, req, denied, false)
 		return
 	}
-	req.browser = s.approvingBrowser(w, r)
+	if req.device == "" { // a device login is never remembered
+		req.browser = s.approvingBrowser(w, r)
+	}
 	s.advance(w, r, req, approved, false)
 }
 

@@ -62,11 +62,11 @@ func (h *tokenExchange) grant(ctx context.Context, client *Client, form url.Valu
 // vaultExchange is who may exchange our access tokens for the user's
 // upstream access token ([Config.Vault]).
 type vaultExchange struct {
-	// issuer is the upstream provider's issuer identifier, a target as
-	// "audience" or "resource".
-	issuer string
+	// issuers are the upstream providers' issuer identifiers, each a
+	// target as "audience" or "resource" naming that provider.
+	issuers []string
 	// audience is [Config.VaultAudience], a target as "audience"
-	// only; "" means none.
+	// only, naming the provider of the grant; "" means none.
 	audience string
 	// resources maps the client_id of each resource server allowed the
 	// exchange to its resource.
@@ -76,11 +76,11 @@ type vaultExchange struct {
 
 // newVaultExchange returns the upstream token exchange of c, nil when
 // it is not offered (no vault, or no resource server named).
-func newVaultExchange(cfg *settings, upstreamIssuer string, v Vault) *vaultExchange {
+func newVaultExchange(cfg *settings, upstreamIssuers []string, v Vault) *vaultExchange {
 	if v == nil || len(cfg.VaultResourceServers) == 0 {
 		return nil
 	}
-	return &vaultExchange{issuer: upstreamIssuer, audience: cfg.VaultAudience, resources: cfg.VaultResourceServers, vault: v}
+	return &vaultExchange{issuers: upstreamIssuers, audience: cfg.VaultAudience, resources: cfg.VaultResourceServers, vault: v}
 }
 
 // resourceOf returns the resource of a resource server allowed the
@@ -93,14 +93,18 @@ func (u *vaultExchange) resourceOf(clientID string) (string, bool) {
 	return res, ok
 }
 
-// target reports whether the exchange's target names the upstream
-// provider: its issuer identifier (as "audience" or "resource"), or the
-// vault's Audience name (as "audience" only).
-func (u *vaultExchange) target(t string, asAudience bool) bool {
+// target reports whether the exchange's target names an upstream
+// provider: its issuer identifier (as "audience" or "resource"), returned
+// as issuer, or the vault's Audience name (as "audience" only), which
+// names the provider of the grant (issuer "").
+func (u *vaultExchange) target(t string, asAudience bool) (issuer string, ok bool) {
 	if u == nil {
-		return false
+		return "", false
 	}
-	return t == u.issuer || (u.audience != "" && t == u.audience && asAudience)
+	if slices.Contains(u.issuers, t) {
+		return t, true
+	}
+	return "", u.audience != "" && t == u.audience && asAudience
 }
 
 // accessTokenExchange is the RFC 8693 token exchange of one of our access
@@ -144,11 +148,11 @@ func (h *accessTokenExchange) exchange(ctx context.Context, client *Client, form
 	if oe != nil {
 		return nil, oe
 	}
-	if h.upstream.target(target, form.Has("audience")) {
+	if issuer, ok := h.upstream.target(target, form.Has("audience")); ok {
 		if !upstreamRS {
 			return nil, oauthErr(oauthmeta.CodeInvalidTarget, "client may not ask for this audience")
 		}
-		return h.exchangeUpstreamToken(ctx, client, form)
+		return h.exchangeUpstreamToken(ctx, client, issuer, form)
 	}
 	if p := h.connect.target(target, form.Has("audience")); p != nil {
 		if !connectRS {
@@ -168,15 +172,16 @@ func (h *accessTokenExchange) exchange(ctx context.Context, client *Client, form
 // confidential client named in [Config.VaultResourceServers]; the
 // subject token must be a live access token of ours whose "aud" holds
 // that client's resource. The answer is the user's upstream access token,
-// refreshed upstream first when it has expired.
-func (h *accessTokenExchange) exchangeUpstreamToken(ctx context.Context, client *Client, form url.Values) (*oauthmeta.TokenResponse, error) {
+// refreshed upstream first when it has expired: of the provider the user
+// logged in at, which a target naming a provider's issuer must be.
+func (h *accessTokenExchange) exchangeUpstreamToken(ctx context.Context, client *Client, issuer string, form url.Values) (*oauthmeta.TokenResponse, error) {
 	resource, _ := h.upstream.resourceOf(client.ID)
 	now := h.clock.Now()
 	claims, grant, oe := h.subject(ctx, form.Get("subject_token"), resource, now)
 	if oe != nil {
 		return nil, oe
 	}
-	tok, err := h.upstream.vault.Token(ctx, grant)
+	tok, err := h.upstream.vault.Token(ctx, grant, issuer)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return nil, oauthErr(oauthmeta.CodeInvalidGrant, "no upstream token for this grant; the user must log in again")

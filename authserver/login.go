@@ -14,15 +14,17 @@ import (
 )
 
 // The browser login is one state machine: a valid authorization request,
-// the answer on the consent page and the return from the identity provider
-// are its events, and next alone decides what follows each one: a refusal
-// sent to the client, the consent page, the login at the provider, or our
-// code sent to the client. The handlers (handleAuthorize, handleConsent,
-// handleUpstreamCallback) only parse and check their input. Between two
-// steps the request waits in the PendingStore, in one single-use record
-// per step, named by its Step: a consent page's record, bound to its form
-// and the browser (pendingRecord, pendingMatcher), or a login's at the
-// provider, bound to its state and the browser (loginRecord, finishLogin).
+// the answer on the consent page, the choice among several providers and
+// the return from the identity provider are its events, and next alone
+// decides what follows each one: a refusal sent to the client, the
+// consent page, the choice page, the login at the provider, or our code
+// sent to the client. The handlers (handleAuthorize, handleConsent,
+// handleChoose, handleUpstreamCallback) only parse and check their input.
+// Between two steps the request waits in the PendingStore, in one
+// single-use record per step, named by its Step: a consent or choice
+// page's record, bound to its form and the browser (formRecord,
+// formMatcher), or a login's at the provider, bound to its state and the
+// browser (loginRecord, finishLogin).
 
 // loginEvent is what happened to an authorization request.
 type loginEvent int
@@ -36,6 +38,9 @@ const (
 	// loggedIn: the provider authenticated an admitted user; consented
 	// says whether they approved the request on our page before.
 	loggedIn
+	// chose: the user chose one of several providers on our page (or
+	// typed an address of its home realm); consented as for loggedIn.
+	chose
 )
 
 // loginStep is what the server does next with an authorization request.
@@ -49,6 +54,9 @@ const (
 	// logInUpstream sends the browser to the provider; consented records
 	// whether the user approved the request already.
 	logInUpstream
+	// chooseUpstream shows the page choosing among several providers;
+	// consented as for logInUpstream.
+	chooseUpstream
 	// issue redirects a code to the client; remember first records the
 	// approval for later requests (see rememberConsent).
 	issue
@@ -57,7 +65,7 @@ const (
 // step is next's decision.
 type step struct {
 	do        loginStep
-	consented bool // logInUpstream: the user approved on our page
+	consented bool // logInUpstream, chooseUpstream: the user approved on our page
 	remember  bool // issue: record the approval
 }
 
@@ -70,8 +78,9 @@ func (s *Server) next(ctx context.Context, req *authRequest, ev loginEvent, cons
 	case approved:
 		if s.login != nil && req.subject == "" {
 			// Approved on our page, in this browser: now the user logs in
-			// at the provider, with a state bound to the same browser.
-			return step{do: logInUpstream, consented: true}
+			// at the provider, with a state bound to the same browser
+			// (after choosing it, when there are several).
+			return s.toUpstream(req, true)
 		}
 		return step{do: issue, remember: true}
 	case loggedIn:
@@ -82,6 +91,8 @@ func (s *Server) next(ctx context.Context, req *authRequest, ev loginEvent, cons
 			return step{do: issue}
 		}
 		return step{do: askConsent}
+	case chose:
+		return step{do: logInUpstream, consented: consented}
 	}
 	// authorized: the consent mode decides. With RememberConsent, the page
 	// is skipped only for a browser that may use a remembered consent (see
@@ -90,6 +101,10 @@ func (s *Server) next(ctx context.Context, req *authRequest, ev loginEvent, cons
 	switch {
 	case s.cfg.Consent == ConsentDeny:
 		return step{do: refuse}
+	case req.device != "":
+		// A device login always shows the page: the user confirms there
+		// the client and the code the device shows (RFC 8628 §5.4).
+		return step{do: askConsent}
 	case s.cfg.Consent == ConsentAuto:
 		return step{do: issue}
 	case req.browser == "":
@@ -97,11 +112,20 @@ func (s *Server) next(ctx context.Context, req *authRequest, ev loginEvent, cons
 	case s.login != nil:
 		// The user is known only after the login, so the remembered
 		// consent is checked at the callback.
-		return step{do: logInUpstream}
+		return s.toUpstream(req, false)
 	case s.consentRemembered(ctx, req):
 		return step{do: issue}
 	}
 	return step{do: askConsent}
+}
+
+// toUpstream is the way to the provider of req: its login, or first the
+// choice of one of several.
+func (s *Server) toUpstream(req *authRequest, consented bool) step {
+	if s.login.chosen(req) == nil {
+		return step{do: chooseUpstream, consented: consented}
+	}
+	return step{do: logInUpstream, consented: consented}
 }
 
 // advance takes the step next decides for ev.
@@ -113,27 +137,50 @@ func (s *Server) advance(w http.ResponseWriter, r *http.Request, req *authReques
 		s.showConsent(w, r, req)
 	case logInUpstream:
 		s.startLogin(w, r, req, st.consented)
+	case chooseUpstream:
+		s.showChoice(w, r, req, st.consented, "", "")
 	case issue:
-		if st.remember {
+		if st.remember && req.device == "" {
 			s.rememberConsent(r.Context(), req)
 		}
 		s.approve(w, r, req)
 	}
 }
 
-// loginBroker is the login at the provider of Config.Login, with who may
-// log in and what they may obtain.
+// loginBroker is the login at the provider of Config.Login, or at the
+// several of Config.Logins, with who may log in and what they may obtain.
 type loginBroker struct {
-	provider Login
-	allow    *allowRules
-	policy   *compiledGrantPolicy // nil without a GrantPolicy
+	// providers are the providers, in the order of the choice page: the
+	// one of Config.Login, named "", or those of Config.Logins.
+	providers []*brokerProvider
+	// named says the providers are Config.Logins: each has its own
+	// callback path, and the user chooses among them.
+	named bool
+	// realms maps a lower-case email domain to its provider
+	// (Config.HomeRealms); nil without.
+	realms map[string]*brokerProvider
+	// policy is the grant policy that refresh and the token exchange
+	// apply; nil without a GrantPolicy (or when a provider has none).
+	policy *compiledGrantPolicy
+}
+
+// brokerProvider is one provider of the broker, with who may log in
+// through it and what they may obtain.
+type brokerProvider struct {
+	name, label string
+	provider    Login
+	allow       *allowRules
+	policy      *compiledGrantPolicy // nil without a GrantPolicy
 	// unverifiedEmail is Allow.InsecureAllowUnverifiedEmail.
 	unverifiedEmail bool
 }
 
 // newLoginBroker validates the login's configuration; nil without
-// Config.Login.
+// Config.Login or Config.Logins.
 func newLoginBroker(cfg *settings) (*loginBroker, error) {
+	if len(cfg.Logins) > 0 || cfg.HomeRealms != nil {
+		return newNamedBroker(cfg)
+	}
 	if cfg.Login == nil {
 		switch {
 		case !cfg.Allow.empty() || cfg.Allow.AllowAnyUser:
@@ -143,22 +190,32 @@ func newLoginBroker(cfg *settings) (*loginBroker, error) {
 		}
 		return nil, nil
 	}
-	switch {
-	case cfg.Allow.empty() && !cfg.Allow.AllowAnyUser:
-		return nil, configErr("Allow", "name the email domains, users or groups who may log in, or set AllowAnyUser")
-	case cfg.Consent == ConsentAuto:
+	if cfg.Consent == ConsentAuto {
 		return nil, configErr("Consent", "must show the consent page (or deny) when users log in upstream")
 	}
-	allow, err := compileAllowList(&cfg.Allow)
+	p, err := newBrokerProvider("Allow", "", cfg.Login, &cfg.Allow, cfg.GrantPolicy, cfg.Scopes)
 	if err != nil {
 		return nil, err
 	}
-	policy, err := compileGrantPolicy(cfg.GrantPolicy, cfg.Scopes)
+	return &loginBroker{providers: []*brokerProvider{p}, policy: p.policy}, nil
+}
+
+// newBrokerProvider validates one provider's allow-list and grant policy;
+// field names the allow-list in errors.
+func newBrokerProvider(field, name string, l Login, a *AllowList, gp *GrantPolicy, scopes []string) (*brokerProvider, error) {
+	if a.empty() && !a.AllowAnyUser {
+		return nil, configErr(field, "name the email domains, users or groups who may log in, or set AllowAnyUser")
+	}
+	allow, err := compileAllowList(a)
 	if err != nil {
 		return nil, err
 	}
-	return &loginBroker{provider: cfg.Login, allow: allow, policy: policy,
-		unverifiedEmail: cfg.Allow.InsecureAllowUnverifiedEmail}, nil
+	policy, err := compileGrantPolicy(gp, scopes)
+	if err != nil {
+		return nil, err
+	}
+	return &brokerProvider{name: name, provider: l, allow: allow, policy: policy,
+		unverifiedEmail: a.InsecureAllowUnverifiedEmail}, nil
 }
 
 // currentPolicy returns the grant policy in force, nil without one (or
@@ -203,20 +260,26 @@ func (s *Server) upstreamBrowserID(w http.ResponseWriter, r *http.Request) strin
 	return v
 }
 
-// startLogin sends the browser to the provider for req. The state, nonce
-// and PKCE verifier are fresh and random; the state is single-use, expires
-// after loginTTL and is bound to this browser by a cookie set now, with
-// the consent. consented records that the user already approved req on
-// our consent page.
+// startLogin sends the browser to the provider of req (the only one, or
+// the one chosen). The state, nonce and PKCE verifier are fresh and
+// random; the state is single-use, expires after loginTTL and is bound to
+// this browser by a cookie set now, with the consent. consented records
+// that the user already approved req on our consent page.
 func (s *Server) startLogin(w http.ResponseWriter, r *http.Request, req *authRequest, consented bool) {
+	p := s.login.chosen(req)
+	if p == nil { // next shows the choice page first
+		s.renderError(w, r, http.StatusInternalServerError, oauthErr(oauthmeta.CodeServerError, "internal error"))
+		return
+	}
 	l := &LoginRequest{State: randomToken(32), Nonce: randomToken(32), Verifier: oauth2.GenerateVerifier(),
-		RedirectURI: s.UpstreamCallbackURL()}
-	target, err := s.login.provider.Start(r.Context(), l)
+		RedirectURI: s.callbackURL(p), LoginHint: req.loginHint}
+	target, err := p.provider.Start(r.Context(), l)
 	if err != nil {
 		s.upstreamUnavailable(w, r, err)
 		return
 	}
 	browser := s.upstreamBrowserID(w, r)
+	req.provider = p.name
 	rec := loginRecord(l, browser, req, consented, s.clock.Now().Add(loginTTL))
 	if err := s.store.Pending.SavePending(r.Context(), rec); err != nil {
 		s.renderStoreError(w, r, "saving an upstream login failed", err)
@@ -233,25 +296,36 @@ func (s *Server) upstreamUnavailable(w http.ResponseWriter, r *http.Request, err
 		"the identity provider could not be reached or gave an invalid answer; try again later"))
 }
 
-// handleUpstreamCallback is the redirect URI registered at the provider:
-// it checks the query's shape and hands it to finishLogin.
+// handleUpstreamCallback is the redirect URI registered at the provider
+// (for one of several, at its own path: see callbackFor): it checks the
+// query's shape and hands it to finishLogin, or to finishConnectLogin
+// for the login of a connect page (connect_page.go), which needs the one
+// provider of Config.Login.
 func (s *Server) handleUpstreamCallback(w http.ResponseWriter, r *http.Request) {
-	q, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil || len(q["state"]) != 1 || len(q["code"]) > 1 || len(q["iss"]) > 1 {
-		s.renderError(w, r, http.StatusBadRequest, oauthErr(oauthmeta.CodeInvalidRequest, "malformed callback"))
-		return
+	s.callbackFor(s.login.providers[0])(w, r)
+}
+
+// callbackFor is the handler of p's redirect URI.
+func (s *Server) callbackFor(p *brokerProvider) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		q, err := url.ParseQuery(r.URL.RawQuery)
+		if err != nil || len(q["state"]) != 1 || len(q["code"]) > 1 || len(q["iss"]) > 1 {
+			s.renderError(w, r, http.StatusBadRequest, oauthErr(oauthmeta.CodeInvalidRequest, "malformed callback"))
+			return
+		}
+		if !s.login.named && s.connect != nil && s.finishConnectLogin(w, r, q) {
+			return // the login of a connect page (connect_page.go)
+		}
+		s.finishLogin(w, r, p, q)
 	}
-	if s.connect != nil && s.finishConnectLogin(w, r, q) {
-		return // the login of a connect page (connect_page.go)
-	}
-	s.finishLogin(w, r, q)
 }
 
 // finishLogin redeems the state of q (only in the browser that started the
-// login, only once), has the provider verify its answer, applies the
-// allow-list and the grant policy, keeps the provider's tokens in the
-// vault, and advances the request as logged in.
-func (s *Server) finishLogin(w http.ResponseWriter, r *http.Request, q url.Values) {
+// login, only once), checks that the answer came from the provider p the
+// login went to, has p verify its answer, applies p's allow-list and grant
+// policy, keeps the provider's tokens in the vault, and advances the
+// request as logged in.
+func (s *Server) finishLogin(w http.ResponseWriter, r *http.Request, p *brokerProvider, q url.Values) {
 	ctx := r.Context()
 	browser := cookieValue(r, s.cookieName(upstreamCookie))
 	bh := []byte(tokenKey(browser))
@@ -269,8 +343,16 @@ func (s *Server) finishLogin(w http.ResponseWriter, r *http.Request, q url.Value
 		return
 	}
 	req := rec.request()
-	id, tok, err := s.login.provider.Callback(ctx, q, &LoginRequest{State: q.Get("state"), Nonce: rec.Nonce,
-		Verifier: rec.Verifier, RedirectURI: s.UpstreamCallbackURL()})
+	if oe := s.login.mixUp(p, rec.Provider, q); oe != nil {
+		// The login is spent: an answer meant for one provider never
+		// reaches another's token endpoint.
+		s.log.WarnContext(ctx, "upstream callback refused: the answer is not from the provider the login went to",
+			"client_id", req.client.ID, "provider", rec.Provider, "callback", p.name)
+		s.redirectError(w, r, req, oe)
+		return
+	}
+	id, tok, err := p.provider.Callback(ctx, q, &LoginRequest{State: q.Get("state"), Nonce: rec.Nonce,
+		Verifier: rec.Verifier, RedirectURI: s.callbackURL(p)})
 	if err != nil {
 		oe, ok := errors.AsType[*oauthmeta.Error](err)
 		if !ok {
@@ -280,31 +362,42 @@ func (s *Server) finishLogin(w http.ResponseWriter, r *http.Request, q url.Value
 		s.redirectError(w, r, req, oe)
 		return
 	}
-	if oe := s.admit(ctx, req, id); oe != nil {
+	if oe := s.admit(ctx, req, p, id); oe != nil {
 		s.redirectError(w, r, req, oe)
 		return
 	}
 	req.subject = identity.Subject(id.Issuer, id.Subject)
-	if req.upstreamTokens, err = s.keepUpstreamTokens(ctx, tok); err != nil {
+	if req.upstreamTokens, err = s.keepUpstreamTokens(ctx, p, tok); err != nil {
 		s.log.ErrorContext(ctx, "keeping the upstream tokens failed", "err", err)
 		oe := oauthErr(oauthmeta.CodeServerError, "internal error")
 		errors.As(err, &oe) // a store's temporarily_unavailable goes to the client as is
 		s.redirectError(w, r, req, oe)
 		return
 	}
-	s.log.InfoContext(ctx, "upstream login", "sub", req.subject, "client_id", req.client.ID)
+	s.log.InfoContext(ctx, "upstream login", "sub", req.subject, "client_id", req.client.ID, "provider", p.name)
 	s.advance(w, r, req, loggedIn, rec.Consented)
 }
 
-// admit applies the allow-list to the user id and narrows req's scopes by
-// the grant policy; the error is for the MCP client's redirect.
-func (s *Server) admit(ctx context.Context, req *authRequest, id *UpstreamIdentity) *oauthmeta.Error {
-	keys := keysOf(id, s.login.unverifiedEmail)
+// admit checks that the user id of provider p is in p's namespace, applies
+// p's allow-list and the home realm of the user's email, and narrows req's
+// scopes by p's grant policy; the error is for the MCP client's redirect.
+func (s *Server) admit(ctx context.Context, req *authRequest, p *brokerProvider, id *UpstreamIdentity) *oauthmeta.Error {
+	if oe := s.login.ownIssuer(p, id); oe != nil {
+		s.log.WarnContext(ctx, "upstream user refused: the identity's issuer is another provider's",
+			"client_id", req.client.ID, "provider", p.name)
+		return oe
+	}
+	keys := keysOf(id, p.unverifiedEmail)
 	if keys.emailRefused {
 		s.log.InfoContext(ctx, "upstream email is not an accepted address: it matches no email rule", "client_id", req.client.ID)
 	}
-	admitted := s.login.allow.admits(keys)
-	if id.GroupsIncomplete && (!admitted && s.login.allow.rules.hasGroups() || s.login.policy.hasGroups()) {
+	if home := s.login.realmOf(keys.email); home != nil && home != p {
+		s.log.InfoContext(ctx, "upstream user refused: the email's domain logs in at another provider",
+			"client_id", req.client.ID, "provider", p.name, "home", home.name)
+		return oauthErr(oauthmeta.CodeAccessDenied, "users of this email domain must sign in at "+home.title())
+	}
+	admitted := p.allow.admits(keys)
+	if id.GroupsIncomplete && (!admitted && p.allow.rules.hasGroups() || p.policy.hasGroups()) {
 		s.log.WarnContext(ctx, "upstream user refused: the provider did not list the user's groups, which a group rule needs",
 			"client_id", req.client.ID, "reason", groupOverage)
 		return oauthErr(oauthmeta.CodeAccessDenied, "the user's groups could not be read ("+groupOverage+")")
@@ -313,7 +406,7 @@ func (s *Server) admit(ctx context.Context, req *authRequest, id *UpstreamIdenti
 		s.log.InfoContext(ctx, "upstream user refused by the allow-list", "client_id", req.client.ID)
 		return oauthErr(oauthmeta.CodeAccessDenied, "this user may not use this server")
 	}
-	return s.login.policy.applyTo(ctx, s.log, req, keys)
+	return p.policy.applyTo(ctx, s.log, req, keys)
 }
 
 // groupOverage is the reason a login is refused when the provider did not
@@ -327,14 +420,14 @@ func (c *compiledGrantPolicy) hasGroups() bool { return c != nil && c.rules.hasG
 // the state itself is never stored.
 func loginPendingID(state string) string { return "upstream." + tokenKey(state) }
 
-// keepUpstreamTokens seals the tokens of a finished login into the vault
-// and returns the record's ID for the authorization request; "" without a
+// keepUpstreamTokens seals the tokens of a finished login at p into the
+// vault, marked with p's issuer, and returns the record's ID for the authorization request; "" without a
 // vault.
-func (s *Server) keepUpstreamTokens(ctx context.Context, tok *oauth2.Token) (string, error) {
+func (s *Server) keepUpstreamTokens(ctx context.Context, p *brokerProvider, tok *oauth2.Token) (string, error) {
 	if s.vault == nil || tok == nil {
 		return "", nil
 	}
-	return s.vault.Keep(ctx, tok, s.clock.Now().Add(PendingTTL+s.cfg.CodeTTL))
+	return s.vault.Keep(ctx, p.provider.Issuer(), tok, s.clock.Now().Add(PendingTTL+s.cfg.CodeTTL))
 }
 
 // openVault validates the vault's configuration and opens it on the
@@ -347,7 +440,7 @@ func (s *Server) openVault() (Vault, error) {
 		return nil, configErr("VaultAudience, VaultResourceServers", "need Vault (or Connect)")
 	case c.Vault == nil:
 		return nil, nil
-	case c.Login == nil:
+	case s.login == nil:
 		return nil, configErr("Vault", "needs Login")
 	}
 	for id, res := range c.VaultResourceServers {

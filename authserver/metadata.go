@@ -33,6 +33,7 @@ type discovery struct {
 	// without DPoP), and whether URL client_ids are resolved.
 	grantTypes, grantProfiles, dpopAlgorithms []string
 	clientMetadataDocuments                   bool
+	device                                    bool // the device authorization grant is offered
 
 	keys    *keyring
 	clock   clock.Func
@@ -73,6 +74,9 @@ func (d *discovery) document() oauthmeta.AuthServerMetadata {
 		CodeChallengeMethodsSupported:              []string{oauthmeta.PKCEMethodS256},
 		AuthorizationResponseISSParameterSupported: true,
 		ClientIDMetadataDocumentSupported:          d.clientMetadataDocuments,
+	}
+	if d.device {
+		m.DeviceAuthorizationEndpoint = d.cfg.endpoint(pathDeviceAuthorize)
 	}
 	if !d.cfg.DisableRegistration {
 		m.RegistrationEndpoint = d.cfg.endpoint(pathRegister)

@@ -22,13 +22,21 @@ const (
 // The steps a request waits at ([PendingAuthorization.Step]).
 const (
 	stepConsent = "consent"
+	stepChoose  = "choose"
 	stepLogin   = "login"
 )
 
 // pendingRecord builds the stored form of req waiting on the consent
 // page, bound to the form's CSRF token and the browser cookie.
 func pendingRecord(id, csrf, browser string, req *authRequest, expires time.Time) *PendingAuthorization {
-	p := waitingRecord(id, stepConsent, browser, req, expires)
+	return formRecord(stepConsent, id, csrf, browser, req, expires)
+}
+
+// formRecord builds the stored form of req waiting on one of our pages
+// (step stepConsent or stepChoose), bound to the form's CSRF token and
+// the browser cookie.
+func formRecord(step, id, csrf, browser string, req *authRequest, expires time.Time) *PendingAuthorization {
+	p := waitingRecord(id, step, browser, req, expires)
 	p.CSRFHash = tokenKey(csrf)
 	return p
 }
@@ -57,6 +65,9 @@ func waitingRecord(id, step, browser string, req *authRequest, expires time.Time
 		Resources:       req.resources,
 		Subject:         req.subject,
 		UpstreamTokens:  req.upstreamTokens,
+		Provider:        req.provider,
+		LoginHint:       req.loginHint,
+		DeviceCode:      req.device,
 		ExpiresAt:       expires,
 	}
 }
@@ -73,8 +84,14 @@ func (p *PendingAuthorization) request() *authRequest {
 		resources:       p.Resources,
 		subject:         p.Subject,
 		upstreamTokens:  p.UpstreamTokens,
+		provider:        p.Provider,
+		loginHint:       p.LoginHint,
+		device:          p.DeviceCode,
 	}
-	if p.Step == stepLogin {
+	if p.Step == stepChoose {
+		r.consented = p.Consented
+	}
+	if p.Step == stepLogin || p.Step == stepChoose {
 		r.browser = p.RememberBrowser
 	}
 	return r
@@ -84,11 +101,16 @@ func (p *PendingAuthorization) request() *authRequest {
 // that compares the hashes of the form's CSRF token and the browser
 // cookie with the record's, in constant time.
 func pendingMatcher(csrf, browser string) func(*PendingAuthorization) bool {
+	return formMatcher(stepConsent, csrf, browser)
+}
+
+// formMatcher is pendingMatcher for the records of step.
+func formMatcher(step, csrf, browser string) func(*PendingAuthorization) bool {
 	c, b := []byte(tokenKey(csrf)), []byte(tokenKey(browser))
 	return func(p *PendingAuthorization) bool {
 		okC := subtle.ConstantTimeCompare([]byte(p.CSRFHash), c)
 		okB := subtle.ConstantTimeCompare([]byte(p.BrowserHash), b)
-		return okC&okB == 1 && browser != "" && p.Step == stepConsent
+		return okC&okB == 1 && browser != "" && p.Step == step
 	}
 }
 

@@ -31,6 +31,9 @@ func TestReadyTrustedIssuers(t *testing.T) {
 			{Issuer: idjag.Issuer, Kind: GrantIDJAG, Discover: true},
 		}
 	})
+	if c := h.as.ReadyChecks(); len(c) != 1 || c[0].Name != "trusted_issuers" {
+		t.Fatalf("ReadyChecks = %+v, want trusted_issuers", c)
+	}
 	ctx := context.Background()
 	for _, s := range []struct {
 		name    string
@@ -81,6 +84,9 @@ func TestReadyTrustedIssuers(t *testing.T) {
 func TestReadyNothingToCheck(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "", nil)
+	if c := h.as.ReadyChecks(); len(c) != 0 {
+		t.Fatalf("ReadyChecks = %+v, want none", c)
+	}
 	if err := h.as.Ready(context.Background()); err != nil {
 		t.Fatalf("Ready = %v", err)
 	}

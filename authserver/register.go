@@ -119,9 +119,10 @@ func (g *registration) normalize(md *oauthmeta.ClientMetadata) *oauthmeta.Error 
 		md.GrantTypes = []string{oauthmeta.GrantTypeAuthorizationCode}
 	}
 	if slices.ContainsFunc(md.GrantTypes, func(g string) bool {
-		return g != oauthmeta.GrantTypeAuthorizationCode && g != oauthmeta.GrantTypeRefreshToken
+		return g != oauthmeta.GrantTypeAuthorizationCode && g != oauthmeta.GrantTypeRefreshToken &&
+			g != oauthmeta.GrantTypeDeviceCode
 	}) {
-		return invalid("grant_types may contain only authorization_code and refresh_token")
+		return invalid("grant_types may contain only authorization_code, refresh_token and device_code")
 	}
 	if len(md.ResponseTypes) == 0 {
 		md.ResponseTypes = []string{"code"}

@@ -27,8 +27,19 @@ func (s *Server) routes() http.Handler {
 	r.Path(p + pathAuthorize).Methods(http.MethodGet).HandlerFunc(browser(s.handleAuthorize)) // GET only: it has side effects
 	r.Path(p + pathConsent).Methods(http.MethodPost).HandlerFunc(browser(s.handleConsent))
 	r.Path(p + pathAssets).Methods(get...).HandlerFunc(s.handleConsentCSS)
-	if s.login != nil {
+	if s.login != nil && !s.login.named {
 		r.Path(p + pathUpstreamCallback).Methods(get...).HandlerFunc(browser(s.handleUpstreamCallback))
+	}
+	if s.login != nil && s.login.named {
+		for _, up := range s.login.providers {
+			r.Path(p + pathUpstreamCallback + "/" + up.name).Methods(get...).HandlerFunc(browser(s.callbackFor(up)))
+		}
+		r.Path(p + pathChoose).Methods(http.MethodPost).HandlerFunc(browser(s.handleChoose))
+	}
+	if s.device != nil {
+		r.Path(p + pathDeviceAuthorize).Methods(http.MethodPost).HandlerFunc(s.limits.startsByIP(s.handleDeviceAuthorization))
+		r.Path(p + pathDevice).Methods(get...).HandlerFunc(browser(s.handleDevicePage))
+		r.Path(p + pathDevice).Methods(http.MethodPost).HandlerFunc(browser(s.handleDeviceSubmit))
 	}
 	if s.connect != nil {
 		r.Path(p + pathConnectCallback).Methods(get...).HandlerFunc(browser(s.handleConnectCallback))

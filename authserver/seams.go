@@ -53,8 +53,14 @@ type LoginRequest struct {
 	// State, Nonce and Verifier are the "state", the OpenID Connect
 	// "nonce" and the PKCE code verifier of the login.
 	State, Nonce, Verifier string
-	// RedirectURI is [Server.UpstreamCallbackURL].
+	// RedirectURI is [Server.UpstreamCallbackURL] (with several
+	// providers, [Server.UpstreamCallbackURLFor]).
 	RedirectURI string
+	// LoginHint is the user's email address when it chose this provider
+	// among several ([Config.HomeRealms]): the provider may offer it as
+	// the account to sign in with (the OpenID Connect login_hint). Empty
+	// otherwise.
+	LoginHint string
 }
 
 // UpstreamIdentity is a user as the [Login] provider authenticated them.
@@ -82,19 +88,23 @@ type UpstreamIdentity struct {
 // token exchange by which a resource server gets the user's access token
 // at the provider ([Config.Vault]). Package authserver/upstream has one.
 type Vault interface {
-	// Keep seals the tokens of a finished login into a new record, kept
-	// until expires, and returns the record's ID.
-	Keep(ctx context.Context, tok *oauth2.Token, expires time.Time) (string, error)
+	// Keep seals the tokens of a finished login at the provider issuer
+	// ([Login.Issuer]) into a new record, kept until expires, and returns
+	// the record's ID.
+	Keep(ctx context.Context, issuer string, tok *oauth2.Token, expires time.Time) (string, error)
 	// Bind hands the record id to grant g, which then owns it and sets its
 	// lifetime. A record already bound to another grant is an error.
 	Bind(ctx context.Context, id string, g *Grant) error
 	// Token returns g's access token at the provider, with its type and
 	// expiry, for the token exchange: refreshed first when it has expired
-	// or is about to, never with the refresh token. [ErrNotFound] means
-	// the grant has no such token (any more) and the user must log in
-	// again; an *oauthmeta.Error is sent as it is; any other error is an
-	// unavailable provider.
-	Token(ctx context.Context, g *Grant) (*oauth2.Token, error)
+	// or is about to, never with the refresh token. A non-empty issuer is
+	// the provider the exchange asked for: a token of another provider is
+	// refused with an *oauthmeta.Error invalid_target; "" accepts the
+	// grant's provider, whichever it is. [ErrNotFound] means the grant has
+	// no such token (any more) and the user must log in again; an
+	// *oauthmeta.Error is sent as it is; any other error is an unavailable
+	// provider.
+	Token(ctx context.Context, g *Grant, issuer string) (*oauth2.Token, error)
 	// Drop deletes the record id ("" is none), logging a failure: records
 	// are swept when they expire anyway.
 	Drop(ctx context.Context, id string)

@@ -83,11 +83,19 @@ const sweepInterval = time.Minute
 //     after 403 insufficient_scope requires. Only pre-registered clients
 //     may have a ceiling, [Client.AllowedScopes].
 //   - RFC 7662 introspection and RFC 7009 revocation.
+//   - The device authorization grant (RFC 8628) with [Config.Device]: the
+//     device authorization endpoint, a verification page that leads to
+//     the same consent page and login as the browser flow, and the
+//     device_code grant (see [DeviceConfig]).
 //   - Login at an identity provider ([Config.Login], a [Login]; package
 //     authserver/upstream has OpenID Connect and GitHub): our consent page
 //     before the redirect to the provider, a single-use state bound to the
 //     browser (no confused deputy), allow-lists ([AllowList]), grants for
 //     the provider's user; the callback is [Server.UpstreamCallbackURL].
+//   - Several providers ([Config.Logins], [LoginProvider]): a choice page
+//     of ours, home realms by email domain ([Config.HomeRealms]), one
+//     callback per provider ([Server.UpstreamCallbackURLFor]) and one user
+//     namespace per provider.
 //   - A token vault ([Config.Vault], a [Vault]): the provider's tokens of
 //     each login stay on the server, sealed, in an [UpstreamTokenStore],
 //     bound to the grant the login's code produced. The RFC 8693 token
@@ -142,11 +150,12 @@ type Server struct {
 	pages   *template.Template
 	limits  *rateLimits
 
-	login *loginBroker // nil without Config.Login
+	login  *loginBroker // nil without Config.Login or Config.Logins
+	device *deviceFlow  // nil without Config.Device
+	vault  Vault        // nil without Config.Vault
 	// keySets are the JWK sets fetched by URL; [Server.Ready] checks the
 	// trusted issuers' ones.
 	keySets *remoteKeySets
-	vault   Vault // nil without Config.Vault
 	// connect is the connected accounts of Config.Connect; nil without.
 	connect *connector
 
@@ -297,6 +306,9 @@ func (s *Server) compose() error {
 	if err != nil {
 		return err
 	}
+	if s.device, err = newDeviceFlow(st.Device, s.clock, st.RateLimit.MaxTracked); err != nil {
+		return err
+	}
 
 	s.resources = &resourcePolicy{allowed: st.Resources, downstream: downstream,
 		urls: oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: st.InsecureAllowHTTPLoopback}}
@@ -321,7 +333,7 @@ func (s *Server) compose() error {
 		revocations: s.store.Revocations, ledger: ledger, clock: s.clock, log: s.log}
 	s.registration = &registration{store: s.store.Clients, scopes: s.scopes, maxBody: st.MaxBodyBytes, errs: errs,
 		clock: s.clock, log: s.log}
-	s.discovery = &discovery{cfg: st, grantTypes: s.token.grantTypes(), grantProfiles: assertions.profiles(),
+	s.discovery = &discovery{cfg: st, device: s.device != nil, grantTypes: s.token.grantTypes(), grantProfiles: assertions.profiles(),
 		dpopAlgorithms: dpopProofs.algorithms(), clientMetadataDocuments: s.clients.cimd != nil, keys: s.keys,
 		clock: s.clock}
 	return s.discovery.encode()
@@ -336,13 +348,18 @@ func (s *Server) grantRoutes(ledger *grantLedger, assertions *jwtGrants, idjag *
 	refresh := &refreshGrant{grants: s.store.Grants, refresh: s.store.RefreshTokens,
 		user: oneStepRefresh(s.store.Grants, s.store.RefreshTokens), tokens: s.tokens, ledger: ledger,
 		policy: policy, clock: s.clock, log: s.log}
+	code := &codeGrant{codes: s.store.Codes, grants: s.store.Grants, ledger: ledger, vault: s.vault, clock: s.clock,
+		log: s.log, accessTTL: s.cfg.AccessTokenTTL, refreshTTL: s.cfg.RefreshTokenTTL}
 	routes := []grantRoute{
-		{grantType: oauthmeta.GrantTypeAuthorizationCode, handler: &codeGrant{codes: s.store.Codes,
-			grants: s.store.Grants, ledger: ledger, vault: s.vault, clock: s.clock, log: s.log,
-			accessTTL: s.cfg.AccessTokenTTL, refreshTTL: s.cfg.RefreshTokenTTL}},
+		{grantType: oauthmeta.GrantTypeAuthorizationCode, handler: code},
 		{grantType: oauthmeta.GrantTypeRefreshToken, handler: refresh, bound: refresh.boundKey},
 		{grantType: oauthmeta.GrantTypeClientCredentials, handler: &clientCredentialsGrant{scopes: s.scopes,
 			resources: s.resources, ledger: ledger}},
+	}
+	if s.device != nil {
+		routes = append(routes, grantRoute{grantType: oauthmeta.GrantTypeDeviceCode, handler: &deviceGrant{
+			store: s.store.Devices, grants: s.store.Grants, ledger: ledger, clock: s.clock,
+			codes: code, accessTTL: s.cfg.AccessTokenTTL, refreshTTL: s.cfg.RefreshTokenTTL}})
 	}
 	if assertions != nil {
 		routes = append(routes, grantRoute{grantType: oauthmeta.GrantTypeJWTBearer, handler: &jwtBearerGrant{
@@ -356,7 +373,7 @@ func (s *Server) grantRoutes(ledger *grantLedger, assertions *jwtGrants, idjag *
 		delegated.clock, delegated.log = s.clock, s.log
 	}
 	if s.login != nil {
-		access.upstream = newVaultExchange(&s.cfg, s.login.provider.Issuer(), s.vault)
+		access.upstream = newVaultExchange(&s.cfg, s.login.issuers(), s.vault)
 	}
 	if access.offered() {
 		exchange.access = access
@@ -410,7 +427,9 @@ func (s *Server) Close() error {
 func (s *Server) Issuer() string { return s.cfg.Issuer }
 
 // UpstreamCallbackURL is the redirect URI to register at the upstream
-// provider: the issuer followed by /upstream/callback.
+// provider of [Config.Login]: the issuer followed by /upstream/callback.
+// The providers of [Config.Logins] have their own
+// ([Server.UpstreamCallbackURLFor]); this one then serves nothing.
 func (s *Server) UpstreamCallbackURL() string {
 	return strings.TrimSuffix(s.cfg.Issuer, "/") + pathUpstreamCallback
 }

@@ -28,10 +28,11 @@ func (s *Server) openStorage() {
 		Pending:        cmp.Or(st.Pending, base.Pending),
 		UpstreamTokens: cmp.Or(st.UpstreamTokens, base.UpstreamTokens),
 		Connect:        cmp.Or(st.Connect, base.Connect),
+		Devices:        cmp.Or(st.Devices, base.Devices),
 	}
 	s.sweepers = distinctSweepers(s.store.Clients, s.store.Codes, s.store.Grants, s.store.RefreshTokens,
 		s.store.Consents, s.store.Keys, s.store.Revocations, s.store.Pending, s.store.UpstreamTokens,
-		s.store.Connect)
+		s.store.Connect, s.store.Devices)
 }
 
 // distinctSweepers returns the stores that implement Sweeper, each once
@@ -95,7 +96,7 @@ func staticClient(c *Client, supported []string, now time.Time) (*Client, error)
 	for _, g := range out.GrantTypes {
 		switch g {
 		case oauthmeta.GrantTypeAuthorizationCode, oauthmeta.GrantTypeRefreshToken, oauthmeta.GrantTypeJWTBearer,
-			oauthmeta.GrantTypeTokenExchange:
+			oauthmeta.GrantTypeTokenExchange, oauthmeta.GrantTypeDeviceCode:
 		case oauthmeta.GrantTypeClientCredentials:
 			if out.public() {
 				return nil, configErr(field, "client_credentials needs a confidential client")

@@ -41,6 +41,9 @@ type Storage struct {
 	// Connect keeps connected third-party accounts and the connect flow's
 	// tickets, for [Config.Connect].
 	Connect ConnectStore
+	// Devices keeps the codes of the device authorization grant, for
+	// [Config.Device].
+	Devices DeviceCodeStore
 }
 
 // ClientStore keeps registered clients (static and dynamic; URL client_ids
@@ -260,13 +263,14 @@ type SigningKey struct {
 // ([Config.Login]). It is single-use and bound to the browser.
 type PendingAuthorization struct {
 	ID string `json:"id"`
-	// Step is where the request waits: "consent", the consent page, or
-	// "login", the login at the provider, whose ID is "upstream." followed
-	// by the base64url SHA-256 of the login's "state". A record of another
-	// step is never taken.
+	// Step is where the request waits: "consent", the consent page,
+	// "choose", the page choosing among several providers
+	// ([Config.Logins]), or "login", the login at the provider, whose ID
+	// is "upstream." followed by the base64url SHA-256 of the login's
+	// "state". A record of another step is never taken.
 	Step string `json:"step"`
 	// CSRFHash and BrowserHash are the base64url SHA-256 of the consent
-	// form's CSRF token (empty for a login) and of the browser's binding
+	// or choice form's CSRF token (empty for a login) and of the browser's binding
 	// cookie (the consent cookie, or the login's); the values themselves
 	// are never stored.
 	CSRFHash    string `json:"csrf_hash"`
@@ -287,6 +291,16 @@ type PendingAuthorization struct {
 	// UpstreamTokens is the ID of the upstream tokens of the login that
 	// preceded the page ([Config.Vault]); empty otherwise.
 	UpstreamTokens string `json:"upstream_tokens,omitempty"`
+	// Provider is the name of the identity provider the request logs in
+	// at ([LoginProvider.Name]) once it is chosen: on the choice page or
+	// by the domain of the client's login_hint. A login's record comes
+	// back only from that provider's callback. Empty with a single
+	// [Config.Login], or before the choice.
+	Provider string `json:"provider,omitempty"`
+	// LoginHint is the user's email address when it chose Provider (the
+	// client's login_hint or the address typed on the choice page), sent
+	// to the provider as its login_hint. Empty otherwise.
+	LoginHint string `json:"login_hint,omitempty"`
 	// Nonce and Verifier are a login's OpenID Connect "nonce" and PKCE
 	// code verifier; Consented records that the user approved the request
 	// on our consent page before the login.
@@ -298,6 +312,10 @@ type PendingAuthorization struct {
 	// browser that approved, when Consented, or else of one whose
 	// authorization request was a navigation from this server's own site.
 	// Empty otherwise: then no remembered consent is recorded or applied.
-	RememberBrowser string    `json:"remember_browser,omitempty"`
-	ExpiresAt       time.Time `json:"exp"`
+	RememberBrowser string `json:"remember_browser,omitempty"`
+	// DeviceCode is, for a device login ([Config.Device]), the Key of the
+	// [DeviceCode] whose user code was entered: the approval goes to it
+	// instead of a redirect. Empty otherwise.
+	DeviceCode string    `json:"device_code,omitempty"`
+	ExpiresAt  time.Time `json:"exp"`
 }

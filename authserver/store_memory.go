@@ -39,6 +39,9 @@ type MemoryStore struct {
 	// pending has its own lock and bound: at MaxPendingAuthorizations, a
 	// new record pushes out the least recently used one.
 	pending *lru.Cache[string, *PendingAuthorization]
+
+	// devices are the device codes (store_memory_device.go).
+	devices *memoryDevices
 }
 
 // NewMemoryStore returns an empty store.
@@ -55,13 +58,14 @@ func NewMemoryStore() *MemoryStore {
 		connect:  newMemConnect(),
 		// No clock: expiry is checked against the time the caller passes.
 		pending: lru.New[string, *PendingAuthorization](MaxPendingAuthorizations, nil, nil),
+		devices: newMemoryDevices(),
 	}
 }
 
 // Storage returns a [Storage] with every field set to m.
 func (m *MemoryStore) Storage() Storage {
 	return Storage{Clients: m, Codes: m, Grants: m, RefreshTokens: m, Consents: m, Keys: m, Revocations: m, Pending: m, UpstreamTokens: m,
-		Connect: m}
+		Connect: m, Devices: m}
 }
 
 // memGet returns a copy of the record under k in tbl, or [ErrNotFound].
@@ -276,6 +280,7 @@ func (m *MemoryStore) Sweep(_ context.Context, now time.Time) error {
 		m.dropExpiredPending(k, now)
 	}
 	m.connect.sweep(now)
+	m.sweepDevices(now)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	maps.DeleteFunc(m.codes, func(_ string, c *Code) bool { return c.ExpiresAt.Before(now) })

@@ -125,9 +125,12 @@ func (r *AuthorizationRequest) Start(ctx context.Context, redirectURI string) (s
 		RedirectURL: redirectURI,
 		Scopes:      rec.scopes,
 	}
-	authURL := cfg.AuthCodeURL(rec.state,
-		oauth2.S256ChallengeOption(rec.verifier),
-		oauth2.SetAuthURLParam("resource", rec.indicator))
+	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(rec.verifier), oauth2.SetAuthURLParam("resource", rec.indicator)}
+	// The issuer's extra parameters (validated by New: none of the above).
+	for name, values := range c.cfg.AuthServers[md.Issuer].AuthorizationParams {
+		opts = append(opts, oauth2.SetAuthURLParam(name, values[0]))
+	}
+	authURL := cfg.AuthCodeURL(rec.state, opts...)
 	if err := c.policy.CheckURL(authURL); err != nil {
 		return "", fmt.Errorf("%w: authorization URL: %w", errUnsafeAuthorizationURL, err)
 	}

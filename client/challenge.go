@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -148,9 +149,18 @@ func (c *Client) login(ctx context.Context, resource string, ch challenge, fresh
 	if c.flow != nil {
 		return c.grantLogin(ctx, &grantRun{d: d, scopes: scopes, dpop: key})
 	}
-	req := &AuthorizationRequest{c: c, d: d, scopes: c.adjustOfflineAccess(scopes, d.AuthServer), dpop: key}
+	scopes = c.adjustOfflineAccess(scopes, d.AuthServer)
+	if c.cfg.Authorizer == nil {
+		return c.deviceLogin(ctx, d, scopes, key, a)
+	}
+	req := &AuthorizationRequest{c: c, d: d, scopes: scopes, dpop: key}
 	redirect, err := c.cfg.Authorizer.Authorize(ctx, req)
 	state := req.State()
+	if err != nil && errors.Is(err, ErrNoBrowser) && c.cfg.Device != nil && offersDevice(d.AuthServer) {
+		c.pending.Remove(state)
+		c.log.InfoContext(ctx, "no browser; authorizing on another device", "resource", resource, "error", err)
+		return c.deviceLogin(ctx, d, scopes, key, a)
+	}
 	switch {
 	case state == "" && err != nil:
 		return err // Start failed: discovery, registration or URL checks

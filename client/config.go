@@ -6,6 +6,8 @@ import (
 	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"net/url"
+	"slices"
 	"time"
 
 	"github.com/mcpauth/mcpauth/client/tokenstore"
@@ -37,9 +39,14 @@ const (
 type Config struct {
 	// Authorizer obtains authorization responses: it shows the
 	// authorization URL to the user (or drives it) and brings back the
-	// redirect. Required unless Grant is set. See [Loopback], [Paste] and
+	// redirect. Required unless Grant or Device is set. See [Loopback], [Paste] and
 	// [FollowRedirects].
 	Authorizer Authorizer
+	// Device, when set, offers the device authorization grant (RFC 8628):
+	// alone (Authorizer nil) it authorizes every login, beside an
+	// Authorizer it takes over when that finds no browser ([ErrNoBrowser]);
+	// see [DeviceFlow]. Nil means the device flow is never used.
+	Device *DeviceFlow
 	// Grant, when set, obtains tokens without a user instead of the
 	// authorization code flow: [ClientCredentials], [EnterpriseAuthorization]
 	// or [WorkloadIdentity]. Nil means interactive authorization through
@@ -184,7 +191,22 @@ type AuthServerOptions struct {
 	// refresh requests, for servers (such as Microsoft Entra ID) that
 	// reject it there. False means resource is sent on every token request.
 	OmitResourceOnRefresh bool
+	// AuthorizationParams are extra parameters added to every
+	// authorization request sent to this server, such as the "audience"
+	// that Ory Hydra and Auth0 put in the access token's "aud" instead of
+	// the RFC 8707 resource. They never replace a parameter the client sets
+	// itself: New refuses the OAuth and PKCE parameters (client_id,
+	// redirect_uri, response_type, scope, state, code_challenge,
+	// code_challenge_method, resource, request, request_uri). Nil means
+	// none.
+	AuthorizationParams url.Values
 }
+
+// reservedAuthorizationParams are the authorization request parameters
+// the client sets itself; [AuthServerOptions].AuthorizationParams may not
+// name them.
+var reservedAuthorizationParams = []string{"client_id", "redirect_uri", "response_type", "response_mode", "scope", "state",
+	"code_challenge", "code_challenge_method", "resource", "request", "request_uri", "nonce", "dpop_jkt"}
 
 // AuthServerSelector orders the issuers a protected resource lists in
 // authorization_servers; the client tries them in the returned order and
@@ -194,8 +216,11 @@ type AuthServerSelector func(ctx context.Context, resource string, issuers []str
 
 // validate checks the configuration and fills defaults.
 func (cfg *Config) validate() error {
-	if cfg.Authorizer == nil && cfg.Grant == nil {
-		return fmt.Errorf("%w: Authorizer or Grant is required", ErrConfig)
+	if cfg.Authorizer == nil && cfg.Grant == nil && cfg.Device == nil {
+		return fmt.Errorf("%w: Authorizer, Device or Grant is required", ErrConfig)
+	}
+	if cfg.Device != nil && cfg.Device.Show == nil {
+		return fmt.Errorf("%w: Device.Show is required", ErrConfig)
 	}
 	if cfg.ClientIDMetadataURL != "" {
 		if err := clientmeta.ValidateClientID(cfg.ClientIDMetadataURL); err != nil {
@@ -214,6 +239,9 @@ func (cfg *Config) validate() error {
 		}
 	}
 	if err := cfg.validatePreRegistered(); err != nil {
+		return err
+	}
+	if err := cfg.validateAuthServers(); err != nil {
 		return err
 	}
 	switch cfg.ApplicationType {
@@ -248,6 +276,25 @@ func (cfg *Config) validatePreRegistered() error {
 		case "", oauthmeta.AuthMethodNone, oauthmeta.AuthMethodClientSecretBasic, oauthmeta.AuthMethodClientSecretPost:
 		default:
 			return fmt.Errorf("%w: PreRegistered: unsupported token endpoint auth method", ErrConfig)
+		}
+	}
+	return nil
+}
+
+// validateAuthServers checks the per-issuer settings: issuer identifiers
+// and extra authorization parameters that set nothing the client owns.
+func (cfg *Config) validateAuthServers() error {
+	for issuer, o := range cfg.AuthServers {
+		if err := (oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: cfg.InsecureAllowHTTPLoopback}).CheckIssuer(issuer); err != nil {
+			return fmt.Errorf("%w: AuthServers: issuer: %w", ErrConfig, err)
+		}
+		for name, values := range o.AuthorizationParams {
+			if name == "" || slices.Contains(reservedAuthorizationParams, name) {
+				return fmt.Errorf("%w: AuthServers[%s].AuthorizationParams: %q is set by the client itself", ErrConfig, issuer, name)
+			}
+			if len(values) != 1 {
+				return fmt.Errorf("%w: AuthServers[%s].AuthorizationParams: %q needs exactly one value", ErrConfig, issuer, name)
+			}
 		}
 	}
 	return nil

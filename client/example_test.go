@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
@@ -186,4 +187,29 @@ func ExampleError() {
 		fmt.Println("the authorization server refused:", err)
 	}
 	// Output: this server cannot be used: unsafe URL
+}
+
+// Log in where no browser can reach a loopback redirect (SSH, a
+// container, CI): the device flow prints the code and the URL to stderr,
+// and the user approves on another device.
+func ExamplePrintDeviceCode() {
+	show := client.PrintDeviceCode(os.Stdout) // os.Stderr in a real host
+	_ = show(context.Background(), &client.DevicePrompt{
+		Resource: "https://mcp.example.com/mcp", UserCode: "BCDF-GHJK",
+		VerificationURI: "https://as.example.com/device",
+		Expires:         time.Date(2026, 7, 28, 12, 10, 0, 0, time.UTC),
+	})
+	c, err := client.New(client.Config{Device: &client.DeviceFlow{Show: client.PrintDeviceCode(os.Stderr)}})
+	fmt.Println(c != nil, err)
+	// Output:
+	// To authorize access to https://mcp.example.com/mcp, open
+	//
+	//   https://as.example.com/device
+	//
+	// and enter the code
+	//
+	//   BCDF-GHJK
+	//
+	// The code expires at 12:10PM.
+	// true <nil>
 }

@@ -63,7 +63,7 @@ func (l *Loopback) Authorize(ctx context.Context, req *AuthorizationRequest) (*u
 	}
 	ln, err := l.listen(ctx, req, path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: listening on 127.0.0.1: %w", ErrNoBrowser, err)
 	}
 	defer ln.Close()
 	redirectURI := "http://" + ln.Addr().String() + path
@@ -177,6 +177,10 @@ func PrintURL(w io.Writer) func(ctx context.Context, authURL string) error {
 // characters, and executes the platform's opener
 // (xdg-open; open on macOS; rundll32 url.dll,FileProtocolHandler on
 // Windows) directly with the URL as one argument, never through a shell.
+//
+// It fails with an error wrapping [ErrNoBrowser] when the opener cannot
+// be run or reports failure (xdg-open does when it finds no browser, as
+// in an SSH session, a container or CI).
 func OpenBrowser(ctx context.Context, authURL string) error {
 	if err := checkBrowserURL(authURL); err != nil {
 		return err
@@ -191,7 +195,7 @@ func OpenBrowser(ctx context.Context, authURL string) error {
 		cmd = exec.CommandContext(ctx, "xdg-open", authURL)
 	}
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("opening the browser: %w", err)
+		return fmt.Errorf("%w: opening the browser: %w", ErrNoBrowser, err)
 	}
 	return nil
 }

@@ -155,6 +155,9 @@ func (c *Client) reusable(r *tokenstore.Registration, md *oauthmeta.AuthServerMe
 	if r.Method == tokenstore.MethodCIMD {
 		return r.ClientID == c.cfg.ClientIDMetadataURL && md.ClientIDMetadataDocumentSupported
 	}
+	if len(r.GrantTypes) > 0 && !subset(c.deviceGrantTypes(nil, md), r.GrantTypes) {
+		return false // registered before the device flow was configured
+	}
 	return slices.ContainsFunc(r.RedirectURIs, func(u string) bool { return sameRedirect(u, redirectURI) })
 }
 
@@ -189,6 +192,7 @@ func (c *Client) register(ctx context.Context, md *oauthmeta.AuthServerMetadata,
 	if len(md.GrantTypesSupported) == 0 || md.SupportsGrantType(oauthmeta.GrantTypeRefreshToken) {
 		meta.GrantTypes = append(meta.GrantTypes, oauthmeta.GrantTypeRefreshToken)
 	}
+	meta.GrantTypes = c.deviceGrantTypes(meta.GrantTypes, md)
 	body, err := json.Marshal(meta)
 	if err != nil {
 		return nil, err
@@ -219,7 +223,10 @@ func (c *Client) register(ctx context.Context, md *oauthmeta.AuthServerMetadata,
 	r := &tokenstore.Registration{
 		Issuer: md.Issuer, Method: tokenstore.MethodDynamic, ClientID: info.ClientID,
 		ClientSecret: info.ClientSecret, TokenEndpointAuthMethod: cmp.Or(info.TokenEndpointAuthMethod, method),
-		RedirectURIs: info.RedirectURIs, RegisteredAt: c.clock.Now(),
+		RedirectURIs: info.RedirectURIs, RegisteredAt: c.clock.Now(), GrantTypes: info.GrantTypes,
+	}
+	if len(r.GrantTypes) == 0 {
+		r.GrantTypes = meta.GrantTypes
 	}
 	if len(r.RedirectURIs) == 0 {
 		r.RedirectURIs = []string{redirectURI}

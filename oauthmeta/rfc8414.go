@@ -97,6 +97,9 @@ type AuthServerMetadata struct {
 	// authorization grant profiles the token endpoint accepts, such as
 	// [GrantProfileIDJAG]. OPTIONAL.
 	AuthorizationGrantProfilesSupported []string `json:"authorization_grant_profiles_supported,omitempty"`
+	// DeviceAuthorizationEndpoint is "device_authorization_endpoint" (RFC
+	// 8628 §4). OPTIONAL.
+	DeviceAuthorizationEndpoint string `json:"device_authorization_endpoint,omitempty"`
 }
 
 // AuthServerMetadataURLs returns the metadata URLs to probe for issuer, in

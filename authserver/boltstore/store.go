@@ -1,6 +1,6 @@
 // Package boltstore keeps an authorization server's state in one bbolt
 // file, so that signing keys, clients, grants, codes, refresh tokens,
-// consents, revocations and sealed upstream tokens survive a restart of
+// consents, revocations, device codes and sealed upstream tokens survive a restart of
 // the one process that serves it.
 //
 // Open the file, pass its [Store.Storage] as the server's
@@ -34,7 +34,7 @@ import (
 // buckets returns the bucket names in the bbolt file.
 func buckets() []string {
 	return []string{"clients", "codes", "grants", "refresh", "consents", "keys", "revoked", upstreamBucket,
-		accountsBucket, ticketsBucket}
+		accountsBucket, ticketsBucket, deviceBucket, deviceUserBucket}
 }
 
 // Store implements every store interface of package authserver in one
@@ -75,7 +75,7 @@ func (b *Store) Close() error { return b.db.Close() }
 // Storage returns an [authserver.Storage] with every field set to b.
 func (b *Store) Storage() authserver.Storage {
 	return authserver.Storage{Clients: b, Codes: b, Grants: b, RefreshTokens: b, Consents: b, Keys: b, Revocations: b, Pending: b, UpstreamTokens: b,
-		Connect: b}
+		Connect: b, Devices: b}
 }
 
 // SavePending implements [authserver.PendingStore], in memory.
@@ -296,6 +296,9 @@ func (b *Store) AccessTokenRevoked(_ context.Context, jti string) (bool, error) 
 // now.
 func (b *Store) Sweep(ctx context.Context, now time.Time) error {
 	_ = b.pending.Sweep(ctx, now)
+	if err := b.sweepDeviceCodes(now); err != nil {
+		return err
+	}
 	return b.db.Update(func(tx *bolt.Tx) error {
 		for _, bucket := range []string{"codes", "grants", "refresh", "consents", "revoked", upstreamBucket,
 			accountsBucket, ticketsBucket} {

@@ -158,7 +158,7 @@ func (p *Store) Close() error {
 // Storage returns an [authserver.Storage] with every field set to p.
 func (p *Store) Storage() authserver.Storage {
 	return authserver.Storage{Clients: p, Codes: p, Grants: p, RefreshTokens: p, Consents: p, Keys: p, Revocations: p, Pending: p, UpstreamTokens: p,
-		Connect: p}
+		Connect: p, Devices: p}
 }
 
 // ctx bounds a call by the query timeout.
@@ -579,6 +579,9 @@ func (p *Store) TakePending(ctx context.Context, id string, now time.Time, match
 // Sweep implements [authserver.Sweeper]: it deletes records that expired before
 // now.
 func (p *Store) Sweep(ctx context.Context, now time.Time) error {
+	if err := p.sweepDeviceCodes(ctx, now); err != nil {
+		return err
+	}
 	for _, table := range []string{"codes", "grants", "refresh_tokens", "consents", "revoked_access_tokens", "pending_authorizations", "upstream_tokens",
 		"connected_accounts", "connect_tickets"} {
 		if _, err := p.exec(ctx, "DELETE FROM "+table+" WHERE expires_at < $1", now); err != nil {

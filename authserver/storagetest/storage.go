@@ -21,7 +21,8 @@ import (
 // [authserver.Storage] and of each store interface, in subtests of t:
 // misses are [authserver.ErrNotFound]; a code redeems once and a refresh
 // token rotates once, even when many callers try at the same moment;
-// revocation sticks; a pending authorization is taken once and only by a
+// revocation sticks; a device code's keys are unique and its updates
+// atomic; a pending authorization is taken once and only by a
 // matching request; upstream tokens are written only over the version
 // before; records are copied in and out; and [authserver.Sweeper] drops
 // what expired. A store that does not implement the optional
@@ -38,7 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) authserver.Storage) {
 		for name, f := range map[string]any{
 			"Clients": st.Clients, "Codes": st.Codes, "Grants": st.Grants, "RefreshTokens": st.RefreshTokens,
 			"Consents": st.Consents, "Keys": st.Keys, "Revocations": st.Revocations, "Pending": st.Pending,
-			"UpstreamTokens": st.UpstreamTokens,
+			"UpstreamTokens": st.UpstreamTokens, "Devices": st.Devices,
 		} {
 			if f == nil {
 				t.Fatalf("open returned a Storage without %s", name)
@@ -50,6 +51,7 @@ func Run(t *testing.T, open func(t *testing.T) authserver.Storage) {
 	t.Run("records copied", func(t *testing.T) { testRecordsCopied(t, checked(t)) })
 	t.Run("upstream token versions", func(t *testing.T) { testUpstreamTokenVersions(t, checked(t).UpstreamTokens) })
 	t.Run("connected accounts", func(t *testing.T) { testConnect(t, checked(t).Connect) })
+	t.Run("device codes", func(t *testing.T) { testDeviceCodes(t, checked(t).Devices) })
 }
 
 // storageNow is the time of the checks.
@@ -233,7 +235,7 @@ func testPending(t *testing.T, st authserver.PendingStore, now time.Time) {
 		ID: "p1", CSRFHash: "csrf-hash", BrowserHash: "browser-hash",
 		Client:      &authserver.Client{ID: "c", Kind: authserver.ClientDynamic, RedirectURIs: []string{"http://127.0.0.1/cb"}},
 		RedirectURI: "http://127.0.0.1/cb", State: "s", Challenge: "ch", Scopes: []string{"a"},
-		ExpiresAt: now.Add(authserver.PendingTTL),
+		Step: "choose", Provider: "corp", LoginHint: "alice@corp.example", Consented: true, ExpiresAt: now.Add(authserver.PendingTTL),
 	}
 	matcher := func(csrf, browser string) func(*authserver.PendingAuthorization) bool {
 		return func(p *authserver.PendingAuthorization) bool { return p.CSRFHash == csrf && p.BrowserHash == browser }
@@ -260,7 +262,8 @@ func testPending(t *testing.T, st authserver.PendingStore, now time.Time) {
 			switch {
 			case err == nil:
 				wins.Add(1)
-				if p.Client == nil || p.Client.ID != "c" || p.State != "s" || p.Challenge != "ch" || len(p.Scopes) != 1 || p.Scopes[0] != "a" {
+				if p.Client == nil || p.Client.ID != "c" || p.State != "s" || p.Challenge != "ch" || len(p.Scopes) != 1 || p.Scopes[0] != "a" ||
+					p.Step != "choose" || p.Provider != "corp" || p.LoginHint != "alice@corp.example" || !p.Consented {
 					t.Errorf("taken record = %+v", p)
 				}
 			case !errors.Is(err, authserver.ErrNotFound):

@@ -30,7 +30,8 @@ func githubHarness(t *testing.T, mutate func(*testConfig)) (*harness, *oauthtest
 		up.ClientID, up.ClientSecret = g.ClientID, g.ClientSecret
 		up.Allow = authserver.AllowList{EmailDomains: []string{"example.com"}}
 		up.Fetch.InsecureAllowHTTPLoopback = true
-		up.Timeout = 300 * time.Millisecond
+		// Long enough for a loaded machine; the slow faults wait it out.
+		up.Timeout = 2 * time.Second
 		c.Consent = authserver.ConsentPrompt
 		c.Upstream = up
 		if mutate != nil {

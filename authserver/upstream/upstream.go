@@ -321,6 +321,9 @@ func (c *client) start(ctx context.Context, k kind, l *authserver.LoginRequest) 
 	for _, name := range slices.Sorted(maps.Keys(c.cfg.AuthParams)) {
 		opts = append(opts, oauth2.SetAuthURLParam(name, c.cfg.AuthParams[name]))
 	}
+	if _, set := c.cfg.AuthParams["login_hint"]; l.LoginHint != "" && !set {
+		opts = append(opts, oauth2.SetAuthURLParam("login_hint", l.LoginHint))
+	}
 	return c.oauth2Config(m, l.RedirectURI).AuthCodeURL(l.State, opts...), nil
 }
 

@@ -40,8 +40,14 @@ type VaultConfig struct {
 	// must log in again.
 	Keys [][]byte
 	// Provider is the login whose tokens are kept: expired access tokens
-	// are refreshed there. Required.
+	// are refreshed there. Required, unless Providers is set.
 	Provider Provider
+	// Providers, instead of Provider, are the logins whose tokens are kept
+	// when users log in at several ([authserver.Config.Logins]): each
+	// record is marked with the issuer of the provider that issued its
+	// tokens, is refreshed there, and is handed out only for that
+	// provider. Their issuers must differ.
+	Providers []Provider
 	// Logger receives operational logs, never a token. Nil discards them.
 	Logger *slog.Logger
 	// Now is the clock. Nil means time.Now.
@@ -53,9 +59,13 @@ type VaultConfig struct {
 type vault struct {
 	ring  *seal.Ring
 	store authserver.UpstreamTokenStore
-	up    Provider
-	now   func() time.Time
-	log   *slog.Logger
+	// ups are the providers, by issuer; one holds also the records of
+	// before the issuer was sealed with the tokens.
+	ups map[string]Provider
+	// timeout is the longest call timeout of the providers.
+	timeout time.Duration
+	now     func() time.Time
+	log     *slog.Logger
 	// refreshes runs one upstream refresh per record at a time in this
 	// process; across replicas the record's lease does (vault_lease.go).
 	refreshes singleflight.Group
@@ -70,6 +80,10 @@ var (
 	// errUpstreamEnded: the upstream grant ended (refresh refused, or
 	// expired without a refresh token): the user must log in again.
 	errUpstreamEnded = fmt.Errorf("%w: the upstream grant has ended", authserver.ErrNotFound)
+	// errOtherProvider: the grant's user logged in at another provider
+	// than the one the exchange asked for.
+	errOtherProvider = &oauthmeta.Error{Code: oauthmeta.CodeInvalidTarget,
+		Description: "the user did not log in at this identity provider"}
 	// errVaultBusy: another refresh held the lease for as long as this one
 	// could wait.
 	errVaultBusy = &oauthmeta.Error{Code: oauthmeta.CodeTemporarilyUnavailable,
@@ -82,6 +96,9 @@ type vaultedToken struct {
 	RefreshToken string    `json:"refresh_token,omitempty"`
 	TokenType    string    `json:"token_type,omitempty"`
 	Expiry       time.Time `json:"expiry,omitzero"`
+	// Issuer is the provider's issuer identifier; empty in records kept
+	// before it was sealed too, which only a vault of one provider opens.
+	Issuer string `json:"iss,omitempty"`
 }
 
 // Open validates c and returns the vault keeping its records in store:
@@ -89,11 +106,27 @@ type vaultedToken struct {
 // Open is its [authserver.Config.Vault]. Errors match
 // [authserver.ErrConfig].
 func (c VaultConfig) Open(store authserver.UpstreamTokenStore) (authserver.Vault, error) {
+	providers := c.Providers
 	switch {
-	case c.Provider == nil:
+	case c.Provider == nil && len(c.Providers) == 0:
 		return nil, configErr("Vault", "needs a Provider")
+	case c.Provider != nil && len(c.Providers) > 0:
+		return nil, configErr("Vault", "set Provider or Providers, not both")
 	case store == nil:
 		return nil, configErr("Vault", "needs a store")
+	case c.Provider != nil:
+		providers = []Provider{c.Provider}
+	}
+	ups := make(map[string]Provider, len(providers))
+	var timeout time.Duration
+	for _, p := range providers {
+		if p == nil {
+			return nil, configErr("Vault.Providers", "holds nil")
+		}
+		if _, dup := ups[p.Issuer()]; dup {
+			return nil, configErr("Vault.Providers", fmt.Sprintf("the issuer %.80q appears twice", p.Issuer()))
+		}
+		ups[p.Issuer()], timeout = p, max(timeout, p.callTimeout())
 	}
 	log := cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
 	keys := c.Keys
@@ -109,20 +142,25 @@ func (c VaultConfig) Open(store authserver.UpstreamTokenStore) (authserver.Vault
 		return nil, configErr("Vault.Keys", err.Error())
 	}
 	log.Info("upstream token vault", "sealing_key_id", ring.KeyID())
-	return &vault{ring: ring, store: store, up: c.Provider, now: clock.Func(c.Now).Now, log: log}, nil
+	return &vault{ring: ring, store: store, ups: ups, timeout: timeout, now: clock.Func(c.Now).Now, log: log}, nil
 }
 
 // sealContext binds a sealed value to its record.
 func sealContext(id string) string { return "mcpauth upstream tokens\x00" + id }
 
-// Keep seals tok into a new record, kept until expires, and returns its ID.
-func (v *vault) Keep(ctx context.Context, tok *oauth2.Token, expires time.Time) (string, error) {
+// Keep seals tok of the provider issuer into a new record, kept until
+// expires, and returns its ID.
+func (v *vault) Keep(ctx context.Context, issuer string, tok *oauth2.Token, expires time.Time) (string, error) {
 	if tok.AccessToken == "" {
 		return "", errors.New("upstream: the token response has no access_token")
 	}
+	if _, ok := v.ups[issuer]; !ok {
+		return "", fmt.Errorf("upstream: the vault keeps no tokens of the provider %.80q", issuer)
+	}
 	id := randomToken(16)
 	rec := &authserver.UpstreamTokens{ID: id, Version: 1, ExpiresAt: expires}
-	t := &vaultedToken{AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken, TokenType: tok.TokenType, Expiry: tok.Expiry}
+	t := &vaultedToken{AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken, TokenType: tok.TokenType,
+		Expiry: tok.Expiry, Issuer: issuer}
 	if tok.ExpiresIn > 0 { // x/oauth2 sets Expiry by time.Now, not the server's clock
 		t.Expiry = v.now().Add(time.Duration(tok.ExpiresIn) * time.Second)
 	}
@@ -181,9 +219,9 @@ func (v *vault) Drop(ctx context.Context, id string) {
 
 // Token returns g's upstream access token for the token exchange (see
 // [authserver.Vault]): the current one, refreshed first when due, without the
-// refresh token.
-func (v *vault) Token(ctx context.Context, g *authserver.Grant) (*oauth2.Token, error) {
-	t, err := v.current(ctx, g)
+// refresh token; only of the provider issuer, unless it is "".
+func (v *vault) Token(ctx context.Context, g *authserver.Grant, issuer string) (*oauth2.Token, error) {
+	t, err := v.current(ctx, g, issuer)
 	if err != nil {
 		return nil, err
 	}
@@ -192,10 +230,13 @@ func (v *vault) Token(ctx context.Context, g *authserver.Grant) (*oauth2.Token, 
 
 // current returns g's upstream tokens, refreshed upstream first when the
 // access token has expired or is about to.
-func (v *vault) current(ctx context.Context, g *authserver.Grant) (*vaultedToken, error) {
+func (v *vault) current(ctx context.Context, g *authserver.Grant, issuer string) (*vaultedToken, error) {
 	rec, t, err := v.load(ctx, g)
 	if err != nil {
 		return nil, err
+	}
+	if issuer != "" && t.Issuer != issuer {
+		return nil, errOtherProvider
 	}
 	if v.fresh(t) {
 		return t, nil
@@ -230,6 +271,16 @@ func (v *vault) load(ctx context.Context, g *authserver.Grant) (*authserver.Upst
 		// Sealed under a key no longer configured (or a random key of an
 		// earlier process): the user must log in again.
 		v.log.WarnContext(ctx, "upstream tokens do not open under the configured keys", "err", err)
+		return nil, nil, errVaultEmpty
+	}
+	if t.Issuer == "" && len(v.ups) == 1 {
+		for iss := range v.ups { // kept before the issuer was sealed too
+			t.Issuer = iss
+		}
+	}
+	if _, ok := v.ups[t.Issuer]; !ok {
+		// Of a provider no longer configured, or kept before the issuer
+		// was sealed too while there are several now.
 		return nil, nil, errVaultEmpty
 	}
 	return rec, t, nil

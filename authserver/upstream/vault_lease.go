@@ -34,7 +34,7 @@ const (
 // bounds the holder's call to the provider (the first half), so the lease
 // also covers the store write that follows and some clock skew between
 // replicas (the second).
-func (v *vault) leaseTTL() time.Duration { return 2 * v.up.callTimeout() }
+func (v *vault) leaseTTL() time.Duration { return 2 * v.timeout }
 
 // leased reports whether rec's lease is held at now.
 func leased(rec *authserver.UpstreamTokens, now time.Time) bool {
@@ -119,8 +119,9 @@ func (v *vault) awaitLease(ctx context.Context, g *authserver.Grant) (*vaultedTo
 // which ends the lease. The call to the provider ends within the upstream
 // timeout, so within the lease.
 func (v *vault) refreshHolding(ctx context.Context, g *authserver.Grant, held *authserver.UpstreamTokens, t *vaultedToken) (*vaultedToken, error) {
-	upCtx, cancel := context.WithTimeout(ctx, v.up.callTimeout())
-	next, err := v.up.refresh(upCtx, t.RefreshToken)
+	up := v.ups[t.Issuer] // load checked it
+	upCtx, cancel := context.WithTimeout(ctx, up.callTimeout())
+	next, err := up.refresh(upCtx, t.RefreshToken)
 	cancel()
 	if err != nil {
 		if re, ok := errors.AsType[*upstreamTokenError](err); ok && re.refused() {
@@ -138,6 +139,7 @@ func (v *vault) refreshHolding(ctx context.Context, g *authserver.Grant, held *a
 	}
 	// RFC 6749 §6: without a new refresh token the old one stays valid.
 	next.RefreshToken = cmp.Or(next.RefreshToken, t.RefreshToken)
+	next.Issuer = t.Issuer
 	rec := cloneTokens(held)
 	rec.LeaseOwner, rec.LeaseUntil = "", time.Time{}
 	rec.Version++

@@ -510,11 +510,12 @@ func TestTokenVaultKeys(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return &vault{ring: ring, store: store, now: newClock().Now, log: slog.New(slog.DiscardHandler)}
+		return &vault{ring: ring, store: store, ups: map[string]Provider{"https://idp.example": nil}, now: newClock().Now,
+			log: slog.New(slog.DiscardHandler)}
 	}
 	k1, k2 := bytes.Repeat([]byte{1}, 32), bytes.Repeat([]byte{2}, 32)
 	old := mk(k1)
-	id, err := old.Keep(ctx, &oauth2.Token{AccessToken: "at-secret", RefreshToken: "rt-secret"}, newClock().Now().Add(time.Hour))
+	id, err := old.Keep(ctx, "https://idp.example", &oauth2.Token{AccessToken: "at-secret", RefreshToken: "rt-secret"}, newClock().Now().Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -526,15 +527,15 @@ func TestTokenVaultKeys(t *testing.T) {
 		t.Error("a record bound to one grant was bound to another")
 	}
 	rotated := mk(k2, k1)
-	if tok, err := rotated.Token(ctx, g); err != nil || tok.AccessToken != "at-secret" {
+	if tok, err := rotated.Token(ctx, g, ""); err != nil || tok.AccessToken != "at-secret" {
 		t.Fatalf("rotated ring: %+v, %v", tok, err)
 	}
-	id2, _ := rotated.Keep(ctx, &oauth2.Token{AccessToken: "new"}, g.ExpiresAt)
+	id2, _ := rotated.Keep(ctx, "https://idp.example", &oauth2.Token{AccessToken: "new"}, g.ExpiresAt)
 	rec2, _ := store.UpstreamTokens(ctx, id2)
 	if _, err := old.ring.Open(rec2.Sealed, sealContext(id2)); err == nil {
 		t.Error("a new record is still sealed under the old key")
 	}
-	if _, err := mk(k2).Token(ctx, g); !errors.Is(err, errVaultEmpty) {
+	if _, err := mk(k2).Token(ctx, g, ""); !errors.Is(err, errVaultEmpty) {
 		t.Errorf("opened without the sealing key: %v", err)
 	}
 	// A sealed value moved to another record does not open there.
@@ -543,7 +544,7 @@ func TestTokenVaultKeys(t *testing.T) {
 	if err := store.SaveUpstreamTokens(ctx, rec2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rotated.Token(ctx, &authserver.Grant{ID: "g3", UpstreamTokens: id2}); !errors.Is(err, errVaultEmpty) {
+	if _, err := rotated.Token(ctx, &authserver.Grant{ID: "g3", UpstreamTokens: id2}, ""); !errors.Is(err, errVaultEmpty) {
 		t.Errorf("a sealed value opened under another record's ID: %v", err)
 	}
 }

@@ -2,8 +2,9 @@
 // between requests and between runs: access and refresh tokens, client
 // registrations and discovery results. Package client reads and writes it
 // through the [Store] interface; this package provides an in-memory store
-// ([Memory]) and a file store ([File]) that two processes on one machine can
-// share.
+// ([Memory]), a file store ([File]) that two processes on one machine can
+// share, and a store in the operating system's keychain ([Keychain]) with
+// the same guarantees.
 //
 // The data model follows the MCP authorization specification (2026-07-28):
 //
@@ -30,7 +31,7 @@
 // Windows). [Token] and [Registration] redact their
 // secrets when formatted with fmt or logged with log/slog.
 //
-// It deliberately does not encrypt at rest (use an encrypted home directory
-// or implement [Store] over the operating system's keychain), expire
-// entries by itself, or decide anything: validation lives in package client.
+// The file store does not encrypt at rest (use [Keychain], or an encrypted
+// home directory). No store expires entries by itself or decides
+// anything: validation lives in package client.
 package tokenstore

@@ -42,3 +42,18 @@ func ExampleNewMemory() {
 	fmt.Println(err) // registrations never cross issuers
 	// Output: tokenstore: not found
 }
+
+// Keep tokens in the operating system's keychain when it answers, in a
+// 0600 file otherwise, as `mcpauth login --token-store auto` does.
+func ExampleNewKeychain() {
+	dir, _ := os.UserConfigDir()
+	dir = filepath.Join(dir, "mcpauth")
+	var store tokenstore.Store
+	keychain, err := tokenstore.NewKeychain(tokenstore.KeychainConfig{Dir: dir})
+	if err == nil && keychain.Available(context.Background()) == nil {
+		store = keychain
+	} else {
+		store, _ = tokenstore.NewFile(filepath.Join(dir, "tokens.json"))
+	}
+	_ = store // Config.Store of package client
+}

@@ -3,8 +3,6 @@ package tokenstore
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -101,10 +99,7 @@ const fileVersion = 1
 
 // Token implements [Store].
 func (f *File) Token(ctx context.Context, k Key) (*Token, error) {
-	return find(ctx, f, func(d *fileDoc) (*Token, bool) {
-		e, ok := firstOf(d.Tokens, func(e tokenEntry) bool { return e.Key == k })
-		return e.Token, ok && e.Token != nil
-	})
+	return find(ctx, f.current, func(d *fileDoc) (*Token, bool) { return d.token(k) })
 }
 
 // PutToken implements [Store].
@@ -112,79 +107,60 @@ func (f *File) PutToken(ctx context.Context, k Key, t *Token) error {
 	if err := checkKey(k, t); err != nil {
 		return err
 	}
-	return f.update(ctx, func(d *fileDoc) {
-		d.Tokens = slices.DeleteFunc(d.Tokens, func(e tokenEntry) bool { return e.Key == k })
-		d.Tokens = append(d.Tokens, tokenEntry{Key: k, Token: t.Clone()})
-	})
+	return f.update(ctx, func(d *fileDoc) { d.putToken(k, t) })
 }
 
 // DeleteToken implements [Store].
 func (f *File) DeleteToken(ctx context.Context, k Key) error {
-	return f.update(ctx, func(d *fileDoc) {
-		d.Tokens = slices.DeleteFunc(d.Tokens, func(e tokenEntry) bool { return e.Key == k })
-	})
+	return f.update(ctx, func(d *fileDoc) { d.deleteToken(k) })
 }
 
 // Registration implements [Store].
 func (f *File) Registration(ctx context.Context, issuer string) (*Registration, error) {
-	return find(ctx, f, func(d *fileDoc) (*Registration, bool) {
-		return firstOf(d.Registrations, func(r *Registration) bool { return r != nil && r.Issuer == issuer })
-	})
+	return find(ctx, f.current, func(d *fileDoc) (*Registration, bool) { return d.registration(issuer) })
 }
 
 // PutRegistration implements [Store].
 func (f *File) PutRegistration(ctx context.Context, r *Registration) error {
-	if r == nil || r.Issuer == "" || r.ClientID == "" {
-		return ErrInvalid
+	if err := checkRegistration(r); err != nil {
+		return err
 	}
-	return f.update(ctx, func(d *fileDoc) {
-		d.Registrations = slices.DeleteFunc(d.Registrations, func(x *Registration) bool { return x == nil || x.Issuer == r.Issuer })
-		d.Registrations = append(d.Registrations, r.Clone())
-	})
+	return f.update(ctx, func(d *fileDoc) { d.putRegistration(r) })
 }
 
 // DeleteRegistration implements [Store].
 func (f *File) DeleteRegistration(ctx context.Context, issuer string) error {
-	return f.update(ctx, func(d *fileDoc) {
-		d.Registrations = slices.DeleteFunc(d.Registrations, func(x *Registration) bool { return x == nil || x.Issuer == issuer })
-	})
+	return f.update(ctx, func(d *fileDoc) { d.deleteRegistration(issuer) })
 }
 
 // Discovery implements [Store].
 func (f *File) Discovery(ctx context.Context, resource string) (*Discovery, error) {
-	return find(ctx, f, func(d *fileDoc) (*Discovery, bool) {
-		return firstOf(d.Discoveries, func(x *Discovery) bool { return x != nil && x.Resource == resource })
-	})
+	return find(ctx, f.current, func(d *fileDoc) (*Discovery, bool) { return d.discovery(resource) })
 }
 
 // PutDiscovery implements [Store].
 func (f *File) PutDiscovery(ctx context.Context, disc *Discovery) error {
-	if disc == nil || disc.Resource == "" || disc.Issuer == "" {
-		return ErrInvalid
+	if err := checkDiscovery(disc); err != nil {
+		return err
 	}
-	return f.update(ctx, func(d *fileDoc) {
-		d.Discoveries = slices.DeleteFunc(d.Discoveries, func(x *Discovery) bool { return x == nil || x.Resource == disc.Resource })
-		d.Discoveries = append(d.Discoveries, disc.Clone())
-	})
+	return f.update(ctx, func(d *fileDoc) { d.putDiscovery(disc) })
 }
 
 // Lock implements [Locker]: an exclusive lock on a lock file derived from
 // k, next to the store file.
 func (f *File) Lock(ctx context.Context, k Key) (func(), error) {
-	sum := sha256.Sum256([]byte(k.Issuer + "\x00" + k.Resource + "\x00" + k.ClientID))
-	name := f.path + ".k-" + hex.EncodeToString(sum[:12]) + ".lock"
-	return lockFile(ctx, name)
+	return lockFile(ctx, docLockName(f.path, k))
 }
 
 // find returns a copy of the entry pick chooses from the current document,
 // or ErrNotFound. Updates replace the file atomically, so no lock is
 // needed.
-func find[V cloner[V]](ctx context.Context, f *File, pick func(*fileDoc) (V, bool)) (V, error) {
+func find[V cloner[V]](ctx context.Context, current func() (*fileDoc, error), pick func(*fileDoc) (V, bool)) (V, error) {
 	var zero V
 	if err := ctx.Err(); err != nil {
 		return zero, err
 	}
-	d, err := f.current()
+	d, err := current()
 	if err != nil {
 		return zero, err
 	}

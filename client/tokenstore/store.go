@@ -157,6 +157,9 @@ type Registration struct {
 	RedirectURIs []string `json:"redirect_uris,omitempty"`
 	// RegisteredAt is when the registration was made.
 	RegisteredAt time.Time `json:"registered_at,omitzero"`
+	// GrantTypes are the registered grant types; empty when unknown (a
+	// registration stored by an older version).
+	GrantTypes []string `json:"grant_types,omitempty"`
 }
 
 // Clone returns a deep copy of r.
@@ -166,6 +169,7 @@ func (r *Registration) Clone() *Registration {
 	}
 	c := *r
 	c.RedirectURIs = slices.Clone(r.RedirectURIs)
+	c.GrantTypes = slices.Clone(r.GrantTypes)
 	return &c
 }
 

@@ -40,6 +40,7 @@ func stores(t *testing.T, fn func(t *testing.T, s Store)) {
 		{"memory", func(*testing.T) Store { return NewMemory() }},
 		{"zero memory", func(*testing.T) Store { return &Memory{} }},
 		{"file", func(t *testing.T) Store { return newFileStore(t) }},
+		{"keychain", func(t *testing.T) Store { return newKeychainStore(t, newFakeRing(), t.TempDir()) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -52,6 +52,7 @@ type authserverFlags struct {
 	connect                             connectFlags
 	downstream                          downstreamFlags
 	limits                              limitFlags
+	device                              deviceFlags
 	// Shared storage for several replicas.
 	databaseURL, keyEncryptionKey, redisURL, dpopNonceKey string
 	oldKeyEncryptionKeys                                  listFlag
@@ -95,6 +96,7 @@ func parseAuthserverLayers(args []string, stderr io.Writer, opts layerOptions) (
 	f.connect.register(fs)
 	f.downstream.register(fs)
 	f.limits.register(fs)
+	f.device.register(fs)
 	fs.BoolVar(&f.dpopNonce, "dpop-nonce", false, "require server-provided DPoP nonces at the token endpoint (RFC 9449 §8)")
 	registerDPoPNonceKey(fs, &f.dpopNonceKey)
 	fs.BoolVar(&f.noDPoP, "no-dpop", false, "turn DPoP off (every token is a Bearer token)")
@@ -165,6 +167,7 @@ func (f *authserverFlags) config(addr net.Addr, logger *slog.Logger) (authserver
 		DisableRegistration:              f.noRegistration,
 		DisableClientIDMetadataDocuments: f.noCIMD,
 		Logger:                           logger,
+		Device:                           f.device.config(),
 	}
 	if cfg.Issuer == "" {
 		cfg.Issuer = map[bool]string{true: "https", false: "http"}[f.ops.tlsCert != ""] + "://" + addr.String()
@@ -310,6 +313,7 @@ func serveAuthserver(ctx context.Context, args []string, stdout, stderr io.Write
 		logger.Info("users log in upstream", "upstream", cfg.Login.Issuer(), "callback", as.UpstreamCallbackURL())
 		fmt.Fprintf(stdout, "upstream login at %s; register this redirect URI there: %s\n", cfg.Login.Issuer(), as.UpstreamCallbackURL())
 	}
+	printLogins(stdout, logger, as, &cfg)
 	if len(cfg.Connect) > 0 {
 		fmt.Fprintf(stdout, "users connect %s; register this redirect URI at each: %s\n",
 			strings.Join(as.ConnectProviders(), ", "), as.ConnectCallbackURL())

@@ -30,7 +30,7 @@ import (
 var authserverReloadable = map[string]bool{
 	"scopes": true, "consent": true, "client": true, "token-ttl": true, "refresh-ttl": true,
 	"cimd-allow-host": true, "no-cimd": true, "no-registration": true, "resource": true, "remember-consent": true,
-	"upstream": true, "upstream-tenant": true, "upstream-allow-tenant": true, "upstream-authorization-url": true,
+	"upstream": true, "upstream-realm": true, "upstream-tenant": true, "upstream-allow-tenant": true, "upstream-authorization-url": true,
 	"upstream-token-url": true, "upstream-userinfo-url": true, "upstream-emails-url": true, "upstream-auth-param": true,
 	"upstream-github-org": true, "upstream-github-team": true, "grant-policy": true, "upstream-client-id": true,
 	"upstream-client-secret": true, "upstream-client-key": true, "upstream-client-key-id": true, "upstream-scopes": true,
@@ -129,7 +129,7 @@ func (rt *authserverRuntime) generation(f *authserverFlags, cfg authserver.Confi
 			_ = as.Close()
 			closeLogin(&cfg)
 		},
-		checks: rt.checks(&cfg, as),
+		checks: rt.checks(as),
 	}
 	return g, as, nil
 }
@@ -137,8 +137,8 @@ func (rt *authserverRuntime) generation(f *authserverFlags, cfg authserver.Confi
 // checks are the readiness checks: the storage answers, a signing key is
 // in use, Redis answers, and what the server depends on upstream (the
 // login provider's metadata and key set, the trusted issuers' key sets) is
-// fetched and fresh (authserver.Server.Ready).
-func (rt *authserverRuntime) checks(cfg *authserver.Config, as *authserver.Server) []healthCheck {
+// fetched and fresh (authserver.Server.ReadyChecks).
+func (rt *authserverRuntime) checks(as *authserver.Server) []healthCheck {
 	checks := []healthCheck{
 		{"storage", func(ctx context.Context) error {
 			if rt.pinger != nil {
@@ -164,8 +164,8 @@ func (rt *authserverRuntime) checks(cfg *authserver.Config, as *authserver.Serve
 	if rt.redis != nil {
 		checks = append(checks, healthCheck{"redis", func(ctx context.Context) error { return rt.redis.Ping(ctx).Err() }})
 	}
-	if cfg.Login != nil || len(cfg.TrustedIssuers) > 0 || cfg.IdentityProvider != nil {
-		checks = append(checks, healthCheck{"upstream", as.Ready})
+	for _, c := range as.ReadyChecks() {
+		checks = append(checks, healthCheck{c.Name, c.Check})
 	}
 	return checks
 }

@@ -163,6 +163,9 @@ func loginCommandLine(f *clientFlags, serverURL string) string {
 		}
 	}
 	add("store", f.store)
+	if f.tokenStore != "file" {
+		add("token-store", f.tokenStore)
+	}
 	add("client-id", f.clientID)
 	add("issuer", f.issuer)
 	add("client-metadata-url", f.clientMetadataURL)
@@ -178,6 +181,9 @@ func loginCommandLine(f *clientFlags, serverURL string) string {
 	}
 	if f.insecureHTTP {
 		parts = append(parts, "--insecure-http")
+	}
+	if f.device {
+		parts = append(parts, "--device")
 	}
 	return strings.Join(append(parts, shellQuote(serverURL)), " ")
 }

@@ -43,6 +43,7 @@ type checkFlags struct {
 	delegatedToken                           string
 	json, insecureHTTP                       bool
 	timeout                                  time.Duration
+	idp                                      idpFlags // --idp ISSUER [--resource URL]
 }
 
 // errChecksFailed: the report has failures (exit status 1).
@@ -50,7 +51,7 @@ var errChecksFailed = errors.New("checks failed")
 
 func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	f := &checkFlags{}
-	fs := newFlagSet("check", "[flags] URL", checkDescription, stderr)
+	fs := newFlagSet("check", "[flags] URL | --idp ISSUER [--resource URL --token T]", checkDescription+idpDescription, stderr)
 	fs.StringVar(&f.token, "token", "", "a valid access token for URL; - reads it from stdin, env:VAR from $VAR (default: the checks that need one are skipped)")
 	fs.StringVar(&f.delegatedToken, "delegated-token", "", "an access token for URL obtained by delegation (an act claim, as `mcpauth delegate` prints), to report how the server treats delegated tokens; env:VAR reads $VAR")
 	fs.StringVar(&f.stepUpTool, "step-up-tool", "", "a tool the token lacks the scope for, to check the 403 insufficient_scope challenge")
@@ -59,9 +60,18 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs.StringVar(&f.origin, "origin", "", "a foreign Origin the server must refuse (default "+selfcheck.DefaultOrigin+")")
 	fs.StringVar(&f.allowedOrigin, "allowed-origin", "", "an Origin the server accepts, to check CORS (default: URL's origin)")
 	fs.DurationVar(&f.timeout, "timeout", 2*time.Minute, "give up after this long")
-	pos, err := parseArgs(fs, args, 1, 1)
+	f.idp.register(fs)
+	pos, err := parseArgs(fs, args, 0, 1)
 	if err != nil {
 		return err
+	}
+	if f.idp.issuer != "" || f.idp.resource != "" {
+		return runCheckIdP(ctx, f, pos, stdin, stdout)
+	}
+	if len(pos) != 1 {
+		fmt.Fprintf(fs.Output(), "missing arguments\n")
+		fs.Usage()
+		return errUsage
 	}
 	if err := checkServiceURL("URL", pos[0], f.insecureHTTP); err != nil {
 		return err

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/client"
-	"github.com/mcpauth/mcpauth/client/tokenstore"
 	"github.com/mcpauth/mcpauth/internal/ascii"
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
@@ -25,8 +24,8 @@ import (
 // client identifies itself, gets the user's approval and keeps tokens.
 type clientFlags struct {
 	clientID, clientSecret, clientMetadataURL, issuer string
-	scopes, browser, store                            string
-	insecureHTTP                                      bool
+	scopes, browser, store, tokenStore                string
+	insecureHTTP, device                              bool
 	timeout                                           time.Duration
 	log                                               logFlags
 
@@ -41,6 +40,8 @@ type clientFlags struct {
 	// onURLElicitation asks the user about a server's URL elicitation
 	// (call); nil declines them.
 	onURLElicitation func(context.Context, client.URLElicitation) (bool, error)
+	// authParams are --auth-param: extra authorization parameters.
+	authParams authParamFlags
 }
 
 // dpopFlags are --dpop and --dpop-key: the one definition login, token,
@@ -81,9 +82,12 @@ func (f *clientFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.clientMetadataURL, "client-metadata-url", "", "https URL of this client's Client ID Metadata Document, used where the authorization server supports them")
 	fs.StringVar(&f.scopes, "scopes", "", "scopes to ask for besides those the server's challenge names (spaces or commas)")
 	fs.StringVar(&f.browser, "browser", "system", "how to get the approval: system (open the browser), print (print the URL), http (follow redirects, for auto-approving servers and scripts)")
+	registerDevice(fs, &f.device)
+	registerTokenStore(fs, &f.tokenStore)
 	fs.StringVar(&f.store, "store", "", "token file, mode 0600 (default <user config dir>/mcpauth/tokens.json)")
 	fs.BoolVar(&f.insecureHTTP, "insecure-http", false, "allow plain http to loopback hosts (the MCP server and its authorization server)")
 	fs.DurationVar(&f.timeout, "timeout", 5*time.Minute, "give up after this long (includes the time you take to approve)")
+	f.authParams.register(fs)
 	f.log.register(fs, "warn")
 }
 
@@ -145,11 +149,11 @@ func (f *clientFlags) open(ctx context.Context, serverURL string, stderr io.Writ
 	if err != nil {
 		return nil, err
 	}
-	file, err := tokenstore.NewFile(path)
+	shared, err := openStore(ctx, f.tokenStore, path, stderr)
 	if err != nil {
-		return nil, fmt.Errorf("--store: %w", err)
+		return nil, err
 	}
-	store := &grantStore{File: file}
+	store := &grantStore{sharedStore: shared}
 	a, err := f.authorizer(stderr)
 	if err != nil {
 		return nil, err
@@ -167,6 +171,9 @@ func (f *clientFlags) open(ctx context.Context, serverURL string, stderr io.Writ
 		DPoP:                      f.dpop,
 		OnURLElicitation:          f.onURLElicitation,
 	}
+	if f.device {
+		cfg.Authorizer, cfg.Device = nil, deviceFlow(stderr)
+	}
 	if f.clientID != "" {
 		pre, err := f.preRegistered(ctx, serverURL)
 		if err != nil {
@@ -175,6 +182,9 @@ func (f *clientFlags) open(ctx context.Context, serverURL string, stderr io.Writ
 		cfg.PreRegistered = []client.PreRegisteredClient{pre}
 	} else if f.clientSecret != "" {
 		return nil, errors.New("--client-secret needs --client-id")
+	}
+	if cfg.AuthServers, err = f.authParams.authServers(ctx, f.issuer, serverURL, f.insecureHTTP); err != nil {
+		return nil, err
 	}
 	c, err := client.New(cfg)
 	if err != nil {

@@ -74,6 +74,7 @@ func newDemoStack(asAddr, mcpAddr net.Addr, consent authserver.ConsentMode, logg
 		Resources:                 []string{d.mcpURL},
 		Consent:                   consent,
 		ClientMetadata:            resolver,
+		Device:                    &authserver.DeviceConfig{}, // mcpauth login --device
 		Logger:                    logger.With("server", "authorization"),
 	})
 	if err != nil {

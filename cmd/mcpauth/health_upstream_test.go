@@ -9,7 +9,7 @@ import (
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
 )
 
-// TestReadyzTrustedIssuers: /readyz of authserver has an "upstream" check
+// TestReadyzTrustedIssuers: /readyz of authserver has a "trusted_issuers" check
 // that fails while a trusted issuer's JWK Set cannot be had, answering
 // its name and "fail" only and logging which issuer and why.
 func TestReadyzTrustedIssuers(t *testing.T) {
@@ -23,8 +23,8 @@ func TestReadyzTrustedIssuers(t *testing.T) {
 		status int
 		body   string
 	}{
-		{"issuer up", up, http.StatusOK, `{"status":"ok","checks":{"signing_keys":"ok","storage":"ok","upstream":"ok"}}`},
-		{"issuer down", down, http.StatusServiceUnavailable, `{"status":"fail","checks":{"signing_keys":"ok","storage":"ok","upstream":"fail"}}`},
+		{"issuer up", up, http.StatusOK, `{"status":"ok","checks":{"signing_keys":"ok","storage":"ok","trusted_issuers":"ok"}}`},
+		{"issuer down", down, http.StatusServiceUnavailable, `{"status":"fail","checks":{"signing_keys":"ok","storage":"ok","trusted_issuers":"fail"}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := startServing(t, serveAuthserver, "--addr", "127.0.0.1:0", "--insecure-http", "--admin-addr", "127.0.0.1:0",
@@ -42,7 +42,7 @@ func TestReadyzTrustedIssuers(t *testing.T) {
 				return
 			}
 			logs := s.logs.String()
-			if !strings.Contains(logs, "check=upstream") || !strings.Contains(logs, tc.jwks.Issuer) {
+			if !strings.Contains(logs, "check=trusted_issuers") || !strings.Contains(logs, tc.jwks.Issuer) {
 				t.Errorf("the failed check and its issuer are not logged:\n%s", logs)
 			}
 		})

@@ -207,7 +207,7 @@ func runLogin(ctx context.Context, args []string, stdout, stderr io.Writer) (err
 // (its scope, or, when it has none, the scopes asked for: RFC 6749 §5.1),
 // which login prints.
 type grantStore struct {
-	*tokenstore.File
+	sharedStore
 	mu   sync.Mutex
 	last grant
 	put  bool
@@ -220,7 +220,7 @@ type grant struct {
 
 // PutToken implements tokenstore.Store.
 func (s *grantStore) PutToken(ctx context.Context, k tokenstore.Key, t *tokenstore.Token) error {
-	if err := s.File.PutToken(ctx, k, t); err != nil {
+	if err := s.sharedStore.PutToken(ctx, k, t); err != nil {
 		return err
 	}
 	s.mu.Lock()

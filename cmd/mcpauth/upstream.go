@@ -35,10 +35,15 @@ type upstreamFlags struct {
 	authParams, githubOrgs, githubTeams                 listFlag
 	allowTenants                                        listFlag
 	allowAnyUser, allowUnverifiedEmail                  bool
+	// specs are the --upstream values (issuer is the last); realms the
+	// --upstream-realm values. Several named providers: upstream_logins.go.
+	specs  []string
+	realms listFlag
 }
 
 func (u *upstreamFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&u.issuer, "upstream", "", "log users in at `github|google|entra|ISSUER_URL`: GitHub (plain OAuth 2.0), Google, Microsoft Entra ID (with --upstream-tenant) or any OpenID Connect issuer (discovery from ISSUER_URL/.well-known/openid-configuration); register the callback URL printed at start there")
+	fs.Var(upstreamValue{u}, "upstream", upstreamHelp)
+	fs.Var(&u.realms, "upstream-realm", "with several --upstream NAME=...: users with an email at `DOMAIN=NAME` log in at the provider NAME, without choosing (from the client's login_hint or the address typed on the choice page), and are refused at the others (repeatable)")
 	fs.StringVar(&u.tenant, "upstream-tenant", "", "with --upstream entra: the directory (tenant) `ID` or domain, or organizations or common for a multi-tenant login (with --upstream-allow-tenant)")
 	fs.Var(&u.allowTenants, "upstream-allow-tenant", "with --upstream entra --upstream-tenant organizations|common: admit users of the directory (tenant) with this `ID`, a GUID (repeatable; required, there is no \"any tenant\")")
 	fs.StringVar(&u.authURL, "upstream-authorization-url", "", "with --upstream github: use this authorization endpoint `URL` instead of GitHub's (GitHub Enterprise Server, tests)")
@@ -65,6 +70,12 @@ func (u *upstreamFlags) register(fs *flag.FlagSet) {
 // config returns the upstream configuration, nil when --upstream is not
 // given. insecureHTTP permits a plain-http provider on a loopback address.
 func (u *upstreamFlags) config(insecureHTTP bool, getenv func(string) string) (*upstreamConfig, error) {
+	switch {
+	case len(u.specs) > 1 || u.several():
+		return nil, errors.New("--upstream: for several providers, give each as NAME=PROVIDER,KEY=VALUE,...")
+	case len(u.realms) > 0:
+		return nil, errors.New("--upstream-realm needs several --upstream NAME=PROVIDER,...")
+	}
 	if u.issuer == "" {
 		if u.clientID != "" || u.clientSecret != "" || u.clientKeyFile != "" || u.tenant != "" || u.grantPolicy != "" ||
 			len(u.allowTenants) > 0 ||
@@ -177,6 +188,9 @@ func (u *upstreamFlags) overrideEndpoints(c *upstream.Config) error {
 // without --upstream. The provider does no I/O until the first login;
 // closeLogin stops its background work.
 func (f *authserverFlags) login(cfg *authserver.Config, logger *slog.Logger) error {
+	if f.upstream.several() {
+		return f.severalLogins(cfg, logger, os.Getenv)
+	}
 	u, err := f.upstream.config(f.insecureHTTP, os.Getenv)
 	if err != nil {
 		return err
@@ -204,5 +218,6 @@ func closeLogin(cfg *authserver.Config) {
 	if c, ok := cfg.Login.(io.Closer); ok {
 		_ = c.Close()
 	}
+	closeLogins(cfg)
 	closeConnect(cfg.Connect)
 }

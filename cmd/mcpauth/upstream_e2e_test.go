@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -29,8 +30,8 @@ type oidcProvider struct {
 }
 
 // startOIDCProvider starts oidc.mjs, registers callback with secret as its
-// one client, and waits until it serves.
-func startOIDCProvider(t *testing.T, register func(issuer string) (callback, secret string)) *oidcProvider {
+// one client, and waits until it serves; env is added to its environment.
+func startOIDCProvider(t *testing.T, register func(issuer string) (callback, secret string), env ...string) *oidcProvider {
 	t.Helper()
 	needInteropTools(t, "oidc-provider")
 	node, err := filepath.Abs(interopNode)
@@ -40,6 +41,7 @@ func startOIDCProvider(t *testing.T, register func(issuer string) (callback, sec
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, node, "oidc.mjs")
 	cmd.Dir = interopDir
+	cmd.Env = append(os.Environ(), env...)
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	stdin, _ := cmd.StdinPipe()

@@ -12,6 +12,13 @@
 // login name with any password; the account's sub is the login name, its
 // email <login>@example.com (verified), its groups ["mcp-users"]. ID tokens
 // carry the email, profile and groups claims.
+//
+// With OIDC_DEVICE=1 in the environment it also offers its own device
+// flow (RFC 8628) with resource indicators, for the tests of mcpauth's
+// client against it: a second, public client "device-client" (the
+// device_code grant), and for any resource an RFC 9068 JWT access
+// token with the scopes mcp:tools and mcp:admin and "aud" the resource.
+// Without it nothing changes for the broker tests.
 
 import http from 'node:http';
 import readline from 'node:readline';
@@ -31,15 +38,40 @@ async function main() {
         throw new Error('expected "<redirect_uri> <client_secret>" on stdin');
     }
 
+    const device = process.env.OIDC_DEVICE === '1';
+    const clients = [{
+        client_id: 'mcpauth',
+        client_secret: secret,
+        redirect_uris: [redirectURI],
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'client_secret_basic',
+    }];
+    const features = { devInteractions: { enabled: true } };
+    if (device) {
+        clients.push({
+            client_id: 'device-client',
+            grant_types: ['urn:ietf:params:oauth:grant-type:device_code'],
+            response_types: [],
+            redirect_uris: [],
+            token_endpoint_auth_method: 'none',
+        });
+        features.deviceFlow = { enabled: true };
+        features.resourceIndicators = {
+            enabled: true,
+            defaultResource: () => undefined,
+            useGrantedResource: () => true,
+            getResourceServerInfo: (_ctx, resourceIndicator) => ({
+                scope: 'mcp:tools mcp:admin',
+                audience: resourceIndicator,
+                accessTokenFormat: 'jwt',
+                accessTokenTTL: 600,
+            }),
+        };
+    }
+
     const provider = new Provider(issuer, {
-        clients: [{
-            client_id: 'mcpauth',
-            client_secret: secret,
-            redirect_uris: [redirectURI],
-            grant_types: ['authorization_code'],
-            response_types: ['code'],
-            token_endpoint_auth_method: 'client_secret_basic',
-        }],
+        clients,
         pkce: { required: () => true },
         claims: {
             openid: ['sub'],
@@ -50,7 +82,7 @@ async function main() {
         scopes: ['openid', 'email', 'profile', 'groups'],
         conformIdTokenClaims: false,
         cookies: { keys: ['oidc-interop-cookie-key-for-tests'] },
-        features: { devInteractions: { enabled: true } },
+        features,
         findAccount: (_ctx, sub) => ({
             accountId: sub,
             claims: () => ({

@@ -31,6 +31,10 @@
 //     authorization server advertises one of those algorithms (RS-27). A
 //     DPoP-only challenge counts as the challenge of RS-04 to RS-06.
 //
+// [RunIdP], behind `mcpauth check --idp`, probes an identity provider
+// instead: its metadata as above and, given a token it issued, which of the
+// resource server's token profile presets accepts it.
+//
 // Grading follows the strength of the requirement as clients meet it: a
 // broken MUST that breaks clients or security is [StatusFail]; a missed
 // SHOULD, a toolkit recommendation, or a deviation clients survive (no
