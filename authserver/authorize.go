@@ -201,6 +201,7 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request, req *authReques
 
 // redirectError sends an error authorization response (RFC 6749 §4.1.2.1).
 func (s *Server) redirectError(w http.ResponseWriter, r *http.Request, req *authRequest, oe *oauthmeta.Error) {
+	noteRefusal(r.Context(), oe.Code, oe.Code == oauthmeta.CodeServerError)
 	if req.device != "" {
 		s.deviceRefused(w, r, req, oe)
 		return

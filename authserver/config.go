@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/mcpauth/mcpauth/clientmeta"
 	"github.com/mcpauth/mcpauth/internal/clientaddr"
 	"github.com/mcpauth/mcpauth/replay"
@@ -268,6 +270,21 @@ type Config struct {
 	// a trusted issuer's JWKSURI) are fetched. The zero value is strict:
 	// https to public addresses only.
 	KeyFetch KeyFetchConfig
+
+	// Admin, when set, serves the admin API, with which an operator lists
+	// and revokes a user's grants (see [AdminConfig]). Nil means no admin
+	// API.
+	Admin *AdminConfig
+	// Observer, when set, receives one [Event] per request at the token,
+	// introspection, revocation and registration endpoints and the
+	// upstream login callback: grants by type and outcome, refusals by
+	// error code, latencies, internal errors. Nil means none.
+	Observer Observer
+	// TracerProvider, when set, makes the server record an OpenTelemetry
+	// span for each of those requests, a child of the W3C traceparent the
+	// request carries, with its grant type and outcome as attributes and
+	// never a token, code or secret. Nil means no tracing, at no cost.
+	TracerProvider trace.TracerProvider
 
 	// Logger receives operational logs; nothing logged ever contains a
 	// token, code or secret. Nil discards logs.

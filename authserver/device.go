@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/time/rate"
+	"github.com/mcpauth/mcpauth/internal/ratelimit"
 
 	"github.com/mcpauth/mcpauth/internal/clock"
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -81,7 +81,7 @@ type deviceFlow struct {
 	// failures counts wrong user codes per client address, global across
 	// all of them.
 	failures *limiterSet[netip.Addr]
-	global   *rate.Limiter
+	global   *ratelimit.Table[struct{}]
 	clock    clock.Func
 }
 
@@ -104,7 +104,7 @@ func newDeviceFlow(c *DeviceConfig, now clock.Func, maxTracked int) (*deviceFlow
 	return &deviceFlow{
 		ttl: ttl, interval: int64(interval / time.Second),
 		failures: newLimiterSet[netip.Addr](float64(perIP)/60, perIP, maxTracked),
-		global:   rate.NewLimiter(rate.Limit(float64(global)/60), global),
+		global:   ratelimit.New[struct{}](ratelimit.Rate{PerSecond: float64(global) / 60, Burst: global}, 1),
 		clock:    now,
 	}, nil
 }
@@ -113,20 +113,13 @@ func newDeviceFlow(c *DeviceConfig, now clock.Func, maxTracked int) (*deviceFlow
 // budgets of wrong codes have one left. It spends nothing.
 func (f *deviceFlow) mayLookUp(addr netip.Addr) bool {
 	now := f.clock.Now()
-	if f.global.TokensAt(now) < 1 {
-		return false
-	}
-	if f.failures.limit == rate.Inf {
-		return true
-	}
-	lim := f.failures.entries.GetOrAdd(addr, func() *rate.Limiter { return rate.NewLimiter(f.failures.limit, f.failures.burst) }, time.Time{})
-	return lim.TokensAt(now) >= 1
+	return f.global.Peek(struct{}{}, now) && f.failures.entries.Peek(addr, now)
 }
 
 // failed spends one wrong code of addr's budget and of the global one.
 func (f *deviceFlow) failed(addr netip.Addr) {
 	now := f.clock.Now()
-	f.global.AllowN(now, 1)
+	f.global.Allow(struct{}{}, now)
 	f.failures.allow(addr, now)
 }
 

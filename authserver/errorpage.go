@@ -18,7 +18,8 @@ type errorView struct {
 // the client or redirect URI cannot be trusted (requirements AS-05,
 // CIMD-07) and for consent form failures. The page never links or
 // redirects anywhere.
-func (s *Server) renderError(w http.ResponseWriter, _ *http.Request, status int, oe *oauthmeta.Error) {
+func (s *Server) renderError(w http.ResponseWriter, r *http.Request, status int, oe *oauthmeta.Error) {
+	noteRefusal(r.Context(), oe.Code, status >= 500)
 	s.writePage(w, status, "error.html", errorView{
 		Code:          string(oe.Code),
 		Description:   oe.Description,

@@ -85,6 +85,7 @@ func (e *errorWriter) write(w http.ResponseWriter, r *http.Request, err error) {
 		e.log.ErrorContext(r.Context(), "request failed", "path", r.URL.Path, "err", err)
 		oe = oauthErr(oauthmeta.CodeServerError, "internal error")
 	}
+	noteRefusal(r.Context(), oe.Code, !ok || oe.Code == oauthmeta.CodeTemporarilyUnavailable)
 	status := statusFor(oe.Code)
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Basic realm="`+e.realm+`", charset="UTF-8"`)

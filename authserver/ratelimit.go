@@ -10,18 +10,16 @@ import (
 	"strconv"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"github.com/mcpauth/mcpauth/internal/clientaddr"
 	"github.com/mcpauth/mcpauth/internal/clock"
-	"github.com/mcpauth/mcpauth/internal/lru"
+	"github.com/mcpauth/mcpauth/internal/ratelimit"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
 // RateLimit bounds request rates at the token, registration, introspection
 // and revocation endpoints and at the browser endpoints (authorization,
 // consent form, upstream login callback) with token buckets
-// (golang.org/x/time/rate). Over a limit, a request gets 429 with
+// (GCRA, one time per key). Over a limit, a request gets 429 with
 // Retry-After: a JSON error at the back-channel endpoints, the HTML error
 // page at the browser endpoints (never a redirect to the client, whose
 // request has not been looked at). Zero fields take their defaults;
@@ -113,40 +111,25 @@ func (r RateLimit) validate() error {
 	return nil
 }
 
-// limiterSet is a bounded table of token buckets, one per key, that
-// forgets the least recently used key when full. Lookup, insert and
-// eviction are O(1) (internal/lru), so a flood of new keys costs each
-// request the same whatever the table holds.
+// limiterSet is a bounded table of buckets, one per key, that forgets the
+// least recently used key when full: the module's rate-limit table
+// (internal/ratelimit), whose lookup, insert and eviction are O(1), so a
+// flood of new keys costs each request the same whatever the table holds.
 type limiterSet[K comparable] struct {
-	limit   rate.Limit
-	burst   int
-	entries *lru.Cache[K, *rate.Limiter]
+	entries *ratelimit.Table[K]
 }
 
 // newLimiterSet returns a table of at most maxTracked keys (validated
 // positive by [RateLimit.validate]) whose buckets refill at perSecond
 // (+Inf: no limit) and hold burst requests.
 func newLimiterSet[K comparable](perSecond float64, burst, maxTracked int) *limiterSet[K] {
-	l := rate.Limit(perSecond)
-	if math.IsInf(perSecond, 1) {
-		l = rate.Inf
-	}
-	return &limiterSet[K]{limit: l, burst: burst, entries: lru.New[K, *rate.Limiter](maxTracked, nil, nil)}
+	return &limiterSet[K]{entries: ratelimit.New[K](ratelimit.Rate{PerSecond: perSecond, Burst: burst}, maxTracked)}
 }
 
 // allow reports whether one more request for key is allowed at now, and if
 // not, how long to wait. It marks key as the most recently used.
 func (ls *limiterSet[K]) allow(key K, now time.Time) (bool, time.Duration) {
-	if ls.limit == rate.Inf {
-		return true, 0
-	}
-	lim := ls.entries.GetOrAdd(key, func() *rate.Limiter { return rate.NewLimiter(ls.limit, ls.burst) }, time.Time{})
-	r := lim.ReserveN(now, 1)
-	if d := r.DelayFrom(now); d > 0 {
-		r.CancelAt(now)
-		return false, d
-	}
-	return true, 0
+	return ls.entries.Allow(key, now)
 }
 
 // tracked is the number of keys in the table.

@@ -28,11 +28,11 @@ func (s *Server) routes() http.Handler {
 	r.Path(p + pathConsent).Methods(http.MethodPost).HandlerFunc(browser(s.handleConsent))
 	r.Path(p + pathAssets).Methods(get...).HandlerFunc(s.handleConsentCSS)
 	if s.login != nil && !s.login.named {
-		r.Path(p + pathUpstreamCallback).Methods(get...).HandlerFunc(browser(s.handleUpstreamCallback))
+		r.Path(p + pathUpstreamCallback).Methods(get...).HandlerFunc(s.observed(EndpointUpstreamCallback, browser(s.handleUpstreamCallback)))
 	}
 	if s.login != nil && s.login.named {
 		for _, up := range s.login.providers {
-			r.Path(p + pathUpstreamCallback + "/" + up.name).Methods(get...).HandlerFunc(browser(s.callbackFor(up)))
+			r.Path(p + pathUpstreamCallback + "/" + up.name).Methods(get...).HandlerFunc(s.observed(EndpointUpstreamCallback, browser(s.callbackFor(up))))
 		}
 		r.Path(p + pathChoose).Methods(http.MethodPost).HandlerFunc(browser(s.handleChoose))
 	}
@@ -51,11 +51,15 @@ func (s *Server) routes() http.Handler {
 			r.Path(page + pathDisconnect).Methods(http.MethodPost).HandlerFunc(browser(s.handleConnectConfirm(cp, true)))
 		}
 	}
-	r.Path(p + pathToken).Methods(http.MethodPost).HandlerFunc(s.limits.byIP(s.token.handleToken))
-	r.Path(p + pathIntrospect).Methods(http.MethodPost).HandlerFunc(s.limits.byIP(s.introspection.handleIntrospect))
-	r.Path(p + pathRevoke).Methods(http.MethodPost).HandlerFunc(s.limits.byIP(s.revocation.handleRevoke))
+	r.Path(p + pathToken).Methods(http.MethodPost).HandlerFunc(s.observed(EndpointToken, s.limits.byIP(s.token.handleToken)))
+	r.Path(p + pathIntrospect).Methods(http.MethodPost).HandlerFunc(s.observed(EndpointIntrospection, s.limits.byIP(s.introspection.handleIntrospect)))
+	r.Path(p + pathRevoke).Methods(http.MethodPost).HandlerFunc(s.observed(EndpointRevocation, s.limits.byIP(s.revocation.handleRevoke)))
 	if !s.cfg.DisableRegistration {
-		r.Path(p + pathRegister).Methods(http.MethodPost).HandlerFunc(s.limits.byIP(s.registration.handleRegister))
+		r.Path(p + pathRegister).Methods(http.MethodPost).HandlerFunc(s.observed(EndpointRegistration, s.limits.byIP(s.registration.handleRegister)))
+	}
+	if s.admin != nil {
+		r.Path(p + pathAdminGrants).Methods(get...).HandlerFunc(s.limits.byIP(s.admin.handleList))
+		r.Path(p + pathAdminRevoke).Methods(http.MethodPost).HandlerFunc(s.limits.byIP(s.admin.handleRevoke))
 	}
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "not found", http.StatusNotFound)

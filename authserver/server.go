@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/mcpauth/mcpauth/internal/clock"
 	"github.com/mcpauth/mcpauth/internal/jwtassert"
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -149,6 +151,7 @@ type Server struct {
 	handler http.Handler
 	pages   *template.Template
 	limits  *rateLimits
+	tracer  trace.Tracer // nil without Config.TracerProvider
 
 	login  *loginBroker // nil without Config.Login or Config.Logins
 	device *deviceFlow  // nil without Config.Device
@@ -169,6 +172,7 @@ type Server struct {
 	introspection *introspection
 	revocation    *revocation
 	registration  *registration
+	admin         *admin // nil without Config.Admin
 	discovery     *discovery
 
 	sweepers  []Sweeper
@@ -186,6 +190,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: st, clock: st.Now, log: cmp.Or(st.Logger, slog.New(slog.DiscardHandler))}
+	if st.TracerProvider != nil {
+		s.tracer = st.TracerProvider.Tracer(tracerName)
+	}
 	s.openStorage()
 	ok := false
 	defer func() {
@@ -333,6 +340,13 @@ func (s *Server) compose() error {
 		revocations: s.store.Revocations, ledger: ledger, clock: s.clock, log: s.log}
 	s.registration = &registration{store: s.store.Clients, scopes: s.scopes, maxBody: st.MaxBodyBytes, errs: errs,
 		clock: s.clock, log: s.log}
+	if st.Admin != nil {
+		if s.admin, err = newAdmin(st.Admin, s.store.Grants); err != nil {
+			return err
+		}
+		s.admin.ledger, s.admin.now, s.admin.log, s.admin.maxBody = ledger, s.clock.Now, s.log, st.MaxBodyBytes
+		s.admin.realm = errs.realm
+	}
 	s.discovery = &discovery{cfg: st, device: s.device != nil, grantTypes: s.token.grantTypes(), grantProfiles: assertions.profiles(),
 		dpopAlgorithms: dpopProofs.algorithms(), clientMetadataDocuments: s.clients.cimd != nil, keys: s.keys,
 		clock: s.clock}

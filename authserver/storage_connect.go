@@ -25,7 +25,9 @@ type ConnectStore interface {
 	// grant grantID, which the server deletes when the grant ends.
 	ConnectedAccountsOfGrant(ctx context.Context, grantID string) ([]*ConnectedAccount, error)
 	// SaveConnectTicket stores a new ticket. A store that is full answers
-	// temporarily_unavailable (an *oauthmeta.Error).
+	// temporarily_unavailable (an *oauthmeta.Error). A reference
+	// ([TicketRef]) whose subject already has [MaxConnectRefsPerSubject]
+	// references stored displaces the one of them that expires first.
 	SaveConnectTicket(ctx context.Context, t *ConnectTicket) error
 	// ConnectTicket returns the ticket id if it has not expired at now,
 	// without using it up; [ErrNotFound] otherwise.
@@ -40,6 +42,14 @@ type ConnectStore interface {
 // each store that keeps them, since any holder of a valid access token
 // can ask for one: past it, new ones get temporarily_unavailable.
 const MaxConnectTickets = 10000
+
+// MaxConnectRefsPerSubject bounds the connect references ([TicketRef])
+// stored for one user: a new one displaces the user's oldest, so that a
+// client (or a stolen token) asking for connect URIs in a loop keeps at
+// most this many of the store's [MaxConnectTickets] places, while the
+// user's newest link always works. Each store finds a user's references
+// by an index, whatever the number of tickets.
+const MaxConnectRefsPerSubject = 20
 
 // ConnectedAccount is a user's account at a third-party provider of
 // [Config.Connect]: the sealed record of its tokens and the grant through

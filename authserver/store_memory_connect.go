@@ -14,10 +14,13 @@ type memConnect struct {
 	mu       sync.Mutex
 	accounts map[[2]string]*ConnectedAccount
 	tickets  map[string]*ConnectTicket
+	// refs indexes the reference tickets by subject.
+	refs map[string]map[string]struct{}
 }
 
 func newMemConnect() *memConnect {
-	return &memConnect{accounts: make(map[[2]string]*ConnectedAccount), tickets: make(map[string]*ConnectTicket)}
+	return &memConnect{accounts: make(map[[2]string]*ConnectedAccount), tickets: make(map[string]*ConnectTicket),
+		refs: make(map[string]map[string]struct{})}
 }
 
 func cloneAccount(a *ConnectedAccount) *ConnectedAccount { d := *a; return &d }
@@ -27,7 +30,45 @@ func (c *memConnect) sweep(now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	maps.DeleteFunc(c.accounts, func(_ [2]string, a *ConnectedAccount) bool { return a.ExpiresAt.Before(now) })
-	maps.DeleteFunc(c.tickets, func(_ string, t *ConnectTicket) bool { return !now.Before(t.ExpiresAt) })
+	maps.DeleteFunc(c.tickets, func(_ string, t *ConnectTicket) bool {
+		if now.Before(t.ExpiresAt) {
+			return false
+		}
+		c.unindex(t)
+		return true
+	})
+}
+
+// isRef reports whether t is a reference counted against its subject.
+func isRef(t *ConnectTicket) bool { return t.Kind == TicketRef && t.Subject != "" }
+
+// unindex removes t from the subject index.
+func (c *memConnect) unindex(t *ConnectTicket) {
+	if !isRef(t) {
+		return
+	}
+	set := c.refs[t.Subject]
+	delete(set, t.ID)
+	if len(set) == 0 {
+		delete(c.refs, t.Subject)
+	}
+}
+
+// makeRoom drops the subject's references that expire first until a new
+// one fits under MaxConnectRefsPerSubject; its cost is bounded by that.
+func (c *memConnect) makeRoom(subject string) {
+	set := c.refs[subject]
+	for len(set) >= MaxConnectRefsPerSubject {
+		var oldest *ConnectTicket
+		for id := range set {
+			if t := c.tickets[id]; oldest == nil || t.ExpiresAt.Before(oldest.ExpiresAt) ||
+				(t.ExpiresAt.Equal(oldest.ExpiresAt) && t.ID < oldest.ID) {
+				oldest = t
+			}
+		}
+		delete(c.tickets, oldest.ID)
+		c.unindex(oldest)
+	}
 }
 
 // ConnectedAccount implements [ConnectStore].
@@ -78,7 +119,8 @@ func (m *MemoryStore) ConnectedAccountsOfGrant(_ context.Context, grantID string
 }
 
 // SaveConnectTicket implements [ConnectStore]; past [MaxConnectTickets]
-// tickets it answers temporarily_unavailable.
+// tickets it answers temporarily_unavailable, and a reference past
+// [MaxConnectRefsPerSubject] of its subject displaces the oldest.
 func (m *MemoryStore) SaveConnectTicket(_ context.Context, t *ConnectTicket) error {
 	c := m.connect
 	c.mu.Lock()
@@ -86,6 +128,16 @@ func (m *MemoryStore) SaveConnectTicket(_ context.Context, t *ConnectTicket) err
 	if _, ok := c.tickets[t.ID]; !ok && len(c.tickets) >= MaxConnectTickets {
 		// The server's sweep drops expired tickets every minute.
 		return &oauthmeta.Error{Code: oauthmeta.CodeTemporarilyUnavailable, Description: "too many connect flows in progress; try again later"}
+	}
+	if old, ok := c.tickets[t.ID]; ok {
+		c.unindex(old)
+	}
+	if isRef(t) {
+		c.makeRoom(t.Subject)
+		if c.refs[t.Subject] == nil {
+			c.refs[t.Subject] = make(map[string]struct{})
+		}
+		c.refs[t.Subject][t.ID] = struct{}{}
 	}
 	c.tickets[t.ID] = cloneTicket(t)
 	return nil
@@ -113,5 +165,6 @@ func (m *MemoryStore) TakeConnectTicket(_ context.Context, id string, now time.T
 		return nil, ErrNotFound
 	}
 	delete(c.tickets, id)
+	c.unindex(t)
 	return cloneTicket(t), nil
 }

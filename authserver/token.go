@@ -79,6 +79,9 @@ func (e *tokenEndpoint) handleToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	gt := form.Get("grant_type")
+	if _, ok := e.routes[gt]; ok {
+		noteGrantType(r.Context(), gt)
+	}
 	client, err := e.client(r, form, gt)
 	if err != nil {
 		e.front.errs.write(w, r, err)

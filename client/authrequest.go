@@ -119,15 +119,19 @@ func (r *AuthorizationRequest) Start(ctx context.Context, redirectURI string) (s
 		dpop:                  r.dpop,
 		created:               c.clock.Now(),
 	}
+	o := c.cfg.AuthServers[md.Issuer]
 	cfg := oauth2.Config{
 		ClientID:    reg.ClientID,
 		Endpoint:    oauth2.Endpoint{AuthURL: md.AuthorizationEndpoint},
 		RedirectURL: redirectURI,
-		Scopes:      rec.scopes,
+		Scopes:      o.requestScopes(rec.scopes),
 	}
-	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(rec.verifier), oauth2.SetAuthURLParam("resource", rec.indicator)}
+	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(rec.verifier)}
+	if o.sendsResource(false) {
+		opts = append(opts, oauth2.SetAuthURLParam("resource", rec.indicator))
+	}
 	// The issuer's extra parameters (validated by New: none of the above).
-	for name, values := range c.cfg.AuthServers[md.Issuer].AuthorizationParams {
+	for name, values := range o.AuthorizationParams {
 		opts = append(opts, oauth2.SetAuthURLParam(name, values[0]))
 	}
 	authURL := cfg.AuthCodeURL(rec.state, opts...)

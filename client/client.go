@@ -39,8 +39,8 @@ import (
 //     [Config.SelectAuthServer] gives, has its metadata fetched in the MCP
 //     order (RFC 8414 path insertion, OpenID Connect path insertion, OpenID
 //     Connect appended); the first whose issuer is identical to the one
-//     asked for, whose endpoints are https and which advertises S256 is
-//     used. Results are cached in the store for the documents' max-age
+//     asked for, whose endpoints are https and which advertises S256 (or
+//     omits the field, with [AuthServerOptions].AssumeS256) is used. Results are cached in the store for the documents' max-age
 //     (default [DefaultMetadataTTL]).
 //  4. It registers in MCP's order: credentials pre-registered for exactly
 //     this issuer; a registration stored from an earlier run; the Client ID
@@ -53,15 +53,17 @@ import (
 //  5. The [Authorizer] gets the user through the authorization request:
 //     PKCE S256, a single-use state whose record holds the verifier,
 //     issuer, token endpoint, resource, redirect URI and scopes before the
-//     redirect; "resource" on every request; scopes from the challenge,
-//     else the resource's scopes_supported, else none; offline_access only
-//     if the authorization server lists it.
+//     redirect; "resource" on every request (unless
+//     [AuthServerOptions].OmitResource); scopes from the challenge, else the
+//     resource's scopes_supported, else none, with the issuer's
+//     [AuthServerOptions].ResourceScopes; offline_access only if the
+//     authorization server lists it.
 //  6. The response is checked: state, then the RFC 9207 iss table with
 //     simple string comparison, before the code or any error text is used;
 //     the code is redeemed only at the recorded token endpoint.
 //
 // A refused token is refreshed first (with "resource", unless
-// [AuthServerOptions.OmitResourceOnRefresh]) unless the challenge needs
+// [AuthServerOptions.OmitResource] or [AuthServerOptions.OmitResourceOnRefresh]) unless the challenge needs
 // scopes the grant lacks; a 403 insufficient_scope re-authorizes with the
 // union of the previously requested and the challenged scopes, unless the
 // refused token already carries them all. One operation starts at most

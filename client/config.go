@@ -200,6 +200,34 @@ type AuthServerOptions struct {
 	// code_challenge_method, resource, request, request_uri). Nil means
 	// none.
 	AuthorizationParams url.Values
+	// AssumeS256 accepts this server although its metadata has no
+	// code_challenge_methods_supported (Microsoft Entra ID and Amazon
+	// Cognito accept S256 without saying so): the client still sends PKCE
+	// S256. A document that lists methods without S256, or lists none, stays
+	// refused. False means such a server is refused.
+	AssumeS256 bool
+	// OmitResource leaves the RFC 8707 resource parameter out of the
+	// authorization, code exchange, refresh and grant requests to this
+	// server, for servers that refuse it (the v2.0 endpoint of Microsoft
+	// Entra ID). The audience then comes from the server's own
+	// configuration (ResourceScopes, the "audience" of
+	// AuthorizationParams), and the resource server must check "aud" by
+	// its provider's profile. The client still uses only the servers the
+	// resource's metadata lists and sends the token only to the resource's
+	// origin. False means resource is sent on every request (and
+	// OmitResourceOnRefresh decides for refresh).
+	OmitResource bool
+	// ResourceScopes are scopes naming the resource in this server's
+	// terms, sent with every authorization and grant request to it, such
+	// as Entra's "api://{app-id}/mcp.tools". A scope ending in "/.default"
+	// (Entra: every permission granted to the client for that resource)
+	// cannot be combined with other scopes of a resource, so it replaces
+	// the MCP scopes; the OpenID Connect scopes (openid, profile, email,
+	// offline_access) are kept. The stored token remembers the MCP scopes
+	// asked for, so a step-up challenge re-authorizes as usual. New
+	// refuses an invalid scope token, and a "/.default" scope with any
+	// other. Nil means the MCP scopes as chosen.
+	ResourceScopes []string
 }
 
 // reservedAuthorizationParams are the authorization request parameters
@@ -281,8 +309,9 @@ func (cfg *Config) validatePreRegistered() error {
 	return nil
 }
 
-// validateAuthServers checks the per-issuer settings: issuer identifiers
-// and extra authorization parameters that set nothing the client owns.
+// validateAuthServers checks the per-issuer settings: issuer identifiers,
+// extra authorization parameters that set nothing the client owns, and
+// resource scopes.
 func (cfg *Config) validateAuthServers() error {
 	for issuer, o := range cfg.AuthServers {
 		if err := (oauthmeta.URLPolicy{InsecureAllowHTTPLoopback: cfg.InsecureAllowHTTPLoopback}).CheckIssuer(issuer); err != nil {
@@ -295,6 +324,9 @@ func (cfg *Config) validateAuthServers() error {
 			if len(values) != 1 {
 				return fmt.Errorf("%w: AuthServers[%s].AuthorizationParams: %q needs exactly one value", ErrConfig, issuer, name)
 			}
+		}
+		if err := checkResourceScopes(o.ResourceScopes); err != nil {
+			return fmt.Errorf("%w: AuthServers[%s].ResourceScopes: %w", ErrConfig, issuer, err)
 		}
 	}
 	return nil

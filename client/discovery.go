@@ -229,7 +229,7 @@ func (c *Client) fetchAuthServerMetadata(ctx context.Context, issuer string, leg
 		if err != nil {
 			return nil, 0, false, fmt.Errorf("%w: authorization server metadata: %w", errInvalidMetadata, err)
 		}
-		if err := checkAuthServerMetadata(md, issuer, c.policy); err != nil {
+		if err := checkAuthServerMetadata(md, issuer, c.policy, c.cfg.AuthServers[issuer]); err != nil {
 			return nil, 0, false, err
 		}
 		return md, c.ttl(resp.Header), false, nil
@@ -241,15 +241,15 @@ func (c *Client) fetchAuthServerMetadata(ctx context.Context, issuer string, leg
 }
 
 // checkAuthServerMetadata applies CL-07, CL-22 and CL-08 to a document
-// fetched for issuer.
-func checkAuthServerMetadata(md *oauthmeta.AuthServerMetadata, issuer string, p oauthmeta.URLPolicy) error {
+// fetched for issuer; o is the issuer's options (AssumeS256).
+func checkAuthServerMetadata(md *oauthmeta.AuthServerMetadata, issuer string, p oauthmeta.URLPolicy, o AuthServerOptions) error {
 	if err := md.Validate(issuer, p); err != nil {
 		if errors.Is(err, oauthmeta.ErrIssuerMismatch) {
 			return fmt.Errorf("%w: %w", errIssuerMismatch, err)
 		}
 		return fmt.Errorf("%w: authorization server metadata: %w", errInvalidMetadata, err)
 	}
-	if !md.SupportsS256() {
+	if !o.pkceAccepted(md) {
 		return errPKCEUnsupported
 	}
 	if len(md.ResponseTypesSupported) > 0 && !md.SupportsResponseType("code") {

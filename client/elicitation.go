@@ -14,14 +14,16 @@ import (
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
+// MaxElicitationRounds bounds how often one call is retried after URL
+// elicitations (by [Client.ElicitationMiddleware], and by a host that
+// retries on its own).
+const MaxElicitationRounds = 3
+
 // Bounds of URL elicitations.
 const (
 	// codeURLElicitationRequired is the 2025-11-25 error that carries URL
 	// elicitations.
 	codeURLElicitationRequired = -32042
-	// maxElicitationRounds bounds how often one call is retried after
-	// URL elicitations.
-	maxElicitationRounds = 3
 	// maxElicitationData bounds the error data read; maxElicitations the
 	// elicitations in it.
 	maxElicitationData = 16 << 10
@@ -97,7 +99,7 @@ func (c *Client) ElicitationMiddleware(serverURL string) (mcp.Middleware, error)
 			for round := 0; ; round++ {
 				res, err := next(ctx, method, req)
 				var rpcErr *jsonrpc.Error
-				if err == nil || round >= maxElicitationRounds || !errors.As(err, &rpcErr) || rpcErr.Code != codeURLElicitationRequired ||
+				if err == nil || round >= MaxElicitationRounds || !errors.As(err, &rpcErr) || rpcErr.Code != codeURLElicitationRequired ||
 					(method != "tools/call" && method != "prompts/get" && method != "resources/read") {
 					return res, err
 				}

@@ -41,7 +41,10 @@ func (c *Client) exchangeCode(ctx context.Context, rec *pendingAuthorization, co
 		Endpoint:     oauth2.Endpoint{TokenURL: rec.tokenEndpoint, AuthStyle: a.style},
 		RedirectURL:  rec.redirectURI,
 	}
-	opts := []oauth2.AuthCodeOption{oauth2.VerifierOption(rec.verifier), oauth2.SetAuthURLParam("resource", rec.indicator)}
+	opts := []oauth2.AuthCodeOption{oauth2.VerifierOption(rec.verifier)}
+	if c.cfg.AuthServers[rec.issuer].sendsResource(false) {
+		opts = append(opts, oauth2.SetAuthURLParam("resource", rec.indicator))
+	}
 	for k := range a.params {
 		opts = append(opts, oauth2.SetAuthURLParam(k, a.params.Get(k)))
 	}
@@ -53,8 +56,8 @@ func (c *Client) exchangeCode(ctx context.Context, rec *pendingAuthorization, co
 }
 
 // refreshToken renews old at the authorization server of d (OAuth 2.1 §4.3),
-// with the resource indicator unless the per-issuer OmitResourceOnRefresh
-// switch leaves it out for servers that refuse it. A response without a refresh
+// with the resource indicator unless the per-issuer OmitResource or
+// OmitResourceOnRefresh switch leaves it out for servers that refuse it. A response without a refresh
 // token keeps old's (RFC 6749 §6). A DPoP-bound token is refreshed with a proof
 // of its key (RFC 9449 §5); a Bearer token without a proof.
 func (c *Client) refreshToken(ctx context.Context, d *tokenstore.Discovery, reg *tokenstore.Registration, old *tokenstore.Token) (*tokenstore.Token, error) {
@@ -67,7 +70,7 @@ func (c *Client) refreshToken(ctx context.Context, d *tokenstore.Discovery, reg 
 		dp.required = d.DPoPBoundAccessTokensRequired
 	}
 	params := url.Values{"grant_type": {oauthmeta.GrantTypeRefreshToken}, "refresh_token": {old.RefreshToken}}
-	if !c.cfg.AuthServers[d.Issuer].OmitResourceOnRefresh {
+	if c.cfg.AuthServers[d.Issuer].sendsResource(true) {
 		params.Set("resource", d.ResourceIndicator)
 	}
 	tok, err := c.postToken(ctx, md.TokenEndpoint, params, registeredAuth(reg, md), md.Issuer, dp, old.RefreshToken)
@@ -273,9 +276,12 @@ func (c *Client) grantToken(ctx context.Context, g *grantRun, form url.Values, a
 	if gt := form.Get("grant_type"); !md.SupportsGrantType(gt) {
 		return nil, fmt.Errorf("%w: %s", errGrantUnsupported, gt)
 	}
-	form.Set("resource", d.ResourceIndicator)
-	if len(scopes) > 0 {
-		form.Set("scope", oauthmeta.FormatScope(scopes))
+	o := c.cfg.AuthServers[md.Issuer]
+	if o.sendsResource(false) {
+		form.Set("resource", d.ResourceIndicator)
+	}
+	if s := o.requestScopes(scopes); len(s) > 0 {
+		form.Set("scope", oauthmeta.FormatScope(s))
 	}
 	tok, err := c.postToken(ctx, md.TokenEndpoint, form, auth, md.Issuer, g.dpop, secrets...)
 	if err != nil {

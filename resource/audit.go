@@ -87,7 +87,8 @@ type outcome struct {
 	scheme  string
 	info    *TokenInfo // the verified token, also on a later denial
 	op      *mcpMessage
-	proofOK bool // a DPoP proof was checked and accepted
+	proofOK bool       // a DPoP proof was checked and accepted
+	steps   *stepTimes // the steps' times, for the spans; nil without tracing
 }
 
 func (v *Verifier) emit(r *http.Request, d Decision, status int, err error, o outcome) {

@@ -3,7 +3,10 @@ package resource
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 	"net/http"
+	"strconv"
 
 	"github.com/mcpauth/mcpauth/dpop"
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -12,6 +15,7 @@ import (
 // JSON-RPC error codes used in 400 and 403 bodies.
 const (
 	codeHeaderMismatch = -32020 // MCP 2026-07-28 HeaderMismatch
+	codeRateLimited    = -32000 // JSON-RPC implementation-defined server error
 	codeInvalidRequest = -32600
 	codeParseError     = -32700
 )
@@ -22,6 +26,7 @@ type response struct {
 	challenges []oauthmeta.Challenge
 	body       []byte
 	nonce      bool // add a fresh DPoP-Nonce header (RFC 9449 §9)
+	retryAfter int  // seconds, for a 429
 }
 
 // errorResponse is the one place that turns an error into a response
@@ -36,6 +41,8 @@ type response struct {
 //   - keys or introspection unavailable: 503, no detail;
 //   - unusable JSON-RPC body or mismatched MCP headers: 400 (413 when too
 //     large) with a JSON-RPC error, -32020 for a header mismatch;
+//   - a rate-limited identity ([RateLimit]): 429 with Retry-After and a
+//     JSON-RPC error -32000 whose data.retryAfter repeats the wait;
 //   - a disallowed Origin: 403 with a JSON-RPC error and no id,
 //     and a challenge without error or scope;
 //   - with DPoP (RFC 9449 §7): a bad proof 401 error="invalid_dpop_proof",
@@ -83,6 +90,12 @@ func (v *Verifier) errorResponse(err error, scheme string) response {
 		// a plain challenge (no error, no scope) even here.
 		return response{status: cl.status, challenges: v.challenges("", "", nil, "", false),
 			body: rpcErrorBody(codeInvalidRequest, description(err))}
+	case ErrRateLimited:
+		secs := 1
+		if rle := (*RateLimitError)(nil); errors.As(err, &rle) {
+			secs = max(1, int(math.Ceil(rle.RetryAfter.Seconds())))
+		}
+		return response{status: cl.status, retryAfter: secs, body: rateLimitBody(secs)}
 	case ErrDelegation:
 		return response{status: cl.status, body: rpcErrorBody(codeInvalidRequest, description(err))}
 	case ErrUnknownSession:
@@ -161,6 +174,9 @@ func (v *Verifier) writeError(w http.ResponseWriter, r *http.Request, err error,
 	}
 	h.Set("Access-Control-Expose-Headers", v.exposeHdrs) // RFC 9449 §8
 	h.Set("Cache-Control", "no-store")
+	if resp.retryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(resp.retryAfter))
+	}
 	if resp.body != nil {
 		h.Set("Content-Type", "application/json")
 	}
@@ -184,6 +200,12 @@ func rpcErrorBody(code int, msg string) []byte {
 		Error   rpcError `json:"error"`
 	}{"2.0", rpcError{code, msg}})
 	return b
+}
+
+// rateLimitBody is the JSON-RPC error of a 429: code -32000 with the
+// wait in data.retryAfter (seconds), as Retry-After says.
+func rateLimitBody(secs int) []byte {
+	return fmt.Appendf(nil, `{"jsonrpc":"2.0","error":{"code":%d,"message":"rate limit exceeded","data":{"retryAfter":%d}}}`, codeRateLimited, secs)
 }
 
 // DenyExchange answers r, a request the middleware verified, whose

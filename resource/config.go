@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/mcpauth/mcpauth/internal/jwa"
 	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -109,6 +111,22 @@ type Config struct {
 	// Resource, the issuers, and key fetches, for development on one
 	// machine. False means https and public addresses only.
 	InsecureAllowHTTPLoopback bool
+	// RateLimit, when set, bounds the requests of each verified identity,
+	// overall and per method or tool (see [RateLimit]). Nil means no
+	// limit.
+	RateLimit *RateLimit
+	// TracerProvider, when set, makes the middleware record an
+	// OpenTelemetry span per request (its decision, reason, scheme, DPoP
+	// outcome, issuer, client_id, MCP method and tool; never a token,
+	// proof, secret or the subject) with child spans for the token check,
+	// the DPoP proof check and the policy, and hand the wrapped handler a
+	// context holding the request span. The parent is the W3C trace
+	// context of the JSON-RPC body's params._meta (traceparent and
+	// tracestate, SEP-414) when it has one, else that of the traceparent
+	// header. To find _meta without a Policy or RateLimit that reads the
+	// body, the middleware then reads bodies of known length up to
+	// MaxBodyBytes. Nil means no tracing, at no cost.
+	TracerProvider trace.TracerProvider
 	// Audit, if set, receives one [Event] per decision. It is called on
 	// the request's goroutine and must not block.
 	Audit func(context.Context, Event)

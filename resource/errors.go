@@ -145,7 +145,7 @@ var codeClasses = []*class{ErrInvalidToken.(*class), ErrInvalidDPoPProof.(*class
 
 func classOf(err error) *class {
 	for _, c := range []error{ErrNoToken, ErrInvalidToken, ErrInvalidRequest, ErrInsufficientScope, ErrUnavailable, ErrBadMessage,
-		ErrForbiddenOrigin, ErrInvalidDPoPProof, ErrUseDPoPNonce, ErrUnknownSession, ErrDelegation} {
+		ErrForbiddenOrigin, ErrInvalidDPoPProof, ErrUseDPoPNonce, ErrUnknownSession, ErrDelegation, ErrRateLimited} {
 		if errors.Is(err, c) {
 			return c.(*class)
 		}
@@ -212,6 +212,7 @@ var (
 var (
 	errKeysUnavailable   error = newReason(ErrUnavailable.(*class), "signing keys unavailable")
 	errIntrospection     error = newReason(ErrUnavailable.(*class), "introspection failed")
+	errRateLimitStore    error = newReason(ErrUnavailable.(*class), "rate limit store unavailable")
 	errVerifierClosed    error = newReason(ErrUnavailable.(*class), "verifier closed")
 	errIntrospectionBusy error = newReason(ErrUnavailable.(*class), "too many introspection calls in flight")
 )
@@ -278,6 +279,9 @@ func description(err error) string {
 	var r *Error
 	if errors.As(err, &r) {
 		return r.Reason
+	}
+	if rl := (*RateLimitError)(nil); errors.As(err, &rl) {
+		return "rate limit exceeded"
 	}
 	return ""
 }

@@ -347,3 +347,15 @@ func ExampleTokenInfoFromSDK() {
 	// alice mcp:tools (https://auth.example.com#alice)
 	// alice mcp:tools files:write (https://auth.example.com#alice)
 }
+
+// Limits per verified identity: overall, and tighter for one costly tool.
+// A request over its limit gets 429 with Retry-After.
+func ExampleRateLimit() {
+	rl, err := resource.ParseRateLimit([]byte(`{"identity": {"per_second": 5, "burst": 20},
+	 "tools": {"search": {"per_second": 0.5, "burst": 5}}}`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(rl.Identity.Burst, rl.Tools["search"].PerSecond)
+	// Output: 20 0.5
+}

@@ -11,6 +11,10 @@ import (
 	"slices"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/mcpauth/mcpauth/internal/clock"
 	"github.com/mcpauth/mcpauth/internal/lru"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
@@ -71,6 +75,10 @@ type ExchangeConfig struct {
 	// InsecureAllowHTTPLoopback permits a plain-http token endpoint on a
 	// loopback host, for tests and local development.
 	InsecureAllowHTTPLoopback bool
+	// TracerProvider, when set, makes each exchange record an
+	// OpenTelemetry span, a child of the context's span, with its target
+	// and outcome (never a token). Nil means no tracing.
+	TracerProvider trace.TracerProvider
 	// Now is the clock. Nil means time.Now.
 	Now func() time.Time
 }
@@ -104,6 +112,7 @@ type Exchanger struct {
 	client   *tokenclient.Client
 	now      clock.Func
 	cache    *lru.Cache[[sha256.Size]byte, *ExchangedToken] // nil without CacheSize
+	tracer   trace.Tracer                                   // nil without TracerProvider
 }
 
 // NewExchanger validates cfg. It does no I/O.
@@ -119,6 +128,9 @@ func NewExchanger(cfg ExchangeConfig) (*Exchanger, error) {
 		return nil, fmt.Errorf("%w: negative exchange cache bound", ErrInvalidConfig)
 	}
 	e := &Exchanger{cfg: cfg, now: cfg.Now}
+	if cfg.TracerProvider != nil {
+		e.tracer = cfg.TracerProvider.Tracer(tracerName)
+	}
 	e.endpoint, _ = url.Parse(cfg.TokenEndpoint)
 	hc := cfg.HTTPClient
 	if hc == nil {
@@ -207,23 +219,45 @@ type exchangeTarget struct {
 // do runs the exchange for t with the request's verified token, through
 // the cache when there is one.
 func (e *Exchanger) do(ctx context.Context, t exchangeTarget) (*ExchangedToken, error) {
+	if e.tracer == nil {
+		tok, _, err := e.run(ctx, t)
+		return tok, err
+	}
+	ctx, span := e.tracer.Start(ctx, "mcpauth.resource.exchange", trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attribute.String("mcpauth.exchange."+t.param, t.value)))
+	defer span.End()
+	tok, cached, err := e.run(ctx, t)
+	outcome := "ok"
+	if err != nil {
+		outcome = "error"
+		if oe := (*oauthmeta.Error)(nil); errors.As(err, &oe) {
+			outcome = string(oe.Code)
+		}
+		span.SetStatus(codes.Error, outcome)
+	}
+	span.SetAttributes(attribute.String("mcpauth.outcome", outcome), attribute.Bool("mcpauth.exchange.cached", cached))
+	return tok, err
+}
+
+// run is do: the token, and whether it came from the cache.
+func (e *Exchanger) run(ctx context.Context, t exchangeTarget) (*ExchangedToken, bool, error) {
 	ra, ok := ctx.Value(ctxKey{}).(*requestAuth)
 	if !ok || ra.av.token == "" {
-		return nil, fmt.Errorf("%w: %w: no verified request in the context", ErrExchange, ErrNoToken)
+		return nil, false, fmt.Errorf("%w: %w: no verified request in the context", ErrExchange, ErrNoToken)
 	}
 	iss, err := url.Parse(ra.tokenInfo().Issuer)
 	if err != nil || !safehttp.SameOrigin(iss, e.endpoint) {
-		return nil, fmt.Errorf("%w: the token endpoint is not at the origin of the token's issuer", ErrExchange)
+		return nil, false, fmt.Errorf("%w: the token endpoint is not at the origin of the token's issuer", ErrExchange)
 	}
 	key := sha256.Sum256([]byte(ra.av.token + "\x00" + t.param + "\x00" + t.value + "\x00" + t.scope))
 	if e.cache != nil {
 		if tok, ok := e.cache.Get(key); ok {
-			return tok, nil
+			return tok, true, nil
 		}
 	}
 	tok, err := e.exchange(ctx, ra.av.token, t)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if e.cache != nil {
 		until := e.now.Now().Add(cmp.Or(e.cfg.CacheTTL, DefaultExchangeCacheTTL))
@@ -234,7 +268,7 @@ func (e *Exchanger) do(ctx context.Context, t exchangeTarget) (*ExchangedToken, 
 			e.cache.Add(key, tok, until)
 		}
 	}
-	return tok, nil
+	return tok, false, nil
 }
 
 func (e *Exchanger) exchange(ctx context.Context, token string, target exchangeTarget) (*ExchangedToken, error) {

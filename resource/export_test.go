@@ -74,3 +74,7 @@ func (v *Verifier) VerifyShaped(ctx context.Context, raw string) error {
 	_, err := v.verify(ctx, raw, schemeBearer, shapeJWS)
 	return err
 }
+
+// RateLimitTracked is the number of identities the in-memory rate-limit
+// tables of v hold.
+func RateLimitTracked(v *Verifier) int { return v.limits.tracked() }

@@ -20,6 +20,9 @@ type mcpMessage struct {
 	name      []byte // params.name (tools/call, prompts/get) or params.uri (resources/read)
 	hasName   bool
 	version   []byte // params._meta["io.modelcontextprotocol/protocolVersion"]
+	// params._meta.traceparent and tracestate: the W3C trace context of
+	// the request (SEP-414).
+	traceparent, tracestate []byte
 
 	rawName, rawURI []byte // as found, before the method is known
 
@@ -229,12 +232,21 @@ func params(d *jsontext.Decoder, m *mcpMessage) error {
 	})
 }
 
-// meta reads the protocol version of "params"."_meta".
+// meta reads the protocol version and the W3C trace context of
+// "params"."_meta".
 func meta(d *jsontext.Decoder, m *mcpMessage) error {
-	return members(d, []string{"io.modelcontextprotocol/protocolVersion"}, func(int) error {
+	return members(d, metaNames, func(i int) error {
+		switch i {
+		case 1:
+			return m.optString(d, &m.traceparent)
+		case 2:
+			return m.optString(d, &m.tracestate)
+		}
 		return m.optString(d, &m.version)
 	})
 }
+
+var metaNames = []string{"io.modelcontextprotocol/protocolVersion", "traceparent", "tracestate"}
 
 // optString reads a string value into *dst (a copy), or skips any other
 // value.

@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"context"
 	"net/http"
 	"slices"
 
@@ -24,7 +25,9 @@ import (
 //     read (size-bounded) and replayed to the handler, Mcp-Method and
 //     Mcp-Name are checked against it (400, -32020), and the operation's
 //     scopes are computed from the body, never from headers;
-//  5. missing scopes get 403 insufficient_scope.
+//  5. missing scopes get 403 insufficient_scope;
+//  6. with [Config.RateLimit], an identity over its limit gets 429 with
+//     Retry-After.
 //
 // Every request is authenticated on its own: no session, connection or
 // Mcp-Session-Id stands in for a token. The middleware never
@@ -51,9 +54,13 @@ func (v *Verifier) Middleware(next http.Handler) http.Handler {
 }
 
 func (v *Verifier) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	var o outcome
+	if v.tracer != nil {
+		o.steps = &stepTimes{start: v.clock.Now()}
+	}
 	origin, err := v.origins.check(r)
 	if err != nil {
-		v.deny(w, r, err, outcome{})
+		v.deny(w, r, err, o)
 		return
 	}
 	if origin != "" {
@@ -64,7 +71,7 @@ func (v *Verifier) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		return
 	}
 	cred, err := extractCredential(r, v.maxToken, v.dpop != nil)
-	o := outcome{scheme: cred.scheme}
+	o.scheme = cred.scheme
 	var av *authValue
 	if err == nil {
 		av, err = v.authenticate(r, cred, &o)
@@ -80,7 +87,16 @@ func (v *Verifier) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 		return
 	}
 	var body []byte
-	o.op, body, err = v.authorize(r, av.info)
+	if o.steps != nil {
+		o.steps.policy[0] = v.clock.Now()
+	}
+	o.op, body, err = v.authorize(r, av.info, o.steps)
+	if err == nil && v.limits != nil {
+		err = v.limits.check(r.Context(), av.info, o.op, v.clock.Now())
+	}
+	if o.steps != nil {
+		o.steps.policy[1] = v.clock.Now()
+	}
 	if err != nil {
 		v.deny(w, r, err, o)
 		return
@@ -88,9 +104,14 @@ func (v *Verifier) serve(w http.ResponseWriter, r *http.Request, next http.Handl
 	if v.audit != nil || v.logger != nil {
 		v.emit(r, DecisionAllow, 0, nil, o)
 	}
-	sw, out := v.forward(w, r, av, body, sid)
+	ctx, end := r.Context(), func() {}
+	if o.steps != nil {
+		ctx, end = v.traceRequest(r, o.steps, DecisionAllow, 0, nil, &o)
+	}
+	sw, out := v.forward(ctx, w, r, av, body, sid)
 	next.ServeHTTP(sw, out)
 	sw.finish()
+	end()
 }
 
 // authenticate verifies the credential and, for the DPoP scheme, the
@@ -115,14 +136,28 @@ func (v *Verifier) authenticate(r *http.Request, cred credential, o *outcome) (*
 			return nil, errDPoPRequired
 		}
 	}
+	st := o.steps
+	if st != nil {
+		st.verify[0] = v.clock.Now()
+	}
 	av, err := v.verify(r.Context(), cred.token, cred.scheme, cred.shape)
+	if st != nil {
+		st.verify[1] = v.clock.Now()
+	}
 	if av != nil {
 		o.info = av.info
 	}
 	if err != nil || cred.scheme != schemeDPoP {
 		return av, err
 	}
-	if err := v.dpop.checkProof(r.Context(), r.Method, v.resource, proof, cred.token, av.info.JKT); err != nil {
+	if st != nil {
+		st.dpop[0] = v.clock.Now()
+	}
+	err = v.dpop.checkProof(r.Context(), r.Method, v.resource, proof, cred.token, av.info.JKT)
+	if st != nil {
+		st.dpop[1] = v.clock.Now()
+	}
+	if err != nil {
 		return av, err
 	}
 	o.proofOK = true
@@ -132,15 +167,14 @@ func (v *Verifier) authenticate(r *http.Request, cred credential, o *outcome) (*
 // authorize applies the scope policy to the request. When the policy
 // needs the body, it is read from r and returned, for the wrapped
 // handler's copy of the request (non-nil when r had a body).
-func (v *Verifier) authorize(r *http.Request, info *TokenInfo) (*mcpMessage, []byte, error) {
-	p := v.policy
-	if p == nil {
-		return nil, nil, nil
-	}
-	required := p.def
+func (v *Verifier) authorize(r *http.Request, info *TokenInfo, st *stepTimes) (*mcpMessage, []byte, error) {
 	var msg *mcpMessage
 	var body []byte
-	if p.needsBody && r.Method == http.MethodPost {
+	if !v.scanBody && st != nil && r.Method == http.MethodPost && r.ContentLength > 0 && r.ContentLength <= v.maxBody {
+		// Tracing alone: read the body for _meta's trace context, and
+		// refuse nothing that the middleware would pass without it.
+		body, msg = v.traceBody(r, st)
+	} else if v.scanBody && r.Method == http.MethodPost {
 		var err error
 		if body, err = readBody(r, v.maxBody); err != nil {
 			return nil, nil, err
@@ -152,6 +186,16 @@ func (v *Verifier) authorize(r *http.Request, info *TokenInfo) (*mcpMessage, []b
 		if err := checkHeaders(r.Header, msg); err != nil {
 			return msg, body, err
 		}
+		if st != nil {
+			st.traceparent, st.tracestate = string(msg.traceparent), string(msg.tracestate)
+		}
+	}
+	p := v.policy
+	if p == nil {
+		return msg, body, nil
+	}
+	required := p.def
+	if msg != nil {
 		required = p.required(msg)
 	}
 	if p.delegation != nil {
@@ -168,27 +212,33 @@ func (v *Verifier) authorize(r *http.Request, info *TokenInfo) (*mcpMessage, []b
 	return msg, body, nil
 }
 
-// deny writes the error response and the audit event.
+// deny writes the error response, the audit event and the spans.
 func (v *Verifier) deny(w http.ResponseWriter, r *http.Request, err error, o outcome) {
 	resp := v.writeError(w, r, err, o.scheme)
-	if v.audit != nil || v.logger != nil {
+	if v.audit != nil || v.logger != nil || o.steps != nil {
 		d := DecisionDeny
 		if resp.status == http.StatusForbidden && classOf(err) == ErrInsufficientScope {
 			d = DecisionStepUp
 		}
-		v.emit(r, d, resp.status, err, o)
+		if v.audit != nil || v.logger != nil {
+			v.emit(r, d, resp.status, err, o)
+		}
+		if o.steps != nil {
+			v.traceRequest(r, o.steps, d, resp.status, err, &o)
+		}
 	}
 }
 
-// forward returns what the wrapped handler receives: a ResponseWriter
+// forward returns what the wrapped handler receives, in context ctx (r's,
+// with the request span when tracing): a ResponseWriter
 // that binds the session IDs it sets to the request's user, and a shallow
 // copy of r, never r itself (the net/http Handler contract), with its own
 // header without the credentials (Authorization, and with DPoP enabled
 // DPoP) and with the handler's session id (sid, when the request
 // named a session), the replayed body when the policy read it (body
 // non-nil), and the request's state in its context.
-func (v *Verifier) forward(w http.ResponseWriter, r *http.Request, av *authValue, body []byte, sid string) (*sessionWriter, *http.Request) {
-	ra := &requestAuth{Context: r.Context(), v: v, av: av}
+func (v *Verifier) forward(ctx context.Context, w http.ResponseWriter, r *http.Request, av *authValue, body []byte, sid string) (*sessionWriter, *http.Request) {
+	ra := &requestAuth{Context: ctx, v: v, av: av}
 	ra.w = sessionWriter{ResponseWriter: w, ra: ra}
 	// The copy lives in ra, so that the request and its state are one
 	// allocation (WithContext's own copy is inlined and does not escape).

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	jose "github.com/go-jose/go-jose/v4"
 
 	"github.com/mcpauth/mcpauth/internal/clock"
@@ -37,6 +39,9 @@ type Verifier struct {
 	profiled     bool // an issuer has a Profile: claims decoded for it
 	leeway       time.Duration
 	policy       *compiledPolicy
+	limits       *limiter     // nil without Config.RateLimit
+	tracer       trace.Tracer // nil without Config.TracerProvider
+	scanBody     bool         // the policy or the limits need the JSON-RPC body
 	cache        *tokenCache
 	introspector *introspector
 	dpop         *dpopState // nil when DPoP is disabled
@@ -109,6 +114,13 @@ func New(cfg Config) (*Verifier, error) {
 	if v.policy, err = compilePolicy(cfg.Policy); err != nil {
 		return nil, err
 	}
+	if cfg.TracerProvider != nil {
+		v.tracer = cfg.TracerProvider.Tracer(tracerName)
+	}
+	if v.limits, err = newLimiter(cfg.RateLimit); err != nil {
+		return nil, err
+	}
+	v.scanBody = (v.policy != nil && v.policy.needsBody) || (v.limits != nil && v.limits.needsBody)
 	if v.cache, err = newTokenCache(cfg.Cache); err != nil {
 		return nil, err
 	}

@@ -71,12 +71,22 @@ func (b *Store) ConnectedAccountsOfGrant(_ context.Context, grantID string) ([]*
 
 // SaveConnectTicket implements [authserver.ConnectStore]: past
 // [authserver.MaxConnectTickets] tickets it refuses with
-// temporarily_unavailable until the sweep drops expired ones.
+// temporarily_unavailable until the sweep drops expired ones; a reference
+// past [authserver.MaxConnectRefsPerSubject] of its subject displaces the
+// oldest.
 func (b *Store) SaveConnectTicket(_ context.Context, t *authserver.ConnectTicket) error {
 	return b.db.Update(func(tx *bolt.Tx) error {
 		if tx.Bucket([]byte(ticketsBucket)).Stats().KeyN >= authserver.MaxConnectTickets {
 			return &oauthmeta.Error{Code: oauthmeta.CodeTemporarilyUnavailable,
 				Description: "too many connect flows in progress; try again later"}
+		}
+		if isRef(t) {
+			if err := makeRoomForRef(tx, t.Subject); err != nil {
+				return err
+			}
+			if err := tx.Bucket([]byte(refsBucket)).Put(refKey(t), nil); err != nil {
+				return err
+			}
 		}
 		return putIn(tx, ticketsBucket, t.ID, t)
 	})
@@ -105,6 +115,11 @@ func (b *Store) TakeConnectTicket(_ context.Context, id string, now time.Time, m
 			return authserver.ErrNotFound
 		}
 		out = &t
+		if isRef(&t) {
+			if err := tx.Bucket([]byte(refsBucket)).Delete(refKey(&t)); err != nil {
+				return err
+			}
+		}
 		return tx.Bucket([]byte(ticketsBucket)).Delete([]byte(id))
 	})
 	if err != nil {

@@ -34,7 +34,7 @@ import (
 // buckets returns the bucket names in the bbolt file.
 func buckets() []string {
 	return []string{"clients", "codes", "grants", "refresh", "consents", "keys", "revoked", upstreamBucket,
-		accountsBucket, ticketsBucket, deviceBucket, deviceUserBucket}
+		accountsBucket, ticketsBucket, deviceBucket, deviceUserBucket, refsBucket}
 }
 
 // Store implements every store interface of package authserver in one
@@ -306,7 +306,7 @@ func (b *Store) Sweep(ctx context.Context, now time.Time) error {
 				return err
 			}
 		}
-		return nil
+		return sweepRefs(tx)
 	})
 }
 

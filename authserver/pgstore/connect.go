@@ -66,23 +66,43 @@ func (p *Store) ConnectedAccountsOfGrant(ctx context.Context, grantID string) ([
 
 // SaveConnectTicket implements [authserver.ConnectStore]: past
 // [authserver.MaxConnectTickets] live tickets it refuses with
-// temporarily_unavailable; the count stops at the bound.
+// temporarily_unavailable; the count stops at the bound. A reference past
+// [authserver.MaxConnectRefsPerSubject] of its subject displaces the
+// oldest, in the same transaction, found through the index on
+// (ref_subject, expires_at).
 func (p *Store) SaveConnectTicket(ctx context.Context, t *authserver.ConnectTicket) error {
 	data, err := json.Marshal(t)
 	if err != nil {
 		return err
 	}
-	tag, err := p.exec(ctx, `INSERT INTO connect_tickets (id, data, expires_at)
-		SELECT $1, $2, $3
-		WHERE (SELECT count(*) FROM (SELECT 1 FROM connect_tickets LIMIT $4) AS bounded) < $4
-		ON CONFLICT (id) DO NOTHING`, t.ID, data, t.ExpiresAt, authserver.MaxConnectTickets)
-	switch {
-	case err != nil:
-		return err
-	case tag.RowsAffected() == 0:
-		return errConnectFull // or a random ID taken, which does not happen
+	var subject *string
+	if t.Kind == authserver.TicketRef && t.Subject != "" {
+		subject = &t.Subject
 	}
-	return nil
+	err = pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+		qctx, cancel := p.ctx(ctx)
+		defer cancel()
+		tag, err := tx.Exec(qctx, `INSERT INTO connect_tickets (id, data, expires_at, ref_subject)
+			SELECT $1, $2, $3, $5
+			WHERE (SELECT count(*) FROM (SELECT 1 FROM connect_tickets LIMIT $4) AS bounded) < $4
+			ON CONFLICT (id) DO NOTHING`, t.ID, data, t.ExpiresAt, authserver.MaxConnectTickets, subject)
+		switch {
+		case err != nil:
+			return err
+		case tag.RowsAffected() == 0:
+			return errConnectFull // or a random ID taken, which does not happen
+		case subject == nil:
+			return nil
+		}
+		_, err = tx.Exec(qctx, `DELETE FROM connect_tickets WHERE id IN (
+			SELECT id FROM connect_tickets WHERE ref_subject = $1
+			ORDER BY expires_at DESC, id DESC OFFSET $2)`, *subject, authserver.MaxConnectRefsPerSubject)
+		return err
+	})
+	if errors.Is(err, errConnectFull) {
+		return err
+	}
+	return pgErr(err)
 }
 
 // ConnectTicket implements [authserver.ConnectStore].

@@ -3,6 +3,7 @@ package storagetest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -126,6 +127,56 @@ func testConnect(t *testing.T, st authserver.ConnectStore) {
 		wg.Wait()
 		if wins.Load() != 1 {
 			t.Fatalf("%d callers took the ticket, want 1", wins.Load())
+		}
+	})
+	t.Run("references per subject", func(t *testing.T) {
+		ref := func(sub string, i int) *authserver.ConnectTicket {
+			return &authserver.ConnectTicket{ID: fmt.Sprintf("connect-ref.%s-%02d", sub, i), Kind: authserver.TicketRef,
+				Provider: "github", Subject: sub, ExpiresAt: now.Add(time.Minute + time.Duration(i)*time.Second)}
+		}
+		live := func(id string) bool {
+			_, err := st.ConnectTicket(ctx, id, now)
+			if err != nil && !errors.Is(err, authserver.ErrNotFound) {
+				t.Fatal(err)
+			}
+			return err == nil
+		}
+		const max, extra = authserver.MaxConnectRefsPerSubject, 5
+		login := &authserver.ConnectTicket{ID: "connect-login.dave", Kind: authserver.TicketLogin, Ref: "connect-ref.dave-00",
+			Provider: "github", Subject: "dave", ExpiresAt: now.Add(time.Minute)}
+		for _, tk := range []*authserver.ConnectTicket{login, ref("erin", 0)} {
+			if err := st.SaveConnectTicket(ctx, tk); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range max + extra {
+			if err := st.SaveConnectTicket(ctx, ref("dave", i)); err != nil {
+				t.Fatalf("reference %d: %v", i, err)
+			}
+		}
+		for i := range max + extra {
+			if want := i >= extra; live(ref("dave", i).ID) != want {
+				t.Errorf("reference %d stored: %v, want %v (the oldest are displaced)", i, !want, want)
+			}
+		}
+		if !live(ref("erin", 0).ID) || !live(login.ID) {
+			t.Error("another user's reference, or a ticket of another kind, was displaced")
+		}
+		// A reference taken frees its place: the next displaces nothing.
+		if _, err := st.TakeConnectTicket(ctx, ref("dave", max+extra-1).ID, now, yes); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.SaveConnectTicket(ctx, ref("dave", max+extra)); err != nil {
+			t.Fatal(err)
+		}
+		if !live(ref("dave", extra).ID) || !live(ref("dave", max+extra).ID) {
+			t.Error("a reference was displaced though its user had room")
+		}
+		if err := st.SaveConnectTicket(ctx, ref("dave", max+extra+1)); err != nil {
+			t.Fatal(err)
+		}
+		if live(ref("dave", extra).ID) || !live(ref("dave", extra+1).ID) {
+			t.Error("the oldest reference was not the one displaced")
 		}
 	})
 	t.Run("sweep", func(t *testing.T) {

@@ -50,6 +50,7 @@ func Run(t *testing.T, open func(t *testing.T) authserver.Storage) {
 	t.Run("contract", func(t *testing.T) { testContract(t, checked(t)) })
 	t.Run("records copied", func(t *testing.T) { testRecordsCopied(t, checked(t)) })
 	t.Run("upstream token versions", func(t *testing.T) { testUpstreamTokenVersions(t, checked(t).UpstreamTokens) })
+	t.Run("grant listing", func(t *testing.T) { testGrantLister(t, checked(t)) })
 	t.Run("connected accounts", func(t *testing.T) { testConnect(t, checked(t).Connect) })
 	t.Run("device codes", func(t *testing.T) { testDeviceCodes(t, checked(t).Devices) })
 }

@@ -53,6 +53,8 @@ type authserverFlags struct {
 	downstream                          downstreamFlags
 	limits                              limitFlags
 	device                              deviceFlags
+	observe                             asObserveFlags
+	admin                               adminFlags
 	// Shared storage for several replicas.
 	databaseURL, keyEncryptionKey, redisURL, dpopNonceKey string
 	oldKeyEncryptionKeys                                  listFlag
@@ -104,6 +106,8 @@ func parseAuthserverLayers(args []string, stderr io.Writer, opts layerOptions) (
 	fs.Var(&f.trustedIDJAGIssuers, "trusted-idjag-issuer", "accept ID-JAGs (Enterprise-Managed Authorization) from the IdP `ISSUER=JWKS_URL` (repeatable)")
 	f.workload.register(fs)
 	f.ops.register(fs)
+	f.observe.register(fs)
+	f.admin.register(fs)
 	var err error
 	if f.ops.view, err = parseLayered(fs, "authserver", args, opts); err != nil {
 		return nil, err
@@ -239,10 +243,16 @@ func (f *authserverFlags) config(addr net.Addr, logger *slog.Logger) (authserver
 			return cfg, err
 		}
 	}
+	if err := f.admin.apply(&cfg); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
 }
 
 func runAuthserver(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "grants" {
+		return runGrants(ctx, args[1:], stdout, stderr)
+	}
 	hup, stop := reloadSignals()
 	defer stop()
 	return serveAuthserver(ctx, args, stdout, stderr, hup)
@@ -278,6 +288,12 @@ func serveAuthserver(ctx context.Context, args []string, stdout, stderr io.Write
 		return err
 	}
 	defer closeShared()
+	obs, err := f.observe.start(ctx, &cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer obs.close()
+	rt.observer, rt.tracer = cfg.Observer, cfg.TracerProvider
 	g, as, err := rt.generation(f, cfg)
 	if err != nil {
 		return err
@@ -309,6 +325,9 @@ func serveAuthserver(ctx context.Context, args []string, stdout, stderr io.Write
 		ready += fmt.Sprintf(", admin http://%s", srvs.listeners[0].Addr())
 	}
 	fmt.Fprintln(stdout, ready+")")
+	if obs.metrics != "" {
+		fmt.Fprintf(stdout, "metrics at %s\n", obs.metrics)
+	}
 	if cfg.Login != nil {
 		logger.Info("users log in upstream", "upstream", cfg.Login.Issuer(), "callback", as.UpstreamCallbackURL())
 		fmt.Fprintf(stdout, "upstream login at %s; register this redirect URI there: %s\n", cfg.Login.Issuer(), as.UpstreamCallbackURL())
@@ -327,7 +346,7 @@ func serveAuthserver(ctx context.Context, args []string, stdout, stderr io.Write
 		srvs.reload()
 		rt.reload()
 	})
-	err = serveAll(ctx, logger, 5*time.Second, srvs.servers, srvs.listeners)
+	err = serveAll(ctx, logger, 5*time.Second, append(srvs.servers, obs.servers...), append(srvs.listeners, obs.listeners...))
 	cancel()
 	wait()
 	return err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpauth/mcpauth/authserver"
 	"github.com/mcpauth/mcpauth/authserver/authservertest"
@@ -60,6 +61,10 @@ type authserverRuntime struct {
 	nonce   []byte // the random DPoP nonce key, when --dpop-nonce has none
 	live    *liveHandler
 	view    *configView
+	// observer and tracer are the metrics and the tracer provider every
+	// generation reports to (nil when off).
+	observer authserver.Observer
+	tracer   trace.TracerProvider
 }
 
 // openShared opens what every generation shares: the storage (memory
@@ -105,6 +110,7 @@ func (rt *authserverRuntime) openShared(ctx context.Context, f *authserverFlags,
 // share sets the shared state in cfg.
 func (rt *authserverRuntime) share(cfg *authserver.Config) {
 	cfg.Storage, cfg.Replay = rt.storage, rt.replay
+	cfg.Observer, cfg.TracerProvider = rt.observer, rt.tracer
 	if cfg.DPoP != nil && cfg.DPoP.RequireNonce && cfg.DPoP.NonceKey == nil {
 		cfg.DPoP.NonceKey = rt.nonce
 	}

@@ -25,7 +25,11 @@ import (
 func bridgeCommand() command {
 	return command{name: "bridge", summary: "connect a stdio-only MCP host to a remote Streamable HTTP server, with OAuth",
 		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-			return runBridge(ctx, args, os.Stdin, stdout, stderr)
+			tty := openTerminal()
+			if tty != nil {
+				defer tty.Close()
+			}
+			return runBridgeTerminal(ctx, args, os.Stdin, tty, stdout, stderr)
 		}}
 }
 
@@ -44,8 +48,14 @@ cancelled, the session (2025-11-25 servers) is deleted, and the bridge exits wit
 Status 1: the bridge could not start (bad URL, token store); status 2: bad flags.`
 
 func runBridge(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	return runBridgeTerminal(ctx, args, stdin, nil, stdout, stderr)
+}
+
+// runBridgeTerminal is runBridge with the controlling terminal tty (nil
+// when there is none), where URL elicitations are asked about.
+func runBridgeTerminal(ctx context.Context, args []string, stdin io.Reader, tty io.ReadWriter, stdout, stderr io.Writer) error {
 	f := &clientFlags{}
-	fs := newFlagSet("bridge", "[flags] URL", bridgeDescription+"\n"+clientDescription+dpopDescription, stderr)
+	fs := newFlagSet("bridge", "[flags] URL", bridgeDescription+"\n"+bridgeConnectDescription+"\n"+clientDescription+dpopDescription, stderr)
 	registerWithout(fs, f.register, "timeout") // the bridge runs as long as the host does
 	headers := headerFlag{h: http.Header{}, getenv: os.Getenv}
 	fs.Var(&headers, "header", "extra header for every request, 'Name: value' (repeatable); ${VAR} in the value is read from the environment. "+
@@ -54,8 +64,18 @@ func runBridge(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	grace := fs.Duration("grace", bridge.DefaultGracePeriod, "on exit, how long requests in flight may go on before they are cancelled")
 	maxMessage := fs.Int("max-message-size", bridge.DefaultMaxMessageSize, "largest message in bytes, in either direction; a larger answer becomes a JSON-RPC error")
 	f.dpopFlags.register(fs)
+	var prompt *connectPrompt
+	if tty != nil {
+		prompt = newConnectPrompt(tty, tty)
+	} else {
+		prompt = newConnectPrompt(strings.NewReader(""), stderr) // never read: nobody to ask
+	}
+	prompt.register(fs)
 	pos, err := parseArgs(fs, args, 1, 1)
 	if err != nil {
+		return err
+	}
+	if err := prompt.check(); err != nil {
 		return err
 	}
 	if *authTimeout <= 0 || *grace <= 0 || *maxMessage <= 0 {
@@ -90,7 +110,7 @@ func runBridge(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if err != nil {
 		return err
 	}
-	b, err := bridge.New(bridge.Config{
+	bcfg := bridge.Config{
 		URL:            serverURL,
 		Transport:      authorizing,
 		Header:         headers.h,
@@ -99,8 +119,15 @@ func runBridge(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		AuthError:      authErrorMessage(loginCommandLine(f, serverURL), *authTimeout),
 		Logger:         s.logger,
 
-		OnURLElicitationRequired: bridgeElicitationNotice(s.client, serverURL, stderr),
-	})
+		MaxElicitationRounds: client.MaxElicitationRounds,
+	}
+	switch {
+	case prompt.mode == "decline" || (prompt.mode == "ask" && tty != nil):
+		bcfg.Elicit = newBridgeAsker(s.client, serverURL, prompt).elicit
+	default: // print, or nobody to ask
+		bcfg.OnURLElicitationRequired = bridgeElicitationNotice(s.client, serverURL, stderr)
+	}
+	b, err := bridge.New(bcfg)
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,8 @@ var secretFlags = map[string]secretShape{
 	"vault-key":              secretWhole,
 	"database-url":           secretURL,
 	"redis-url":              secretURL,
+	"rate-limit-redis-url":   secretURL,
+	"admin-token":            secretWhole,
 	"client":                 secretClient,
 	"introspect-client":      secretPair,
 	"connect-client-secret":  secretNamed,

@@ -63,6 +63,7 @@ type protectFlags struct {
 	log                                               logFlags
 	perf                                              perfFlags
 	pass                                              passUpstreamFlags
+	limits                                            limitsFlags
 	connect                                           protectConnectFlags
 	// DPoP, its proof algorithms, its replay store shared by replicas, and
 	// server nonces.
@@ -101,6 +102,7 @@ func parseProtectLayers(args []string, stderr io.Writer, opts layerOptions) (*pr
 	fs.StringVar(&f.redisURL, "redis-url", "", "record DPoP proofs on Redis at this `redis://` URL, shared by every replica of this resource (env:VAR reads $VAR); unreachable Redis refuses proofs")
 	fs.DurationVar(&f.grace, "shutdown-timeout", 10*time.Second, "how long requests in flight (streams too) may finish on shutdown")
 	f.pass.register(fs)
+	f.limits.register(fs)
 	f.connect.register(fs)
 	f.log.register(fs, "info")
 	f.perf.register(fs)
@@ -191,6 +193,9 @@ func protectHandlerWith(cfg resource.Config, upstream *url.URL, pass *upstreamTo
 		cfg.Audit = m.audit
 		transport = &timedTransport{base: transport, m: m, now: now}
 	}
+	if cfg.TracerProvider != nil {
+		transport = newTracedTransport(transport, cfg.TracerProvider)
+	}
 	v, err := resource.New(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -247,6 +252,12 @@ func serveProtect(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	if err != nil {
 		return err
 	}
+	tp, stopTracing, err := startTracing(ctx, "mcpauth-protect", logger)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	rt.tracer = tp
 	servers, listeners := []*http.Server{}, []net.Listener{}
 	if f.metricsAddr != "" {
 		rt.metrics = newProxyMetrics()

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/mcpauth/mcpauth/internal/proxyheader"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
 	"github.com/mcpauth/mcpauth/resource"
@@ -28,6 +30,9 @@ const exchangeCacheSize = 4096
 type passUpstreamFlags struct {
 	header, tokenURL, clientID, clientSecret, audience string
 	cacheTTL                                           time.Duration
+	// tracer records the exchanges' spans; nil when tracing is off. Not
+	// a flag: the OTEL_* environment sets it.
+	tracer trace.TracerProvider
 	// forConnect: --connect-tool uses the --exchange-* flags too.
 	forConnect bool
 }
@@ -110,6 +115,7 @@ func (p *passUpstreamFlags) exchanger(issuers []string, insecureHTTP bool, geten
 		// the client's timeout bounds each exchange.
 		HTTPClient:                &http.Client{Timeout: resource.DefaultExchangeTimeout, Transport: upstreamTransport()},
 		InsecureAllowHTTPLoopback: insecureHTTP,
+		TracerProvider:            p.tracer,
 	}
 	if p.cacheTTL > 0 {
 		cfg.CacheSize, cfg.CacheTTL = exchangeCacheSize, p.cacheTTL

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/mcpauth/mcpauth/replay"
 	"github.com/mcpauth/mcpauth/resource"
 )
@@ -18,7 +20,8 @@ import (
 // the scope policy and requirements, the allowed origins, the issuers and
 // their profiles (their keys are fetched anew), introspection, DPoP's
 // mode and algorithms, the token exchange for --pass-upstream-token, and
-// the access log. Every other key (the listeners, the upstream, the
+// the access log, the rate limits (whose in-memory buckets start full
+// again). Every other key (the listeners, the upstream, the
 // resource, the session key, Redis, logging, the insecure switch and any
 // key not listed here) takes effect only at a restart: a reload that
 // changes one logs it and keeps the running value.
@@ -30,6 +33,7 @@ var protectReloadable = map[string]bool{
 	"introspect-url": true, "introspect-client": true, "dpop": true, "dpop-algs": true, "dpop-nonce": true,
 	"pass-upstream-token": true, "exchange-token-url": true, "exchange-client-id": true, "exchange-client-secret": true,
 	"upstream-audience": true, "exchange-cache-ttl": true, "access-log": true,
+	"rate-limits": true, "rate-per-identity": true, "rate-identity-burst": true,
 }
 
 // protectRuntime is what a running `mcpauth protect` keeps across
@@ -43,6 +47,7 @@ type protectRuntime struct {
 	upstream   *url.URL
 	logger     *slog.Logger
 	metrics    *proxyMetrics
+	tracer     trace.TracerProvider // nil: tracing off
 	sessionKey []byte
 	connectKey []byte // seals --connect-tool's requestState without --connect-state-key
 	replay     replay.Store
@@ -60,6 +65,7 @@ func newProtectRuntime(args []string, addr net.Addr, upstream *url.URL, logger *
 
 // generation builds the proxy of one configuration.
 func (rt *protectRuntime) generation(f *protectFlags) (*generation, *resource.Verifier, error) {
+	f.pass.tracer = rt.tracer
 	f.pass.forConnect = len(f.connect.tools) > 0
 	pass, err := f.pass.config(f.issuers, f.insecureHTTP, os.Getenv, rt.logger)
 	if err != nil {
@@ -80,6 +86,14 @@ func (rt *protectRuntime) generation(f *protectFlags) (*generation, *resource.Ve
 	if err != nil {
 		return nil, nil, err
 	}
+	closeLimits, err := f.limits.apply(&cfg)
+	if err != nil {
+		if rc != nil {
+			_ = rc.Close()
+		}
+		return nil, nil, err
+	}
+	cfg.TracerProvider = rt.tracer
 	if cfg.DPoP.Mode != resource.DPoPDisabled && cfg.DPoP.Replay == nil {
 		cfg.DPoP.Replay = rt.replay
 	}
@@ -88,6 +102,7 @@ func (rt *protectRuntime) generation(f *protectFlags) (*generation, *resource.Ve
 		if rc != nil {
 			_ = rc.Close()
 		}
+		closeLimits()
 		return nil, nil, err
 	}
 	checks := []healthCheck{{"issuers", v.Ready}}
@@ -99,6 +114,7 @@ func (rt *protectRuntime) generation(f *protectFlags) (*generation, *resource.Ve
 		if rc != nil {
 			_ = rc.Close()
 		}
+		closeLimits()
 	}}
 	return g, v, nil
 }

@@ -98,6 +98,17 @@ func (c *Cache[K, V]) GetOrAdd(key K, mk func() V, expires time.Time) V {
 	return v
 }
 
+// Update stores f(old) under key, without expiry, where old is the live
+// value under key or the zero V, in one step, marking key recently used
+// and dropping the least recently used entry if the cache is full. f runs
+// with the lock held and must not call back into the cache.
+func (c *Cache[K, V]) Update(key K, f func(old V) V) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old, _ := c.getLocked(key)
+	c.lru.Add(key, entry[V]{v: f(old)})
+}
+
 // Remove deletes the entry under key, if any.
 func (c *Cache[K, V]) Remove(key K) {
 	c.mu.Lock()

@@ -80,3 +80,23 @@ func TestCacheSizeFloor(t *testing.T) {
 		t.Fatalf("Len = %d, want 1", c.Len())
 	}
 }
+
+// TestUpdate: Update reads the live value (zero when missing), stores what
+// f returns, marks the key recently used and keeps the bound.
+func TestUpdate(t *testing.T) {
+	c := New[string, int](2, nil, nil)
+	c.Update("a", func(old int) int { return old + 1 })
+	c.Update("a", func(old int) int { return old + 1 })
+	c.Add("b", 5, time.Time{})
+	c.Update("a", func(old int) int { return old * 10 }) // a is now the most recent
+	c.Update("c", func(old int) int { return old + 7 })  // evicts b
+	if v, ok := c.Get("a"); !ok || v != 20 {
+		t.Fatalf("a = %v, %v; want 20", v, ok)
+	}
+	if _, ok := c.Get("b"); ok {
+		t.Fatal("b survived: Update did not mark a as recently used")
+	}
+	if v, _ := c.Get("c"); v != 7 {
+		t.Fatalf("c = %d, want 7", v)
+	}
+}

@@ -67,15 +67,19 @@ type ASOptions struct {
 	RegisterMethod        string   // force the registered method in DCR responses
 	ScopesSupported       []string
 	DenyScopes            []string // never granted: dropped from codes, refused in token exchanges
-	IssueRefreshTokens    bool
-	RotateRefreshTokens   bool
-	ExpiresIn             int64  // 0 = 3600; <0 = omit
-	TokenType             string // "" = Bearer; "-" = omit
-	PadTokenResponse      int    // bytes of padding in the token response
-	AuthorizeError        string // answer /authorize with this error code
-	EchoSecrets           bool   // put the credentials received into error descriptions
-	PreRegistered         []RegisteredClient
-	MetadataCacheControl  string
+	// ScopeGrants grant a requested scope as these scopes instead, as
+	// Entra grants "{resource}/.default" as the permissions consented.
+	// Update replaces the map; it must not change it in place.
+	ScopeGrants          map[string][]string
+	IssueRefreshTokens   bool
+	RotateRefreshTokens  bool
+	ExpiresIn            int64  // 0 = 3600; <0 = omit
+	TokenType            string // "" = Bearer; "-" = omit
+	PadTokenResponse     int    // bytes of padding in the token response
+	AuthorizeError       string // answer /authorize with this error code
+	EchoSecrets          bool   // put the credentials received into error descriptions
+	PreRegistered        []RegisteredClient
+	MetadataCacheControl string
 	// SubjectTokens are the subject tokens a token exchange (RFC 8693)
 	// accepts, besides the access tokens the server issued.
 	SubjectTokens []string
@@ -358,7 +362,14 @@ func (s *AS) authorize(w http.ResponseWriter, r *http.Request, o ASOptions, base
 		out.Set("error", "invalid_request")
 	default:
 		c := pkce.GenerateVerifier()
-		granted := slices.DeleteFunc(strings.Fields(q.Get("scope")), func(s string) bool { return slices.Contains(o.DenyScopes, s) })
+		var granted []string
+		for _, s := range strings.Fields(q.Get("scope")) {
+			if g, ok := o.ScopeGrants[s]; ok {
+				granted = append(granted, g...)
+			} else if !slices.Contains(o.DenyScopes, s) {
+				granted = append(granted, s)
+			}
+		}
 		locked(&s.mu, func() {
 			s.codes[c] = code{Grant: Grant{ClientID: cl.ID, Resource: q.Get("resource"), Scopes: granted},
 				challenge: q.Get("code_challenge"), redirectURI: redirect.String()}

@@ -69,6 +69,23 @@ type Config struct {
 	// host cannot show it still learns of it. The bridge never opens or
 	// fetches the URLs.
 	OnURLElicitationRequired func(data json.RawMessage)
+	// Elicit, when set, answers the URL elicitations of the tools/call,
+	// prompts/get and resources/read requests of a host that did not
+	// declare URL-mode elicitation: it gets them as the data of a -32042
+	// error ({"elicitations":[…]}, the inputRequests of a 2026-07-28
+	// InputRequiredResult turned into that form, keyed by elicitationId),
+	// asks the user, and returns true once the user accepted and finished
+	// them all. The bridge then retries the request (2026-07-28: with
+	// inputResponses and the server's requestState; it also answers a
+	// decline that way) and the host gets the retry's answer; a declined
+	// 2025-11-25 elicitation reaches the host as the server sent it. It
+	// may be called from several goroutines at once and must return when
+	// ctx ends. Nil leaves every answer to the host (and to
+	// OnURLElicitationRequired).
+	Elicit func(ctx context.Context, data json.RawMessage) (bool, error)
+	// MaxElicitationRounds bounds the retries of one request after
+	// elicitations. Zero means DefaultMaxElicitationRounds.
+	MaxElicitationRounds int
 	// Logger receives what the bridge has to say (never a message body).
 	// Nil means no logging.
 	Logger *slog.Logger
@@ -135,6 +152,9 @@ func New(cfg Config) (*Bridge, error) {
 	}
 	if cfg.GracePeriod <= 0 {
 		cfg.GracePeriod = DefaultGracePeriod
+	}
+	if cfg.MaxElicitationRounds <= 0 {
+		cfg.MaxElicitationRounds = DefaultMaxElicitationRounds
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -308,7 +328,12 @@ func (b *Bridge) dispatch(base, signal context.Context, line []byte) {
 // handle sends one host message and relays the answer.
 func (b *Bridge) handle(ctx context.Context, c *call) {
 	m := c.msg
-	err := b.exchange(ctx, m, b.toHost, true)
+	var err error
+	if b.elicitsFor(m) {
+		err = b.exchangeEliciting(ctx, m)
+	} else {
+		err = b.exchange(ctx, m, b.toHost, true)
+	}
 	if m.Method == "notifications/cancelled" {
 		b.cancelLocal(m) // closing the stream cancels the request too (TR-10)
 	}

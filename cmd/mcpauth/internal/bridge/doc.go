@@ -21,7 +21,8 @@
 //     tools/list answers it relays, at most 4096 tools of 32 bindings each).
 //     subscriptions/listen streams are relayed
 //     for as long as the server keeps them open; results carrying
-//     inputRequests and requestState pass through unchanged.
+//     inputRequests and requestState pass through unchanged, except
+//     URL elicitations answered through Config.Elicit (below).
 //   - 2025-11-25: the bridge keeps the Mcp-Session-Id of the initialize
 //     answer and sends it with the negotiated MCP-Protocol-Version on every
 //     request, opens the GET stream for server-initiated messages once the
@@ -29,6 +30,14 @@
 //     server requests (elicitation, sampling, roots) back, starts a new
 //     session with the host's own initialize request when the server
 //     forgets the session (404), and DELETEs the session on exit.
+//
+// URL elicitations: with Config.Elicit set, a tools/call, prompts/get or
+// resources/read of a host that did not declare URL-mode elicitation is
+// sent declaring it (2026-07-28); the server's InputRequiredResult of URL
+// elicitations, or its -32042 error (2025-11-25), goes to Config.Elicit
+// instead of the host, the request is retried (with inputResponses and
+// requestState for 2026-07-28) at most Config.MaxElicitationRounds times,
+// and the host gets the retry's answer.
 //
 // Authorization is not done here: the bridge sends every request through
 // the http.RoundTripper it is given (package client's Transport in

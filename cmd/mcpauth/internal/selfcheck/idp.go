@@ -101,6 +101,10 @@ type provider struct {
 	// audienceParam: the provider puts in aud the audience parameter,
 	// not the RFC 8707 resource.
 	audienceParam bool
+	// loginFlags are the login flags for the provider's quirks: metadata
+	// without code_challenge_methods_supported, no resource parameter,
+	// the API named by a scope.
+	loginFlags string
 }
 
 // providers are the identity providers [RunIdP] recognises, most specific
@@ -117,7 +121,8 @@ var providers = []provider{
 		match: func(iss string, _ *oauthmeta.AuthServerMetadata) bool {
 			return strings.HasPrefix(iss, "https://login.microsoftonline.com/") && strings.HasSuffix(iss, "/v2.0")
 		},
-		settings: []string{"Entra: \"requestedAccessTokenVersion\": 2 in the API's manifest; protect needs --issuer-audience with the API's client ID"}},
+		settings:   []string{"Entra: \"requestedAccessTokenVersion\": 2 in the API's manifest; protect needs --issuer-audience with the API's client ID"},
+		loginFlags: "--assume-s256 --omit-resource --resource-scope <Application ID URI>/.default"},
 	{name: "entra-v1", preset: "entra-v1",
 		match: func(iss string, _ *oauthmeta.AuthServerMetadata) bool {
 			return strings.HasPrefix(iss, "https://sts.windows.net/")
@@ -127,7 +132,8 @@ var providers = []provider{
 		match: func(iss string, _ *oauthmeta.AuthServerMetadata) bool {
 			return strings.HasPrefix(iss, "https://cognito-idp.") && strings.Contains(iss, ".amazonaws.com/")
 		},
-		settings: []string{"Cognito: access tokens have no aud; give the MCP server an app client of its own and bind to it (--issuer-insecure-accept-missing-audience --issuer-client ID)"}},
+		settings:   []string{"Cognito: access tokens have no aud; give the MCP server an app client of its own and bind to it (--issuer-insecure-accept-missing-audience --issuer-client ID)"},
+		loginFlags: "--assume-s256"},
 	{name: "keycloak", preset: "keycloak",
 		match:    func(iss string, _ *oauthmeta.AuthServerMetadata) bool { return strings.Contains(iss, "/realms/") },
 		settings: []string{"Keycloak: an Audience mapper whose Included Custom Audience is the MCP server's URL"}},
@@ -290,6 +296,9 @@ func idpAdvice(cfg IdPConfig, out *IdPReport, claims map[string]any) []string {
 	}
 	if pv != nil && pv.audienceParam {
 		login += " --auth-param audience=" + res
+	}
+	if pv != nil && pv.loginFlags != "" {
+		login += " " + pv.loginFlags
 	}
 	adv = append(adv, login+" "+res)
 	if pv != nil {

@@ -141,3 +141,34 @@ func TestProviderMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestIdPAdviceLoginFlags: the login advice for a recognised provider
+// carries the flags for its quirks, and only for it.
+func TestIdPAdviceLoginFlags(t *testing.T) {
+	t.Parallel()
+	const res = "https://mcp.example.com/mcp"
+	tests := []struct {
+		provider string
+		want     string
+		absent   []string
+	}{
+		{"entra", "mcpauth login --assume-s256 --omit-resource --resource-scope <Application ID URI>/.default " + res, nil},
+		{"cognito", "mcpauth login --assume-s256 " + res, []string{"--omit-resource", "--resource-scope"}},
+		{"hydra", "mcpauth login --auth-param audience=" + res + " " + res, []string{"--assume-s256", "--omit-resource", "--resource-scope"}},
+		{"", "mcpauth login " + res, []string{"--assume-s256", "--omit-resource", "--resource-scope"}},
+	}
+	for _, tt := range tests {
+		t.Run(cmpOr(tt.provider, "unknown"), func(t *testing.T) {
+			t.Parallel()
+			adv := idpAdvice(IdPConfig{Issuer: "https://idp.example.com", Resource: res}, &IdPReport{Provider: tt.provider}, nil)
+			if !slices.Contains(adv, tt.want) {
+				t.Fatalf("advice %q lacks %q", adv, tt.want)
+			}
+			for _, a := range tt.absent {
+				if strings.Contains(strings.Join(adv, "\n"), a) {
+					t.Errorf("advice %q names %s", adv, a)
+				}
+			}
+		})
+	}
+}
