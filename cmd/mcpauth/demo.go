@@ -31,8 +31,12 @@ The authorization server approves automatically (--consent consent shows the pag
 Dynamic Client Registration and Client ID Metadata Documents, and grants mcp:admin when asked.
 
 Unless --no-client is given, it then runs mcpauth's client library against them and explains
-each step, and exits. With --no-client it keeps serving until interrupted, for mcpauth login,
-mcpauth check or any MCP host.`
+each step, and exits. That run adds a fourth tool, list_repos, which needs the user's account
+at a third-party provider: the authorization server then signs users in at an in-process
+identity provider (so the consent page is shown; the demo approves it) and lets them connect
+their account at an in-process provider, both on a loopback port of their own.
+With --no-client it keeps serving until interrupted, for mcpauth login, mcpauth check or any
+MCP host.`
 
 type demoFlags struct {
 	addrAS, addrMCP, consent string
