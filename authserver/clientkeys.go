@@ -7,6 +7,8 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -53,8 +55,16 @@ type remoteKeySets struct {
 	now  func() time.Time
 	sets *lru.Cache[string, *remotekeys.Set] // closes what it drops
 
-	mu   sync.Mutex // serializes creation, so a URL gets one set
-	done bool
+	mu     sync.Mutex  // serializes creation, so a URL gets one set
+	pinned []pinnedSet // the trusted issuers' sets, never dropped
+	done   bool
+}
+
+// pinnedSet is a trusted issuer's set, by its JWKSURI or "discover "
+// and its issuer.
+type pinnedSet struct {
+	key, issuer string
+	set         *remotekeys.Set
 }
 
 func newRemoteKeySets(cfg KeyFetchConfig, now func() time.Time) *remoteKeySets {
@@ -63,8 +73,8 @@ func newRemoteKeySets(cfg KeyFetchConfig, now func() time.Time) *remoteKeySets {
 		sets: lru.New(cmp.Or(cfg.MaxSets, defaultMaxKeySets), nil, closeSet)}
 }
 
-// source returns the key source for the JWK set at uri, creating it (no
-// I/O yet) when it is new.
+// source returns the key source for the JWK set at uri (a client's
+// jwks_uri), creating it (no I/O yet) when it is new.
 func (r *remoteKeySets) source(uri string) (keyset.Source, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -74,12 +84,7 @@ func (r *remoteKeySets) source(uri string) (keyset.Source, error) {
 	if k, ok := r.sets.Get(uri); ok {
 		return remoteSource{k}, nil
 	}
-	cfg := remotekeys.Config{
-		JWKSURI: uri, TLSConfig: r.cfg.TLSConfig, InsecureAllowHTTPLoopback: r.cfg.InsecureAllowHTTPLoopback,
-		Now: r.now,
-	}
-	nethook.Set(&cfg, nethook.Of(&r.cfg))
-	k, err := remotekeys.New(cfg)
+	k, err := r.newSet(remotekeys.Config{JWKSURI: uri})
 	if err != nil {
 		return nil, err
 	}
@@ -87,30 +92,62 @@ func (r *remoteKeySets) source(uri string) (keyset.Source, error) {
 	return remoteSource{k}, nil
 }
 
-// discovered returns the key source of an issuer whose jwks_uri is found
-// in its OpenID Connect Discovery or RFC 8414 metadata, creating it (no
-// I/O yet) when it is new.
-func (r *remoteKeySets) discovered(issuer string) (keyset.Source, error) {
+// trusted returns the key source of a trusted issuer: the JWK set at
+// jwksURI or, when it is empty, at the jwks_uri found in the issuer's
+// OpenID Connect Discovery or RFC 8414 metadata. These sets are kept apart
+// from the clients' (never dropped, so no flood of client jwks_uri can
+// close them), one per URL or issuer, and are the ones ready checks.
+func (r *remoteKeySets) trusted(issuer, jwksURI string) (keyset.Source, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.done {
 		return nil, ErrClosed
 	}
-	key := "discover " + issuer // never a URL, so never a JWKSURI's entry
-	if k, ok := r.sets.Get(key); ok {
-		return remoteSource{k}, nil
+	key, cfg := jwksURI, remotekeys.Config{JWKSURI: jwksURI}
+	if jwksURI == "" {
+		key, cfg = "discover "+issuer, remotekeys.Config{Issuer: issuer}
 	}
-	cfg := remotekeys.Config{
-		Issuer: issuer, TLSConfig: r.cfg.TLSConfig, InsecureAllowHTTPLoopback: r.cfg.InsecureAllowHTTPLoopback,
-		Now: r.now,
+	for _, t := range r.pinned {
+		if t.key == key {
+			return remoteSource{t.set}, nil
+		}
 	}
-	nethook.Set(&cfg, nethook.Of(&r.cfg))
-	k, err := remotekeys.New(cfg)
+	k, err := r.newSet(cfg)
 	if err != nil {
 		return nil, err
 	}
-	r.sets.Add(key, k, time.Time{})
+	r.pinned = append(r.pinned, pinnedSet{key: key, issuer: issuer, set: k})
 	return remoteSource{k}, nil
+}
+
+// newSet creates a set of cfg with r's fetch settings. No I/O.
+func (r *remoteKeySets) newSet(cfg remotekeys.Config) (*remotekeys.Set, error) {
+	cfg.TLSConfig, cfg.InsecureAllowHTTPLoopback, cfg.Now = r.cfg.TLSConfig, r.cfg.InsecureAllowHTTPLoopback, r.now
+	nethook.Set(&cfg, nethook.Of(&r.cfg))
+	return remotekeys.New(cfg)
+}
+
+// fetchesTrusted says whether a trusted issuer's keys are fetched.
+func (r *remoteKeySets) fetchesTrusted() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.pinned) > 0
+}
+
+// ready checks every trusted issuer's fetched set (see remotekeys.Set's
+// Ready); the error names the issuers whose keys are missing or stale.
+// Clients' sets are not checked: a client's keys are its own affair.
+func (r *remoteKeySets) ready(ctx context.Context) error {
+	r.mu.Lock()
+	pinned := slices.Clone(r.pinned)
+	r.mu.Unlock()
+	var errs []error
+	for _, t := range pinned {
+		if err := t.set.Ready(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("trusted issuer %s: %w", t.issuer, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func (r *remoteKeySets) Close() error {
@@ -118,6 +155,10 @@ func (r *remoteKeySets) Close() error {
 	defer r.mu.Unlock()
 	r.done = true
 	r.sets.Purge()
+	for _, t := range r.pinned {
+		_ = t.set.Close()
+	}
+	r.pinned = nil
 	return nil
 }
 

@@ -84,8 +84,8 @@ func trustedKeys(sets *remoteKeySets, ti *TrustedIssuer, field string) (jwtasser
 	if ti.Issuer == "" || n != 1 {
 		return jwtassert.TrustedIssuer{}, configErr(field, "needs Issuer and exactly one of JWKS, JWKSURI, Discover and PublicKeys")
 	}
-	if ti.Discover {
-		keys, err := sets.discovered(ti.Issuer)
+	if ti.Discover || ti.JWKSURI != "" {
+		keys, err := sets.trusted(ti.Issuer, ti.JWKSURI)
 		if err != nil {
 			return jwtassert.TrustedIssuer{}, configErr(field, err.Error())
 		}

@@ -37,6 +37,16 @@ type Login interface {
 	Callback(ctx context.Context, q url.Values, l *LoginRequest) (*UpstreamIdentity, *oauth2.Token, error)
 }
 
+// Readier is what [Server.Ready] asks of a [Login] that can say whether
+// logins can be served now: for an OpenID Connect provider, its metadata
+// and key set fetched and fresh. A Login without it is asked for its
+// authorization endpoint instead. Ready answers from memory while what it
+// checks is fresh, and fetches at most once, bounded by ctx, when it is
+// not. Its error is logged, never shown to a caller.
+type Readier interface {
+	Ready(ctx context.Context) error
+}
+
 // LoginRequest is one login at a [Login] provider: the random, single-use
 // values the server made for it, and the redirect URI.
 type LoginRequest struct {

@@ -156,6 +156,9 @@ type Server struct {
 	login  *loginBroker // nil without Config.Login or Config.Logins
 	device *deviceFlow  // nil without Config.Device
 	vault  Vault        // nil without Config.Vault
+	// keySets are the JWK sets fetched by URL; [Server.Ready] checks the
+	// trusted issuers' ones.
+	keySets *remoteKeySets
 	// connect is the connected accounts of Config.Connect; nil without.
 	connect *connector
 
@@ -265,7 +268,7 @@ func (s *Server) compose() error {
 	st := &s.cfg
 	s.scopes = &scopePolicy{supported: st.Scopes, defaults: st.DefaultScopes}
 	keySets := newRemoteKeySets(st.KeyFetch, st.Now)
-	s.closers = append(s.closers, keySets)
+	s.closers, s.keySets = append(s.closers, keySets), keySets
 	s.clients = &clientRegistry{store: s.store.Clients, scopes: s.scopes, keySets: keySets, log: s.log}
 	if err := s.clients.preRegister(ctx, st.Clients, s.clock.Now()); err != nil {
 		return err

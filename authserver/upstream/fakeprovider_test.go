@@ -43,6 +43,8 @@ type fakeProvider struct {
 	signer      *ecdsa.PrivateKey   // nil: key
 	authError   string              // sent instead of a code when set
 	down        bool                // every endpoint answers 503
+	jwksDown    bool                // the JWK Set answers 503
+	jwksFetches int                 // JWK Set requests so far
 	hang        chan struct{}       // when not nil, discovery blocks on it
 	tokenMode   string              // "down" or "slow" break the token endpoint
 	clientKey   *ecdsa.PublicKey    // when set, the client must use private_key_jwt with it
@@ -254,6 +256,14 @@ func (p *fakeProvider) sign(key *ecdsa.PrivateKey, claims map[string]any) string
 }
 
 func (p *fakeProvider) jwks(w http.ResponseWriter, _ *http.Request) {
+	p.mu.Lock()
+	p.jwksFetches++
+	down := p.jwksDown
+	p.mu.Unlock()
+	if down {
+		http.Error(w, "down", http.StatusServiceUnavailable)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{
 		{Key: &p.key.PublicKey, KeyID: p.kid, Algorithm: "ES256", Use: "sig"},

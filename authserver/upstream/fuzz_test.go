@@ -58,6 +58,8 @@ func (k staticKeys) Keys(_ context.Context, kid string) ([]jwa.Key, error) {
 
 func (staticKeys) Close() error { return nil }
 
+func (staticKeys) Ready(context.Context) error { return nil }
+
 // FuzzUpstreamUserInfo feeds arbitrary user-info answers of a plain OAuth
 // 2.0 provider to the parser: nothing may panic, and an accepted answer
 // always yields a non-empty identifier of at most 255 bytes that is the

@@ -182,6 +182,10 @@ func (u *oauth2Provider) Callback(ctx context.Context, q url.Values, l *authserv
 // background work.
 func (u *oauth2Provider) Close() error { return nil }
 
+// Ready implements [authserver.Readier]: a plain OAuth 2.0 provider's
+// endpoints are configured and it has no key set, so it is always ready.
+func (u *oauth2Provider) Ready(context.Context) error { return nil }
+
 func (u *oauth2Provider) refresh(ctx context.Context, refreshToken string) (*vaultedToken, error) {
 	return u.refreshAt(ctx, u, refreshToken)
 }

@@ -71,6 +71,26 @@ func (u *oidcProvider) Callback(ctx context.Context, q url.Values, l *authserver
 	return u.callback(ctx, u, q, l)
 }
 
+// Ready implements [authserver.Readier]: the provider's metadata is
+// younger than an hour (else fetched again, as a login would) and its key
+// set was fetched and is fresh (else fetched once, see remotekeys.Set's
+// Ready). The error names what is missing, for the log.
+func (u *oidcProvider) Ready(ctx context.Context) error {
+	if _, err := u.metadata(ctx); err != nil {
+		return err
+	}
+	u.mu.Lock()
+	keys := u.keys
+	u.mu.Unlock()
+	if keys == nil {
+		return fmt.Errorf("upstream keys: %w", keyset.ErrUnavailable)
+	}
+	if err := keys.Ready(ctx); err != nil {
+		return fmt.Errorf("upstream keys: %w", err)
+	}
+	return nil
+}
+
 func (u *oidcProvider) refresh(ctx context.Context, refreshToken string) (*vaultedToken, error) {
 	return u.refreshAt(ctx, u, refreshToken)
 }
@@ -302,6 +322,7 @@ func stringList(v any) []string {
 // It is set by useJWKSURI after discovery.
 type keySource interface {
 	keyset.Source
+	authserver.Readier
 	Close() error
 }
 

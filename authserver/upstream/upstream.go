@@ -122,6 +122,7 @@ type netHook = nethook.Hook
 // Close stops the background refresh of the provider's keys.
 type Provider interface {
 	authserver.Login
+	authserver.Readier
 	io.Closer
 	// refresh redeems a refresh token at the provider.
 	refresh(ctx context.Context, refreshToken string) (*vaultedToken, error)

@@ -135,14 +135,16 @@ func (rt *authserverRuntime) generation(f *authserverFlags, cfg authserver.Confi
 			_ = as.Close()
 			closeLogin(&cfg)
 		},
-		checks: append(rt.checks(cfg.Login), loginChecks(&cfg)...),
+		checks: rt.checks(as),
 	}
 	return g, as, nil
 }
 
 // checks are the readiness checks: the storage answers, a signing key is
-// in use, Redis answers, the upstream provider's metadata can be had.
-func (rt *authserverRuntime) checks(login authserver.Login) []healthCheck {
+// in use, Redis answers, and what the server depends on upstream (the
+// login provider's metadata and key set, the trusted issuers' key sets) is
+// fetched and fresh (authserver.Server.ReadyChecks).
+func (rt *authserverRuntime) checks(as *authserver.Server) []healthCheck {
 	checks := []healthCheck{
 		{"storage", func(ctx context.Context) error {
 			if rt.pinger != nil {
@@ -168,11 +170,8 @@ func (rt *authserverRuntime) checks(login authserver.Login) []healthCheck {
 	if rt.redis != nil {
 		checks = append(checks, healthCheck{"redis", func(ctx context.Context) error { return rt.redis.Ping(ctx).Err() }})
 	}
-	if login != nil {
-		checks = append(checks, healthCheck{"upstream", func(ctx context.Context) error {
-			_, err := login.AuthorizationEndpoint(ctx)
-			return err
-		}})
+	for _, c := range as.ReadyChecks() {
+		checks = append(checks, healthCheck{c.Name, c.Check})
 	}
 	return checks
 }

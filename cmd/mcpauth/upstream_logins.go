@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -169,20 +168,6 @@ func parseNamedUpstream(name, spec string, insecureHTTP bool, getenv func(string
 		return nil, "", fmt.Errorf("--upstream %s: %w", name, err)
 	}
 	return c, label, nil
-}
-
-// loginChecks are the readiness checks of cfg's several providers, one
-// named "upstream NAME" for each: its authorization endpoint is known
-// (discovery answered).
-func loginChecks(cfg *authserver.Config) []healthCheck {
-	var checks []healthCheck
-	for _, l := range cfg.Logins {
-		checks = append(checks, healthCheck{"upstream " + l.Name, func(ctx context.Context) error {
-			_, err := l.Login.AuthorizationEndpoint(ctx)
-			return err
-		}})
-	}
-	return checks
 }
 
 // closeLogins stops the background work of cfg's several providers.

@@ -30,8 +30,15 @@ func TestSeveralUpstreamFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closeLogin(&cfg)
-	if checks := loginChecks(&cfg); len(checks) != 2 || checks[0].name != "upstream corp" ||
-		checks[1].check(t.Context()) != nil { // the github preset's endpoint needs no discovery
+	scfg := cfg // the server's readiness checks, one per provider; no vault
+	scfg.Issuer, scfg.InsecureAllowHTTPLoopback, scfg.Vault, scfg.VaultResourceServers = "http://127.0.0.1:9/as", true, nil, nil
+	as, err := authserver.New(scfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer as.Close()
+	if checks := as.ReadyChecks(); len(checks) != 2 || checks[0].Name != "upstream corp" || checks[1].Name != "upstream gh" ||
+		checks[1].Check(t.Context()) != nil { // the github preset's endpoint needs no discovery
 		t.Errorf("readiness checks %+v", checks)
 	}
 	if len(cfg.Logins) != 2 || cfg.Logins[0].Name != "corp" || cfg.Logins[0].Label != "Corp SSO" ||

@@ -12,6 +12,7 @@ import (
 	"github.com/lestrrat-go/httprc"
 	"github.com/lestrrat-go/jwx/v2/jwk"
 
+	"github.com/mcpauth/mcpauth/internal/clock"
 	"github.com/mcpauth/mcpauth/internal/jwkset"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
 	"github.com/mcpauth/mcpauth/oauthmeta"
@@ -63,6 +64,9 @@ func (k *Set) load(ctx context.Context, uri string) (*keySnapshot, http.Header, 
 	}
 	snap := snapshotOf(keys)
 	k.snap.Store(snap)
+	k.mu.Lock()
+	k.loadedAt = clock.Func(k.cfg.Now).Now()
+	k.mu.Unlock()
 	return snap, resp.Header, nil
 }
 

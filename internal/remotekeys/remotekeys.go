@@ -32,6 +32,7 @@ var ErrClosed = fmt.Errorf("%w: remote keys closed", keyset.ErrUnavailable)
 const (
 	DefaultRefetchInterval    = 30 * time.Second
 	DefaultMinRefreshInterval = 5 * time.Minute
+	DefaultStaleAfter         = time.Hour
 	jwksAccept                = "application/jwk-set+json, application/json"
 )
 
@@ -53,6 +54,11 @@ type Config struct {
 	// which otherwise follows the JWK Set's Cache-Control max-age or
 	// Expires. Zero means [DefaultMinRefreshInterval]; at least 1 s.
 	MinRefreshInterval time.Duration
+	// StaleAfter is how long after the last successful fetch the keys
+	// count as stale for [Set.Ready] (they stay in use for verification).
+	// Zero means [DefaultStaleAfter]; never less than twice the
+	// MinRefreshInterval, so a working background refresh keeps them fresh.
+	StaleAfter time.Duration
 	// Timeout bounds each fetch. Zero means 10 s.
 	Timeout time.Duration
 	// TLSConfig is the client TLS configuration. Nil means the system
@@ -94,7 +100,8 @@ type Set struct {
 	jwksURI     string
 	cache       *jwk.Cache
 	lastAttempt time.Time
-	lastErr     error // why the last fetch failed; nil after a success
+	lastErr     error     // why the last fetch failed; nil after a success
+	loadedAt    time.Time // when a fetched set was last published
 	closed      bool
 	flight      singleflight.Group
 }
@@ -128,10 +135,11 @@ func New(cfg Config) (*Set, error) {
 			return nil, fmt.Errorf("remotekeys: issuer: %w", err)
 		}
 	}
-	if cfg.RefetchInterval < 0 || cfg.MinRefreshInterval < 0 || cfg.Timeout < 0 {
+	if cfg.RefetchInterval < 0 || cfg.MinRefreshInterval < 0 || cfg.Timeout < 0 || cfg.StaleAfter < 0 {
 		return nil, errors.New("remotekeys: negative interval")
 	}
 	cfg.MinRefreshInterval = max(cmp.Or(cfg.MinRefreshInterval, DefaultMinRefreshInterval), time.Second)
+	cfg.StaleAfter = max(cmp.Or(cfg.StaleAfter, DefaultStaleAfter), 2*cfg.MinRefreshInterval)
 	opts := safehttp.Options{
 		TLSConfig:                 cfg.TLSConfig,
 		InsecureAllowHTTPLoopback: cfg.InsecureAllowHTTPLoopback,
