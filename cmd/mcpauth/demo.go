@@ -31,8 +31,12 @@ The authorization server approves automatically (--consent consent shows the pag
 Dynamic Client Registration and Client ID Metadata Documents, and grants mcp:admin when asked.
 
 Unless --no-client is given, it then runs mcpauth's client library against them and explains
-each step, and exits. With --no-client it keeps serving until interrupted, for mcpauth login,
-mcpauth check or any MCP host.`
+each step, and exits. That run adds a fourth tool, list_repos, which needs the user's account
+at a third-party provider: the authorization server then signs users in at an in-process
+identity provider (so the consent page is shown; the demo approves it) and lets them connect
+their account at an in-process provider, both on a loopback port of their own.
+With --no-client it keeps serving until interrupted, for mcpauth login, mcpauth check or any
+MCP host.`
 
 type demoFlags struct {
 	addrAS, addrMCP, consent string
@@ -93,16 +97,30 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer lnMCP.Close()
+	listeners := []net.Listener{lnAS, lnMCP}
+	var idpAddr net.Addr
+	if !f.noClient {
+		// The identity provider and the third-party provider of the
+		// connect chapter listen on a port of their own, on the
+		// authorization server's loopback address.
+		host, _, _ := net.SplitHostPort(lnAS.Addr().String())
+		lnIdP, err := loopbackListen("--addr-as", net.JoinHostPort(host, "0"))
+		if err != nil {
+			return err
+		}
+		defer lnIdP.Close()
+		listeners, idpAddr = append(listeners, lnIdP), lnIdP.Addr()
+	}
 
 	var n *narrator
 	if !f.noClient {
-		browser := "here an HTTP client following redirects"
+		browser := "here an HTTP client that signs in and clicks Approve"
 		if consent == authserver.ConsentPrompt {
 			browser = "yours: approve on the consent page"
 		}
 		n = newNarrator(stdout, time.Now, browser)
 	}
-	d, err := newDemoStack(lnAS.Addr(), lnMCP.Addr(), consent, logger, n)
+	d, err := newDemoStack(lnAS.Addr(), lnMCP.Addr(), idpAddr, consent, !f.noClient, logger, n)
 	if err != nil {
 		return err
 	}
@@ -111,14 +129,20 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		n.attach(d)
 	}
 	servers := []*http.Server{streamingServer(d.asMux, logger), streamingServer(d.mcpMux, logger)}
-	fmt.Fprintf(stdout, "listening on %s (authorization server, consent %s) and %s (MCP server)\n", d.issuer, consent, d.mcpURL)
+	if d.idpMux != nil {
+		servers = append(servers, streamingServer(d.idpMux, logger))
+		fmt.Fprintf(stdout, "listening on %s (authorization server, consent page approved by the demo) and %s (MCP server);\n"+
+			"identity provider %s, third-party provider %s\n", d.issuer, d.mcpURL, d.idp.issuer, d.provider.issuer)
+	} else {
+		fmt.Fprintf(stdout, "listening on %s (authorization server, consent %s) and %s (MCP server)\n", d.issuer, consent, d.mcpURL)
+	}
 	logger.Info("demo ready", "issuer", d.issuer, "mcp", d.mcpURL)
 
 	serveCtx, stopServing := context.WithCancel(ctx)
 	defer stopServing()
 	served := make(chan error, 1)
 	go func() {
-		served <- serveAll(serveCtx, logger, f.grace, servers, []net.Listener{lnAS, lnMCP})
+		served <- serveAll(serveCtx, logger, f.grace, servers, listeners)
 	}()
 	if f.noClient {
 		printTryByHand(stdout, d, false)

@@ -18,7 +18,7 @@ import (
 // library plugged into the official Go SDK client, driven headlessly,
 // with every step told by n.
 func runNarratedClient(ctx context.Context, n *narrator, d *demoStack, consent authserver.ConsentMode) error {
-	var inner client.Authorizer = &client.FollowRedirects{}
+	var inner client.Authorizer = demoAuthorizer{n: n, d: d}
 	if consent == authserver.ConsentPrompt {
 		inner = &client.Loopback{Open: func(ctx context.Context, authURL string) error {
 			n.say("\n    Approve the request in your browser. If it did not open, visit:\n    %s", authURL)
@@ -32,7 +32,7 @@ func runNarratedClient(ctx context.Context, n *narrator, d *demoStack, consent a
 		ClientIDMetadata:          demoClientDocument(d.clientID),
 		InsecureAllowHTTPLoopback: true,
 		UserAgent:                 "mcpauth-demo",
-		OnURLElicitation:          narrateURLElicitation(n),
+		OnURLElicitation:          narrateURLElicitation(n, d),
 	})
 	if err != nil {
 		return err
@@ -80,9 +80,7 @@ func runNarratedClient(ctx context.Context, n *narrator, d *demoStack, consent a
 		{"\nwhoami shows what the server validated (the tool sees claims, never the token):", "whoami", ""},
 		{"\nadmin_echo needs mcp:admin, which the token lacks:", "admin_echo", "step-up works"},
 		{"\nlist_repos needs your account at a third-party provider, " + demoProvider + ". The MCP server asks the authorization server\n" +
-			"for it by token exchange (RFC 8693, audience=" + demoProvider + "); the account is not connected yet.\n" +
-			"(The demo's authorization server answers this exchange and the connect page with a stand-in that\n" +
-			"follows the connect contract; it links the account without a provider login.)", "list_repos", ""},
+			"for it by token exchange (RFC 8693, audience=" + demoProvider + "); the account is not connected yet.", "list_repos", ""},
 	} {
 		n.say("%s", call.intro)
 		var args any = map[string]any{}

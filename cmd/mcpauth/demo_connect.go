@@ -1,24 +1,26 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
+	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
+	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpauth/mcpauth/authserver"
+	"github.com/mcpauth/mcpauth/authserver/upstream"
 	"github.com/mcpauth/mcpauth/client"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/replay"
@@ -29,102 +31,55 @@ import (
 // demoProvider is the third-party provider of the demo's connect chapter.
 const demoProvider = "demo-provider"
 
-// demoConnections stands in, inside the demo's authorization server, for
-// the connected accounts of a real one: it answers token exchanges for
-// demoProvider by the connect contract (a token once connected, else 400
-// invalid_grant with a connect_uri) and serves a connect page that links
-// the account at once. A real connect page checks that the browser's
-// logged-in user is the user the link was made for and runs the
-// provider's authorization code flow; this stand-in only shows the MCP
-// side of the flow, and keys connections by the MCP token's hash.
-type demoConnections struct {
-	issuer, clientID, secret string
-	as                       http.Handler
-	mu                       sync.Mutex
-	refs                     map[string][sha256.Size]byte // connect reference -> subject token hash
-	linked                   map[[sha256.Size]byte]bool
-}
-
-func newDemoConnections(issuer string, as http.Handler) *demoConnections {
-	b := make([]byte, 24)
-	_, _ = rand.Read(b)
-	return &demoConnections{issuer: issuer, clientID: "demo-mcp-server", secret: base64.RawURLEncoding.EncodeToString(b), as: as,
-		refs: map[string][sha256.Size]byte{}, linked: map[[sha256.Size]byte]bool{}}
-}
-
-// ServeHTTP answers demoProvider's exchanges and connect page and hands
-// every other request to the authorization server.
-func (c *demoConnections) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	switch {
-	case r.Method == http.MethodGet && r.URL.Path == "/connect/"+demoProvider:
-		c.connect(w, r)
-		return
-	case r.Method != http.MethodPost || r.URL.Path != "/token":
-		c.as.ServeHTTP(w, r)
-		return
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10))
+// addConnect adds the connect chapter to cfg, the configuration of the
+// demo's authorization server: the identity provider and the third-party
+// provider, served by d.idpMux on idpAddr. Connecting an account needs to
+// know who is at the browser, so users sign in at the identity provider,
+// and so see the consent page (which the narrated client's browser
+// approves with a click).
+func (d *demoStack) addConnect(cfg *authserver.Config, idpAddr net.Addr) error {
+	const clientID = "demo-authorization-server"
+	d.idp = newDemoOAuthProvider("http://"+idpAddr.String()+demoIdPPath, clientID,
+		demoProviderUser{ID: "demo-user", Login: "demo-user", Name: "Demo User"}, "demo-idp-token-")
+	d.provider = newDemoOAuthProvider("http://"+idpAddr.String()+demoProviderPath, clientID,
+		demoProviderUser{ID: "4711", Login: "demo-user-at-provider", Name: "Demo User"}, "demo-provider-token-")
+	d.idpMux = http.NewServeMux()
+	d.idp.mount(d.idpMux, demoIdPPath)
+	d.provider.mount(d.idpMux, demoProviderPath)
+	login, err := d.idp.login()
 	if err != nil {
-		http.Error(w, "unreadable body", http.StatusBadRequest)
-		return
+		return err
 	}
-	form, _ := url.ParseQuery(string(body))
-	if form.Get("grant_type") != oauthmeta.GrantTypeTokenExchange || form.Get("audience") != demoProvider {
-		r2 := r.Clone(r.Context())
-		r2.Body = io.NopCloser(bytes.NewReader(body))
-		c.as.ServeHTTP(w, r2)
-		return
+	d.closers = append(d.closers, login)
+	provider, err := d.provider.login()
+	if err != nil {
+		return err
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	if id, secret, ok := r.BasicAuth(); !ok || id != c.clientID || secret != c.secret {
-		w.WriteHeader(http.StatusUnauthorized)
-		_, _ = w.Write([]byte(`{"error":"invalid_client"}`))
-		return
-	}
-	h := sha256.Sum256([]byte(form.Get("subject_token")))
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.linked[h] {
-		_ = json.NewEncoder(w).Encode(map[string]any{"access_token": "demo-provider-token-" + base64.RawURLEncoding.EncodeToString(h[:8]),
-			"token_type": "Bearer", "issued_token_type": oauthmeta.TokenTypeAccessToken, "expires_in": 600})
-		return
-	}
-	ref := make([]byte, 16)
-	_, _ = rand.Read(ref)
-	r64 := base64.RawURLEncoding.EncodeToString(ref)
-	if len(c.refs) < 1000 {
-		c.refs[r64] = h
-	}
-	w.WriteHeader(http.StatusBadRequest)
-	_ = json.NewEncoder(w).Encode(map[string]string{"error": "invalid_grant",
-		"error_description":       "the user has not connected " + demoProvider,
-		oauthmeta.ParamConnectURI: c.issuer + "/connect/" + demoProvider + "?ref=" + r64})
+	d.closers = append(d.closers, provider)
+	cfg.Consent = authserver.ConsentPrompt
+	cfg.Login = login
+	cfg.Allow = authserver.AllowList{Users: []string{"demo-user"}}
+	cfg.Clients = []authserver.Client{{ID: d.rsID, Secret: d.rsSecret, Name: "mcpauth demo MCP server",
+		GrantTypes: []string{oauthmeta.GrantTypeTokenExchange}}}
+	cfg.VaultResourceServers = map[string]string{d.rsID: d.mcpURL}
+	cfg.Connect = []authserver.ConnectProvider{{Name: demoProvider, DisplayName: "Demo Provider", Login: provider,
+		Vault: upstream.VaultConfig{Keys: [][]byte{demoKey()}, Provider: provider}.Open}}
+	return nil
 }
 
-// connect links the account of the reference's user, once.
-func (c *demoConnections) connect(w http.ResponseWriter, r *http.Request) {
-	c.mu.Lock()
-	h, ok := c.refs[r.URL.Query().Get("ref")]
-	delete(c.refs, r.URL.Query().Get("ref"))
-	if ok {
-		c.linked[h] = true
-	}
-	c.mu.Unlock()
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	if !ok {
-		w.WriteHeader(http.StatusNotFound)
-		_, _ = io.WriteString(w, "unknown or used connect link\n")
-		return
-	}
-	_, _ = io.WriteString(w, "demo-provider connected; return to your MCP host\n")
+// demoKey is a random 32-byte key, for this process only.
+func demoKey() []byte {
+	k := make([]byte, 32)
+	_, _ = rand.Read(k)
+	return k
 }
 
 // demoConnector is the MCP server's side: the exchange with the demo
-// authorization server and the requestState sealer.
-func demoConnector(c *demoConnections, tokenEndpoint string) (*resource.Connector, error) {
-	ex, err := resource.NewExchanger(resource.ExchangeConfig{TokenEndpoint: tokenEndpoint, ClientID: c.clientID,
-		ClientSecret: c.secret, InsecureAllowHTTPLoopback: true})
+// authorization server, as client id with secret, and the requestState
+// sealer.
+func demoConnector(id, secret, tokenEndpoint string) (*resource.Connector, error) {
+	ex, err := resource.NewExchanger(resource.ExchangeConfig{TokenEndpoint: tokenEndpoint, ClientID: id,
+		ClientSecret: secret, InsecureAllowHTTPLoopback: true})
 	if err != nil {
 		return nil, err
 	}
@@ -179,9 +134,9 @@ func addConnectTool(s *mcp.Server, conn *resource.Connector) {
 }
 
 // narrateURLElicitation is the demo host's OnURLElicitation: it tells
-// what a host shows, consents for the user, and opens the page with an
-// HTTP client in place of a browser.
-func narrateURLElicitation(n *narrator) func(context.Context, client.URLElicitation) (bool, error) {
+// what a host shows, consents for the user, and plays the user's browser
+// on the connect page (see driveConnectPage).
+func narrateURLElicitation(n *narrator, d *demoStack) func(context.Context, client.URLElicitation) (bool, error) {
 	return func(ctx context.Context, e client.URLElicitation) (bool, error) {
 		n.say("    The server answered with a URL-mode elicitation and a sealed requestState. A host shows:")
 		for _, line := range strings.Split(strings.TrimRight(describeElicitation(e), "\n"), "\n") {
@@ -189,21 +144,185 @@ func narrateURLElicitation(n *narrator) func(context.Context, client.URLElicitat
 				n.say("      %s", line)
 			}
 		}
-		n.say("    The demo consents for you and opens the page with an HTTP client, never fetched before consent")
+		n.say("    The demo consents for you and plays your browser on the page, never fetched before consent")
 		n.say("    (mcpauth call asks first and opens your browser).")
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.URL, nil)
-		if err != nil {
+		if err := driveConnectPage(ctx, n, d, e.URL); err != nil {
 			return false, err
 		}
-		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
-		if err != nil {
-			return false, err
-		}
-		defer resp.Body.Close()
-		page, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
-		n.say("    Connect page: %s %s", resp.Status, strings.TrimSpace(string(page)))
 		n.say("    The host retries list_repos with the requestState, which the server verifies (same user, client,")
 		n.say("    tool and arguments, unexpired, once) before it exchanges again:")
-		return resp.StatusCode == http.StatusOK, nil
+		return true, nil
 	}
+}
+
+// driveConnectPage is the user's browser on the connect page at
+// connectURL (see demoBrowser): it signs in at the identity provider,
+// confirms the connection with the page's form, and authorizes at the
+// provider.
+func driveConnectPage(ctx context.Context, n *narrator, d *demoStack, connectURL string) error {
+	b, err := newDemoBrowser(n, d, "")
+	if err != nil {
+		return err
+	}
+	n.say("    Browser: GET %s", hopName(d, mustParse(connectURL)))
+	n.say("      The connect page first learns who is at the browser: it signs you in at the identity provider.")
+	resp, page, err := b.do(ctx, http.MethodGet, connectURL, nil)
+	if err != nil {
+		return err
+	}
+	n.say("      Confirmation page: %q", pageLead(page))
+	n.say("      The demo clicks the button; the server sends the browser to %s with a fresh state, nonce", demoProvider)
+	n.say("      and PKCE challenge, and redeems the code it gets back there for the provider's tokens, kept sealed.")
+	resp, page, err = b.submit(ctx, resp, page, "connect")
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("connect page: %s: %s", resp.Status, pageLead(page))
+	}
+	n.say("      Connect page: %s %s", resp.Status, pageLead(page))
+	return nil
+}
+
+// demoBrowser plays the user's browser for the narrated client: a cookie
+// jar, redirects followed on loopback only, each hop told without its
+// query (which carries codes and state), forms submitted from the page's
+// origin.
+type demoBrowser struct {
+	hc *http.Client
+}
+
+// newDemoBrowser returns a browser that stops at stop (a redirect URI),
+// when not empty, and returns that redirect.
+func newDemoBrowser(n *narrator, d *demoStack, stop string) (*demoBrowser, error) {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		return nil, err
+	}
+	return &demoBrowser{hc: &http.Client{Jar: jar, Timeout: 10 * time.Second,
+		CheckRedirect: func(r *http.Request, via []*http.Request) error {
+			if stop != "" && strings.HasPrefix(r.URL.String(), stop) {
+				return http.ErrUseLastResponse
+			}
+			if len(via) >= 10 || !oauthmeta.IsLoopbackHost(r.URL.Hostname()) {
+				return errors.New("demo browser: redirect refused")
+			}
+			n.say("      -> %s", hopName(d, r.URL))
+			return nil
+		}}}, nil
+}
+
+// do sends one request and reads the page it ends at (at most 256 KiB).
+func (b *demoBrowser) do(ctx context.Context, method, target string, form url.Values) (*http.Response, string, error) {
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, body)
+	if err != nil {
+		return nil, "", err
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", req.URL.Scheme+"://"+req.URL.Host)
+		req.Header.Set("Sec-Fetch-Site", "same-origin")
+	}
+	resp, err := b.hc.Do(req)
+	if err != nil {
+		return nil, "", err
+	}
+	defer resp.Body.Close()
+	page, _ := io.ReadAll(io.LimitReader(resp.Body, 256<<10))
+	return resp, string(page), nil
+}
+
+// demoFormAction and demoFormField find the form and hidden inputs of the
+// authorization server's consent and connect pages.
+var (
+	demoFormAction = regexp.MustCompile(`<form method="post" action="([^"]*)"`)
+	demoFormField  = regexp.MustCompile(`<input type="hidden" name="([a-z_]+)" value="([^"]*)"`)
+)
+
+// submit clicks the button whose value is action in the form of page,
+// the page resp ended at.
+func (b *demoBrowser) submit(ctx context.Context, resp *http.Response, page, action string) (*http.Response, string, error) {
+	m := demoFormAction.FindStringSubmatch(page)
+	if resp.StatusCode != http.StatusOK || m == nil {
+		return nil, "", fmt.Errorf("demo browser: %s at %s, not a page with a form: %s", resp.Status, resp.Request.URL.Path, pageLead(page))
+	}
+	target, err := resp.Request.URL.Parse(html.UnescapeString(m[1]))
+	if err != nil {
+		return nil, "", err
+	}
+	fields := url.Values{"action": {action}}
+	for _, f := range demoFormField.FindAllStringSubmatch(page, -1) {
+		fields.Set(f[1], html.UnescapeString(f[2]))
+	}
+	return b.do(ctx, http.MethodPost, target.String(), fields)
+}
+
+// demoAuthorizer is the narrated client's browser when the demo approves
+// for the user: it signs in at the identity provider and clicks Approve
+// on the consent page.
+type demoAuthorizer struct {
+	n *narrator
+	d *demoStack
+}
+
+func (a demoAuthorizer) Authorize(ctx context.Context, req *client.AuthorizationRequest) (*url.URL, error) {
+	authURL, err := req.Start(ctx, client.DefaultRedirectURI)
+	if err != nil {
+		return nil, err
+	}
+	b, err := newDemoBrowser(a.n, a.d, client.DefaultRedirectURI)
+	if err != nil {
+		return nil, err
+	}
+	resp, page, err := b.do(ctx, http.MethodGet, authURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	a.n.say("      Consent page: %q The demo clicks Approve.", pageLead(page))
+	resp, _, err = b.submit(ctx, resp, page, "approve")
+	if err != nil {
+		return nil, err
+	}
+	loc, err := resp.Location()
+	if err != nil || !strings.HasPrefix(loc.String(), client.DefaultRedirectURI) {
+		return nil, fmt.Errorf("demo browser: the consent page answered %s instead of redirecting to the client", resp.Status)
+	}
+	return loc, nil
+}
+
+// leadText finds the lead paragraph of a page of the authorization server.
+var leadText = regexp.MustCompile(`(?s)<p[^>]*>(.*?)</p>`)
+
+// pageLead is the first paragraph of page, as text.
+func pageLead(page string) string {
+	m := leadText.FindStringSubmatch(page)
+	if m == nil {
+		return "(no text)"
+	}
+	return strings.Join(strings.Fields(html.UnescapeString(regexp.MustCompile(`<[^>]*>`).ReplaceAllString(m[1], ""))), " ")
+}
+
+// hopName names a browser hop for the narration: whose it is, and its
+// URL without the query.
+func hopName(d *demoStack, u *url.URL) string {
+	who := "authorization server"
+	switch {
+	case strings.HasPrefix(u.String(), d.idp.issuer+"/"):
+		who = "identity provider"
+	case strings.HasPrefix(u.String(), d.provider.issuer+"/"):
+		who = demoProvider
+	}
+	return fmt.Sprintf("%s %s://%s%s", who, u.Scheme, u.Host, u.Path)
+}
+
+func mustParse(s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		return &url.URL{}
+	}
+	return u
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpauth/mcpauth/authserver"
+	"github.com/mcpauth/mcpauth/authserver/upstream"
 	"github.com/mcpauth/mcpauth/clientmeta"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/resource"
@@ -27,6 +28,11 @@ const (
 	demoClientDocPath  = "/client/"
 	demoScopeTools     = "mcp:tools"
 	demoScopeAdmin     = "mcp:admin"
+	// demoIdPPath and demoProviderPath are the issuers' paths of the
+	// demo's identity provider and third-party provider, which share a
+	// loopback listener.
+	demoIdPPath      = "/idp"
+	demoProviderPath = "/provider"
 )
 
 // demoStack is the demo's authorization server and protected MCP server,
@@ -36,19 +42,40 @@ type demoStack struct {
 	mcpURL   string
 	clientID string
 	as       *authserver.Server
-	verifier *resource.Verifier
-	asMux    http.Handler
-	mcpMux   http.Handler
+	// idp is the identity provider the authorization server signs users
+	// in at; provider is the third-party provider they connect. Both are
+	// nil without the connect chapter.
+	idp, provider *demoOAuthProvider
+	// rsID and rsSecret are the MCP server's credentials at the
+	// authorization server, for the token exchange.
+	rsID, rsSecret string
+	closers        []upstream.Provider
+	verifier       *resource.Verifier
+	asMux          http.Handler
+	mcpMux         http.Handler
+	// idpMux serves idp and provider; nil without the connect chapter.
+	idpMux *http.ServeMux
 }
 
 func (d *demoStack) Close() {
-	d.verifier.Close()
-	d.as.Close()
+	if d.verifier != nil {
+		d.verifier.Close()
+	}
+	if d.as != nil {
+		d.as.Close()
+	}
+	for _, p := range d.closers {
+		_ = p.Close()
+	}
 }
 
 // newDemoStack builds the demo servers for the given listeners. obs, when
-// not nil, sees every request to both (the narration).
-func newDemoStack(asAddr, mcpAddr net.Addr, consent authserver.ConsentMode, logger *slog.Logger, obs *narrator) (*demoStack, error) {
+// not nil, sees every request to both (the narration). connect adds the
+// connect chapter: the authorization server signs users in at the
+// identity provider on idpAddr, lets them connect their account at the
+// third-party provider there, and the MCP server gets a tool that needs
+// it.
+func newDemoStack(asAddr, mcpAddr, idpAddr net.Addr, consent authserver.ConsentMode, connect bool, logger *slog.Logger, obs *narrator) (*demoStack, error) {
 	rsLogger := logger.With("server", "mcp")
 	if obs != nil {
 		rsLogger = nil // the narration tells every decision
@@ -57,6 +84,8 @@ func newDemoStack(asAddr, mcpAddr net.Addr, consent authserver.ConsentMode, logg
 		issuer:   "http://" + asAddr.String(),
 		mcpURL:   "http://" + mcpAddr.String() + "/mcp",
 		clientID: demoClientIDPrefix + demoClientDocName,
+		rsID:     "demo-mcp-server",
+		rsSecret: demoRandom(24),
 	}
 	resolver, err := clientmeta.NewResolver(clientmeta.ResolverConfig{
 		InsecureLoopbackMappings: []clientmeta.LoopbackMapping{{
@@ -65,9 +94,10 @@ func newDemoStack(asAddr, mcpAddr net.Addr, consent authserver.ConsentMode, logg
 		}},
 	})
 	if err != nil {
+		d.Close()
 		return nil, err
 	}
-	d.as, err = authserver.New(authserver.Config{
+	cfg := authserver.Config{
 		Issuer:                    d.issuer,
 		InsecureAllowHTTPLoopback: true,
 		Scopes:                    []string{demoScopeTools, demoScopeAdmin},
@@ -76,9 +106,21 @@ func newDemoStack(asAddr, mcpAddr net.Addr, consent authserver.ConsentMode, logg
 		ClientMetadata:            resolver,
 		Device:                    &authserver.DeviceConfig{}, // mcpauth login --device
 		Logger:                    logger.With("server", "authorization"),
-	})
+	}
+	if connect {
+		if err := d.addConnect(&cfg, idpAddr); err != nil {
+			d.Close()
+			return nil, err
+		}
+	}
+	d.as, err = authserver.New(cfg)
 	if err != nil {
+		d.Close()
 		return nil, err
+	}
+	if connect {
+		d.idp.register(d.as.UpstreamCallbackURL())
+		d.provider.register(d.as.ConnectCallbackURL())
 	}
 	d.verifier, err = resource.New(resource.Config{
 		Resource:                  d.mcpURL,
@@ -90,11 +132,10 @@ func newDemoStack(asAddr, mcpAddr net.Addr, consent authserver.ConsentMode, logg
 		Logger:                    rsLogger,
 	})
 	if err != nil {
-		d.as.Close()
+		d.Close()
 		return nil, err
 	}
-	conns := newDemoConnections(d.issuer, d.as)
-	conn, err := demoConnector(conns, d.issuer+"/token")
+	conn, err := demoConnector(d.rsID, d.rsSecret, d.issuer+"/token")
 	if err != nil {
 		d.Close()
 		return nil, err
@@ -102,7 +143,9 @@ func newDemoStack(asAddr, mcpAddr net.Addr, consent authserver.ConsentMode, logg
 	mux := http.NewServeMux()
 	d.verifier.Mount(mux, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
 		s := demoMCPServer()
-		addConnectTool(s, conn)
+		if connect {
+			addConnectTool(s, conn)
+		}
 		return s
 	},
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true}))
@@ -112,9 +155,9 @@ func newDemoStack(asAddr, mcpAddr net.Addr, consent authserver.ConsentMode, logg
 		return nil, err
 	}
 	mux.Handle("GET "+demoClientDocPath+demoClientDocName, doc)
-	d.asMux, d.mcpMux = conns, mux
+	d.asMux, d.mcpMux = d.as, mux
 	if obs != nil {
-		d.asMux = observe(conns, obs.asRequest, obs.asResponse)
+		d.asMux = observe(d.as, obs.asRequest, obs.asResponse)
 		d.mcpMux = observe(mux, obs.mcpServerRequest, obs.mcpServerResponse)
 	}
 	return d, nil

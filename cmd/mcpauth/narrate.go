@@ -202,6 +202,8 @@ func (n *narrator) asResponse(r *http.Request, status int, h http.Header) {
 		n.detailf("   code_challenge_methods_supported %v, authorization_response_iss_parameter_supported %v,",
 			m.CodeChallengeMethodsSupported, m.AuthorizationResponseISSParameterSupported)
 		n.detailf("   client_id_metadata_document_supported %v, registration_endpoint %s", m.ClientIDMetadataDocumentSupported, m.RegistrationEndpoint)
+	case r.URL.Path == pathOf(m.AuthorizationEndpoint) && status == http.StatusOK:
+		n.detailf("<- %d: the consent page; the user approves before anything is granted, then signs in", status)
 	case r.URL.Path == pathOf(m.AuthorizationEndpoint):
 		n.detailf("<- %d, Location: %s", status, redactLocation(h.Get("Location")))
 	case r.URL.Path == pathOf(m.TokenEndpoint) && n.lastGrant == oauthmeta.GrantTypeTokenExchange:
