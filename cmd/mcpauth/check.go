@@ -98,22 +98,7 @@ func runCheck(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if rep == nil {
 		return err
 	}
-	if f.json {
-		out, merr := json.MarshalIndent(rep, "", "  ")
-		if merr != nil {
-			return merr
-		}
-		fmt.Fprintln(stdout, string(out))
-	} else if werr := rep.WriteTable(stdout); werr != nil {
-		return werr
-	}
-	if err != nil {
-		return err
-	}
-	if rep.Failed() {
-		return errChecksFailed
-	}
-	return nil
+	return printReport(rep, err, f.json, stdout)
 }
 
 // readToken resolves --token: "-" reads one line from stdin, env:VAR reads
@@ -130,4 +115,31 @@ func readToken(v string, stdin io.Reader) (string, error) {
 		return "", errors.New("--token -: nothing on stdin")
 	}
 	return line, nil
+}
+
+// checkReport is what both kinds of check print: a report of graded rows.
+type checkReport interface {
+	WriteTable(io.Writer) error
+	Failed() bool
+}
+
+// printReport prints rep as JSON or as a table, then returns runErr, or
+// errChecksFailed when a row failed.
+func printReport(rep checkReport, runErr error, asJSON bool, stdout io.Writer) error {
+	if asJSON {
+		out, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, string(out))
+	} else if err := rep.WriteTable(stdout); err != nil {
+		return err
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if rep.Failed() {
+		return errChecksFailed
+	}
+	return nil
 }

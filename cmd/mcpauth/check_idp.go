@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 
 	"github.com/mcpauth/mcpauth/cmd/mcpauth/internal/selfcheck"
@@ -74,20 +72,5 @@ func runCheckIdP(ctx context.Context, f *checkFlags, pos []string, stdin io.Read
 	if rep == nil {
 		return err
 	}
-	if f.json {
-		out, merr := json.MarshalIndent(rep, "", "  ")
-		if merr != nil {
-			return merr
-		}
-		fmt.Fprintln(stdout, string(out))
-	} else if werr := rep.WriteTable(stdout); werr != nil {
-		return werr
-	}
-	if err != nil {
-		return err
-	}
-	if rep.Failed() {
-		return errChecksFailed
-	}
-	return nil
+	return printReport(rep, err, f.json, stdout)
 }
