@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpauth/mcpauth/internal/ascii"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -125,7 +126,7 @@ func newAdmin(cfg *AdminConfig, grants GrantStore) (*admin, error) {
 func (a *admin) authorized(w http.ResponseWriter, r *http.Request) bool {
 	auth := r.Header.Get("Authorization")
 	scheme, tok, ok := strings.Cut(auth, " ")
-	if ok && strings.EqualFold(scheme, "Bearer") && len(r.Header.Values("Authorization")) == 1 {
+	if ok && ascii.EqualFold(scheme, "Bearer") && len(r.Header.Values("Authorization")) == 1 {
 		h := sha256.Sum256([]byte(tok))
 		if subtle.ConstantTimeCompare(h[:], a.tokenHash[:]) == 1 {
 			return true

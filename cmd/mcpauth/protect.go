@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -207,7 +208,7 @@ func protectHandlerWith(cfg resource.Config, upstream *url.URL, pass *upstreamTo
 		next = newProxy(upstream, transport, logger, "", connect.connectHeaders()...)
 	}
 	if connect != nil {
-		next = connect.wrap(v, next)
+		next = connect.wrap(v, cmp.Or(cfg.MaxBodyBytes, resource.DefaultMaxBodyBytes), next)
 	}
 	next = fullDuplex(next)
 	mux := http.NewServeMux()

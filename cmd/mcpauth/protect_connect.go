@@ -144,15 +144,20 @@ type toolCall struct {
 // users who have not connected the provider, and hands the others to
 // next with the provider token in the context. Requests that are not
 // calls of those tools pass unchanged, without any provider token.
-func (g *connectGate) wrap(v *resource.Verifier, next http.Handler) http.Handler {
+func (g *connectGate) wrap(v *resource.Verifier, maxBody int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
 			next.ServeHTTP(w, r)
 			return
 		}
-		// The middleware has read and bounded the body already.
-		body, err := io.ReadAll(r.Body)
+		// Bounded by the middleware's own limit, so that a body it let
+		// through is never refused here.
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 		if err != nil {
+			if tooLarge := (*http.MaxBytesError)(nil); errors.As(err, &tooLarge) {
+				http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
+				return
+			}
 			http.Error(w, "unreadable body", http.StatusBadRequest)
 			return
 		}

@@ -282,3 +282,24 @@ func newConnectReplay(t *testing.T) *replay.Memory {
 	}
 	return m
 }
+
+// TestConnectGateBoundsBody: the gate reads at most the middleware's own
+// body limit, whoever called it.
+func TestConnectGateBoundsBody(t *testing.T) {
+	called := false
+	h := (&connectGate{}).wrap(nil, 16, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { called = true }))
+	for _, tc := range []struct {
+		body string
+		want int
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, http.StatusRequestEntityTooLarge},
+		{`{"id":1}`, http.StatusOK},
+	} {
+		called = false
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(tc.body)))
+		if rec.Code != tc.want || called != (tc.want == http.StatusOK) {
+			t.Errorf("%d-byte body: status %d, next called %v; want %d", len(tc.body), rec.Code, called, tc.want)
+		}
+	}
+}
