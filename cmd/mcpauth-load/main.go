@@ -74,6 +74,8 @@ type options struct {
 	protectFlags              string
 	// -compare and -refresh: interleaved rounds.
 	rounds int
+	// -authservers
+	as asOptions
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -92,11 +94,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&o.minRatio, "min-ratio", 0, "with -refresh: fail if a set-up's grants/s is under this fraction of the first's")
 	fs.IntVar(&o.rounds, "rounds", 0, "interleaved rounds: of -round per candidate with -compare (default 40), of -d per set-up with -refresh (default 3)")
 	registerCompare(fs, &o)
+	registerAuthservers(fs, &o.as)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.as.servers != "" {
+		o.rounds = cmp.Or(o.rounds, 5)
+		if !flagSet(fs, "round") {
+			o.round = time.Second
+		}
+		return runAuthservers(ctx, o, stdout, stderr)
+	}
 	if o.refresh != "" {
 		o.rounds = cmp.Or(o.rounds, 3)
 		return runRefreshLoad(ctx, o, stdout, stderr)
@@ -133,6 +143,13 @@ func runInProcess(ctx context.Context, o options, stdout, stderr io.Writer) int 
 		code = 1
 	}
 	return code
+}
+
+// flagSet reports whether the flag called name was given.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // fail reports err on stderr and returns exit status 1.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,6 +54,10 @@ type CommandConfig struct {
 	// Ready bounds the wait for the child's "listening on" line on stdout.
 	// Zero means 30 s.
 	Ready time.Duration
+	// ReadyURL, when set, is polled (GET, every 100 ms) instead of waiting
+	// for that line, for a server that prints none: the child is ready when
+	// it answers 200. It must be a loopback http URL.
+	ReadyURL string
 }
 
 // Protect is a running mcpauth protect child process. Stop ends it; its
@@ -159,6 +164,9 @@ func StartCommand(ctx context.Context, cfg CommandConfig) (*Protect, error) {
 		p.waitErr = cmd.Wait()
 		close(p.done)
 	}()
+	if cfg.ReadyURL != "" {
+		go pollReady(ctx, cfg.ReadyURL, ready, p.done)
+	}
 	timer := time.NewTimer(cfg.Ready)
 	defer timer.Stop()
 	select {
@@ -173,6 +181,35 @@ func StartCommand(ctx context.Context, cfg CommandConfig) (*Protect, error) {
 	}
 	_ = p.Stop(5 * time.Second)
 	return nil, err
+}
+
+// pollReady sends "listening on" and u on ready once u answers 200, until
+// done is closed or ctx ends.
+func pollReady(ctx context.Context, u string, ready chan<- string, done <-chan struct{}) {
+	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-done:
+			return
+		case <-tick.C:
+		}
+		resp, err := hc.Get(u)
+		if err != nil {
+			continue
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			select {
+			case ready <- "listening on " + u:
+			default:
+			}
+			return
+		}
+	}
 }
 
 func (p *Protect) readStdout(r io.Reader, ready chan<- string) {
