@@ -307,6 +307,9 @@ func (res *asResults) write(stdout, stderr io.Writer, servers []*authServer, gra
 			if wrong != 0 && a.name == ref {
 				code = 1
 			}
+			if wrong != 0 {
+				fmt.Fprintf(stderr, "mcpauth-load: %s's last lines on stderr:\n%s\n", a.name, lastLines(a.child.Tail(), 5))
+			}
 		}
 		for _, a := range servers[1:] {
 			rates, ratios := res.rates(g, a.name), []float64{}
@@ -393,6 +396,12 @@ func (s *sigCost) perSignature() time.Duration {
 		return 0
 	}
 	return s.cpu / time.Duration(s.n)
+}
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.

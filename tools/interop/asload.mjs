@@ -24,6 +24,8 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import Provider from 'oidc-provider';
+import MemoryAdapter from 'oidc-provider/lib/adapters/memory_adapter.js';
+import LRU from 'oidc-provider/lib/helpers/lru.js';
 
 const RESOURCE = 'http://127.0.0.1:1/mcp';
 const SCOPE = 'mcp:read';
@@ -34,10 +36,15 @@ function key(type, options, alg, kid) {
 }
 
 async function main() {
+    // oidc-provider's own in-memory adapter keeps 1000 entries, fewer than
+    // a load run makes: a worker's refresh token would be evicted and its
+    // next refresh refused. The same adapter with room for a million.
+    const store = new LRU({ maxSize: 1000000 });
     const server = http.createServer();
     await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
     const issuer = `http://127.0.0.1:${server.address().port}`;
     const provider = new Provider(issuer, {
+        adapter: (model) => new MemoryAdapter(model, store),
         clients: [{
             client_id: 'cc',
             client_secret: 'cc-secret',
