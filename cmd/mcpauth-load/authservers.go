@@ -35,6 +35,7 @@ type asOptions struct {
 	verifyEvery      int
 	pprofAddr        string
 	sigSamples       int
+	mcpauthEnv       listFlag
 }
 
 // grantKinds are the workloads -grants can name, in report order.
@@ -52,6 +53,7 @@ func registerAuthservers(fs *flag.FlagSet, o *asOptions) {
 	fs.StringVar(&o.hydraDSN, "hydra-dsn", hydraMemoryDSN, "-authservers: Hydra's database (\"memory\" is Hydra's own in-memory SQLite with a pool of connections, which answers 500 to some concurrent writes)")
 	fs.IntVar(&o.verifyEvery, "verify-every", 8, "-authservers: check the signature of every Nth access token of each worker against the server's JWK Set (the first always; the claims of every token are checked)")
 	fs.StringVar(&o.pprofAddr, "mcpauth-pprof-addr", "", "-authservers: start mcpauth authserver with --pprof-addr on this loopback address")
+	fs.Var(&o.mcpauthEnv, "mcpauth-env", "-authservers: a KEY=VALUE environment variable for mcpauth authserver, e.g. GOGC=400 (repeatable)")
 	fs.IntVar(&o.sigSamples, "sig-samples", 300, "-authservers: ES256 signatures timed per round for the reference cost")
 }
 
@@ -97,7 +99,7 @@ func runAuthservers(ctx context.Context, o options, stdout, stderr io.Writer) (c
 	defer os.RemoveAll(tmp)
 	root := moduleRoot()
 	setup := asSetup{hydra: o.as.hydra, node: o.as.node, interopDir: o.as.interopDir, hydraIterations: o.as.hydraIterations,
-		hydraAlg: o.as.hydraAlg, hydraDSN: o.as.hydraDSN, pprofAddr: o.as.pprofAddr, conc: o.conc}
+		hydraAlg: o.as.hydraAlg, hydraDSN: o.as.hydraDSN, mcpauthEnv: o.as.mcpauthEnv, pprofAddr: o.as.pprofAddr, conc: o.conc}
 	if setup.hydra == "" {
 		setup.hydra = filepath.Join(root, "tools", "hydra", "bin", "hydra")
 	}
@@ -130,6 +132,9 @@ func runAuthservers(ctx context.Context, o options, stdout, stderr io.Writer) (c
 		}
 		servers = append(servers, a)
 		fmt.Fprintf(stdout, "  %-14s %s (client secrets: %s)\n", a.name, a.issuer, a.ccAuthHasher)
+		if a.name == "mcpauth" && len(setup.mcpauthEnv) > 0 {
+			fmt.Fprintf(stdout, "  %-14s environment %s\n", "", strings.Join(setup.mcpauthEnv, " "))
+		}
 	}
 	// Each worker's refresh-token chain starts with one login, and every
 	// workload runs once unmeasured: connections, keys and caches warm up.
@@ -403,6 +408,12 @@ func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
+
+// listFlag collects a repeatable flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, " ") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 // splitList splits a comma-separated flag value, dropping empty items.
 func splitList(s string) []string {

@@ -86,6 +86,7 @@ type asSetup struct {
 	hydraIterations                  int
 	hydraAlg, hydraDSN               string
 	pprofAddr                        string
+	mcpauthEnv                       []string
 	conc                             int
 }
 
@@ -132,7 +133,7 @@ func (a *authServer) startMcpauth(ctx context.Context, s asSetup) error {
 	if s.pprofAddr != "" {
 		args = append(args, "--pprof-addr", s.pprofAddr)
 	}
-	child, err := loadgen.StartCommand(ctx, loadgen.CommandConfig{Binary: s.mcpauth, Args: args})
+	child, err := loadgen.StartCommand(ctx, loadgen.CommandConfig{Binary: s.mcpauth, Args: args, Env: s.mcpauthEnv})
 	if err != nil {
 		return err
 	}

@@ -54,6 +54,9 @@ type CommandConfig struct {
 	// Ready bounds the wait for the child's "listening on" line on stdout.
 	// Zero means 30 s.
 	Ready time.Duration
+	// Env are more KEY=VALUE environment variables for the child, after
+	// this process's own.
+	Env []string
 	// ReadyURL, when set, is polled (GET, every 100 ms) instead of waiting
 	// for that line, for a server that prints none: the child is ready when
 	// it answers 200. It must be a loopback http URL.
@@ -140,7 +143,7 @@ func StartCommand(ctx context.Context, cfg CommandConfig) (*Protect, error) {
 		cfg.Ready = 30 * time.Second
 	}
 	cmd := exec.Command(cfg.Binary, cfg.Args...)
-	cmd.Env = append(os.Environ(), "GORACE=halt_on_error=0")
+	cmd.Env = append(append(os.Environ(), "GORACE=halt_on_error=0"), cfg.Env...)
 	setParentDeathSignal(cmd)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
