@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,9 +58,9 @@ type CommandConfig struct {
 	// Env are more KEY=VALUE environment variables for the child, after
 	// this process's own.
 	Env []string
-	// ReadyURL, when set, is polled (GET, every 100 ms) instead of waiting
-	// for that line, for a server that prints none: the child is ready when
-	// it answers 200. It must be a loopback http URL.
+	// ReadyURL, if set, is a loopback http URL (a health endpoint) that
+	// marks the child ready once a GET answers 200, instead of the
+	// "listening on" line, for a program that prints none.
 	ReadyURL string
 }
 
@@ -133,7 +134,7 @@ func StartProtect(ctx context.Context, cfg ProtectConfig) (*Protect, error) {
 
 // StartCommand starts a server process (a proxy to compare with mcpauth
 // protect) and waits until it prints a line starting with "listening on "
-// on stdout. Its stderr is read for data-race reports and kept in Tail. On
+// on stdout (or, with ReadyURL, until that URL answers 200). Its stderr is read for data-race reports and kept in Tail. On
 // error the child, if started, is stopped.
 func StartCommand(ctx context.Context, cfg CommandConfig) (*Protect, error) {
 	if cfg.Binary == "" {
@@ -141,6 +142,11 @@ func StartCommand(ctx context.Context, cfg CommandConfig) (*Protect, error) {
 	}
 	if cfg.Ready <= 0 {
 		cfg.Ready = 30 * time.Second
+	}
+	if cfg.ReadyURL != "" {
+		if u, err := url.Parse(cfg.ReadyURL); err != nil || u.Scheme != "http" || !oauthmeta.IsLoopbackHost(u.Hostname()) {
+			return nil, errors.Join(ErrConfig, fmt.Errorf("loadgen: ReadyURL %q: want an http URL on loopback", cfg.ReadyURL))
+		}
 	}
 	cmd := exec.Command(cfg.Binary, cfg.Args...)
 	cmd.Env = append(append(os.Environ(), "GORACE=halt_on_error=0"), cfg.Env...)
@@ -158,18 +164,22 @@ func StartCommand(ctx context.Context, cfg CommandConfig) (*Protect, error) {
 	}
 	p := &Protect{cmd: cmd, done: make(chan struct{})}
 	ready := make(chan string, 1)
+	lineReady := ready
+	pollCtx, stopPoll := context.WithCancel(ctx)
+	defer stopPoll()
+	if cfg.ReadyURL != "" {
+		lineReady = nil
+		go pollReady(pollCtx, cfg.ReadyURL, ready)
+	}
 	var readers sync.WaitGroup
 	readers.Add(2)
-	go func() { defer readers.Done(); p.readStdout(stdout, ready) }()
+	go func() { defer readers.Done(); p.readStdout(stdout, lineReady) }()
 	go func() { defer readers.Done(); p.readStderr(stderr) }()
 	go func() {
 		readers.Wait()
 		p.waitErr = cmd.Wait()
 		close(p.done)
 	}()
-	if cfg.ReadyURL != "" {
-		go pollReady(ctx, cfg.ReadyURL, ready, p.done)
-	}
 	timer := time.NewTimer(cfg.Ready)
 	defer timer.Stop()
 	select {
@@ -178,7 +188,7 @@ func StartCommand(ctx context.Context, cfg CommandConfig) (*Protect, error) {
 	case <-p.done:
 		return nil, fmt.Errorf("%w: exited before listening (%v): %s", ErrProtect, p.waitErr, p.Tail())
 	case <-timer.C:
-		err = fmt.Errorf("%w: no \"listening on\" line within %v", ErrProtect, cfg.Ready)
+		err = fmt.Errorf("%w: not ready (no \"listening on\" line, or no 200 from ReadyURL) within %v", ErrProtect, cfg.Ready)
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
@@ -186,31 +196,30 @@ func StartCommand(ctx context.Context, cfg CommandConfig) (*Protect, error) {
 	return nil, err
 }
 
-// pollReady sends "listening on" and u on ready once u answers 200, until
-// done is closed or ctx ends.
-func pollReady(ctx context.Context, u string, ready chan<- string, done <-chan struct{}) {
-	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	tick := time.NewTicker(100 * time.Millisecond)
+// pollReady GETs u every 20 ms until it answers 200, then sends a ready
+// line; it gives up when ctx ends.
+func pollReady(ctx context.Context, u string, ready chan<- string) {
+	client := &http.Client{Timeout: time.Second}
+	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return
+		}
+		if resp, err := client.Do(req); err == nil {
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				client.CloseIdleConnections()
+				ready <- "listening on " + u
+				return
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-done:
-			return
 		case <-tick.C:
-		}
-		resp, err := hc.Get(u)
-		if err != nil {
-			continue
-		}
-		_ = resp.Body.Close()
-		if resp.StatusCode == http.StatusOK {
-			select {
-			case ready <- "listening on " + u:
-			default:
-			}
-			return
 		}
 	}
 }
