@@ -42,7 +42,7 @@ type asOptions struct {
 var grantKinds = []string{"client_credentials", "refresh_token", "authorization_code"}
 
 func registerAuthservers(fs *flag.FlagSet, o *asOptions) {
-	fs.StringVar(&o.servers, "authservers", "", "measure authorization servers, each a process of its own, comma-separated, the first the reference: "+strings.Join(authServerNames, ", "))
+	fs.StringVar(&o.servers, "authservers", "", "measure authorization servers, each a process of its own, comma-separated, mcpauth first (the reference): "+strings.Join(authServerNames, ", ")+"; in -rounds (default 5) of -round (default 1s) per server and workload")
 	fs.StringVar(&o.grants, "grants", strings.Join(grantKinds, ","), "-authservers: the workloads, comma-separated: "+strings.Join(grantKinds, ", ")+" (a complete login: authorize, login and consent, code exchange with PKCE)")
 	fs.StringVar(&o.mcpauth, "mcpauth", "build", "-authservers: the mcpauth binary, or \"build\" to build ./cmd/mcpauth")
 	fs.StringVar(&o.hydra, "hydra", "", "-authservers: the Ory Hydra v2.3.0 binary (default tools/hydra/bin/hydra of this module, built by make hydra)")
