@@ -158,7 +158,7 @@ func runAuthservers(ctx context.Context, o options, stdout, stderr io.Writer) (c
 			}
 		}
 	}
-	sig, err := newSigCost(servers[0])
+	sig, err := newSigCost(ctx, servers[0])
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -182,7 +182,9 @@ func runAuthservers(ctx context.Context, o options, stdout, stderr io.Writer) (c
 			}
 		}
 		fmt.Fprintln(stdout)
-		sig.measure(o.as.sigSamples)
+		if err := sig.measure(o.as.sigSamples); err != nil {
+			return fail(stderr, err)
+		}
 	}
 	fmt.Fprintf(stdout, "load average: %s at the start, %s at the end\n", load0, loadAverage())
 	return res.write(stdout, stderr, servers, grants, sig)
@@ -353,8 +355,8 @@ type sigCost struct {
 	cpu     time.Duration
 }
 
-func newSigCost(ref *authServer) (*sigCost, error) {
-	ans, err := ref.token(context.Background(), &http.Client{Transport: ref.transport, Timeout: 30 * time.Second},
+func newSigCost(ctx context.Context, ref *authServer) (*sigCost, error) {
+	ans, err := ref.token(ctx, &http.Client{Transport: ref.transport, Timeout: 30 * time.Second},
 		map[string][]string{"grant_type": {"client_credentials"}, "scope": {ref.ccScope}}, true, want{sub: asCCClient, clientID: asCCClient, verify: true})
 	if err != nil {
 		return nil, err
@@ -378,22 +380,27 @@ func newSigCost(ref *authServer) (*sigCost, error) {
 
 // measure signs n times on one locked OS thread and adds that thread's
 // CPU time.
-func (s *sigCost) measure(n int) {
+func (s *sigCost) measure(n int) error {
+	var err error
 	cpu, ok := threadCPU(func() {
 		for range n {
-			jws, err := s.signer.Sign(s.payload)
-			if err != nil {
-				panic(err)
+			var jws *jose.JSONWebSignature
+			if jws, err = s.signer.Sign(s.payload); err != nil {
+				return
 			}
-			if _, err := jws.CompactSerialize(); err != nil {
-				panic(err)
+			if _, err = jws.CompactSerialize(); err != nil {
+				return
 			}
 		}
 	})
+	if err != nil {
+		return fmt.Errorf("the reference signature: %w", err)
+	}
 	if ok {
 		s.n += n
 		s.cpu += cpu
 	}
+	return nil
 }
 
 func (s *sigCost) perSignature() time.Duration {

@@ -337,7 +337,11 @@ func (a *authServer) fetchKeys(ctx context.Context) error {
 	var lastErr error
 	for attempt := 0; attempt < 10; attempt++ {
 		if attempt > 0 {
-			time.Sleep(time.Second)
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Second):
+			}
 		}
 		for _, p := range []string{"/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"} {
 			var meta struct {
