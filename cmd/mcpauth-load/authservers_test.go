@@ -3,12 +3,19 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/mcpauth/mcpauth/internal/loadgen"
 )
@@ -98,5 +105,63 @@ func TestParseForm(t *testing.T) {
 				t.Errorf("got %q %v, want %q %v", action, fields, tc.action, tc.fields)
 			}
 		})
+	}
+}
+
+// TestTokenChecks: the checks of a token answer refuse what a wrong
+// server would send, and accept a right one.
+func TestTokenChecks(t *testing.T) {
+	t.Parallel()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const issuer = "http://127.0.0.1:9"
+	mint := func(k *ecdsa.PrivateKey, claims map[string]any) string {
+		s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: k}, (&jose.SignerOptions{}).WithHeader("kid", "k"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, err := jwt.Signed(s).Claims(claims).Serialize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	claims := func(change func(map[string]any)) map[string]any {
+		c := map[string]any{"iss": issuer, "sub": "alice", "client_id": "app", "exp": time.Now().Add(time.Hour).Unix()}
+		if change != nil {
+			change(c)
+		}
+		return c
+	}
+	good := mint(key, claims(nil))
+	a := &authServer{issuer: issuer, keys: jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: "k", Algorithm: "ES256", Use: "sig"}}}}
+	w := want{sub: "alice", clientID: "app", refresh: true, old: "rt1", verify: true}
+	for _, tc := range []struct {
+		name string
+		ans  asAnswer
+		ok   bool
+	}{
+		{"right", asAnswer{AccessToken: good, TokenType: "Bearer", ExpiresIn: 900, RefreshToken: "rt2"}, true},
+		{"token_type", asAnswer{AccessToken: good, TokenType: "DPoP", ExpiresIn: 900, RefreshToken: "rt2"}, false},
+		{"no expires_in", asAnswer{AccessToken: good, TokenType: "bearer", RefreshToken: "rt2"}, false},
+		{"not a JWT", asAnswer{AccessToken: "opaque", TokenType: "Bearer", ExpiresIn: 900, RefreshToken: "rt2"}, false},
+		{"another key", asAnswer{AccessToken: mint(other, claims(nil)), TokenType: "Bearer", ExpiresIn: 900, RefreshToken: "rt2"}, false},
+		{"another issuer", asAnswer{AccessToken: mint(key, claims(func(c map[string]any) { c["iss"] = "http://127.0.0.1:8" })), TokenType: "Bearer", ExpiresIn: 900, RefreshToken: "rt2"}, false},
+		{"another subject", asAnswer{AccessToken: mint(key, claims(func(c map[string]any) { c["sub"] = "bob" })), TokenType: "Bearer", ExpiresIn: 900, RefreshToken: "rt2"}, false},
+		{"another client", asAnswer{AccessToken: mint(key, claims(func(c map[string]any) { c["client_id"] = "cc" })), TokenType: "Bearer", ExpiresIn: 900, RefreshToken: "rt2"}, false},
+		{"expired", asAnswer{AccessToken: mint(key, claims(func(c map[string]any) { c["exp"] = time.Now().Add(-time.Minute).Unix() })), TokenType: "Bearer", ExpiresIn: 900, RefreshToken: "rt2"}, false},
+		{"no exp", asAnswer{AccessToken: mint(key, claims(func(c map[string]any) { delete(c, "exp") })), TokenType: "Bearer", ExpiresIn: 900, RefreshToken: "rt2"}, false},
+		{"no refresh token", asAnswer{AccessToken: good, TokenType: "Bearer", ExpiresIn: 900}, false},
+		{"the same refresh token", asAnswer{AccessToken: good, TokenType: "Bearer", ExpiresIn: 900, RefreshToken: "rt1"}, false},
+	} {
+		if err := a.check(&tc.ans, w); (err == nil) != tc.ok {
+			t.Errorf("%s: %v, want ok %t", tc.name, err, tc.ok)
+		}
 	}
 }
