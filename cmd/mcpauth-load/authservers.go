@@ -36,6 +36,7 @@ type asOptions struct {
 	pprofAddr        string
 	sigSamples       int
 	mcpauthEnv       listFlag
+	mcpauthBefore    string
 }
 
 // grantKinds are the workloads -grants can name, in report order.
@@ -54,6 +55,7 @@ func registerAuthservers(fs *flag.FlagSet, o *asOptions) {
 	fs.IntVar(&o.verifyEvery, "verify-every", 8, "-authservers: check the signature of every Nth access token of each worker against the server's JWK Set (the first always; the claims of every token are checked)")
 	fs.StringVar(&o.pprofAddr, "mcpauth-pprof-addr", "", "-authservers: start mcpauth authserver with --pprof-addr on this loopback address")
 	fs.Var(&o.mcpauthEnv, "mcpauth-env", "-authservers: a KEY=VALUE environment variable for mcpauth authserver, e.g. GOGC=400 (repeatable)")
+	fs.StringVar(&o.mcpauthBefore, "mcpauth-before", "", "-authservers: a git revision (e.g. main) built as the server \"mcpauth-before\", for an interleaved A/B of mcpauth authserver in one run (name it in -authservers)")
 	fs.IntVar(&o.sigSamples, "sig-samples", 300, "-authservers: ES256 signatures timed per round for the reference cost")
 }
 
@@ -111,6 +113,11 @@ func runAuthservers(ctx context.Context, o options, stdout, stderr io.Writer) (c
 	}
 	if setup.mcpauth, err = mcpauthBinary(ctx, o.as.mcpauth, filepath.Join(tmp, "mcpauth"), ""); err != nil {
 		return fail(stderr, err)
+	}
+	if o.as.mcpauthBefore != "" {
+		if setup.mcpauthBefore, err = mcpauthBinary(ctx, "build", filepath.Join(tmp, "before"), o.as.mcpauthBefore); err != nil {
+			return fail(stderr, err)
+		}
 	}
 	load0 := loadAverage()
 	fmt.Fprintf(stdout, "authorization servers: %d rounds of %v per server and workload, %d workers, servers %s; load average at the start %s\n",
@@ -280,6 +287,7 @@ func (res *asResults) write(stdout, stderr io.Writer, servers []*authServer, gra
 		fmt.Fprintf(stdout, "\n%s: median over rounds; ratio = median of per-round %s ÷ server; CPU from /proc (10 ms ticks) over all rounds\n", g, ref)
 		fmt.Fprintf(stdout, "  %-14s %10s %9s %9s %9s %12s %10s %6s\n", "server", "grants/s", "ratio", "p50", "p99", "CPU/grant", "÷ ES256", "wrong")
 		refRates := res.rates(g, ref)
+		perGrantOf := map[string]time.Duration{}
 		for _, a := range servers {
 			runs := res.runs[res.key(g, a.name)]
 			rates := res.rates(g, a.name)
@@ -304,6 +312,7 @@ func (res *asResults) write(stdout, stderr io.Writer, servers []*authServer, gra
 			if grantsN > 0 {
 				perGrant = cpu / time.Duration(grantsN)
 			}
+			perGrantOf[a.name] = perGrant
 			ratio := "ref"
 			if a.name != ref {
 				ratio = fmt.Sprintf("x%.2f", median(ratios))
@@ -327,14 +336,42 @@ func (res *asResults) write(stdout, stderr io.Writer, servers []*authServer, gra
 			if median(ratios) <= 1 {
 				verdict = "NOT ahead"
 			}
+			switch a.name {
+			case "floor":
+				verdict = "throughput against the floor"
+			case "mcpauth-before":
+				verdict = "throughput against the -mcpauth-before build"
+			}
 			fmt.Fprintf(stdout, "  %s ÷ %s: x%.2f [%.2f–%.2f] (%.2f–%.2f): %s\n", ref, a.name, median(ratios),
 				quantile(ratios, 0.25), quantile(ratios, 0.75), slices.Min(ratios), slices.Max(ratios), verdict)
 		}
+		writeCPUComparison(stdout, ref, perGrantOf, sigCPU)
 	}
 	if code != 0 {
 		fmt.Fprintf(stderr, "mcpauth-load: %s answered wrongly (above)\n", ref)
 	}
 	return code
+}
+
+// writeCPUComparison prints, for one workload, the reference's CPU per
+// grant against the floor's (the token endpoint on a plain net/http server
+// with only the signature, the client check and the JSON answer), against
+// one ES256 signature, and against the -mcpauth-before build.
+func writeCPUComparison(w io.Writer, ref string, perGrant map[string]time.Duration, sig time.Duration) {
+	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
+	div := func(a, b time.Duration) float64 { return float64(a) / float64(max(b, 1)) }
+	r := perGrant[ref]
+	if f, ok := perGrant["floor"]; ok {
+		reach := "the floor is within 2x ES256: the target is reachable over HTTP here"
+		if f > 2*sig {
+			reach = "the floor alone is above 2x ES256: over HTTP the target cannot be met here; compare with the floor"
+		}
+		fmt.Fprintf(w, "  CPU/grant: %s %.1fµs, floor %.1fµs, ES256 %.1fµs; %s ÷ floor x%.2f, %s ÷ ES256 x%.2f, floor ÷ ES256 x%.2f: %s\n",
+			ref, us(r), us(f), us(sig), ref, div(r, f), ref, div(r, sig), div(f, sig), reach)
+	}
+	if b, ok := perGrant["mcpauth-before"]; ok {
+		fmt.Fprintf(w, "  CPU/grant: %s %.1fµs, mcpauth-before %.1fµs: %s ÷ before x%.2f\n", ref, us(r), us(b), ref, div(r, b))
+	}
 }
 
 // rates are the per-round grants/s of one workload on one server.

@@ -22,7 +22,7 @@ import (
 )
 
 // authServerNames are the servers -authservers can measure.
-var authServerNames = []string{"mcpauth", "hydra", "oidc-provider"}
+var authServerNames = []string{"mcpauth", "mcpauth-before", "floor", "hydra", "oidc-provider"}
 
 // The clients every server registers, under the same names where the
 // server lets us choose them.
@@ -72,7 +72,7 @@ func (a *authServer) stop() error {
 	// graceful shutdown waiting.
 	a.transport.CloseIdleConnections()
 	err := a.child.Stop(stopGrace)
-	if err != nil && a.name != "mcpauth" {
+	if err != nil && a.name != "mcpauth" && a.name != "mcpauth-before" {
 		// Peers are killed by SIGTERM without a clean exit status; only
 		// mcpauth's shutdown is checked.
 		return nil
@@ -83,6 +83,7 @@ func (a *authServer) stop() error {
 // asSetup is what starting the servers needs.
 type asSetup struct {
 	mcpauth, hydra, node, interopDir string
+	mcpauthBefore                    string // the binary of "mcpauth-before"
 	hydraIterations                  int
 	hydraAlg, hydraDSN               string
 	pprofAddr                        string
@@ -97,7 +98,15 @@ func startAuthServer(ctx context.Context, name string, s asSetup, tmp string) (*
 	var err error
 	switch name {
 	case "mcpauth":
-		err = a.startMcpauth(ctx, s)
+		err = a.startMcpauth(ctx, s, s.mcpauth)
+	case "mcpauth-before":
+		if s.mcpauthBefore == "" {
+			err = errors.New("-authservers mcpauth-before needs -mcpauth-before REF")
+		} else {
+			err = a.startMcpauth(ctx, s, s.mcpauthBefore)
+		}
+	case "floor":
+		err = a.startFloor(ctx)
 	case "hydra":
 		err = a.startHydra(ctx, s, tmp)
 	case "oidc-provider":
@@ -123,17 +132,17 @@ func startAuthServer(ctx context.Context, name string, s asSetup, tmp string) (*
 // (no upstream login: the consent page is the whole login), the two
 // clients, and its per-address and per-client rate limits raised out of
 // the way (the load comes from one address and one client).
-func (a *authServer) startMcpauth(ctx context.Context, s asSetup) error {
+func (a *authServer) startMcpauth(ctx context.Context, s asSetup, binary string) error {
 	args := []string{"authserver", "--addr", "127.0.0.1:0", "--insecure-http", "--log-level", "warn",
 		"--no-registration", "--no-cimd", "--consent", "consent", "--scopes", asScope,
 		"--client", "id=" + asCCClient + ",secret=" + asCCSecret + ",grant=client_credentials,auth=client_secret_basic,allowed-scope=" + asScope,
 		"--client", "id=" + asApp + ",redirect=" + asRedirect,
 		"--rate-per-ip", "1e9", "--rate-per-client", "1e9", "--rate-burst", "1000000000",
 		"--rate-browser", "1e9", "--rate-browser-burst", "1000000000"}
-	if s.pprofAddr != "" {
+	if s.pprofAddr != "" && a.name == "mcpauth" {
 		args = append(args, "--pprof-addr", s.pprofAddr)
 	}
-	child, err := loadgen.StartCommand(ctx, loadgen.CommandConfig{Binary: s.mcpauth, Args: args, Env: s.mcpauthEnv})
+	child, err := loadgen.StartCommand(ctx, loadgen.CommandConfig{Binary: binary, Args: args, Env: s.mcpauthEnv})
 	if err != nil {
 		return err
 	}

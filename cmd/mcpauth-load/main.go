@@ -42,7 +42,13 @@
 // against the server's JWK Set, a new refresh token on each rotation). It
 // prints medians of per-round grants/s and ratios, latency, each server's
 // CPU time per grant from /proc, and that CPU against one ES256 signature
-// of the same claims with go-jose timed in this process
+// of the same claims with go-jose timed in this process. Two more servers
+// can stand beside them: "floor" (this program re-executed as
+// `mcpauth-load peer token-floor`, a plain net/http token endpoint that
+// only parses the form, checks the client, signs and answers: what the
+// token endpoint cannot go below on this stack; mcpauth's CPU per grant is
+// printed against it) and "mcpauth-before" (mcpauth built from the git
+// revision -mcpauth-before names, an interleaved A/B in one run)
 // (BENCHMARKS.md, "`authserver/`: token endpoint").
 //
 //	go run ./cmd/mcpauth-load -c 64 -d 20s

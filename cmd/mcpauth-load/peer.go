@@ -44,8 +44,11 @@ const peerCommand = "peer"
 
 func runPeer(args []string, stdout, stderr io.Writer) int {
 	fail := func(err error) int { fmt.Fprintln(stderr, "mcpauth-load peer:", err); return 1 }
+	if len(args) > 0 && args[0] == floorPeer {
+		return runFloorPeer(args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || (args[0] != "bare" && args[0] != "sdk") {
-		return fail(errors.New("want bare or sdk"))
+		return fail(errors.New("want bare, sdk or " + floorPeer))
 	}
 	kind := args[0]
 	fs := flag.NewFlagSet("mcpauth-load peer", flag.ContinueOnError)
