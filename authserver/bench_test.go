@@ -117,6 +117,37 @@ func BenchmarkTokenRefresh(b *testing.B) {
 	benchTokenRequests(b, s, bodies)
 }
 
+// BenchmarkTokenClientCredentials measures the token endpoint answering a
+// client_credentials grant with client_secret_basic, as mcpauth-load
+// -authservers sends it: form parsing, the client's secret, the scope
+// policy, the grant record, ES256 JWT, JSON response.
+func BenchmarkTokenClientCredentials(b *testing.B) {
+	s, err := New(Config{
+		Issuer: "https://as.example.com",
+		Scopes: []string{"mcp:read", "mcp:write"},
+		Clients: []Client{{ID: "svc", Name: "Service", Secret: "svc-secret-for-the-benchmark",
+			GrantTypes: []string{oauthmeta.GrantTypeClientCredentials}, AllowedScopes: []string{"mcp:read"}}},
+		RateLimit: RateLimit{PerIP: 1e12, PerClient: 1e12, Burst: 1 << 30, PerIPBrowser: 1e12, BrowserBurst: 1 << 30},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	body := url.Values{"grant_type": {oauthmeta.GrantTypeClientCredentials}, "scope": {"mcp:read"}}.Encode()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		req := tokenRequest(body)
+		req.SetBasicAuth("svc", "svc-secret-for-the-benchmark")
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatalf("status %d: %s", rec.Code, rec.Body)
+		}
+	}
+	reportTokens(b)
+}
+
 // BenchmarkReferenceES256PlusStoreWrite is the floor the token endpoint is
 // compared with: one ES256 JWS over access-token claims with go-jose, and
 // one write to the in-memory store.
