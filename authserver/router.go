@@ -67,7 +67,25 @@ func (s *Server) routes() http.Handler {
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 	})
-	return commonHeaders(r)
+	return commonHeaders(matched{r})
+}
+
+// matched dispatches a request to the handler of the route gorilla/mux
+// matches, with the request as it came: no route here has variables, so
+// the two request copies Router.ServeHTTP makes to carry the route and
+// its variables in the context are work without a reader. Router.Match
+// always finds a handler, as the router has NotFoundHandler and
+// MethodNotAllowedHandler, and SkipClean means Router.ServeHTTP would not
+// redirect either.
+type matched struct{ r *mux.Router }
+
+func (m matched) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	var match mux.RouteMatch
+	if m.r.Match(req, &match) && match.Handler != nil {
+		match.Handler.ServeHTTP(w, req)
+		return
+	}
+	m.r.NotFoundHandler.ServeHTTP(w, req)
 }
 
 // commonHeaders adds headers every response carries.
