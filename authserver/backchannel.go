@@ -2,6 +2,7 @@ package authserver
 
 import (
 	"errors"
+	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -73,21 +74,28 @@ func (b *backChannel) parseForm(w http.ResponseWriter, r *http.Request) (url.Val
 	if err != nil || mt != "application/x-www-form-urlencoded" {
 		return nil, oauthErr(oauthmeta.CodeInvalidRequest, "body must be application/x-www-form-urlencoded")
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, b.maxBody)
-	if err := r.ParseForm(); err != nil {
+	// The body alone, read and parsed by net/url: r.ParseForm would also
+	// parse the query into r.Form and copy both there, for no reader, and
+	// would set fields of a request this handler was given.
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, b.maxBody))
+	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return nil, oauthErr(oauthmeta.CodeInvalidRequest, "request body too large")
 		}
 		return nil, oauthErr(oauthmeta.CodeInvalidRequest, "malformed form body")
 	}
-	exchange := r.PostForm.Get("grant_type") == oauthmeta.GrantTypeTokenExchange
-	for k, v := range r.PostForm {
+	form, err := url.ParseQuery(string(body))
+	if err != nil {
+		return nil, oauthErr(oauthmeta.CodeInvalidRequest, "malformed form body")
+	}
+	exchange := form.Get("grant_type") == oauthmeta.GrantTypeTokenExchange
+	for k, v := range form {
 		if len(v) > 1 && k != "resource" && (k != "audience" || !exchange) {
 			return nil, oauthErr(oauthmeta.CodeInvalidRequest, "parameter repeated: "+safeParamName(k))
 		}
 	}
-	return r.PostForm, nil
+	return form, nil
 }
 
 // safeParamName returns k if it is a short plain parameter name, so an
