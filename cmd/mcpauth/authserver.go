@@ -386,9 +386,14 @@ func (f *authserverFlags) injectedFaults() ([]authservertest.Fault, error) {
 }
 
 // accessLog logs method, path (never the query, which can carry codes) and
-// status of each request.
+// status of each request at level debug; when that level is off, the
+// request goes to next with nothing recorded.
 func accessLog(logger *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !logger.Enabled(r.Context(), slog.LevelDebug) {
+			next.ServeHTTP(w, r)
+			return
+		}
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(rec, r)
 		logger.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rec.status)
