@@ -276,3 +276,11 @@ func TestDPoPCheckerConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestDPoPHeaderKey pins the header key the token endpoint looks up to
+// tell a request without a proof: net/http's canonical form of "DPoP".
+func TestDPoPHeaderKey(t *testing.T) {
+	if got := http.CanonicalHeaderKey("DPoP"); got != dpopHeader {
+		t.Fatalf("canonical key %q, dpopHeader %q", got, dpopHeader)
+	}
+}
