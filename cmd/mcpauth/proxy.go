@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/mcpauth/mcpauth/internal/proxyheader"
+	"github.com/mcpauth/mcpauth/internal/revproxy"
 	"github.com/mcpauth/mcpauth/resource"
 )
 
@@ -72,7 +71,7 @@ func newProxy(upstream *url.URL, transport http.RoundTripper, logger *slog.Logge
 			}
 		},
 		Transport:  transport,
-		BufferPool: newBufferPool(),
+		BufferPool: revproxy.NewBufferPool(),
 		ModifyResponse: func(resp *http.Response) error {
 			if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 				resp.Header.Set("X-Accel-Buffering", "no") // TR-10: no buffering by proxies in front of us
@@ -134,19 +133,4 @@ func joinQuery(a, b string) string {
 		return a
 	}
 	return a + "&" + b
-}
-
-// upstreamTransport is the proxy's client: no environment proxy, bounded
-// connects and idle connections, and no response-header timeout, since a
-// tool call may take long before it answers.
-func upstreamTransport() *http.Transport {
-	return &http.Transport{
-		Proxy:                 nil,
-		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConnsPerHost:   32,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-		ForceAttemptHTTP2:     true,
-	}
 }
