@@ -63,11 +63,17 @@ func newProxy(upstream *url.URL, transport http.RoundTripper, logger *slog.Logge
 			out.Header = rule.Forward(out.Header, 4+id.len())
 			pr.SetXForwarded()
 			id.set(out.Header)
-			if t, ok := pr.In.Context().Value(upstreamTokenKey{}).(*resource.ExchangedToken); ok && pass != "" {
-				out.Header[pass] = []string{t.AccessToken}
+			// The context lookups only when the headers are configured:
+			// each walks the request's context chain.
+			if pass != "" {
+				if t, ok := pr.In.Context().Value(upstreamTokenKey{}).(*resource.ExchangedToken); ok {
+					out.Header[pass] = []string{t.AccessToken}
+				}
 			}
-			if t, ok := pr.In.Context().Value(connectTokenKey{}).(connectToken); ok && slices.Contains(connect, t.header) {
-				out.Header[t.header] = []string{t.value}
+			if len(connect) > 0 {
+				if t, ok := pr.In.Context().Value(connectTokenKey{}).(connectToken); ok && slices.Contains(connect, t.header) {
+					out.Header[t.header] = []string{t.value}
+				}
 			}
 		},
 		Transport:  transport,
@@ -113,12 +119,29 @@ func newProxy(upstream *url.URL, transport http.RoundTripper, logger *slog.Logge
 // body it forwarded itself, so this is then a no-op.
 func fullDuplex(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_ = http.NewResponseController(w).EnableFullDuplex()
+		enableFullDuplex(w)
 		if r.Body != nil {
 			defer r.Body.Close()
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// enableFullDuplex is http.NewResponseController(w).EnableFullDuplex()
+// without the controller's allocation on every request: the first writer
+// along w's Unwrap chain that can enable full duplex does.
+func enableFullDuplex(w http.ResponseWriter) {
+	for {
+		switch t := w.(type) {
+		case interface{ EnableFullDuplex() error }:
+			_ = t.EnableFullDuplex()
+			return
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = t.Unwrap()
+		default:
+			return
+		}
+	}
 }
 
 func printableASCII(s string) bool {
