@@ -64,8 +64,9 @@ type compareResult struct {
 // runCompare measures the proxies side by side. The load process serves
 // the issuer (RFC 8414 metadata, JWK Set, token minting) and one go-sdk
 // upstream; each candidate is a process of its own in front of that
-// upstream: a bare httputil.ReverseProxy, the go-sdk RequireBearerToken +
-// go-jose proxy, mcpauth protect (with --require, with a per-tool policy,
+// upstream: a bare httputil.ReverseProxy with protect's transport and
+// buffer pool (internal/revproxy), the go-sdk RequireBearerToken +
+// go-jose proxy on that same proxy, mcpauth protect (with --require, with a per-tool policy,
 // and with --dpop required), and, with -protect-before, the first two built
 // from another git revision. Every round runs every workload on every candidate for -round,
 // in an order that rotates from round to round, so a burst of outside load
@@ -630,7 +631,7 @@ func (r *compareResult) check(o options, cands []*candidate, stderr io.Writer) i
 }
 
 func registerCompare(fs *flag.FlagSet, o *options) {
-	fs.BoolVar(&o.compare, "compare", false, "compare mcpauth protect (-protect, default: build) with a bare reverse proxy and the go-sdk RequireBearerToken proxy, in interleaved rounds")
+	fs.BoolVar(&o.compare, "compare", false, "compare mcpauth protect (-protect, default: build) with a bare reverse proxy (protect's transport and buffer pool, nothing else) and the go-sdk RequireBearerToken proxy, in interleaved rounds")
 	fs.DurationVar(&o.round, "round", 250*time.Millisecond, "-compare: length of one candidate's run per workload and round")
 	fs.StringVar(&o.protectBefore, "protect-before", "", "-compare: also measure mcpauth protect built from this git revision (git archive, built in a temporary directory)")
 	fs.StringVar(&o.protectFlags, "protect-flags", "", "-compare: more flags for the protect candidates built from the working tree (-protect), e.g. \"--access-log\"")

@@ -17,16 +17,22 @@
 // exit. The child is stopped on every path, ctrl-C included.
 //
 // With -compare it measures mcpauth protect against a bare
-// httputil.ReverseProxy and the go-sdk's auth.RequireBearerToken with a
-// go-jose verifier (mcpauth-load re-executed as `mcpauth-load peer
-// bare|sdk`), each a process of its own in front of the same upstream,
-// and protect --dpop required with DPoP-bound tokens and a fresh proof per
-// request, with one repeated token and with a fresh token per request, in
-// interleaved rounds whose order rotates; it prints medians of per-round
-// throughput ratios, CPU time per request and peak RSS of every proxy.
-// -protect-before REF adds protect built from another git revision, and
-// -profile DIR writes CPU and allocation profiles of protect under each
-// workload (BENCHMARKS.md, "mcpauth protect against a bare reverse proxy").
+// httputil.ReverseProxy with protect's own upstream transport and buffer
+// pool (the floor: the same proxy with nothing in front) and the go-sdk's
+// auth.RequireBearerToken with a go-jose verifier on that same proxy
+// (mcpauth-load re-executed as `mcpauth-load peer bare|sdk`), each a
+// process of its own in front of the same upstream, and protect --dpop
+// required with DPoP-bound tokens and a fresh proof per request, with one
+// repeated token and with a fresh token per request, in interleaved rounds
+// whose order rotates. Before the rounds it measures one ES256
+// verification's CPU time in the load process; after them it prints
+// medians of per-round throughput ratios, CPU time per request and peak
+// RSS of every proxy, and pass or miss for each target, the fresh-token
+// budget (bare's CPU per request + one ES256 verification + 15 µs) among
+// them. -protect-before REF adds protect built from another git revision,
+// and -profile DIR writes CPU and allocation profiles of protect under
+// each workload (BENCHMARKS.md, "mcpauth protect against a bare reverse
+// proxy").
 //
 //	go run ./cmd/mcpauth-load -c 64 -d 20s
 //	go run -race ./cmd/mcpauth-load -c 32 -d 10s            # the race run
