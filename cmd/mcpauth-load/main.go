@@ -30,9 +30,10 @@
 // RSS of every proxy, and pass or miss for each target, the fresh-token
 // budget (bare's CPU per request + one ES256 verification + 15 µs) among
 // them. -protect-before REF adds protect built from another git revision,
-// and -profile DIR writes CPU and allocation profiles of protect under
-// each workload (BENCHMARKS.md, "mcpauth protect against a bare reverse
-// proxy").
+// -oauth2-proxy PATH oauth2-proxy in JWT bearer mode (by default the one
+// `make oauth2-proxy` builds, when it exists), and -profile DIR writes CPU
+// and allocation profiles of protect under each workload (BENCHMARKS.md,
+// "mcpauth protect against a bare reverse proxy").
 //
 //	go run ./cmd/mcpauth-load -c 64 -d 20s
 //	go run -race ./cmd/mcpauth-load -c 32 -d 10s            # the race run
@@ -78,6 +79,7 @@ type options struct {
 	round, profileTime        time.Duration
 	protectBefore, profileDir string
 	protectFlags              string
+	oauth2Proxy               string
 	// -compare and -refresh: interleaved rounds.
 	rounds int
 }
