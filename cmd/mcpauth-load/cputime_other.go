@@ -1,4 +1,4 @@
-//go:build !unix
+//go:build !(linux || darwin || freebsd || openbsd || dragonfly || solaris)
 
 package main
 
@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// threadCPUTime is not available outside Unix.
+// threadCPUTime is not available on this system.
 func threadCPUTime() (time.Duration, error) {
 	return 0, errors.New("thread CPU time: not supported on this system")
 }
