@@ -61,7 +61,8 @@ type compareResult struct {
 // upstream; each candidate is a process of its own in front of that
 // upstream: a bare httputil.ReverseProxy, the go-sdk RequireBearerToken +
 // go-jose proxy, mcpauth protect (with --require, with a per-tool policy,
-// and with --dpop required), and, with -protect-before, the first two built
+// and with --dpop required), oauth2-proxy in JWT bearer mode when it is
+// built, and, with -protect-before, the first two built
 // from another git revision. Every round runs every workload on every candidate for -round,
 // in an order that rotates from round to round, so a burst of outside load
 // hits one round rather than one candidate; the figures are medians over
@@ -149,6 +150,14 @@ func runCompare(ctx context.Context, o options, stdout, stderr io.Writer) (code 
 	if before != "" {
 		specs = append(specs, spec{"before", before, protectArgs(), false}, spec{"before+policy", before, protectArgs("--policy", policyFile), false})
 	}
+	if o2p, err := oauth2ProxyBinary(o.oauth2Proxy, stdout); err != nil {
+		return fail(stderr, err)
+	} else if o2p != "" {
+		secret := newCookieSecret()
+		specs = append(specs, spec{oauth2ProxyName, o2p, func(addr string) []string {
+			return oauth2ProxyArgs(addr, up.URL, f.Issuer, resourceURL, secret)
+		}, false})
+	}
 	var cands []*candidate
 	for _, sp := range specs {
 		addr := resAddr // the address the tokens' audience names
@@ -171,9 +180,12 @@ func runCompare(ctx context.Context, o options, stdout, stderr io.Writer) (code 
 		}
 	}()
 	for _, c := range cands {
-		if c.child, err = loadgen.StartCommand(ctx, loadgen.CommandConfig{Binary: c.bin, Args: c.args}); err != nil {
+		if c.child, err = loadgen.StartCommand(ctx, loadgen.CommandConfig{Binary: c.bin, Args: c.args, ReadyURL: oauth2ProxyReadyURL(c)}); err != nil {
 			return fail(stderr, fmt.Errorf("%s: %w", c.name, err))
 		}
+	}
+	if err := probeOAuth2Proxy(ctx, f.Client(1), f, cands, stdout); err != nil {
+		return fail(stderr, err)
 	}
 	fmt.Fprintf(stdout, "compare: %d rounds of %v per candidate and workload, concurrency %d, candidates %s\n",
 		o.rounds, o.round, o.conc, strings.Join(names(cands), ", "))
@@ -505,7 +517,7 @@ func (r *compareResult) targets(withBefore bool) []target {
 			target{what: "repeated token, per-tool policy: protect+policy / before+policy", wl: "repeated", a: "protect+policy", b: "before+policy", beforeOnly: true},
 		)
 	}
-	return t
+	return append(t, oauth2ProxyTargets(r.names)...)
 }
 
 func (r *compareResult) write(w io.Writer, cands []*candidate, withBefore bool) {
@@ -573,4 +585,5 @@ func registerCompare(fs *flag.FlagSet, o *options) {
 	fs.StringVar(&o.protectFlags, "protect-flags", "", "-compare: more flags for the protect candidates built from the working tree (-protect), e.g. \"--access-log\"")
 	fs.StringVar(&o.profileDir, "profile", "", "-compare: after the rounds, write CPU and allocation profiles of protect under each workload into this directory; -refresh: a CPU profile of the load process during each set-up's last round (cpu-refresh-SETUP.pprof)")
 	fs.DurationVar(&o.profileTime, "profile-time", 10*time.Second, "-compare: length of each profile")
+	registerOAuth2Proxy(fs, o)
 }

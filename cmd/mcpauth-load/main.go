@@ -24,7 +24,9 @@
 // request, with one repeated token and with a fresh token per request, in
 // interleaved rounds whose order rotates; it prints medians of per-round
 // throughput ratios, CPU time per request and peak RSS of every proxy.
-// -protect-before REF adds protect built from another git revision, and
+// -protect-before REF adds protect built from another git revision,
+// -oauth2-proxy PATH oauth2-proxy in JWT bearer mode (by default the one
+// `make oauth2-proxy` builds, when it exists), and
 // -profile DIR writes CPU and allocation profiles of protect under each
 // workload (BENCHMARKS.md, "mcpauth protect against a bare reverse proxy").
 //
@@ -72,6 +74,7 @@ type options struct {
 	round, profileTime        time.Duration
 	protectBefore, profileDir string
 	protectFlags              string
+	oauth2Proxy               string
 	// -compare and -refresh: interleaved rounds.
 	rounds int
 }

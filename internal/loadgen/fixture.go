@@ -46,7 +46,8 @@ type FixtureConfig struct {
 
 // Fixture is an in-process MCP server (go-sdk, stateless Streamable HTTP,
 // one tool "whoami") behind resource's middleware, listening on 127.0.0.1,
-// whose listener also serves the issuer's RFC 8414 metadata and JWK Set.
+// whose listener also serves the issuer's RFC 8414 metadata, the same as
+// an OpenID Connect Discovery document, and its JWK Set.
 // Close releases it. Its methods are safe for concurrent use.
 type Fixture struct {
 	// URL is the MCP endpoint (also the resource identifier).
@@ -116,12 +117,8 @@ func newSigner(key *ecdsa.PrivateKey, kid string) (jose.Signer, error) {
 }
 
 func (f *Fixture) mount(mux *http.ServeMux) error {
-	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": f.Issuer, "authorization_endpoint": f.Issuer + "/authorize",
-			"token_endpoint": f.Issuer + "/token", "jwks_uri": f.Issuer + "/jwks", "response_types_supported": []string{"code"},
-			"code_challenge_methods_supported": []string{"S256"}})
-	})
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", serveJSON(f.authServerMetadata))
+	mux.HandleFunc("GET /.well-known/openid-configuration", serveJSON(f.openIDConfiguration))
 	mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, _ *http.Request) {
 		f.jwksHits.Add(1)
 		w.Header().Set("Content-Type", "application/jwk-set+json")

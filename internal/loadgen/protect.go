@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,6 +55,10 @@ type CommandConfig struct {
 	// Ready bounds the wait for the child's "listening on" line on stdout.
 	// Zero means 30 s.
 	Ready time.Duration
+	// ReadyURL, if set, is a loopback http URL (a health endpoint) that
+	// marks the child ready once a GET answers 200, instead of the
+	// "listening on" line, for a program that prints none.
+	ReadyURL string
 }
 
 // Protect is a running mcpauth protect child process. Stop ends it; its
@@ -125,7 +131,7 @@ func StartProtect(ctx context.Context, cfg ProtectConfig) (*Protect, error) {
 
 // StartCommand starts a server process (a proxy to compare with mcpauth
 // protect) and waits until it prints a line starting with "listening on "
-// on stdout. Its stderr is read for data-race reports and kept in Tail. On
+// on stdout (or, with ReadyURL, until that URL answers 200). Its stderr is read for data-race reports and kept in Tail. On
 // error the child, if started, is stopped.
 func StartCommand(ctx context.Context, cfg CommandConfig) (*Protect, error) {
 	if cfg.Binary == "" {
@@ -133,6 +139,11 @@ func StartCommand(ctx context.Context, cfg CommandConfig) (*Protect, error) {
 	}
 	if cfg.Ready <= 0 {
 		cfg.Ready = 30 * time.Second
+	}
+	if cfg.ReadyURL != "" {
+		if u, err := url.Parse(cfg.ReadyURL); err != nil || u.Scheme != "http" || !oauthmeta.IsLoopbackHost(u.Hostname()) {
+			return nil, errors.Join(ErrConfig, fmt.Errorf("loadgen: ReadyURL %q: want an http URL on loopback", cfg.ReadyURL))
+		}
 	}
 	cmd := exec.Command(cfg.Binary, cfg.Args...)
 	cmd.Env = append(os.Environ(), "GORACE=halt_on_error=0")
@@ -150,9 +161,16 @@ func StartCommand(ctx context.Context, cfg CommandConfig) (*Protect, error) {
 	}
 	p := &Protect{cmd: cmd, done: make(chan struct{})}
 	ready := make(chan string, 1)
+	lineReady := ready
+	pollCtx, stopPoll := context.WithCancel(ctx)
+	defer stopPoll()
+	if cfg.ReadyURL != "" {
+		lineReady = nil
+		go pollReady(pollCtx, cfg.ReadyURL, ready)
+	}
 	var readers sync.WaitGroup
 	readers.Add(2)
-	go func() { defer readers.Done(); p.readStdout(stdout, ready) }()
+	go func() { defer readers.Done(); p.readStdout(stdout, lineReady) }()
 	go func() { defer readers.Done(); p.readStderr(stderr) }()
 	go func() {
 		readers.Wait()
@@ -167,12 +185,40 @@ func StartCommand(ctx context.Context, cfg CommandConfig) (*Protect, error) {
 	case <-p.done:
 		return nil, fmt.Errorf("%w: exited before listening (%v): %s", ErrProtect, p.waitErr, p.Tail())
 	case <-timer.C:
-		err = fmt.Errorf("%w: no \"listening on\" line within %v", ErrProtect, cfg.Ready)
+		err = fmt.Errorf("%w: not ready (no \"listening on\" line, or no 200 from ReadyURL) within %v", ErrProtect, cfg.Ready)
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
 	_ = p.Stop(5 * time.Second)
 	return nil, err
+}
+
+// pollReady GETs u every 20 ms until it answers 200, then sends a ready
+// line; it gives up when ctx ends.
+func pollReady(ctx context.Context, u string, ready chan<- string) {
+	client := &http.Client{Timeout: time.Second}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return
+		}
+		if resp, err := client.Do(req); err == nil {
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				client.CloseIdleConnections()
+				ready <- "listening on " + u
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 func (p *Protect) readStdout(r io.Reader, ready chan<- string) {
