@@ -66,7 +66,10 @@ func (m *costMeter) sample(ctx context.Context) costSample {
 	if m.db == nil {
 		return s
 	}
-	if err := m.db.QueryRow(ctx, `SELECT wal_sync FROM pg_stat_wal`).Scan(&s.walSyncs); err != nil {
+	// With an open_* wal_sync_method every WAL write is synchronous and
+	// counts as a write, not a sync.
+	if err := m.db.QueryRow(ctx, `SELECT CASE WHEN current_setting('wal_sync_method') LIKE 'open%'
+			THEN wal_write ELSE wal_sync END FROM pg_stat_wal`).Scan(&s.walSyncs); err != nil {
 		s.walSyncs = -1
 	}
 	// Every server process but this session's: the backends of the
