@@ -55,6 +55,9 @@ type CommandConfig struct {
 	// Ready bounds the wait for the child's "listening on" line on stdout.
 	// Zero means 30 s.
 	Ready time.Duration
+	// Env are more KEY=VALUE environment variables for the child, after
+	// this process's own.
+	Env []string
 	// ReadyURL, if set, is a loopback http URL (a health endpoint) that
 	// marks the child ready once a GET answers 200, instead of the
 	// "listening on" line, for a program that prints none.
@@ -146,7 +149,7 @@ func StartCommand(ctx context.Context, cfg CommandConfig) (*Protect, error) {
 		}
 	}
 	cmd := exec.Command(cfg.Binary, cfg.Args...)
-	cmd.Env = append(os.Environ(), "GORACE=halt_on_error=0")
+	cmd.Env = append(append(os.Environ(), "GORACE=halt_on_error=0"), cfg.Env...)
 	setParentDeathSignal(cmd)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
