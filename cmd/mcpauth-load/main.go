@@ -35,6 +35,21 @@
 // and allocation profiles of protect under each workload (BENCHMARKS.md,
 // "mcpauth protect against a bare reverse proxy").
 //
+// With -authservers it measures `mcpauth authserver` (memory store, its
+// per-address and per-client rate limits raised by --rate-* flags) beside
+// Ory Hydra v2.3.0 and panva oidc-provider (tools/interop/asload.mjs),
+// each a process of its own, in interleaved rounds whose order rotates:
+// client-credentials grants/s, refresh-token grants/s (each worker rotates
+// its own chain) and complete authorization-code logins/s (authorization
+// request, the server's login and consent pages posted as a browser would,
+// code exchange with PKCE), every answer checked (200, a Bearer JWT from
+// the issuer for the right subject and client, signatures of a sample
+// against the server's JWK Set, a new refresh token on each rotation). It
+// prints medians of per-round grants/s and ratios, latency, each server's
+// CPU time per grant from /proc, and that CPU against one ES256 signature
+// of the same claims with go-jose timed in this process
+// (BENCHMARKS.md, "`authserver/`: token endpoint").
+//
 //	go run ./cmd/mcpauth-load -c 64 -d 20s
 //	go run -race ./cmd/mcpauth-load -c 32 -d 10s            # the race run
 //	go run ./cmd/mcpauth-load -protect build -c 64 -d 20s   # builds ./cmd/mcpauth
@@ -42,6 +57,7 @@
 //	go run ./cmd/mcpauth-load -protect ./mcpauth -c 64 -d 20s
 //	go run ./cmd/mcpauth-load -refresh memory,bolt,postgres,postgres3 -database-url postgres://… -c 16 -d 5s
 //	go run ./cmd/mcpauth-load -compare -protect-before main  # or: make load-compare COMPARE_BEFORE=main
+//	go run ./cmd/mcpauth-load -authservers mcpauth,hydra,oidc-provider -c 8 -rounds 10 -round 2s  # or: make load-authservers
 package main
 
 import (
@@ -82,6 +98,8 @@ type options struct {
 	oauth2Proxy               string
 	// -compare and -refresh: interleaved rounds.
 	rounds int
+	// -authservers
+	as asOptions
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -100,11 +118,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&o.minRatio, "min-ratio", 0, "with -refresh: fail if a set-up's grants/s is under this fraction of the first's")
 	fs.IntVar(&o.rounds, "rounds", 0, "interleaved rounds: of -round per candidate with -compare (default 40), of -d per set-up with -refresh (default 3)")
 	registerCompare(fs, &o)
+	registerAuthservers(fs, &o.as)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.as.servers != "" {
+		o.rounds = cmp.Or(o.rounds, 5)
+		if !flagSet(fs, "round") {
+			o.round = time.Second
+		}
+		return runAuthservers(ctx, o, stdout, stderr)
+	}
 	if o.refresh != "" {
 		o.rounds = cmp.Or(o.rounds, 3)
 		return runRefreshLoad(ctx, o, stdout, stderr)
@@ -141,6 +167,13 @@ func runInProcess(ctx context.Context, o options, stdout, stderr io.Writer) int 
 		code = 1
 	}
 	return code
+}
+
+// flagSet reports whether the flag called name was given.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // fail reports err on stderr and returns exit status 1.

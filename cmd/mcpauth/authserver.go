@@ -60,6 +60,8 @@ type authserverFlags struct {
 	oldKeyEncryptionKeys                                  listFlag
 	// The configuration file, TLS and the admin listener.
 	ops opsFlags
+	// --pprof-addr
+	pprofAddr string
 }
 
 func parseAuthserverFlags(args []string, stderr io.Writer) (*authserverFlags, error) {
@@ -108,6 +110,7 @@ func parseAuthserverLayers(args []string, stderr io.Writer, opts layerOptions) (
 	f.ops.register(fs)
 	f.observe.register(fs)
 	f.admin.register(fs)
+	registerAuthserverPprof(fs, &f.pprofAddr)
 	var err error
 	if f.ops.view, err = parseLayered(fs, "authserver", args, opts); err != nil {
 		return nil, err
@@ -312,6 +315,13 @@ func serveAuthserver(ctx context.Context, args []string, stdout, stderr io.Write
 		return err
 	}
 	defer srvs.Close()
+	servers, listeners := append(srvs.servers, obs.servers...), append(srvs.listeners, obs.listeners...)
+	if psrv, pln, err := (&perfFlags{pprofAddr: f.pprofAddr}).pprofServer(logger); err != nil {
+		return err
+	} else if psrv != nil {
+		defer pln.Close()
+		servers, listeners = append(servers, psrv), append(listeners, pln)
+	}
 	m := as.Metadata()
 	logger.Info("authorization server ready", "issuer", as.Issuer(), "consent", cfg.Consent.String(),
 		"clients", len(cfg.Clients), "scopes", strings.Join(cfg.Scopes, " "),
@@ -346,7 +356,7 @@ func serveAuthserver(ctx context.Context, args []string, stdout, stderr io.Write
 		srvs.reload()
 		rt.reload()
 	})
-	err = serveAll(ctx, logger, 5*time.Second, append(srvs.servers, obs.servers...), append(srvs.listeners, obs.listeners...))
+	err = serveAll(ctx, logger, 5*time.Second, servers, listeners)
 	cancel()
 	wait()
 	return err

@@ -55,6 +55,9 @@ type CommandConfig struct {
 	// Ready bounds the wait for the child's "listening on" line on stdout.
 	// Zero means 30 s.
 	Ready time.Duration
+	// Env are more KEY=VALUE environment variables for the child, after
+	// this process's own.
+	Env []string
 	// ReadyURL, if set, is a loopback http URL (a health endpoint) that
 	// marks the child ready once a GET answers 200, instead of the
 	// "listening on" line, for a program that prints none.
@@ -146,7 +149,7 @@ func StartCommand(ctx context.Context, cfg CommandConfig) (*Protect, error) {
 		}
 	}
 	cmd := exec.Command(cfg.Binary, cfg.Args...)
-	cmd.Env = append(os.Environ(), "GORACE=halt_on_error=0")
+	cmd.Env = append(append(os.Environ(), "GORACE=halt_on_error=0"), cfg.Env...)
 	setParentDeathSignal(cmd)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -290,27 +293,7 @@ func (p *Protect) Stop(grace time.Duration) error {
 }
 
 // CPUTime returns the processor time (user and system) the child used so
-// far, from /proc/PID/stat in clock ticks of 10 ms; it fails where /proc
-// does not exist.
+// far ([ProcessCPUTime]).
 func (p *Protect) CPUTime() (time.Duration, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command name (field 2) is in parentheses and may hold spaces.
-	i := strings.LastIndexByte(string(data), ')')
-	if i < 0 {
-		return 0, fmt.Errorf("%w: unreadable /proc/%d/stat", ErrProtect, p.cmd.Process.Pid)
-	}
-	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 13 {
-		return 0, fmt.Errorf("%w: short /proc/%d/stat", ErrProtect, p.cmd.Process.Pid)
-	}
-	// Fields 14 and 15 (utime, stime) are the 12th and 13th after ")".
-	utime, err1 := strconv.ParseUint(f[11], 10, 64)
-	stime, err2 := strconv.ParseUint(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, err
-	}
-	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
+	return ProcessCPUTime(p.cmd.Process.Pid)
 }
