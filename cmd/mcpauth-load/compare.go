@@ -38,6 +38,10 @@ type candidate struct {
 	url   string
 	peak  uint64
 	cpu   time.Duration // used during the last run
+	// self: the load process's own CPU time during the last run (the
+	// generator, the issuer and the upstream MCP server), which the
+	// candidate's requests and answers cost it too.
+	self time.Duration
 	// dpop: the candidate requires DPoP (protect --dpop required); its
 	// requests carry DPoP-bound tokens with a fresh proof each.
 	dpop bool
@@ -57,6 +61,7 @@ type compareResult struct {
 	workloads []workload
 	tput      map[string][]float64 // workload/candidate -> per-round req/s
 	cpu       map[string]time.Duration
+	self      map[string]time.Duration // the load process's CPU time, per workload/candidate
 	requests  map[string]int64
 	verify    verifyCost // one ES256 verification in the load process
 }
@@ -394,7 +399,13 @@ func compareRounds(ctx context.Context, o options, f *loadgen.Fixture, resourceU
 			next = src.dpop.nextFunc()
 		}
 		cpu0, _ := c.child.CPUTime()
-		defer func() { c.cpu, _ = c.child.CPUTime(); c.cpu -= cpu0 }()
+		self0, _ := loadgen.ProcessCPUTime(os.Getpid())
+		defer func() {
+			c.cpu, _ = c.child.CPUTime()
+			c.cpu -= cpu0
+			c.self, _ = loadgen.ProcessCPUTime(os.Getpid())
+			c.self -= self0
+		}()
 		rep, err := loadgen.Run(ctx, loadgen.Config{Target: c.url, Client: client, Next: next,
 			Concurrency: o.conc, Duration: d})
 		if err != nil {
@@ -428,7 +439,7 @@ func compareRounds(ctx context.Context, o options, f *loadgen.Fixture, resourceU
 		freshRate = max(freshRate, rep.Throughput)
 	}
 	res := &compareResult{names: names(cands), workloads: []workload{{"repeated", false}, {"fresh", true}}, tput: map[string][]float64{},
-		cpu: map[string]time.Duration{}, requests: map[string]int64{}}
+		cpu: map[string]time.Duration{}, self: map[string]time.Duration{}, requests: map[string]int64{}}
 	for r := range o.rounds {
 		order := slices.Clone(cands)
 		k := r % len(order)
@@ -451,6 +462,7 @@ func compareRounds(ctx context.Context, o options, f *loadgen.Fixture, resourceU
 				key := wl.name + "/" + c.name
 				res.tput[key] = append(res.tput[key], rep.Throughput)
 				res.cpu[key] += c.cpu
+				res.self[key] += c.self
 				res.requests[key] += rep.Requests
 				fmt.Fprintf(stdout, " %s %s %.0f", wl.name, c.name, rep.Throughput)
 			}
@@ -579,6 +591,19 @@ func (r *compareResult) write(w io.Writer, cands []*candidate, withBefore bool) 
 			fmt.Fprintf(w, "  %s %.1f", n, float64(r.cpuPer(wl.name+"/"+n))/1e3)
 		}
 		fmt.Fprintln(w)
+	}
+	if len(r.self) > 0 {
+		// The same 2 cores run the generator and the upstream: what a
+		// candidate's requests cost them is part of its throughput.
+		fmt.Fprintln(w, "\nthe load process's CPU time per request (generator, issuer, upstream MCP server), by candidate (µs):")
+		for _, wl := range r.workloads {
+			fmt.Fprintf(w, "  %-8s", wl.name)
+			for _, n := range r.names {
+				key := wl.name + "/" + n
+				fmt.Fprintf(w, "  %s %.1f", n, float64(r.self[key]/time.Duration(max(1, r.requests[key])))/1e3)
+			}
+			fmt.Fprintln(w)
+		}
 	}
 	if r.verify.sig > 0 {
 		fmt.Fprintf(w, "\nES256 verification in the load process (thread CPU time, median of batches): signature %.1f µs (SHA-256 + crypto/ecdsa P-256), whole token with go-jose %.1f µs\n",
