@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgtype"
+
 	"github.com/mcpauth/mcpauth/authserver"
 )
 
@@ -82,24 +84,23 @@ func (p *Store) useRefreshTokens(ctx context.Context, uses []authserver.RefreshU
 	}
 	slices.SortFunc(order, func(a, b int) int { return strings.Compare(uses[a].Key, uses[b].Key) })
 	var (
-		idx                              = make([]int32, len(order))
 		keys, nexts, clients, jkts, iats = make([]string, len(order)), make([]string, len(order)), make([]string, len(order)), make([]string, len(order)), make([]string, len(order))
 		nows                             = make([]time.Time, len(order))
 	)
 	for n, i := range order {
 		u := uses[i]
-		iat, err := json.Marshal(u.Now)
+		iat, err := u.Now.MarshalJSON() // as the record's JSON has it
 		if err != nil {
 			return nil, err
 		}
-		idx[n], keys[n], nexts[n], clients[n], jkts[n], nows[n], iats[n] = int32(i), u.Key, u.NextKey, u.ClientID, u.JKT, u.Now, string(iat)
+		keys[n], nexts[n], clients[n], jkts[n], nows[n], iats[n] = u.Key, u.NextKey, u.ClientID, u.JKT, u.Now, string(iat)
 	}
 	ctx, cancel := p.ctx(ctx)
 	defer cancel()
 	rows, err := p.pool.Query(ctx, `WITH input AS (
-			SELECT * FROM unnest((SELECT $1::int[]), (SELECT $2::text[]), (SELECT $3::text[]), (SELECT $4::text[]),
-					(SELECT $5::text[]), (SELECT $6::timestamptz[]), (SELECT $7::text[]))
-				AS i(n, key, next_key, client_id, jkt, now, iat)
+			SELECT * FROM unnest((SELECT $1::text[]), (SELECT $2::text[]), (SELECT $3::text[]),
+					(SELECT $4::text[]), (SELECT $5::timestamptz[]), (SELECT $6::text[]))
+				WITH ORDINALITY AS i(key, next_key, client_id, jkt, now, iat, n)
 		), old AS (
 			UPDATE refresh_tokens r SET rotated = true
 			FROM input i, grants g
@@ -113,27 +114,29 @@ func (p *Store) useRefreshTokens(ctx context.Context, uses []authserver.RefreshU
 			FROM old
 		)
 		SELECT n, grant_data FROM old`,
-		idx, keys, nexts, clients, jkts, nows, iats)
+		keys, nexts, clients, jkts, nows, iats)
 	if err != nil {
 		return nil, pgErr(err)
 	}
 	defer rows.Close()
 	out := make([]*authserver.Grant, len(uses))
 	for rows.Next() {
-		var n int32
-		var data []byte
+		// n is the row's position in the arrays, from 1; data is read in
+		// place (valid until the next row) and decoded at once.
+		var n int64
+		var data pgtype.DriverBytes
 		if err := rows.Scan(&n, &data); err != nil {
 			return nil, pgErr(err)
+		}
+		if n < 1 || int(n) > len(order) || out[order[n-1]] != nil {
+			return nil, errors.New("pgstore: unexpected refresh row")
 		}
 		var g authserver.Grant
 		if err := json.Unmarshal(data, &g); err != nil {
 			return nil, fmt.Errorf("pgstore: corrupt grant record: %w", err)
 		}
-		if n < 0 || int(n) >= len(out) || out[n] != nil {
-			return nil, errors.New("pgstore: unexpected refresh row")
-		}
 		g.Revoked = false // the statement matched only a grant not revoked
-		out[n] = &g
+		out[order[n-1]] = &g
 	}
 	if err := rows.Err(); err != nil {
 		return nil, pgErr(err)

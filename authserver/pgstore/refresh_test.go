@@ -289,3 +289,31 @@ func TestRefreshPlanOnGrownTables(t *testing.T) {
 		t.Errorf("%d sequential scans of refresh_tokens or grants in 5 refreshes on grown tables, want none", after-before)
 	}
 }
+
+// BenchmarkUseRefreshToken rotates one token chain, one refresh at a
+// time: a statement and a durable commit per refresh, with the
+// allocations of the store call (the arrays pgx encodes, the grant
+// decoded from its JSON). The time is mostly the database's.
+func BenchmarkUseRefreshToken(b *testing.B) {
+	st := openTest(b, testdb.StartPostgres(b))
+	now := time.Now().UTC()
+	ctx := context.Background()
+	hour := now.Add(time.Hour)
+	g := &authserver.Grant{ID: "bench", ClientID: "c", Subject: "u", Scopes: []string{"mcp:tools"},
+		Resources: []string{"https://mcp.example/"}, ExpiresAt: hour}
+	if err := st.SaveGrant(ctx, g); err != nil {
+		b.Fatal(err)
+	}
+	if err := st.SaveRefreshToken(ctx, &authserver.RefreshToken{Key: "bench-0", GrantID: g.ID, ClientID: "c", ExpiresAt: hour}); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		u := authserver.RefreshUse{Key: "bench-" + strconv.Itoa(i), NextKey: "bench-" + strconv.Itoa(i+1), ClientID: "c", Now: now}
+		if _, err := st.UseRefreshToken(ctx, u); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}

@@ -17,18 +17,23 @@
 // exit. The child is stopped on every path, ctrl-C included.
 //
 // With -compare it measures mcpauth protect against a bare
-// httputil.ReverseProxy and the go-sdk's auth.RequireBearerToken with a
-// go-jose verifier (mcpauth-load re-executed as `mcpauth-load peer
-// bare|sdk`), each a process of its own in front of the same upstream,
-// and protect --dpop required with DPoP-bound tokens and a fresh proof per
-// request, with one repeated token and with a fresh token per request, in
-// interleaved rounds whose order rotates; it prints medians of per-round
-// throughput ratios, CPU time per request and peak RSS of every proxy.
-// -protect-before REF adds protect built from another git revision,
+// httputil.ReverseProxy with protect's own upstream transport and buffer
+// pool (the floor: the same proxy with nothing in front) and the go-sdk's
+// auth.RequireBearerToken with a go-jose verifier on that same proxy
+// (mcpauth-load re-executed as `mcpauth-load peer bare|sdk`), each a
+// process of its own in front of the same upstream, and protect --dpop
+// required with DPoP-bound tokens and a fresh proof per request, with one
+// repeated token and with a fresh token per request, in interleaved rounds
+// whose order rotates. Before the rounds it measures one ES256
+// verification's CPU time in the load process; after them it prints
+// medians of per-round throughput ratios, CPU time per request and peak
+// RSS of every proxy, and pass or miss for each target, the fresh-token
+// budget (bare's CPU per request + one ES256 verification + 15 µs) among
+// them. -protect-before REF adds protect built from another git revision,
 // -oauth2-proxy PATH oauth2-proxy in JWT bearer mode (by default the one
-// `make oauth2-proxy` builds, when it exists), and
-// -profile DIR writes CPU and allocation profiles of protect under each
-// workload (BENCHMARKS.md, "mcpauth protect against a bare reverse proxy").
+// `make oauth2-proxy` builds, when it exists), and -profile DIR writes CPU
+// and allocation profiles of protect under each workload (BENCHMARKS.md,
+// "mcpauth protect against a bare reverse proxy").
 //
 // With -authservers it measures `mcpauth authserver` (memory store, its
 // per-address and per-client rate limits raised by --rate-* flags) beside

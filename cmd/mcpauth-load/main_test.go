@@ -82,7 +82,7 @@ func TestRunCompareShort(t *testing.T) {
 	if code := run([]string{"-compare", "-protect", bin, "-rounds", "1", "-round", "300ms", "-c", "2"}, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, errOut.String(), out.String())
 	}
-	for _, want := range []string{"round  1:", "repeated token: protect / bare", "fresh token: protect / sdk",
+	for _, want := range []string{"round  1:", "repeated token: protect / bare", "fresh token: protect / sdk", "ES256 verification in the load process", "fresh token: protect CPU per request within budget", "targets:",
 		"protect+policy / bare", "repeated token, DPoP: protect+dpop / protect", "fresh token, DPoP: protect+dpop / protect",
 		"peak RSS", "process CPU time per request"} {
 		if !strings.Contains(out.String(), want) {
@@ -101,7 +101,8 @@ func TestRunRefreshShort(t *testing.T) {
 	if code := run([]string{"-refresh", "memory,postgres3", "-database-url", dbURL, "-rounds", "1", "-d", "300ms", "-c", "4"}, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, errOut.String(), out.String())
 	}
-	for _, want := range []string{"memory ", "postgres3 ", "postgres3  refresh statements: ", "statements of 1: "} {
+	for _, want := range []string{"memory ", "postgres3 ", "postgres3  refresh statements: ", "statements of 1: ",
+		"memory     cpu per grant: this process ", "postgres3  cpu per grant: this process ", ", database server ", "; WAL flushes: "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/mcpauth/mcpauth/internal/proxyheader"
+	"github.com/mcpauth/mcpauth/internal/revproxy"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -32,14 +33,16 @@ import (
 //	mcpauth-load peer bare --addr 127.0.0.1:P --upstream URL
 //	mcpauth-load peer sdk  --addr 127.0.0.1:P --upstream URL --issuer URL --resource URL
 //
-// "bare" is an httputil.ReverseProxy and nothing else. "sdk" is the
-// official go-sdk's auth.RequireBearerToken with a straightforward go-jose
-// verifier (the issuer's keys fetched once at start, signature, iss, aud,
-// exp with 30 s leeway, scope mcp:tools) in front of the same proxy, which
-// removes credentials and identity headers in every spelling by protect's
-// rule (internal/proxyheader) and forwards the token's subject as
-// X-Forwarded-User like protect does. Both
-// print "listening on http://ADDR" when ready and stop on SIGTERM.
+// "bare" is the floor: an httputil.ReverseProxy with protect's upstream
+// transport and copy-buffer pool (internal/revproxy) and nothing else, so
+// that protect ÷ bare is the cost of what protect adds in front of the
+// proxy. "sdk" is the official go-sdk's auth.RequireBearerToken with a
+// straightforward go-jose verifier (the issuer's keys fetched once at
+// start, signature, iss, aud, exp with 30 s leeway, scope mcp:tools) in
+// front of that same proxy, which removes credentials and identity headers
+// in every spelling by protect's rule (internal/proxyheader) and forwards
+// the token's subject as X-Forwarded-User like protect does. Both print
+// "listening on http://ADDR" when ready and stop on SIGTERM.
 const peerCommand = "peer"
 
 func runPeer(args []string, stdout, stderr io.Writer) int {
@@ -103,10 +106,10 @@ func runPeer(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// peerProxy is the reverse proxy both peers share: httputil's defaults
-// (FlushInterval 0, no buffer pool) with the upstream transport settings
-// of mcpauth protect, so that the comparison measures what sits in front
-// of the proxy, not connection reuse.
+// peerProxy is the reverse proxy both peers share: protect's upstream
+// transport and buffer pool (internal/revproxy), FlushInterval 0 like
+// protect, so that the comparison measures what sits in front of the
+// proxy, not connection reuse or buffer allocation.
 func peerProxy(upstream *url.URL, identity bool) *httputil.ReverseProxy {
 	return &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -123,13 +126,8 @@ func peerProxy(upstream *url.URL, identity bool) *httputil.ReverseProxy {
 				}
 			}
 		},
-		Transport: &http.Transport{
-			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			MaxIdleConnsPerHost:   32,
-			IdleConnTimeout:       90 * time.Second,
-			ExpectContinueTimeout: time.Second,
-			ForceAttemptHTTP2:     true,
-		},
+		Transport:  revproxy.Transport(),
+		BufferPool: revproxy.NewBufferPool(),
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/mcpauth/mcpauth/internal/revproxy"
 )
 
 // TestPeerProxyRemovesEverySpelling: the sdk peer removes credentials and
@@ -43,5 +45,23 @@ func TestPeerProxyRemovesEverySpelling(t *testing.T) {
 	}
 	if v := hdr.Values("X-Forwarded-User"); len(v) != 1 || v[0] != "alice" {
 		t.Errorf("X-Forwarded-User %q, want alice", v)
+	}
+}
+
+// TestPeerProxyIsTuned: both peers are the tuned floor, protect's own
+// upstream transport settings and a copy-buffer pool, so that -compare
+// measures what sits in front of the proxy.
+func TestPeerProxyIsTuned(t *testing.T) {
+	t.Parallel()
+	u, _ := url.Parse("http://127.0.0.1:1/mcp")
+	for _, identity := range []bool{false, true} {
+		p := peerProxy(u, identity)
+		tr, ok := p.Transport.(*http.Transport)
+		if !ok || tr.Proxy != nil || tr.MaxIdleConnsPerHost != revproxy.Transport().MaxIdleConnsPerHost {
+			t.Errorf("identity %v: transport %#v", identity, p.Transport)
+		}
+		if _, ok := p.BufferPool.(*revproxy.BufferPool); !ok {
+			t.Errorf("identity %v: buffer pool %T", identity, p.BufferPool)
+		}
 	}
 }

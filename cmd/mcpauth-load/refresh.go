@@ -182,6 +182,7 @@ type refreshResult struct {
 	grants, wrong int64
 	elapsed       time.Duration
 	latencies     []time.Duration
+	cost          roundCost
 }
 
 // runRefresh has conc workers each rotate its own refresh token for d:
@@ -219,7 +220,12 @@ func (t *refreshTarget) runRefresh(ctx context.Context, hc *http.Client, rts []s
 }
 
 // runRefreshLoad compares the set-ups in interleaved rounds and prints
-// refresh grants per second, latency and the ratio to the first set-up.
+// refresh grants per second, latency and the ratio to the first set-up;
+// then for each set-up the processor time per grant of this process and,
+// on PostgreSQL, of the database server (its processes read from /proc,
+// when it runs on this machine) and the grants per WAL flush (from
+// pg_stat_wal, which the server updates about once a second, so the last
+// moments of a round may count in the next).
 func runRefreshLoad(ctx context.Context, o options, stdout, stderr io.Writer) int {
 	modes := strings.Split(o.refresh, ",")
 	databaseURL := cmp.Or(o.databaseURL, os.Getenv("MCPAUTH_LOAD_DATABASE_URL"))
@@ -252,6 +258,17 @@ func runRefreshLoad(ctx context.Context, o options, stdout, stderr io.Writer) in
 			return fail(stderr, err)
 		}
 	}
+	meterURL := ""
+	for _, t := range targets {
+		if t.pg != nil {
+			meterURL = databaseURL
+		}
+	}
+	meter, err := newCostMeter(ctx, meterURL)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer meter.Close()
 	results := make([][]refreshResult, len(modes))
 	for round := range o.rounds {
 		for i, t := range targets {
@@ -261,7 +278,9 @@ func runRefreshLoad(ctx context.Context, o options, stdout, stderr io.Writer) in
 					return fail(stderr, err)
 				}
 			}
+			s0 := meter.sample(ctx)
 			r := t.runRefresh(ctx, hc, tokens[i], o.dur)
+			r.cost = meter.sample(ctx).since(s0)
 			if stop != nil {
 				if err := stop(); err != nil {
 					return fail(stderr, err)
@@ -300,10 +319,17 @@ func runRefreshLoad(ctx context.Context, o options, stdout, stderr io.Writer) in
 			code = 1
 		}
 	}
-	for _, t := range targets {
+	for i, t := range targets {
 		if len(t.pg) > 0 {
 			fmt.Fprintf(stdout, "%-10s %s\n", t.name, t.batchSizes())
 		}
+		var grants int64
+		var costs []roundCost
+		for _, r := range results[i] {
+			grants += r.grants
+			costs = append(costs, r.cost)
+		}
+		fmt.Fprintf(stdout, "%-10s %s\n", t.name, costLine(grants, costs, len(t.pg) > 0))
 	}
 	return code
 }

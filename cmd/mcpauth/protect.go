@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpauth/mcpauth/internal/revproxy"
 	"github.com/mcpauth/mcpauth/resource"
 )
 
@@ -189,7 +190,7 @@ func protectHandler(cfg resource.Config, upstream *url.URL, pass *upstreamTokenP
 // protectHandlerWith is protectHandler with the --connect-tool gate (nil
 // without).
 func protectHandlerWith(cfg resource.Config, upstream *url.URL, pass *upstreamTokenPass, connect *connectGate, m *proxyMetrics, logger *slog.Logger, now func() time.Time) (http.Handler, *resource.Verifier, error) {
-	var transport http.RoundTripper = upstreamTransport()
+	var transport http.RoundTripper = revproxy.Transport()
 	if m != nil {
 		cfg.Audit = m.audit
 		transport = &timedTransport{base: transport, m: m, now: now}

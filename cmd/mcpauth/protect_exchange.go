@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpauth/mcpauth/internal/proxyheader"
+	"github.com/mcpauth/mcpauth/internal/revproxy"
 	"github.com/mcpauth/mcpauth/internal/safehttp"
 	"github.com/mcpauth/mcpauth/resource"
 )
@@ -113,7 +114,7 @@ func (p *passUpstreamFlags) exchanger(issuers []string, insecureHTTP bool, geten
 		TokenEndpoint: p.tokenURL, ClientID: p.clientID, ClientSecret: secret,
 		// The proxy's transport (no environment proxy, bounded connects);
 		// the client's timeout bounds each exchange.
-		HTTPClient:                &http.Client{Timeout: resource.DefaultExchangeTimeout, Transport: upstreamTransport()},
+		HTTPClient:                &http.Client{Timeout: resource.DefaultExchangeTimeout, Transport: revproxy.Transport()},
 		InsecureAllowHTTPLoopback: insecureHTTP,
 		TracerProvider:            p.tracer,
 	}

@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/mcpauth/mcpauth/internal/proxyheader"
+	"github.com/mcpauth/mcpauth/internal/revproxy"
 	"github.com/mcpauth/mcpauth/resource"
 )
 
@@ -64,15 +63,21 @@ func newProxy(upstream *url.URL, transport http.RoundTripper, logger *slog.Logge
 			out.Header = rule.Forward(out.Header, 4+id.len())
 			pr.SetXForwarded()
 			id.set(out.Header)
-			if t, ok := pr.In.Context().Value(upstreamTokenKey{}).(*resource.ExchangedToken); ok && pass != "" {
-				out.Header[pass] = []string{t.AccessToken}
+			// The context lookups only when the headers are configured:
+			// each walks the request's context chain.
+			if pass != "" {
+				if t, ok := pr.In.Context().Value(upstreamTokenKey{}).(*resource.ExchangedToken); ok {
+					out.Header[pass] = []string{t.AccessToken}
+				}
 			}
-			if t, ok := pr.In.Context().Value(connectTokenKey{}).(connectToken); ok && slices.Contains(connect, t.header) {
-				out.Header[t.header] = []string{t.value}
+			if len(connect) > 0 {
+				if t, ok := pr.In.Context().Value(connectTokenKey{}).(connectToken); ok && slices.Contains(connect, t.header) {
+					out.Header[t.header] = []string{t.value}
+				}
 			}
 		},
 		Transport:  transport,
-		BufferPool: newBufferPool(),
+		BufferPool: revproxy.NewBufferPool(),
 		ModifyResponse: func(resp *http.Response) error {
 			if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 				resp.Header.Set("X-Accel-Buffering", "no") // TR-10: no buffering by proxies in front of us
@@ -114,12 +119,29 @@ func newProxy(upstream *url.URL, transport http.RoundTripper, logger *slog.Logge
 // body it forwarded itself, so this is then a no-op.
 func fullDuplex(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_ = http.NewResponseController(w).EnableFullDuplex()
+		enableFullDuplex(w)
 		if r.Body != nil {
 			defer r.Body.Close()
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// enableFullDuplex is http.NewResponseController(w).EnableFullDuplex()
+// without the controller's allocation on every request: the first writer
+// along w's Unwrap chain that can enable full duplex does.
+func enableFullDuplex(w http.ResponseWriter) {
+	for {
+		switch t := w.(type) {
+		case interface{ EnableFullDuplex() error }:
+			_ = t.EnableFullDuplex()
+			return
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = t.Unwrap()
+		default:
+			return
+		}
+	}
 }
 
 func printableASCII(s string) bool {
@@ -134,19 +156,4 @@ func joinQuery(a, b string) string {
 		return a
 	}
 	return a + "&" + b
-}
-
-// upstreamTransport is the proxy's client: no environment proxy, bounded
-// connects and idle connections, and no response-header timeout, since a
-// tool call may take long before it answers.
-func upstreamTransport() *http.Transport {
-	return &http.Transport{
-		Proxy:                 nil,
-		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConnsPerHost:   32,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-		ForceAttemptHTTP2:     true,
-	}
 }

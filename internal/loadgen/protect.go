@@ -293,27 +293,7 @@ func (p *Protect) Stop(grace time.Duration) error {
 }
 
 // CPUTime returns the processor time (user and system) the child used so
-// far, from /proc/PID/stat in clock ticks of 10 ms; it fails where /proc
-// does not exist.
+// far ([ProcessCPUTime]).
 func (p *Protect) CPUTime() (time.Duration, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command name (field 2) is in parentheses and may hold spaces.
-	i := strings.LastIndexByte(string(data), ')')
-	if i < 0 {
-		return 0, fmt.Errorf("%w: unreadable /proc/%d/stat", ErrProtect, p.cmd.Process.Pid)
-	}
-	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 13 {
-		return 0, fmt.Errorf("%w: short /proc/%d/stat", ErrProtect, p.cmd.Process.Pid)
-	}
-	// Fields 14 and 15 (utime, stime) are the 12th and 13th after ")".
-	utime, err1 := strconv.ParseUint(f[11], 10, 64)
-	stime, err2 := strconv.ParseUint(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, err
-	}
-	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
+	return ProcessCPUTime(p.cmd.Process.Pid)
 }

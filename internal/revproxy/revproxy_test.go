@@ -1,0 +1,35 @@
+package revproxy
+
+import (
+	"net/http/httputil"
+	"testing"
+)
+
+var _ httputil.BufferPool = (*BufferPool)(nil)
+
+// TestBufferPool: buffers are BufferSize long, a buffer given back is
+// whole again, and a short buffer is not taken in.
+func TestBufferPool(t *testing.T) {
+	t.Parallel()
+	p := NewBufferPool()
+	b := p.Get()
+	if len(b) != BufferSize {
+		t.Fatalf("len %d", len(b))
+	}
+	p.Put(b[:100])
+	p.Put(make([]byte, 10)) // dropped, not a panic
+	for range 3 {
+		if b := p.Get(); len(b) != BufferSize {
+			t.Fatalf("len %d after Put", len(b))
+		}
+	}
+}
+
+// TestTransport: no environment proxy, and connections kept for reuse.
+func TestTransport(t *testing.T) {
+	t.Parallel()
+	tr := Transport()
+	if tr.Proxy != nil || tr.MaxIdleConnsPerHost < 8 || tr.ResponseHeaderTimeout != 0 || tr.DialContext == nil {
+		t.Errorf("transport %+v", tr)
+	}
+}
