@@ -22,10 +22,11 @@ import (
 
 // TestRunAuthserversShort runs -authservers for a fraction of a second
 // per workload against a freshly built `mcpauth authserver`, and beside it
-// Ory Hydra and oidc-provider when they are installed (make hydra, make
+// the token floor (this test binary as `peer token-floor`) and Ory Hydra
+// and oidc-provider when they are installed (make hydra, make
 // interop-tools): every client-credentials grant, refresh-token rotation
-// and complete login of mcpauth answered as it must be, and the tables
-// printed.
+// and complete login of mcpauth answered as it must be, and the tables and
+// the CPU comparison with the floor printed.
 func TestRunAuthserversShort(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -35,7 +36,7 @@ func TestRunAuthserversShort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	servers := []string{"mcpauth"}
+	servers := []string{"mcpauth", "floor"}
 	root := moduleRoot()
 	if _, err := os.Stat(filepath.Join(root, "tools", "hydra", "bin", "hydra")); err == nil {
 		servers = append(servers, "hydra")
@@ -53,7 +54,7 @@ func TestRunAuthserversShort(t *testing.T) {
 			t.Errorf("no %s table:\n%s", g, out.String())
 		}
 	}
-	for _, want := range []string{"reference: one ES256 signature", "load average: "} {
+	for _, want := range []string{"reference: one ES256 signature", "load average: ", "mcpauth ÷ floor x", "floor ÷ ES256 x"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
@@ -66,6 +67,8 @@ func TestRunAuthserversBadFlags(t *testing.T) {
 		{"-authservers", "hydra,mcpauth"},
 		{"-authservers", "mcpauth", "-grants", "password"},
 		{"-authservers", "mcpauth", "-hydra-alg", "HS256"},
+		{"-authservers", "mcpauth,mcpauth-before"}, // without -mcpauth-before REF
+		{"-authservers", "mcpauth,nginx"},
 	} {
 		var out, errOut bytes.Buffer
 		if code := run(args, &out, &errOut); code != 1 {
