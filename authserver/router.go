@@ -11,6 +11,11 @@ import (
 // routes builds the router. This is the only file that knows about
 // gorilla/mux; nothing of it is visible outside the package.
 func (s *Server) routes() http.Handler {
+	return commonHeaders(matched{s.router()})
+}
+
+// router registers every endpoint. No route has variables (see matched).
+func (s *Server) router() *mux.Router {
 	r := mux.NewRouter()
 	r.SkipClean(true) // never answer with a redirect to a cleaned path
 	p := s.cfg.issuerPath
@@ -67,7 +72,7 @@ func (s *Server) routes() http.Handler {
 	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 	})
-	return commonHeaders(matched{r})
+	return r
 }
 
 // matched dispatches a request to the handler of the route gorilla/mux
