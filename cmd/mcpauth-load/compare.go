@@ -42,6 +42,9 @@ type candidate struct {
 	// generator, the issuer and the upstream MCP server), which the
 	// candidate's requests and answers cost it too.
 	self time.Duration
+	// sysr, sysw: the candidate's read and write system calls during the
+	// last run.
+	sysr, sysw uint64
 	// dpop: the candidate requires DPoP (protect --dpop required); its
 	// requests carry DPoP-bound tokens with a fresh proof each.
 	dpop bool
@@ -62,6 +65,8 @@ type compareResult struct {
 	tput      map[string][]float64 // workload/candidate -> per-round req/s
 	cpu       map[string]time.Duration
 	self      map[string]time.Duration // the load process's CPU time, per workload/candidate
+	sysr      map[string]uint64        // the candidate's read system calls
+	sysw      map[string]uint64        // the candidate's write system calls
 	requests  map[string]int64
 	verify    verifyCost // one ES256 verification in the load process
 }
@@ -400,7 +405,10 @@ func compareRounds(ctx context.Context, o options, f *loadgen.Fixture, resourceU
 		}
 		cpu0, _ := c.child.CPUTime()
 		self0, _ := loadgen.ProcessCPUTime(os.Getpid())
+		r0, w0, _ := c.child.Syscalls()
 		defer func() {
+			r1, w1, _ := c.child.Syscalls()
+			c.sysr, c.sysw = r1-r0, w1-w0
 			c.cpu, _ = c.child.CPUTime()
 			c.cpu -= cpu0
 			c.self, _ = loadgen.ProcessCPUTime(os.Getpid())
@@ -439,7 +447,7 @@ func compareRounds(ctx context.Context, o options, f *loadgen.Fixture, resourceU
 		freshRate = max(freshRate, rep.Throughput)
 	}
 	res := &compareResult{names: names(cands), workloads: []workload{{"repeated", false}, {"fresh", true}}, tput: map[string][]float64{},
-		cpu: map[string]time.Duration{}, self: map[string]time.Duration{}, requests: map[string]int64{}}
+		cpu: map[string]time.Duration{}, self: map[string]time.Duration{}, sysr: map[string]uint64{}, sysw: map[string]uint64{}, requests: map[string]int64{}}
 	for r := range o.rounds {
 		order := slices.Clone(cands)
 		k := r % len(order)
@@ -463,6 +471,8 @@ func compareRounds(ctx context.Context, o options, f *loadgen.Fixture, resourceU
 				res.tput[key] = append(res.tput[key], rep.Throughput)
 				res.cpu[key] += c.cpu
 				res.self[key] += c.self
+				res.sysr[key] += c.sysr
+				res.sysw[key] += c.sysw
 				res.requests[key] += rep.Requests
 				fmt.Fprintf(stdout, " %s %s %.0f", wl.name, c.name, rep.Throughput)
 			}
@@ -591,6 +601,18 @@ func (r *compareResult) write(w io.Writer, cands []*candidate, withBefore bool) 
 			fmt.Fprintf(w, "  %s %.1f", n, float64(r.cpuPer(wl.name+"/"+n))/1e3)
 		}
 		fmt.Fprintln(w)
+	}
+	if len(r.sysw) > 0 {
+		fmt.Fprintln(w, "\nsystem calls per request, read/write (/proc/PID/io):")
+		for _, wl := range r.workloads {
+			fmt.Fprintf(w, "  %-8s", wl.name)
+			for _, n := range r.names {
+				key := wl.name + "/" + n
+				q := float64(max(1, r.requests[key]))
+				fmt.Fprintf(w, "  %s %.2f/%.2f", n, float64(r.sysr[key])/q, float64(r.sysw[key])/q)
+			}
+			fmt.Fprintln(w)
+		}
 	}
 	if len(r.self) > 0 {
 		// The same 2 cores run the generator and the upstream: what a

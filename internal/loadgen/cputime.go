@@ -34,3 +34,37 @@ func ProcessCPUTime(pid int) (time.Duration, error) {
 	}
 	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
 }
+
+// ProcessSyscalls returns how many read and write system calls (read,
+// write, recv, send and their kind) the process pid made so far, from
+// /proc/PID/io.
+func ProcessSyscalls(pid int) (reads, writes uint64, err error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	var seen int
+	for line := range strings.Lines(string(data)) {
+		name, value, ok := strings.Cut(strings.TrimSpace(line), ": ")
+		if !ok {
+			continue
+		}
+		var dst *uint64
+		switch name {
+		case "syscr":
+			dst = &reads
+		case "syscw":
+			dst = &writes
+		default:
+			continue
+		}
+		if *dst, err = strconv.ParseUint(value, 10, 64); err != nil {
+			return 0, 0, fmt.Errorf("loadgen: /proc/%d/io: %w", pid, err)
+		}
+		seen++
+	}
+	if seen != 2 {
+		return 0, 0, fmt.Errorf("loadgen: /proc/%d/io lacks syscr or syscw", pid)
+	}
+	return reads, writes, nil
+}

@@ -29,3 +29,30 @@ func TestProcessCPUTime(t *testing.T) {
 		})
 	}
 }
+
+// TestProcessSyscalls: a write through the file system is counted.
+func TestProcessSyscalls(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc")
+	}
+	_, w0, err := ProcessSyscalls(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(t.TempDir() + "/x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := f.Write([]byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Close()
+	if _, w1, err := ProcessSyscalls(os.Getpid()); err != nil || w1 < w0+3 {
+		t.Errorf("writes %d then %d, %v; want at least 3 more", w0, w1, err)
+	}
+	if _, _, err := ProcessSyscalls(1 << 30); err == nil {
+		t.Error("no error for a process that does not exist")
+	}
+}

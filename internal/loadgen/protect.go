@@ -297,3 +297,9 @@ func (p *Protect) Stop(grace time.Duration) error {
 func (p *Protect) CPUTime() (time.Duration, error) {
 	return ProcessCPUTime(p.cmd.Process.Pid)
 }
+
+// Syscalls returns the read and write system calls the child made so far
+// ([ProcessSyscalls]).
+func (p *Protect) Syscalls() (reads, writes uint64, err error) {
+	return ProcessSyscalls(p.cmd.Process.Pid)
+}
