@@ -4,12 +4,14 @@
 # `make interop-tools`), each a process of its own, in interleaved rounds:
 # client-credentials grants/s, refresh-token grants/s with rotation and
 # complete authorization-code logins/s with PKCE, every answer checked; CPU
-# per grant of each server from /proc against one ES256 signature
+# per grant of each server from /proc against one ES256 signature and against
+# the floor (`mcpauth-load peer token-floor`: net/http, the client check and one
+# ES256 signature per grant, nothing else)
 # (BENCHMARKS.md, "`authserver/`: token endpoint"). Not part of `make test`.
 #
-#   make load-authservers   AUTHSERVERS=mcpauth,hydra,oidc-provider AUTHSERVERS_ROUNDS=10 AUTHSERVERS_ROUND=2s
+#   make load-authservers   AUTHSERVERS=mcpauth,hydra,oidc-provider,floor AUTHSERVERS_ROUNDS=10 AUTHSERVERS_ROUND=2s
 
-AUTHSERVERS ?= mcpauth,hydra,oidc-provider
+AUTHSERVERS ?= mcpauth,hydra,oidc-provider,floor
 AUTHSERVERS_GRANTS ?= client_credentials,refresh_token,authorization_code
 AUTHSERVERS_CONCURRENCY ?= 8
 AUTHSERVERS_ROUNDS ?= 10
