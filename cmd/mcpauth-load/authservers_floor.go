@@ -42,7 +42,7 @@ import (
 // mcpauth's tokens carry (iss, sub, aud, client_id, scope, iat, exp, a
 // jti of the same length) and writes the JSON answer with
 // encoding/json. refresh_token rotates a random refresh token kept, by
-// its SHA-256, in a bounded map; authorization_code redeems a code its
+// its SHA-256, in a bounded set (tokenGenerations); authorization_code redeems a code its
 // /authorize handed out at once (no login or consent page: the code
 // flow's floor is one redirect and one exchange) with PKCE S256.
 const floorPeer = "token-floor"
@@ -76,7 +76,7 @@ type floorServer struct {
 	secretHash [32]byte
 	mu         sync.Mutex
 	codes      map[[32]byte]floorCode
-	refresh    map[[32]byte]bool
+	refresh    tokenGenerations
 }
 
 func runFloorPeer(args []string, stdout, stderr io.Writer) int {
@@ -133,7 +133,7 @@ func newFloorServer(issuer string) (*floorServer, error) {
 		return nil, err
 	}
 	return &floorServer{issuer: issuer, signer: signer, jwks: jwks,
-		secretHash: sha256.Sum256([]byte(asCCSecret)), codes: map[[32]byte]floorCode{}, refresh: map[[32]byte]bool{}}, nil
+		secretHash: sha256.Sum256([]byte(asCCSecret)), codes: map[[32]byte]floorCode{}, refresh: newTokenGenerations(floorMaxTokens / 2)}, nil
 }
 
 func (f *floorServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -212,10 +212,9 @@ func (f *floorServer) token(w http.ResponseWriter, r *http.Request) {
 		k := sha256.Sum256([]byte(form.Get("refresh_token")))
 		refresh = floorRandom(32)
 		f.mu.Lock()
-		ok := f.refresh[k]
+		ok := f.refresh.take(k)
 		if ok {
-			delete(f.refresh, k)
-			f.refresh[sha256.Sum256([]byte(refresh))] = true
+			f.refresh.add(sha256.Sum256([]byte(refresh)))
 		}
 		f.mu.Unlock()
 		if !ok {
@@ -233,17 +232,12 @@ func (f *floorServer) token(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		c, ok := f.codes[k]
 		delete(f.codes, k)
-		full := len(f.refresh) >= floorMaxTokens
-		if ok && !full {
-			f.refresh[sha256.Sum256([]byte(refresh))] = true
+		if ok {
+			f.refresh.add(sha256.Sum256([]byte(refresh)))
 		}
 		f.mu.Unlock()
 		if !ok || now.After(c.expires) || !pkce.Verify(form.Get("code_verifier"), c.challenge) {
 			floorError(w, http.StatusBadRequest, "invalid_grant")
-			return
-		}
-		if full {
-			floorError(w, http.StatusServiceUnavailable, "temporarily_unavailable")
 			return
 		}
 		sub, client = floorUser, asApp
@@ -313,4 +307,39 @@ func (a *authServer) startFloor(ctx context.Context) error {
 	a.user = floorUser
 	a.ccAuthHasher = "SHA-256"
 	return nil
+}
+
+// tokenGenerations is the floor's bounded set of refresh tokens: two
+// generations of at most n each. A token is added to the current one;
+// when it is full, it becomes the previous one and the previous one is
+// dropped, so the tokens the workers rotate (each used again within
+// milliseconds) stay while the ones logins leave behind, never used,
+// age out.
+type tokenGenerations struct {
+	n             int
+	cur, previous map[[32]byte]bool
+}
+
+func newTokenGenerations(n int) tokenGenerations {
+	return tokenGenerations{n: n, cur: map[[32]byte]bool{}, previous: map[[32]byte]bool{}}
+}
+
+func (g *tokenGenerations) add(k [32]byte) {
+	if len(g.cur) >= g.n {
+		g.previous, g.cur = g.cur, make(map[[32]byte]bool, g.n)
+	}
+	g.cur[k] = true
+}
+
+// take removes k and reports whether it was there.
+func (g *tokenGenerations) take(k [32]byte) bool {
+	if g.cur[k] {
+		delete(g.cur, k)
+		return true
+	}
+	if g.previous[k] {
+		delete(g.previous, k)
+		return true
+	}
+	return false
 }

@@ -93,3 +93,31 @@ func TestFloorServer(t *testing.T) {
 		t.Errorf("code after a failed redemption: status %d", got)
 	}
 }
+
+// TestTokenGenerations: the floor's refresh tokens stay bounded without
+// refusing new ones; a token survives one rollover and is gone after two;
+// a token is taken once.
+func TestTokenGenerations(t *testing.T) {
+	t.Parallel()
+	key := func(i int) [32]byte { return [32]byte{byte(i), byte(i >> 8)} }
+	g := newTokenGenerations(4)
+	for i := range 4 {
+		g.add(key(i))
+	}
+	g.add(key(4)) // rollover: 0–3 are the previous generation
+	if !g.take(key(0)) || g.take(key(0)) {
+		t.Fatal("token 0: want it taken once after one rollover")
+	}
+	for i := 5; i < 9; i++ {
+		g.add(key(i)) // 8 rolls 4–7 over, dropping 1–3
+	}
+	if g.take(key(1)) {
+		t.Error("token 1 survived two rollovers")
+	}
+	if !g.take(key(4)) || !g.take(key(8)) {
+		t.Error("recent tokens lost")
+	}
+	if n := len(g.cur) + len(g.previous); n > 8 {
+		t.Errorf("%d tokens kept, want at most 8", n)
+	}
+}
