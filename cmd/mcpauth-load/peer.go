@@ -33,8 +33,9 @@ import (
 //	mcpauth-load peer bare --addr 127.0.0.1:P --upstream URL
 //	mcpauth-load peer sdk  --addr 127.0.0.1:P --upstream URL --issuer URL --resource URL
 //
-// "bare" is the floor: an httputil.ReverseProxy with protect's upstream
-// transport and copy-buffer pool (internal/revproxy) and nothing else, so
+// "bare" is the floor: an httputil.ReverseProxy behind protect's server
+// settings, with protect's upstream transport and copy-buffer pool
+// (internal/revproxy) and nothing else, so
 // that protect ÷ bare is the cost of what protect adds in front of the
 // proxy. "sdk" is the official go-sdk's auth.RequireBearerToken with a
 // straightforward go-jose verifier (the issuer's keys fetched once at
@@ -89,7 +90,7 @@ func runPeer(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := revproxy.Server(h) // protect's own server settings
 	fmt.Fprintf(stdout, "listening on http://%s (%s peer)\n", ln.Addr(), kind)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

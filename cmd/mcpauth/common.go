@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpauth/mcpauth/internal/revproxy"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -130,13 +131,9 @@ func checkServiceURL(flagName, raw string, insecureHTTP bool) error {
 // bounded, but there is no write timeout, since responses may be long event
 // streams.
 func streamingServer(h http.Handler, logger *slog.Logger) *http.Server {
-	return &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       90 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          log.New(slogWriter{logger}, "", 0),
-	}
+	srv := revproxy.Server(h)
+	srv.ErrorLog = log.New(slogWriter{logger}, "", 0)
+	return srv
 }
 
 // slogWriter routes net/http's internal log lines to slog.

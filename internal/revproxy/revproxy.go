@@ -1,6 +1,7 @@
 // Package revproxy holds the pieces of mcpauth's reverse proxy to an
-// upstream that do not depend on what sits in front of it: the upstream
-// transport and the copy-buffer pool. `mcpauth protect` uses them, and so
+// upstream that do not depend on what sits in front of it: the server
+// that accepts its clients, the upstream transport and the copy-buffer
+// pool. `mcpauth protect` uses them, and so
 // do the proxies its benchmark measures it against, so that a comparison
 // measures the work in front of the proxy, not connection reuse or buffer
 // allocation.
@@ -14,6 +15,20 @@ import (
 	"sync"
 	"time"
 )
+
+// Server returns the server mcpauth's commands accept clients with (and so
+// the proxies measured against protect): header reads are
+// bounded in time and size and idle connections closed, but there is no
+// read or write timeout, since a request or a response may be a long
+// event stream.
+func Server(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       90 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
 
 // Transport returns the proxy's client to its upstream: no environment
 // proxy, bounded connects and idle connections, and no response-header

@@ -33,3 +33,17 @@ func TestTransport(t *testing.T) {
 		t.Errorf("transport %+v", tr)
 	}
 }
+
+// TestServer: header reads are bounded in time and size and idle
+// connections closed, while a request or a response may stream for as
+// long as it lasts.
+func TestServer(t *testing.T) {
+	t.Parallel()
+	s := Server(nil)
+	if s.ReadHeaderTimeout <= 0 || s.IdleTimeout <= 0 || s.MaxHeaderBytes <= 0 || s.MaxHeaderBytes > 1<<20 {
+		t.Errorf("unbounded: ReadHeaderTimeout %v, IdleTimeout %v, MaxHeaderBytes %d", s.ReadHeaderTimeout, s.IdleTimeout, s.MaxHeaderBytes)
+	}
+	if s.ReadTimeout != 0 || s.WriteTimeout != 0 {
+		t.Errorf("event streams would be cut: ReadTimeout %v, WriteTimeout %v", s.ReadTimeout, s.WriteTimeout)
+	}
+}
