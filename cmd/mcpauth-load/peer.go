@@ -34,8 +34,8 @@ import (
 //	mcpauth-load peer sdk  --addr 127.0.0.1:P --upstream URL --issuer URL --resource URL
 //
 // "bare" is the floor: an httputil.ReverseProxy behind protect's server
-// settings, with protect's upstream transport and copy-buffer pool
-// (internal/revproxy) and nothing else, so
+// settings, with protect's upstream transport, copy-buffer pool and full
+// duplex (internal/revproxy) and nothing else, so
 // that protect ÷ bare is the cost of what protect adds in front of the
 // proxy. "sdk" is the official go-sdk's auth.RequireBearerToken with a
 // straightforward go-jose verifier (the issuer's keys fetched once at
@@ -73,7 +73,7 @@ func runPeer(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var h http.Handler = peerProxy(upstream, kind == "sdk")
+	var h http.Handler = revproxy.FullDuplex(peerProxy(upstream, kind == "sdk")) // as protect proxies
 	if kind == "sdk" {
 		keys, err := fetchKeys(ctx, *issuer)
 		if err != nil {

@@ -211,7 +211,7 @@ func protectHandlerWith(cfg resource.Config, upstream *url.URL, pass *upstreamTo
 	if connect != nil {
 		next = connect.wrap(v, cmp.Or(cfg.MaxBodyBytes, resource.DefaultMaxBodyBytes), next)
 	}
-	next = fullDuplex(next)
+	next = revproxy.FullDuplex(next)
 	mux := http.NewServeMux()
 	v.Mount(mux, next)
 	var h http.Handler = mux

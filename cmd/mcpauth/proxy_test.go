@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/internal/oauthtest"
+	"github.com/mcpauth/mcpauth/internal/revproxy"
 	"github.com/mcpauth/mcpauth/keyset"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/resource"
@@ -274,7 +275,7 @@ func TestProxyReadsBodyAfterAnswering(t *testing.T) {
 func TestFullDuplexUnreadBody(t *testing.T) {
 	t.Parallel()
 	var logs syncBuffer
-	srv := httptest.NewUnstartedServer(fullDuplex(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(revproxy.FullDuplex(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusUnauthorized)
 	})))
 	srv.Config.ErrorLog = log.New(&logs, "", 0)
