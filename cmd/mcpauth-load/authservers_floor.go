@@ -100,18 +100,8 @@ func runFloorPeer(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	srv := &http.Server{Handler: f, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stdout, "listening on %s (token floor)\n", f.issuer)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fail(err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
+	if err := servePeer(ctx, ln, f); err != nil {
 		return fail(err)
 	}
 	return 0

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -90,21 +89,27 @@ func runPeer(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	srv := revproxy.Server(h) // protect's own server settings
 	fmt.Fprintf(stdout, "listening on http://%s (%s peer)\n", ln.Addr(), kind)
+	if err := servePeer(ctx, ln, h); err != nil {
+		return fail(err)
+	}
+	return 0
+}
+
+// servePeer serves h on ln with protect's own server settings until ctx
+// ends (SIGTERM), then shuts the server down within 5 s.
+func servePeer(ctx context.Context, ln net.Listener, h http.Handler) error {
+	srv := revproxy.Server(h)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
-		return fail(err)
+		return err
 	case <-ctx.Done():
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return fail(err)
-	}
-	return 0
+	return srv.Shutdown(sctx)
 }
 
 // peerProxy is the reverse proxy both peers share: protect's upstream
@@ -135,21 +140,7 @@ func peerProxy(upstream *url.URL, identity bool) *httputil.ReverseProxy {
 // fetchKeys reads the issuer's RFC 8414 metadata and its JWK Set, once.
 func fetchKeys(ctx context.Context, issuer string) (*jose.JSONWebKeySet, error) {
 	client := &http.Client{Timeout: 10 * time.Second}
-	get := func(u string, v any) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("GET %s: %s", u, resp.Status)
-		}
-		return json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(v)
-	}
+	get := func(u string, v any) error { return getJSON(ctx, client, u, v) }
 	var meta struct {
 		JWKSURI string `json:"jwks_uri"`
 	}
