@@ -94,11 +94,6 @@ func (d *dpopChecker) check(r *http.Request, bound func() string) (string, error
 	if d == nil {
 		return "", nil
 	}
-	if _, sent := r.Header[dpopHeader]; !sent && !d.required {
-		// What ProofFromHeader would call a missing proof, without
-		// building that error for the request with no proof at all.
-		return "", nil // refresh refuses a bound grant without a proof
-	}
 	proof, err := dpop.ProofFromHeader(r.Header)
 	if errors.Is(err, dpop.ErrMissingProof) && !d.required {
 		return "", nil // refresh refuses a bound grant without a proof
@@ -118,10 +113,6 @@ func (d *dpopChecker) check(r *http.Request, bound func() string) (string, error
 	}
 	return p.JKT, nil
 }
-
-// dpopHeader is the DPoP header (RFC 9449 §4.1) as an http.Header key:
-// http.CanonicalHeaderKey("DPoP").
-const dpopHeader = "Dpop"
 
 // errRefreshOtherKey refuses a refresh token presented with a proof of a
 // key other than the one its grant is bound to.

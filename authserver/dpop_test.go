@@ -277,10 +277,14 @@ func TestDPoPCheckerConfig(t *testing.T) {
 	}
 }
 
-// TestDPoPHeaderKey pins the header key the token endpoint looks up to
-// tell a request without a proof: net/http's canonical form of "DPoP".
+// TestDPoPHeaderKey: with DPoP optional, a proof sent under the header's
+// name in another case on the wire ("dpop", as HTTP/2 sends every name)
+// is found, and binds the token to its key.
 func TestDPoPHeaderKey(t *testing.T) {
-	if got := http.CanonicalHeaderKey("DPoP"); got != dpopHeader {
-		t.Fatalf("canonical key %q, dpopHeader %q", got, dpopHeader)
-	}
+	t.Parallel()
+	h := newHarness(t, "", withService(&DPoPConfig{}))
+	p := h.newProver()
+	proof := h.proofHeader(p)
+	cc := url.Values{"grant_type": {oauthmeta.GrantTypeClientCredentials}, "scope": {"mcp:read"}}
+	wantBound(t, h, h.tokenHeader(cc, svcID, svcSecret, http.Header{"dpop": proof["Dpop"]}), p.JKT())
 }
