@@ -2,7 +2,6 @@ package authserver
 
 import (
 	"errors"
-	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -74,25 +73,13 @@ func (b *backChannel) parseForm(w http.ResponseWriter, r *http.Request) (url.Val
 	if err != nil || mt != "application/x-www-form-urlencoded" {
 		return nil, oauthErr(oauthmeta.CodeInvalidRequest, "body must be application/x-www-form-urlencoded")
 	}
-	form := r.PostForm
-	if form == nil {
-		// The body alone, read and parsed by net/url: r.ParseForm would
-		// also parse the query into r.Form and copy both there, for no
-		// reader, and would set fields of a request this handler was
-		// given. A handler in front of the server that parsed the form
-		// already (r.ParseForm, r.FormValue) consumed the body, and
-		// r.PostForm is what it read.
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, b.maxBody))
-		if err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				return nil, oauthErr(oauthmeta.CodeInvalidRequest, "request body too large")
-			}
-			return nil, oauthErr(oauthmeta.CodeInvalidRequest, "malformed form body")
+	form, err := postForm(w, r, b.maxBody)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, oauthErr(oauthmeta.CodeInvalidRequest, "request body too large")
 		}
-		if form, err = url.ParseQuery(string(body)); err != nil {
-			return nil, oauthErr(oauthmeta.CodeInvalidRequest, "malformed form body")
-		}
+		return nil, oauthErr(oauthmeta.CodeInvalidRequest, "malformed form body")
 	}
 	exchange := form.Get("grant_type") == oauthmeta.GrantTypeTokenExchange
 	for k, v := range form {

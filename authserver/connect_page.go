@@ -226,24 +226,23 @@ func (s *Server) clientName(r *http.Request, id string) string {
 func (s *Server) handleConnectConfirm(p *connectProvider, disconnect bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
-		site, origin := r.Header.Get("Sec-Fetch-Site"), r.Header.Get("Origin")
-		if site != "" && site != "same-origin" || origin != "" && origin != s.cfg.issuerOrigin {
+		if !s.fromOwnPage(r) {
 			s.connectRefused(w, "The form was not submitted from this server's page.")
 			return
 		}
-		if err := r.ParseForm(); err != nil {
+		form, err := postForm(w, r, browserFormLimit)
+		if err != nil {
 			s.renderError(w, r, http.StatusBadRequest, oauthErr(oauthmeta.CodeInvalidRequest, "malformed form"))
 			return
 		}
 		want := map[bool]string{true: "disconnect", false: "connect"}[disconnect]
-		action := r.PostForm.Get("action")
+		action := form.Get("action")
 		if action != want && action != "cancel" {
 			s.renderError(w, r, http.StatusBadRequest, oauthErr(oauthmeta.CodeInvalidRequest, "unknown action"))
 			return
 		}
-		csrf := []byte(tokenKey(r.PostForm.Get("csrf_token")))
-		t, err := s.takeBrowserTicket(r, confirmTicketPrefix+tokenKey(r.PostForm.Get("request")), func(t *ConnectTicket) bool {
+		csrf := []byte(tokenKey(form.Get("csrf_token")))
+		t, err := s.takeBrowserTicket(r, confirmTicketPrefix+tokenKey(form.Get("request")), func(t *ConnectTicket) bool {
 			return t.Kind == TicketConfirm && t.Provider == p.name && t.Disconnect == disconnect &&
 				subtle.ConstantTimeCompare([]byte(t.CSRFHash), csrf) == 1
 		})

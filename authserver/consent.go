@@ -185,25 +185,24 @@ func (s *Server) browserID(w http.ResponseWriter, r *http.Request) string {
 // refuses cross-site posts, checks the CSRF token and the browser cookie,
 // and answers with 303 to the client.
 func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
-	site, origin := r.Header.Get("Sec-Fetch-Site"), r.Header.Get("Origin")
-	if site != "" && site != "same-origin" || origin != "" && origin != s.cfg.issuerOrigin {
+	if !s.fromOwnPage(r) {
 		s.renderError(w, r, http.StatusForbidden,
 			oauthErr(oauthmeta.CodeAccessDenied, "the consent form was not submitted from this server's page"))
 		return
 	}
-	if err := r.ParseForm(); err != nil {
+	form, err := postForm(w, r, browserFormLimit)
+	if err != nil {
 		s.renderError(w, r, http.StatusBadRequest, oauthErr(oauthmeta.CodeInvalidRequest, "malformed form"))
 		return
 	}
 	browser := cookieValue(r, s.cookieName(consentCookie))
-	action := r.PostForm.Get("action")
+	action := form.Get("action")
 	if action != "approve" && action != "deny" {
 		s.renderError(w, r, http.StatusBadRequest, oauthErr(oauthmeta.CodeInvalidRequest, "unknown action"))
 		return
 	}
-	pa, err := s.store.Pending.TakePending(r.Context(), r.PostForm.Get("request"), s.clock.Now(),
-		pendingMatcher(r.PostForm.Get("csrf_token"), browser))
+	pa, err := s.store.Pending.TakePending(r.Context(), form.Get("request"), s.clock.Now(),
+		pendingMatcher(form.Get("csrf_token"), browser))
 	if errors.Is(err, ErrNotFound) {
 		s.renderError(w, r, http.StatusForbidden,
 			oauthErr(oauthmeta.CodeAccessDenied, "this consent request is unknown, expired, already answered, or from another browser"))

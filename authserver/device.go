@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"errors"
 	"net/http"
 	"net/netip"
@@ -282,31 +283,23 @@ func (s *Server) showDeviceForm(w http.ResponseWriter, r *http.Request, status i
 	}, "")
 }
 
-// fromOwnPage reports whether a form POST came from this server's own
-// page, by the fetch metadata and the Origin a browser sends; a request
-// without them (no browser) passes, the CSRF token decides.
-func (s *Server) fromOwnPage(r *http.Request) bool {
-	site, origin := r.Header.Get("Sec-Fetch-Site"), r.Header.Get("Origin")
-	return (site == "" || site == "same-origin") && (origin == "" || origin == s.cfg.issuerOrigin)
-}
-
 // handleDeviceSubmit receives the user code: from this server's page, with
 // the CSRF token of this browser, within the budgets of wrong codes. A
 // pending code's request then goes through the consent page and the
 // login like any authorization request.
 func (s *Server) handleDeviceSubmit(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
 	if !s.fromOwnPage(r) {
 		s.renderError(w, r, http.StatusForbidden,
 			oauthErr(oauthmeta.CodeAccessDenied, "the form was not submitted from this server's page"))
 		return
 	}
-	if err := r.ParseForm(); err != nil {
+	form, err := postForm(w, r, browserFormLimit)
+	if err != nil {
 		s.renderError(w, r, http.StatusBadRequest, oauthErr(oauthmeta.CodeInvalidRequest, "malformed form"))
 		return
 	}
 	browser := cookieValue(r, s.cookieName(consentCookie))
-	if len(browser) != 43 || !constantTimeEqual(r.PostForm.Get("csrf_token"), deviceFormCSRF(browser)) {
+	if len(browser) != 43 || subtle.ConstantTimeCompare([]byte(form.Get("csrf_token")), []byte(deviceFormCSRF(browser))) != 1 {
 		s.renderError(w, r, http.StatusForbidden,
 			oauthErr(oauthmeta.CodeAccessDenied, "this form is stale or from another browser; reload the page"))
 		return
@@ -317,7 +310,7 @@ func (s *Server) handleDeviceSubmit(w http.ResponseWriter, r *http.Request) {
 		s.showDeviceForm(w, r, http.StatusTooManyRequests, "", "Too many wrong codes were entered. Wait a minute and try again.")
 		return
 	}
-	typed := r.PostForm.Get("user_code")
+	typed := form.Get("user_code")
 	d, err := s.lookUpUserCode(r.Context(), typed)
 	if errors.Is(err, ErrNotFound) {
 		s.device.failed(addr)
@@ -402,10 +395,6 @@ func (s *Server) deviceRefused(w http.ResponseWriter, r *http.Request, req *auth
 	}
 	s.renderError(w, r, statusFor(oe.Code), oe)
 }
-
-// constantTimeEqual compares two strings in time independent of their
-// contents.
-func constantTimeEqual(a, b string) bool { return listsBrowser([]string{a}, b) }
 
 // deviceGrant is the device code grant handler (RFC 8628 §3.4).
 type deviceGrant struct {

@@ -318,22 +318,21 @@ func (s *Server) showChoice(w http.ResponseWriter, r *http.Request, req *authReq
 // an email address whose domain is a home realm. Like the consent form it
 // must come from our page, in the browser it was shown to, once.
 func (s *Server) handleChoose(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
-	site, origin := r.Header.Get("Sec-Fetch-Site"), r.Header.Get("Origin")
-	if site != "" && site != "same-origin" || origin != "" && origin != s.cfg.issuerOrigin {
+	if !s.fromOwnPage(r) {
 		s.renderError(w, r, http.StatusForbidden,
 			oauthErr(oauthmeta.CodeAccessDenied, "the form was not submitted from this server's page"))
 		return
 	}
-	if err := r.ParseForm(); err != nil || len(r.PostForm["provider"]) > 1 || len(r.PostForm["email"]) > 1 {
+	form, err := postForm(w, r, browserFormLimit)
+	if err != nil || len(form["provider"]) > 1 || len(form["email"]) > 1 {
 		s.renderError(w, r, http.StatusBadRequest, oauthErr(oauthmeta.CodeInvalidRequest, "malformed form"))
 		return
 	}
-	name, typed := r.PostForm.Get("provider"), strings.TrimSpace(r.PostForm.Get("email"))
+	name, typed := form.Get("provider"), strings.TrimSpace(form.Get("email"))
 	if len(typed) > maxEmailField {
 		typed = typed[:maxEmailField] // no address is longer; shown again, it is refused
 	}
-	byEmail := r.PostForm.Get("action") == "email"
+	byEmail := form.Get("action") == "email"
 	var chosen *brokerProvider
 	if !byEmail {
 		if chosen = s.login.byName(name); chosen == nil {
@@ -341,8 +340,8 @@ func (s *Server) handleChoose(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	pa, err := s.store.Pending.TakePending(r.Context(), r.PostForm.Get("request"), s.clock.Now(),
-		formMatcher(stepChoose, r.PostForm.Get("csrf_token"), cookieValue(r, s.cookieName(consentCookie))))
+	pa, err := s.store.Pending.TakePending(r.Context(), form.Get("request"), s.clock.Now(),
+		formMatcher(stepChoose, form.Get("csrf_token"), cookieValue(r, s.cookieName(consentCookie))))
 	if errors.Is(err, ErrNotFound) {
 		s.renderError(w, r, http.StatusForbidden,
 			oauthErr(oauthmeta.CodeAccessDenied, "this sign-in request is unknown, expired, already answered, or from another browser"))
