@@ -265,6 +265,15 @@ func (r recorder) Set(v string) error {
 	return nil
 }
 
+// String is the wrapped flag's value. The flag package also calls it on a
+// zero recorder, with no flag inside, when it prints the defaults for -h.
+func (r recorder) String() string {
+	if r.Value == nil {
+		return ""
+	}
+	return r.Value.String()
+}
+
 type boolRecorder struct{ recorder }
 
 func (boolRecorder) IsBoolFlag() bool { return true }

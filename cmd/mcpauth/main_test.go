@@ -151,3 +151,21 @@ func TestAuthserverServes(t *testing.T) {
 		t.Fatal("a code was logged")
 	}
 }
+
+// TestEveryCommandHelp: -h prints each command's usage and exits 0, and the
+// flag package's default printing (which calls String on a zero flag value)
+// finds nothing that panics.
+func TestEveryCommandHelp(t *testing.T) {
+	t.Parallel()
+	for _, c := range commands() {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var stdout, stderr syncBuffer
+			code := run(context.Background(), []string{c.name, "-h"}, &stdout, &stderr)
+			out := stdout.String() + stderr.String()
+			if code != 0 || strings.Contains(out, "panic") || !strings.Contains(out, "usage: mcpauth "+c.name) {
+				t.Fatalf("mcpauth %s -h: exit %d, output:\n%s", c.name, code, out)
+			}
+		})
+	}
+}
