@@ -278,6 +278,15 @@ type boolRecorder struct{ recorder }
 
 func (boolRecorder) IsBoolFlag() bool { return true }
 
+// String is recorder's, and "false" for a zero boolRecorder, so that -h
+// prints no default for a switch that is off by default.
+func (r boolRecorder) String() string {
+	if r.Value == nil {
+		return "false"
+	}
+	return r.Value.String()
+}
+
 // applyConfigFile reads the YAML file at path and applies its keys, in the
 // file's order, to the flags that neither the command line nor the
 // environment set (nor pinned keeps). Every key is checked whether it is
