@@ -76,7 +76,9 @@ type compareResult struct {
 // upstream; each candidate is a process of its own in front of that
 // upstream: a bare httputil.ReverseProxy with protect's transport and
 // buffer pool (internal/revproxy), the go-sdk RequireBearerToken +
-// go-jose proxy on that same proxy, mcpauth protect (with --require, with
+// go-jose proxy on that same proxy, the same proxy behind go-jose's
+// signature check alone (jose: the floor of any go-jose verifier), mcpauth
+// protect (with --require, with
 // a per-tool policy, and with --dpop required), oauth2-proxy in JWT bearer
 // mode when it is built, and, with -protect-before, the first two built
 // from another git revision. Every round runs every workload on every candidate for -round,
@@ -159,6 +161,7 @@ func runCompare(ctx context.Context, o options, stdout, stderr io.Writer) (code 
 	specs := []spec{
 		{"bare", self, peerArgs("bare"), false},
 		{"sdk", self, peerArgs("sdk"), false},
+		{josePeer, self, peerArgs(josePeer), false},
 		{"protect", after, protectArgs(afterFlags(0)...), false},
 		{"protect+policy", after, protectArgs(afterFlags(1, "--policy", policyFile)...), false},
 		{"protect+dpop", after, protectArgs(append([]string{"--dpop", "required"}, strings.Fields(o.protectFlags)...)...), true},
@@ -200,8 +203,13 @@ func runCompare(ctx context.Context, o options, stdout, stderr io.Writer) (code 
 			return fail(stderr, fmt.Errorf("%s: %w", c.name, err))
 		}
 	}
-	if err := probeOAuth2Proxy(ctx, f.Client(1), f, cands, stdout); err != nil {
-		return fail(stderr, err)
+	for _, p := range []struct {
+		name  string
+		kinds []string
+	}{{oauth2ProxyName, oauth2ProxyProbeKinds}, {josePeer, joseProbeKinds}} {
+		if err := probeRefusals(ctx, f.Client(1), f, cands, p.name, p.kinds, stdout); err != nil {
+			return fail(stderr, err)
+		}
 	}
 	fmt.Fprintf(stdout, "compare: %d rounds of %v per candidate and workload, concurrency %d, candidates %s\n",
 		o.rounds, o.round, o.conc, strings.Join(names(cands), ", "))
@@ -559,6 +567,7 @@ func (r *compareResult) targets(withBefore bool) []target {
 		{what: "repeated token: sdk / bare", wl: "repeated", a: "sdk", b: "bare"},
 		{what: "fresh token: sdk / bare", wl: "fresh", a: "sdk", b: "bare"},
 	}
+	t = append(t, joseTargets(r.names)...)
 	if withBefore {
 		t = append(t,
 			target{what: "repeated token: before / bare", wl: "repeated", a: "before", b: "bare", beforeOnly: true},
@@ -570,6 +579,20 @@ func (r *compareResult) targets(withBefore bool) []target {
 		)
 	}
 	return append(t, oauth2ProxyTargets(r.names)...)
+}
+
+// joseTargets are the ratios of the signature-only peer, when it runs: with
+// fresh tokens, what the least work of any go-jose verifier gains over the
+// sdk peer bounds what protect, which does that work and more, can gain.
+func joseTargets(names []string) []target {
+	if !slices.Contains(names, josePeer) {
+		return nil
+	}
+	return []target{
+		{what: "fresh token: jose / sdk (the bound for any go-jose verifier)", wl: "fresh", a: josePeer, b: "sdk"},
+		{what: "fresh token: protect / jose", wl: "fresh", a: "protect", b: josePeer},
+		{what: "fresh token: jose / bare", wl: "fresh", a: josePeer, b: "bare"},
+	}
 }
 
 // cpuPer is the CPU time per request of one workload/candidate over all
@@ -675,11 +698,16 @@ func (r *compareResult) write(w io.Writer, cands []*candidate, withBefore bool) 
 			{"fresh token: protect CPU per request within budget", "ES256", r.verify.sig},
 			{"fresh token: the same, a whole go-jose verification", "go-jose", r.verify.jose},
 		}
-		if sdk := r.cpuPer("fresh/sdk"); sdk > bare {
-			terms = append(terms, struct {
-				what, name string
-				cost       time.Duration
-			}{"fresh token: the same, the verification as the sdk peer pays it", "sdk's verification", sdk - bare})
+		for _, p := range []struct{ peer, what, name string }{
+			{"sdk", "fresh token: the same, the verification as the sdk peer pays it", "sdk's verification"},
+			{josePeer, "fresh token: the same, the signature check as the jose peer pays it", "jose's check"},
+		} {
+			if c := r.cpuPer("fresh/" + p.peer); c > bare {
+				terms = append(terms, struct {
+					what, name string
+					cost       time.Duration
+				}{p.what, p.name, c - bare})
+			}
 		}
 		for _, t := range terms {
 			if t.cost <= 0 {
@@ -713,7 +741,7 @@ func (r *compareResult) check(o options, cands []*candidate, stderr io.Writer) i
 }
 
 func registerCompare(fs *flag.FlagSet, o *options) {
-	fs.BoolVar(&o.compare, "compare", false, "compare mcpauth protect (-protect, default: build) with a bare reverse proxy (protect's transport and buffer pool, nothing else) and the go-sdk RequireBearerToken proxy, in interleaved rounds")
+	fs.BoolVar(&o.compare, "compare", false, "compare mcpauth protect (-protect, default: build) with a bare reverse proxy (protect's transport and buffer pool, nothing else), the go-sdk RequireBearerToken proxy and a signature-only go-jose check on the bare proxy (jose), in interleaved rounds")
 	fs.DurationVar(&o.round, "round", 250*time.Millisecond, "-compare: length of one candidate's run per workload and round")
 	fs.StringVar(&o.protectBefore, "protect-before", "", "-compare: also measure mcpauth protect built from this git revision (git archive, built in a temporary directory)")
 	fs.StringVar(&o.protectFlags, "protect-flags", "", "-compare: more flags for the protect candidates built from the working tree (-protect), e.g. \"--access-log\"")

@@ -68,5 +68,29 @@ func TestCompareTargets(t *testing.T) {
 				t.Errorf("%s: output lacks %q:\n%s", c.name, w, b.String())
 			}
 		}
+		if strings.Contains(b.String(), "jose /") || strings.Contains(b.String(), "jose's check") {
+			t.Errorf("%s: jose figures without the jose peer:\n%s", c.name, b.String())
+		}
+	}
+	// With the jose peer: its ratios, and the budget with its check as the
+	// verification term (130 µs against bare's 100).
+	r := result(0.97, 108*time.Microsecond, 164*time.Microsecond)
+	r.names = append(r.names, josePeer)
+	for _, wl := range r.workloads {
+		key := wl.name + "/" + josePeer
+		r.tput[key] = []float64{1020, 1020, 1020}
+		r.requests[key] = 3000
+		r.cpu[key] = 3000 * 130 * time.Microsecond
+	}
+	var b bytes.Buffer
+	r.write(&b, nil, false)
+	for _, w := range []string{
+		"fresh token: jose / sdk (the bound for any go-jose verifier)",
+		"x1.020 [1.020–1.020]",
+		"164.0 µs <= 145.0 µs (bare 100.0 + jose's check 30.0 + 15)  MISS",
+	} {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("with jose: output lacks %q:\n%s", w, b.String())
+		}
 	}
 }

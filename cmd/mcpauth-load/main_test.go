@@ -64,8 +64,9 @@ func TestRunProtectShort(t *testing.T) {
 	}
 }
 
-// TestRunCompareShort runs one short round of -compare: the bare and SDK
-// peers (this binary re-executed) and a freshly built protect, with and
+// TestRunCompareShort runs one short round of -compare: the bare, SDK and
+// signature-only peers (this binary re-executed; the last refuses the
+// probe tokens first) and a freshly built protect, with and
 // without a policy and with --dpop required (DPoP-bound tokens, a fresh
 // proof per request), each answering every request of both workloads as
 // expected, and the summary printed.
@@ -84,7 +85,8 @@ func TestRunCompareShort(t *testing.T) {
 	}
 	for _, want := range []string{"round  1:", "repeated token: protect / bare", "fresh token: protect / sdk", "ES256 verification in the load process", "fresh token: protect CPU per request within budget", "targets:",
 		"protect+policy / bare", "repeated token, DPoP: protect+dpop / protect", "fresh token, DPoP: protect+dpop / protect",
-		"peak RSS", "process CPU time per request"} {
+		"peak RSS", "process CPU time per request", "jose refuses: bad-signature 401, alg-none 401, unknown-kid 401",
+		"fresh token: jose / sdk (the bound for any go-jose verifier)", "the signature check as the jose peer pays it"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

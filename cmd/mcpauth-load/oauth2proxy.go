@@ -113,18 +113,18 @@ func oauth2ProxyReadyURL(c *candidate) string {
 // the audience, the expiry and the algorithm, not only the token's shape.
 var oauth2ProxyProbeKinds = []string{"bad-signature", "foreign-aud", "expired", "alg-none", "unknown-kid"}
 
-// probeOAuth2Proxy sends each probe token to the oauth2-proxy candidate,
-// if there is one, and fails unless every one is refused (401 or 403);
-// it reports the answers on stdout.
-func probeOAuth2Proxy(ctx context.Context, client *http.Client, f *loadgen.Fixture, cands []*candidate, stdout io.Writer) error {
-	i := slices.IndexFunc(cands, func(c *candidate) bool { return c.name == oauth2ProxyName })
+// probeRefusals sends each probe token of kinds to the candidate named
+// name, if there is one, and fails unless every one is refused (401 or
+// 403); it reports the answers on stdout.
+func probeRefusals(ctx context.Context, client *http.Client, f *loadgen.Fixture, cands []*candidate, name string, kinds []string, stdout io.Writer) error {
+	i := slices.IndexFunc(cands, func(c *candidate) bool { return c.name == name })
 	if i < 0 {
 		return nil
 	}
 	defer client.CloseIdleConnections()
 	c := cands[i]
 	var got []string
-	for _, kind := range oauth2ProxyProbeKinds {
+	for _, kind := range kinds {
 		tok := f.InvalidToken(kind)
 		if tok == "" {
 			return fmt.Errorf("%s probe: the fixture has no %s token", c.name, kind)

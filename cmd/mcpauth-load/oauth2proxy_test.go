@@ -150,8 +150,8 @@ func TestProbeOAuth2Proxy(t *testing.T) {
 		}))
 		client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 		var out bytes.Buffer
-		err := probeOAuth2Proxy(context.Background(), client, f, []*candidate{{name: "bare", url: "http://127.0.0.1:1/mcp"},
-			{name: oauth2ProxyName, url: srv.URL + "/mcp"}}, &out)
+		err := probeRefusals(context.Background(), client, f, []*candidate{{name: "bare", url: "http://127.0.0.1:1/mcp"},
+			{name: oauth2ProxyName, url: srv.URL + "/mcp"}}, oauth2ProxyName, oauth2ProxyProbeKinds, &out)
 		srv.Close()
 		if (err != nil) != tc.wantErr {
 			t.Errorf("%s: %v", tc.name, err)
@@ -165,7 +165,7 @@ func TestProbeOAuth2Proxy(t *testing.T) {
 			}
 		}
 	}
-	if err := probeOAuth2Proxy(context.Background(), http.DefaultClient, f, []*candidate{{name: "bare"}}, io.Discard); err != nil {
+	if err := probeRefusals(context.Background(), http.DefaultClient, f, []*candidate{{name: "bare"}}, oauth2ProxyName, oauth2ProxyProbeKinds, io.Discard); err != nil {
 		t.Errorf("without the candidate: %v", err)
 	}
 }
@@ -226,7 +226,7 @@ func TestOAuth2ProxyEndToEnd(t *testing.T) {
 	}()
 	client := f.Client(1)
 	defer client.CloseIdleConnections()
-	if err := probeOAuth2Proxy(ctx, client, f, []*candidate{c}, io.Discard); err != nil {
+	if err := probeRefusals(ctx, client, f, []*candidate{c}, oauth2ProxyName, oauth2ProxyProbeKinds, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	tok, err := f.FreshToken()

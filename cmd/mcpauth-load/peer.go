@@ -31,6 +31,7 @@ import (
 //
 //	mcpauth-load peer bare --addr 127.0.0.1:P --upstream URL
 //	mcpauth-load peer sdk  --addr 127.0.0.1:P --upstream URL --issuer URL --resource URL
+//	mcpauth-load peer jose --addr 127.0.0.1:P --upstream URL --issuer URL
 //
 // "bare" is the floor: an httputil.ReverseProxy behind protect's server
 // settings, with protect's upstream transport, copy-buffer pool and full
@@ -41,24 +42,38 @@ import (
 // start, signature, iss, aud, exp with 30 s leeway, scope mcp:tools) in
 // front of that same proxy, which removes credentials and identity headers
 // in every spelling by protect's rule (internal/proxyheader) and forwards
-// the token's subject as X-Forwarded-User like protect does. Both print
-// "listening on http://ADDR" when ready and stop on SIGTERM.
+// the token's subject as X-Forwarded-User like protect does. "jose" is the
+// floor of a verifying proxy: bare behind go-jose's check of the token's
+// ES256 signature and nothing else (no claims decoded, no expiry,
+// audience or scope check, no header removed or added), the least work any
+// proxy that verifies tokens with go-jose does on a token it has not seen.
+// It is a measuring stick, not a usable proxy: it takes an expired token or
+// one for another audience. Each prints "listening on http://ADDR" when
+// ready and stops on SIGTERM.
 const peerCommand = "peer"
+
+// josePeer is the name of the signature-only peer, as a peer kind and as a
+// -compare candidate.
+const josePeer = "jose"
+
+// joseProbeKinds are the invalid tokens the jose peer must refuse before
+// any figure is taken: the ones its signature check is there to catch.
+var joseProbeKinds = []string{"bad-signature", "alg-none", "unknown-kid"}
 
 func runPeer(args []string, stdout, stderr io.Writer) int {
 	fail := func(err error) int { fmt.Fprintln(stderr, "mcpauth-load peer:", err); return 1 }
 	if len(args) > 0 && args[0] == floorPeer {
 		return runFloorPeer(args[1:], stdout, stderr)
 	}
-	if len(args) == 0 || (args[0] != "bare" && args[0] != "sdk") {
-		return fail(errors.New("want bare, sdk or " + floorPeer))
+	if len(args) == 0 || (args[0] != "bare" && args[0] != "sdk" && args[0] != josePeer) {
+		return fail(errors.New("want bare, sdk, " + josePeer + " or " + floorPeer))
 	}
 	kind := args[0]
 	fs := flag.NewFlagSet("mcpauth-load peer", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:0", "listen address (loopback)")
 	upstreamURL := fs.String("upstream", "", "the upstream MCP endpoint")
-	issuer := fs.String("issuer", "", "sdk: the trusted issuer (keys from its RFC 8414 metadata)")
+	issuer := fs.String("issuer", "", "sdk, jose: the trusted issuer (keys from its RFC 8414 metadata)")
 	resourceURL := fs.String("resource", "", "sdk: the resource identifier, the tokens' audience")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
@@ -73,17 +88,21 @@ func runPeer(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var h http.Handler = revproxy.FullDuplex(peerProxy(upstream, kind == "sdk")) // as protect proxies
-	if kind == "sdk" {
+	if kind != "bare" {
 		keys, err := fetchKeys(ctx, *issuer)
 		if err != nil {
 			return fail(err)
 		}
-		prm, err := oauthmeta.ProtectedResourceMetadataURL(*resourceURL)
-		if err != nil {
-			return fail(fmt.Errorf("--resource: %w", err))
+		if kind == josePeer {
+			h = signatureOnly(keys, h)
+		} else {
+			prm, err := oauthmeta.ProtectedResourceMetadataURL(*resourceURL)
+			if err != nil {
+				return fail(fmt.Errorf("--resource: %w", err))
+			}
+			h = auth.RequireBearerToken(joseVerifier(keys, *issuer, *resourceURL),
+				&auth.RequireBearerTokenOptions{ResourceMetadataURL: prm, Scopes: []string{"mcp:tools"}})(h)
 		}
-		h = auth.RequireBearerToken(joseVerifier(keys, *issuer, *resourceURL),
-			&auth.RequireBearerTokenOptions{ResourceMetadataURL: prm, Scopes: []string{"mcp:tools"}})(h)
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -152,6 +171,34 @@ func fetchKeys(ctx context.Context, issuer string) (*jose.JSONWebKeySet, error) 
 		return nil, err
 	}
 	return &set, nil
+}
+
+// signatureOnly passes a request to next when its Bearer token is a JWS
+// whose ES256 signature go-jose verifies with the issuer's key named by its
+// "kid", and answers 401 otherwise. It checks nothing else: see josePeer.
+func signatureOnly(keys *jose.JSONWebKeySet, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !strings.EqualFold(scheme, "Bearer") || !signedByIssuer(keys, token) {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			http.Error(w, "invalid token", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func signedByIssuer(keys *jose.JSONWebKeySet, token string) bool {
+	jws, err := jose.ParseSignedCompact(token, []jose.SignatureAlgorithm{jose.ES256})
+	if err != nil || len(jws.Signatures) != 1 {
+		return false
+	}
+	found := keys.Key(jws.Signatures[0].Header.KeyID)
+	if len(found) != 1 {
+		return false
+	}
+	_, err = jws.Verify(found[0].Key)
+	return err == nil
 }
 
 // joseVerifier is the minimal verifier an SDK user would write: go-jose's

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
+	"github.com/mcpauth/mcpauth/internal/loadgen"
 	"github.com/mcpauth/mcpauth/internal/revproxy"
 )
 
@@ -62,6 +64,59 @@ func TestPeerProxyIsTuned(t *testing.T) {
 		}
 		if _, ok := p.BufferPool.(*revproxy.BufferPool); !ok {
 			t.Errorf("identity %v: buffer pool %T", identity, p.BufferPool)
+		}
+	}
+}
+
+// TestSignatureOnly: the jose peer passes a token the issuer signed and
+// refuses each token its signature check is there to catch (the probes
+// -compare sends before any figure), a missing token and another scheme; it
+// checks nothing else (an expired token passes), which is what makes it a
+// floor rather than a proxy.
+func TestSignatureOnly(t *testing.T) {
+	t.Parallel()
+	f, err := loadgen.NewFixture(loadgen.FixtureConfig{CachedTokens: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	keys, err := fetchKeys(ctx, f.Issuer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := signatureOnly(keys, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	var out bytes.Buffer
+	if err := probeRefusals(ctx, srv.Client(), f, []*candidate{{name: josePeer, url: srv.URL + "/mcp"}}, josePeer, joseProbeKinds, &out); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := f.FreshToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, auth string
+		want       int
+	}{
+		{"signed by the issuer", "Bearer " + fresh, http.StatusOK},
+		{"scheme in lower case", "bearer " + fresh, http.StatusOK},
+		{"expired, not checked", "Bearer " + f.InvalidToken("expired"), http.StatusOK},
+		{"no token", "", http.StatusUnauthorized},
+		{"another scheme", "Basic " + fresh, http.StatusUnauthorized},
+		{"not a JWS", "Bearer abc", http.StatusUnauthorized},
+		{"bad signature", "Bearer " + f.InvalidToken("bad-signature"), http.StatusUnauthorized},
+	} {
+		req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader("{}"))
+		if tc.auth != "" {
+			req.Header.Set("Authorization", tc.auth)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != tc.want {
+			t.Errorf("%s: status %d, want %d", tc.name, rec.Code, tc.want)
 		}
 	}
 }
