@@ -7,8 +7,8 @@
 #   make load            the load generator against the resource middleware (figures in BENCHMARKS.md)
 #   make load-protect    the load generator against `mcpauth protect` as a child process (built here;
 #                        LOAD_PROTECT=race for the -race build, not part of `make test`)
-#   make load-compare    `mcpauth protect` (also with --dpop required) against a bare reverse proxy and the go-sdk RequireBearerToken
-#                        proxy, interleaved rounds (COMPARE_BEFORE=REF adds protect built from that git
+#   make load-compare    `mcpauth protect` (also with --dpop required) against a bare reverse proxy, the go-sdk RequireBearerToken
+#                        proxy and the bare proxy behind a go-jose signature check only, interleaved rounds (COMPARE_BEFORE=REF adds protect built from that git
 #                        revision; COMPARE_PROFILE=DIR writes CPU and allocation profiles; not part of `make test`)
 
 EXTRA_TEST_TARGETS += attack fuzz-coverage

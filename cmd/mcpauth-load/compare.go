@@ -700,7 +700,7 @@ func (r *compareResult) write(w io.Writer, cands []*candidate, withBefore bool) 
 		}
 		for _, p := range []struct{ peer, what, name string }{
 			{"sdk", "fresh token: the same, the verification as the sdk peer pays it", "sdk's verification"},
-			{josePeer, "fresh token: the same, the signature check as the jose peer pays it", "jose's check"},
+			{josePeer, "fresh token: the same, the check as the jose peer pays it", "jose's check"},
 		} {
 			if c := r.cpuPer("fresh/" + p.peer); c > bare {
 				terms = append(terms, struct {

@@ -86,7 +86,7 @@ func TestRunCompareShort(t *testing.T) {
 	for _, want := range []string{"round  1:", "repeated token: protect / bare", "fresh token: protect / sdk", "ES256 verification in the load process", "fresh token: protect CPU per request within budget", "targets:",
 		"protect+policy / bare", "repeated token, DPoP: protect+dpop / protect", "fresh token, DPoP: protect+dpop / protect",
 		"peak RSS", "process CPU time per request", "jose refuses: bad-signature 401, alg-none 401, unknown-kid 401",
-		"fresh token: jose / sdk (the bound for any go-jose verifier)", "the signature check as the jose peer pays it"} {
+		"fresh token: jose / sdk (the bound for any go-jose verifier)", "the check as the jose peer pays it"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
