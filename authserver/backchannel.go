@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/mcpauth/mcpauth/internal/httpform"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -73,7 +74,7 @@ func (b *backChannel) parseForm(w http.ResponseWriter, r *http.Request) (url.Val
 	if err != nil || mt != "application/x-www-form-urlencoded" {
 		return nil, oauthErr(oauthmeta.CodeInvalidRequest, "body must be application/x-www-form-urlencoded")
 	}
-	form, err := postForm(w, r, b.maxBody)
+	form, err := httpform.Post(w, r, b.maxBody)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"github.com/mcpauth/mcpauth/internal/httpform"
 	"github.com/mcpauth/mcpauth/internal/identity"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -230,7 +231,7 @@ func (s *Server) handleConnectConfirm(p *connectProvider, disconnect bool) http.
 			s.connectRefused(w, "The form was not submitted from this server's page.")
 			return
 		}
-		form, err := postForm(w, r, browserFormLimit)
+		form, err := httpform.Post(w, r, browserFormLimit)
 		if err != nil {
 			s.renderError(w, r, http.StatusBadRequest, oauthErr(oauthmeta.CodeInvalidRequest, "malformed form"))
 			return

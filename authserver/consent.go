@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpauth/mcpauth/clientmeta"
+	"github.com/mcpauth/mcpauth/internal/httpform"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -190,7 +191,7 @@ func (s *Server) handleConsent(w http.ResponseWriter, r *http.Request) {
 			oauthErr(oauthmeta.CodeAccessDenied, "the consent form was not submitted from this server's page"))
 		return
 	}
-	form, err := postForm(w, r, browserFormLimit)
+	form, err := httpform.Post(w, r, browserFormLimit)
 	if err != nil {
 		s.renderError(w, r, http.StatusBadRequest, oauthErr(oauthmeta.CodeInvalidRequest, "malformed form"))
 		return

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpauth/mcpauth/internal/httpform"
 	"github.com/mcpauth/mcpauth/internal/ratelimit"
 
 	"github.com/mcpauth/mcpauth/internal/clock"
@@ -293,7 +294,7 @@ func (s *Server) handleDeviceSubmit(w http.ResponseWriter, r *http.Request) {
 			oauthErr(oauthmeta.CodeAccessDenied, "the form was not submitted from this server's page"))
 		return
 	}
-	form, err := postForm(w, r, browserFormLimit)
+	form, err := httpform.Post(w, r, browserFormLimit)
 	if err != nil {
 		s.renderError(w, r, http.StatusBadRequest, oauthErr(oauthmeta.CodeInvalidRequest, "malformed form"))
 		return

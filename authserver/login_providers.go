@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mcpauth/mcpauth/internal/httpform"
 	"github.com/mcpauth/mcpauth/internal/identity"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
@@ -323,7 +324,7 @@ func (s *Server) handleChoose(w http.ResponseWriter, r *http.Request) {
 			oauthErr(oauthmeta.CodeAccessDenied, "the form was not submitted from this server's page"))
 		return
 	}
-	form, err := postForm(w, r, browserFormLimit)
+	form, err := httpform.Post(w, r, browserFormLimit)
 	if err != nil || len(form["provider"]) > 1 || len(form["email"]) > 1 {
 		s.renderError(w, r, http.StatusBadRequest, oauthErr(oauthmeta.CodeInvalidRequest, "malformed form"))
 		return

@@ -24,6 +24,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 
+	"github.com/mcpauth/mcpauth/internal/httpform"
 	"github.com/mcpauth/mcpauth/internal/loadgen"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/pkce"
@@ -169,12 +170,11 @@ func (f *floorServer) authorize(w http.ResponseWriter, r *http.Request) {
 
 // token is the floor's token endpoint.
 func (f *floorServer) token(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-	if err := r.ParseForm(); err != nil {
+	form, err := httpform.Post(w, r, 64<<10)
+	if err != nil {
 		floorError(w, http.StatusBadRequest, "invalid_request")
 		return
 	}
-	form := r.PostForm
 	now := time.Now()
 	var sub, client, refresh string
 	switch form.Get("grant_type") {

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/mcpauth/mcpauth/authserver/upstream"
+	"github.com/mcpauth/mcpauth/internal/httpform"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/pkce"
 )
@@ -127,25 +128,25 @@ func (p *demoOAuthProvider) authorize(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *demoOAuthProvider) token(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
 	id, secret, ok := r.BasicAuth()
 	if !ok || id != p.clientID || subtle.ConstantTimeCompare([]byte(secret), []byte(p.secret)) != 1 {
 		demoProviderError(w, http.StatusUnauthorized, oauthmeta.CodeInvalidClient)
 		return
 	}
-	if err := r.ParseForm(); err != nil {
+	form, err := httpform.Post(w, r, 16<<10)
+	if err != nil {
 		demoProviderError(w, http.StatusBadRequest, oauthmeta.CodeInvalidRequest)
 		return
 	}
-	if r.PostForm.Get("grant_type") != oauthmeta.GrantTypeAuthorizationCode {
+	if form.Get("grant_type") != oauthmeta.GrantTypeAuthorizationCode {
 		demoProviderError(w, http.StatusBadRequest, oauthmeta.CodeUnsupportedGrantType)
 		return
 	}
 	p.mu.Lock()
-	c, found := p.codes[r.PostForm.Get("code")]
-	delete(p.codes, r.PostForm.Get("code"))
+	c, found := p.codes[form.Get("code")]
+	delete(p.codes, form.Get("code"))
 	p.mu.Unlock()
-	if !found || r.PostForm.Get("redirect_uri") != c.redirectURI || !pkce.Verify(r.PostForm.Get("code_verifier"), c.challenge) {
+	if !found || form.Get("redirect_uri") != c.redirectURI || !pkce.Verify(form.Get("code_verifier"), c.challenge) {
 		demoProviderError(w, http.StatusBadRequest, oauthmeta.CodeInvalidGrant)
 		return
 	}

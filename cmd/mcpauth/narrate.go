@@ -143,7 +143,7 @@ func (n *narrator) mcpResponse(status int, challenges []string) {
 }
 
 // asRequest and asResponse narrate what the authorization server sees.
-func (n *narrator) asRequest(r *http.Request) {
+func (n *narrator) asRequest(r *http.Request, form url.Values) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	m := &n.asMeta
@@ -159,11 +159,11 @@ func (n *narrator) asRequest(r *http.Request) {
 	case r.URL.Path == pathOf(m.AuthorizationEndpoint):
 		n.describeAuthorize(r.URL.Query())
 	case r.URL.Path == pathOf(m.TokenEndpoint):
-		grant := formValue(r, "grant_type")
+		grant := form.Get("grant_type")
 		n.lastGrant = grant
 		n.stepf("Token request: POST %s, grant_type=%s", m.TokenEndpoint, grant)
 		if grant == oauthmeta.GrantTypeTokenExchange {
-			n.detailf("The MCP server (not the host) trades the user's MCP token for the provider's token, audience=%s.", formValue(r, "audience"))
+			n.detailf("The MCP server (not the host) trades the user's MCP token for the provider's token, audience=%s.", form.Get("audience"))
 		}
 		if grant == oauthmeta.GrantTypeAuthorizationCode {
 			n.detailf("The client redeems the code with its PKCE code_verifier and the same resource, at the token")
@@ -224,7 +224,7 @@ func (n *narrator) asResponse(r *http.Request, status int, h http.Header) {
 
 // mcpServerRequest and mcpServerResponse narrate the MCP listener's other
 // documents: its metadata and the demo client's metadata document.
-func (n *narrator) mcpServerRequest(r *http.Request) {
+func (n *narrator) mcpServerRequest(r *http.Request, _ url.Values) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	switch {

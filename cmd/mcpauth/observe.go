@@ -15,14 +15,37 @@ import (
 // observe wraps a handler so that onRequest sees each request before the
 // handler and onResponse sees its status and headers when the handler
 // starts its response, before any byte reaches the peer. The narration uses
-// it to report, in causal order, what the servers see.
-func observe(next http.Handler, onRequest func(*http.Request), onResponse func(*http.Request, int, http.Header)) http.Handler {
+// it to report, in causal order, what the servers see. onRequest also gets
+// the request's form-encoded body (see readForm).
+func observe(next http.Handler, onRequest func(*http.Request, url.Values), onResponse func(*http.Request, int, http.Header)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		onRequest(r)
+		r, form := readForm(r)
+		onRequest(r, form)
 		ow := &observedWriter{ResponseWriter: w, report: func(status int) { onResponse(r, status, w.Header()) }}
 		next.ServeHTTP(ow, r)
 		ow.WriteHeader(http.StatusOK) // no-op if the handler already answered
 	})
+}
+
+// readForm reads a form-encoded body of at most 64 KiB and returns it
+// parsed, with a copy of r that replays the body to the handler (r itself
+// is left as it was given); any other request is returned as it is, with
+// no form.
+func readForm(r *http.Request) (*http.Request, url.Values) {
+	if r.Body == nil || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		return r, nil
+	}
+	data, err := io.ReadAll(io.LimitReader(r.Body, 64<<10+1))
+	replay := r.WithContext(r.Context())
+	replay.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(data), r.Body), r.Body}
+	if err != nil || len(data) > 64<<10 {
+		return replay, nil
+	}
+	form, _ := url.ParseQuery(string(data))
+	return replay, form
 }
 
 // observedWriter reports the status once, at the first WriteHeader or Write.
@@ -54,21 +77,6 @@ func (o *observedWriter) Flush() {
 
 // Unwrap lets http.ResponseController reach the real writer.
 func (o *observedWriter) Unwrap() http.ResponseWriter { return o.ResponseWriter }
-
-// formValue reads one field of a form-encoded request body and restores
-// the body for the handler. Bodies over 64 KiB are left alone.
-func formValue(r *http.Request, name string) string {
-	if r.Body == nil || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
-		return ""
-	}
-	data, err := io.ReadAll(io.LimitReader(r.Body, 64<<10+1))
-	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(data), r.Body))
-	if err != nil || len(data) > 64<<10 {
-		return ""
-	}
-	v, _ := url.ParseQuery(string(data))
-	return v.Get(name)
-}
 
 // observingTransport lets the narration see the MCP requests the SDK
 // client sends and the answers, without changing them. It never reports a

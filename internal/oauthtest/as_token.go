@@ -8,41 +8,42 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpauth/mcpauth/internal/httpform"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 	"github.com/mcpauth/mcpauth/pkce"
 )
 
 func (s *AS) token(w http.ResponseWriter, r *http.Request, o ASOptions) {
-	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-	if err := r.ParseForm(); err != nil {
+	form, err := httpform.Post(w, r, 64<<10)
+	if err != nil {
 		oauthError(w, http.StatusBadRequest, "invalid_request")
 		return
 	}
-	locked(&s.mu, func() { s.tokens = append(s.tokens, TokenRequest{Form: r.PostForm, Header: r.Header.Clone()}) })
-	cl, ok := s.authenticate(r, o)
+	locked(&s.mu, func() { s.tokens = append(s.tokens, TokenRequest{Form: form, Header: r.Header.Clone()}) })
+	cl, ok := s.authenticate(r, form, o)
 	if !ok {
 		oauthError(w, http.StatusUnauthorized, "invalid_client")
 		return
 	}
 	var g Grant
-	switch r.PostForm.Get("grant_type") {
+	switch form.Get("grant_type") {
 	case "authorization_code":
 		s.mu.Lock()
-		c, found := s.codes[r.PostForm.Get("code")]
-		delete(s.codes, r.PostForm.Get("code"))
+		c, found := s.codes[form.Get("code")]
+		delete(s.codes, form.Get("code"))
 		s.mu.Unlock()
-		if !found || c.ClientID != cl.ID || c.redirectURI != r.PostForm.Get("redirect_uri") ||
-			!pkce.Verify(r.PostForm.Get("code_verifier"), c.challenge) || o.EchoSecrets {
-			s.grantError(w, r, o)
+		if !found || c.ClientID != cl.ID || c.redirectURI != form.Get("redirect_uri") ||
+			!pkce.Verify(form.Get("code_verifier"), c.challenge) || o.EchoSecrets {
+			s.grantError(w, r, form, o)
 			return
 		}
-		if c.Resource != r.PostForm.Get("resource") {
+		if c.Resource != form.Get("resource") {
 			oauthError(w, http.StatusBadRequest, "invalid_target")
 			return
 		}
 		g = c.Grant
 	case "refresh_token":
-		rt := r.PostForm.Get("refresh_token")
+		rt := form.Get("refresh_token")
 		s.mu.Lock()
 		prev, found := s.refresh[rt]
 		if found && o.RotateRefreshTokens {
@@ -50,31 +51,31 @@ func (s *AS) token(w http.ResponseWriter, r *http.Request, o ASOptions) {
 		}
 		s.mu.Unlock()
 		if !found || prev.ClientID != cl.ID || o.EchoSecrets {
-			s.grantError(w, r, o)
+			s.grantError(w, r, form, o)
 			return
 		}
-		if res := r.PostForm.Get("resource"); res != "" && res != prev.Resource {
+		if res := form.Get("resource"); res != "" && res != prev.Resource {
 			oauthError(w, http.StatusBadRequest, "invalid_target")
 			return
 		}
 		g = prev
 	case oauthmeta.GrantTypeTokenExchange:
-		s.exchange(w, r.PostForm, o)
+		s.exchange(w, form, o)
 		return
 	default:
 		oauthError(w, http.StatusBadRequest, "unsupported_grant_type")
 		return
 	}
-	s.issue(w, r, o, g)
+	s.issue(w, form.Get("grant_type"), o, g)
 }
 
-func (s *AS) issue(w http.ResponseWriter, r *http.Request, o ASOptions, g Grant) {
+func (s *AS) issue(w http.ResponseWriter, grantType string, o ASOptions, g Grant) {
 	at := "at-" + pkce.GenerateVerifier()
 	resp := tokenResponse(o, at, cmp.Or(o.ExpiresIn, 3600), g.Scopes)
 	s.mu.Lock()
 	s.access[at] = g
 	s.secrets = append(s.secrets, at)
-	if o.IssueRefreshTokens && (r.PostForm.Get("grant_type") == "authorization_code" || o.RotateRefreshTokens) {
+	if o.IssueRefreshTokens && (grantType == "authorization_code" || o.RotateRefreshTokens) {
 		rt := "rt-" + pkce.GenerateVerifier()
 		s.refresh[rt] = g
 		s.secrets = append(s.secrets, rt)
@@ -145,22 +146,22 @@ func (s *AS) SetIntrospection(token string, answer any) {
 // introspect answers an authenticated client that names the token type,
 // as the resource servers of this module do.
 func (s *AS) introspect(w http.ResponseWriter, r *http.Request, o ASOptions) {
-	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-	if err := r.ParseForm(); err != nil {
+	form, err := httpform.Post(w, r, 64<<10)
+	if err != nil {
 		oauthError(w, http.StatusBadRequest, "invalid_request")
 		return
 	}
-	if _, ok := s.authenticate(r, o); !ok {
+	if _, ok := s.authenticate(r, form, o); !ok {
 		oauthError(w, http.StatusUnauthorized, "invalid_client")
 		return
 	}
-	if r.PostForm.Get("token_type_hint") != "access_token" {
+	if form.Get("token_type_hint") != "access_token" {
 		oauthError(w, http.StatusBadRequest, "invalid_request")
 		return
 	}
 	var answer any = map[string]any{"active": false}
 	locked(&s.mu, func() {
-		if a, ok := s.introspection[r.PostForm.Get("token")]; ok {
+		if a, ok := s.introspection[form.Get("token")]; ok {
 			answer = a
 		}
 	})
@@ -169,12 +170,12 @@ func (s *AS) introspect(w http.ResponseWriter, r *http.Request, o ASOptions) {
 
 // grantError answers invalid_grant, echoing the credentials received when
 // the options say so (a careless server).
-func (s *AS) grantError(w http.ResponseWriter, r *http.Request, o ASOptions) {
+func (s *AS) grantError(w http.ResponseWriter, r *http.Request, form url.Values, o ASOptions) {
 	resp := map[string]string{"error": "invalid_grant"}
 	if o.EchoSecrets {
 		_, secret, _ := r.BasicAuth()
-		resp["error_description"] = "rejected code=" + r.PostForm.Get("code") + " verifier=" + r.PostForm.Get("code_verifier") +
-			" refresh_token=" + r.PostForm.Get("refresh_token") + " secret=" + secret + r.PostForm.Get("client_secret")
+		resp["error_description"] = "rejected code=" + form.Get("code") + " verifier=" + form.Get("code_verifier") +
+			" refresh_token=" + form.Get("refresh_token") + " secret=" + secret + form.Get("client_secret")
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusBadRequest, resp)
@@ -182,13 +183,13 @@ func (s *AS) grantError(w http.ResponseWriter, r *http.Request, o ASOptions) {
 
 // authenticate applies the client's registered token endpoint
 // authentication method.
-func (s *AS) authenticate(r *http.Request, o ASOptions) (RegisteredClient, bool) {
+func (s *AS) authenticate(r *http.Request, form url.Values, o ASOptions) (RegisteredClient, bool) {
 	id, secret, basic := r.BasicAuth()
 	if basic {
 		id, _ = url.QueryUnescape(id)
 		secret, _ = url.QueryUnescape(secret)
 	} else {
-		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+		id, secret = form.Get("client_id"), form.Get("client_secret")
 	}
 	cl, ok := s.client(id, o)
 	if !ok {
@@ -198,9 +199,9 @@ func (s *AS) authenticate(r *http.Request, o ASOptions) (RegisteredClient, bool)
 	case "client_secret_basic":
 		return cl, basic && secret == cl.Secret
 	case "client_secret_post":
-		return cl, !basic && secret == cl.Secret && r.PostForm.Get("client_secret") != ""
+		return cl, !basic && secret == cl.Secret && form.Get("client_secret") != ""
 	default:
-		return cl, !basic && r.PostForm.Get("client_secret") == ""
+		return cl, !basic && form.Get("client_secret") == ""
 	}
 }
 

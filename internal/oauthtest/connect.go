@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/mcpauth/mcpauth/internal/httpform"
 	"github.com/mcpauth/mcpauth/oauthmeta"
 )
 
@@ -72,17 +73,22 @@ func (c *Connections) Handler(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(`{"error":"invalid_client"}`))
 		return
 	}
-	_ = r.ParseForm()
-	provider := r.PostForm.Get("audience")
+	form, err := httpform.Post(w, r, 64<<10)
+	if err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(`{"error":"invalid_request"}`))
+		return
+	}
+	provider := form.Get("audience")
 	c.mu.Lock()
 	c.exchanges++
-	user, known := c.subjects[r.PostForm.Get("subject_token")]
+	user, known := c.subjects[form.Get("subject_token")]
 	linked := c.connected[[2]string{user, provider}]
 	c.refs++
 	ref := c.refs
 	c.mu.Unlock()
 	switch {
-	case r.PostForm.Get("grant_type") != oauthmeta.GrantTypeTokenExchange || !known || provider == "":
+	case form.Get("grant_type") != oauthmeta.GrantTypeTokenExchange || !known || provider == "":
 		w.WriteHeader(http.StatusBadRequest)
 		_, _ = w.Write([]byte(`{"error":"invalid_grant","error_description":"unknown subject token"}`))
 	case linked:

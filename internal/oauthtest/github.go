@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpauth/mcpauth/internal/httpform"
 	"github.com/mcpauth/mcpauth/pkce"
 )
 
@@ -153,19 +154,19 @@ func (g *GitHub) authorize(w http.ResponseWriter, r *http.Request) {
 }
 
 func (g *GitHub) token(w http.ResponseWriter, r *http.Request) {
-	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
-	if err := r.ParseForm(); err != nil {
+	form, err := httpform.Post(w, r, 16<<10)
+	if err != nil {
 		http.Error(w, "bad form", http.StatusBadRequest)
 		return
 	}
 	id, secret, basic := r.BasicAuth()
 	if !basic {
-		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+		id, secret = form.Get("client_id"), form.Get("client_secret")
 	}
 	g.mu.Lock()
 	g.noteBearer(r)
-	c, ok := g.codes[r.PostForm.Get("code")]
-	delete(g.codes, r.PostForm.Get("code"))
+	c, ok := g.codes[form.Get("code")]
+	delete(g.codes, form.Get("code"))
 	tokenErr, tokenScope := g.faults.TokenError, g.faults.TokenScope
 	answer := map[string]string{}
 	switch {
@@ -173,7 +174,7 @@ func (g *GitHub) token(w http.ResponseWriter, r *http.Request) {
 		answer["error"] = tokenErr
 	case id != g.ClientID || secret != g.ClientSecret:
 		answer["error"] = "incorrect_client_credentials"
-	case !ok || c.redirectURI != r.PostForm.Get("redirect_uri") || pkce.Challenge(r.PostForm.Get("code_verifier")) != c.challenge:
+	case !ok || c.redirectURI != form.Get("redirect_uri") || pkce.Challenge(form.Get("code_verifier")) != c.challenge:
 		answer["error"] = "bad_verification_code"
 	default:
 		tok := "gho_" + pkce.GenerateVerifier()

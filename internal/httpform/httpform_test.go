@@ -1,4 +1,4 @@
-package authserver
+package httpform
 
 import (
 	"errors"
@@ -45,7 +45,7 @@ func TestPostForm(t *testing.T) {
 				}
 			}
 			body := r.Body
-			got, err := postForm(httptest.NewRecorder(), r, tc.limit)
+			got, err := Post(httptest.NewRecorder(), r, tc.limit)
 			var mbe *http.MaxBytesError
 			switch {
 			case tc.wantTooLarge:
