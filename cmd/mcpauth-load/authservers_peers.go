@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -181,7 +182,8 @@ func (a *authServer) startOIDCProvider(ctx context.Context, s asSetup) error {
 	return nil
 }
 
-// startHydra runs `hydra serve all` in memory with JWT access tokens, a
+// startHydra runs `hydra serve all` (in memory, or on the database of
+// -hydra-dsn, which it migrates first) with JWT access tokens, a
 // login and consent app in this process that signs hydraUser in and grants
 // what was asked, and the same clients registered through its admin API.
 // Client secrets are hashed the way Hydra does by default (PBKDF2,
@@ -242,6 +244,16 @@ func (a *authServer) startHydra(ctx context.Context, s asSetup, tmp string) erro
 	conf := filepath.Join(tmp, "hydra.json")
 	if err := os.WriteFile(conf, data, 0o600); err != nil {
 		return err
+	}
+	if s.hydraDSN != hydraMemoryDSN {
+		// Hydra creates its tables only in memory; a database is migrated
+		// by its own command first (the DSN from the file, not argv).
+		mctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		out, err := exec.CommandContext(mctx, s.hydra, "migrate", "sql", "up", "--read-from-env", "--yes", "--config", conf).CombinedOutput()
+		cancel()
+		if err != nil {
+			return fmt.Errorf("hydra migrate sql up: %w\n%s", err, out)
+		}
 	}
 	child, err := loadgen.StartCommand(ctx, loadgen.CommandConfig{Binary: s.hydra,
 		Args: []string{"serve", "all", "--dev", "--sqa-opt-out", "--config", conf}, ReadyURL: app.admin + "/health/ready", Ready: 60 * time.Second})

@@ -18,13 +18,14 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/mcpauth/mcpauth/internal/loadgen"
+	"github.com/mcpauth/mcpauth/internal/testdb"
 )
 
 // TestRunAuthserversShort runs -authservers for a fraction of a second
 // per workload against a freshly built `mcpauth authserver`, and beside it
 // the token floor (this test binary as `peer token-floor`) and Ory Hydra
-// and oidc-provider when they are installed (make hydra, make
-// interop-tools): every client-credentials grant, refresh-token rotation
+// (on PostgreSQL) and oidc-provider when they are installed (make hydra,
+// make interop-tools): every client-credentials grant, refresh-token rotation
 // and complete login of mcpauth answered as it must be, and the tables and
 // the CPU comparison with the floor printed.
 func TestRunAuthserversShort(t *testing.T) {
@@ -37,15 +38,18 @@ func TestRunAuthserversShort(t *testing.T) {
 		t.Fatal(err)
 	}
 	servers := []string{"mcpauth", "floor"}
+	var extra []string
 	root := moduleRoot()
 	if _, err := os.Stat(filepath.Join(root, "tools", "hydra", "bin", "hydra")); err == nil {
+		// On a throwaway PostgreSQL, which Hydra's own migration prepares.
 		servers = append(servers, "hydra")
+		extra = append(extra, "-hydra-dsn", testdb.StartPostgres(t).NewDatabase(t))
 	}
 	if _, err := os.Stat(filepath.Join(root, "tools", "interop", "node_modules", "oidc-provider")); err == nil {
 		servers = append(servers, "oidc-provider")
 	}
 	var out, errOut bytes.Buffer
-	args := []string{"-authservers", strings.Join(servers, ","), "-mcpauth", bin, "-c", "2", "-rounds", "1", "-round", "300ms", "-sig-samples", "50"}
+	args := append([]string{"-authservers", strings.Join(servers, ","), "-mcpauth", bin, "-c", "2", "-rounds", "1", "-round", "300ms", "-sig-samples", "50"}, extra...)
 	if code := run(args, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, errOut.String(), out.String())
 	}
