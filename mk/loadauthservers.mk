@@ -10,15 +10,18 @@
 # (BENCHMARKS.md, "`authserver/`: token endpoint"). Not part of `make test`.
 #
 #   make load-authservers   AUTHSERVERS=mcpauth,hydra,oidc-provider,floor AUTHSERVERS_ROUNDS=10 AUTHSERVERS_ROUND=2s
+#   make load-authservers   HYDRA_DSN=postgres://USER@127.0.0.1:PORT/DB   Hydra on PostgreSQL (migrated first)
+#                           instead of its in-memory SQLite, which answers 500 to some concurrent writes
 
 AUTHSERVERS ?= mcpauth,hydra,oidc-provider,floor
 AUTHSERVERS_GRANTS ?= client_credentials,refresh_token,authorization_code
 AUTHSERVERS_CONCURRENCY ?= 8
 AUTHSERVERS_ROUNDS ?= 10
 AUTHSERVERS_ROUND ?= 2s
+HYDRA_DSN ?= memory
 
 .PHONY: load-authservers
 
 load-authservers: hydra
 	$(GO) run ./cmd/mcpauth-load -authservers $(AUTHSERVERS) -grants $(AUTHSERVERS_GRANTS) -c $(AUTHSERVERS_CONCURRENCY) \
-		-rounds $(AUTHSERVERS_ROUNDS) -round $(AUTHSERVERS_ROUND) -hydra $(CURDIR)/$(HYDRA_BIN)
+		-rounds $(AUTHSERVERS_ROUNDS) -round $(AUTHSERVERS_ROUND) -hydra $(CURDIR)/$(HYDRA_BIN) -hydra-dsn '$(HYDRA_DSN)'

@@ -51,7 +51,7 @@ func registerAuthservers(fs *flag.FlagSet, o *asOptions) {
 	fs.StringVar(&o.interopDir, "interop-dir", "", "-authservers: the directory of asload.mjs and its node_modules (default tools/interop of this module)")
 	fs.IntVar(&o.hydraIterations, "hydra-pbkdf2-iterations", 0, "-authservers: Hydra's PBKDF2 iterations for client secrets (0: Hydra's default, 25000)")
 	fs.StringVar(&o.hydraAlg, "hydra-alg", "ES256", "-authservers: the algorithm of Hydra's access-token key: ES256 (like mcpauth's) or RS256 (Hydra's default, RSA 4096)")
-	fs.StringVar(&o.hydraDSN, "hydra-dsn", hydraMemoryDSN, "-authservers: Hydra's database: \"memory\" (Hydra's own in-memory SQLite with a pool of connections, which answers 500 to some concurrent writes) or a PostgreSQL URL (migrated first with hydra migrate sql up)")
+	fs.StringVar(&o.hydraDSN, "hydra-dsn", hydraMemoryDSN, "-authservers: Hydra's database: \"memory\" (Hydra's own in-memory SQLite with a pool of connections, which answers 500 to some concurrent writes) or a PostgreSQL URL (migrated first with hydra migrate sql up; max_conns and max_idle_conns default to 4 per worker)")
 	fs.IntVar(&o.verifyEvery, "verify-every", 8, "-authservers: check the signature of every Nth access token of each worker against the server's JWK Set (the first always; the claims of every token are checked)")
 	fs.StringVar(&o.pprofAddr, "mcpauth-pprof-addr", "", "-authservers: start mcpauth authserver with --pprof-addr on this loopback address")
 	fs.Var(&o.mcpauthEnv, "mcpauth-env", "-authservers: a KEY=VALUE environment variable for mcpauth authserver, e.g. GOGC=400 (repeatable)")

@@ -182,6 +182,30 @@ func (a *authServer) startOIDCProvider(ctx context.Context, s asSetup) error {
 	return nil
 }
 
+// hydraPool is dsn with a connection pool for workers concurrent requests
+// (max_conns, max_idle_conns: four per worker) unless it names one: with
+// Hydra's default pool of a few connections, a token request that needs a
+// second connection while every one is held waits on the others, and
+// under 8 workers the token endpoint stops answering. "memory" is returned
+// as it is.
+func hydraPool(dsn string, workers int) (string, error) {
+	if dsn == hydraMemoryDSN {
+		return dsn, nil
+	}
+	u, err := url.Parse(dsn)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return "", fmt.Errorf("-hydra-dsn: want %q or a postgres:// URL", hydraMemoryDSN)
+	}
+	q := u.Query()
+	for _, k := range []string{"max_conns", "max_idle_conns"} {
+		if !q.Has(k) {
+			q.Set(k, strconv.Itoa(4*max(1, workers)))
+		}
+	}
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
 // startHydra runs `hydra serve all` (in memory, or on the database of
 // -hydra-dsn, which it migrates first) with JWT access tokens, a
 // login and consent app in this process that signs hydraUser in and grants
@@ -224,8 +248,12 @@ func (a *authServer) startHydra(ctx context.Context, s asSetup, tmp string) erro
 	} else {
 		a.ccAuthHasher = "PBKDF2, 25000 iterations (Hydra's default)"
 	}
+	dsn, err := hydraPool(s.hydraDSN, s.conc)
+	if err != nil {
+		return err
+	}
 	cfg := map[string]any{
-		"dsn": s.hydraDSN,
+		"dsn": dsn,
 		"serve": map[string]any{
 			"public": map[string]any{"host": pubHost, "port": pp},
 			"admin":  map[string]any{"host": admHost, "port": ap},

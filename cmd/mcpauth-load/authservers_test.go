@@ -172,3 +172,24 @@ func TestTokenChecks(t *testing.T) {
 		}
 	}
 }
+
+// TestHydraPool: a PostgreSQL URL gets a pool for the workers unless it
+// names one; memory stays as it is; anything else is refused.
+func TestHydraPool(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		dsn, want string
+		wantErr   bool
+	}{
+		{"memory", "memory", false},
+		{"postgres://u@127.0.0.1:5432/h?sslmode=disable", "postgres://u@127.0.0.1:5432/h?max_conns=32&max_idle_conns=32&sslmode=disable", false},
+		{"postgresql://u@127.0.0.1/h?max_conns=5", "postgresql://u@127.0.0.1/h?max_conns=5&max_idle_conns=32", false},
+		{"mysql://u@127.0.0.1/h", "", true},
+		{"sqlite:///tmp/h.db", "", true},
+	} {
+		got, err := hydraPool(tc.dsn, 8)
+		if (err != nil) != tc.wantErr || got != tc.want {
+			t.Errorf("hydraPool(%q) = %q, %v; want %q", tc.dsn, got, err, tc.want)
+		}
+	}
+}
