@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -32,7 +33,7 @@ func observe(next http.Handler, onRequest func(*http.Request, url.Values), onRes
 // is left as it was given); any other request is returned as it is, with
 // no form.
 func readForm(r *http.Request) (*http.Request, url.Values) {
-	if r.Body == nil || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/x-www-form-urlencoded" || r.Body == nil {
 		return r, nil
 	}
 	data, err := io.ReadAll(io.LimitReader(r.Body, 64<<10+1))

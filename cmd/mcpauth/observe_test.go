@@ -18,7 +18,7 @@ func TestObserveReadsFormOnce(t *testing.T) {
 		name, ctype, body string
 		want              url.Values
 	}{
-		{"form", "application/x-www-form-urlencoded", "grant_type=authorization_code&code=c1", url.Values{"grant_type": {"authorization_code"}, "code": {"c1"}}},
+		{"form", "application/x-www-form-urlencoded; charset=UTF-8", "grant_type=authorization_code&code=c1", url.Values{"grant_type": {"authorization_code"}, "code": {"c1"}}},
 		{"json", "application/json", `{"grant_type":"x"}`, nil},
 		{"form over 64 KiB", "application/x-www-form-urlencoded", "a=" + strings.Repeat("x", 64<<10), nil},
 	} {
