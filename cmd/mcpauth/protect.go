@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path"
 	"strings"
 	"time"
 
@@ -214,11 +215,34 @@ func protectHandlerWith(cfg resource.Config, upstream *url.URL, pass *upstreamTo
 	next = revproxy.FullDuplex(next)
 	mux := http.NewServeMux()
 	v.Mount(mux, next)
-	var h http.Handler = mux
+	h := endpointFirst(cfg.Resource, v.Middleware(next), mux)
 	if m != nil {
-		h = m.instrument(mux, now)
+		h = m.instrument(h, now)
 	}
 	return h, v, nil
+}
+
+// endpointFirst sends a request for the protected endpoint's path, as the
+// resource URL spells it, straight to endpoint, the handler mux has for
+// that path, and every other request (the metadata, other paths, a path
+// with escapes or dot segments, CONNECT) to mux, which routes it as
+// before: the proxy's one busy path skips the pattern lookup.
+func endpointFirst(resource string, endpoint http.Handler, mux *http.ServeMux) http.Handler {
+	u, err := url.Parse(resource)
+	if err != nil {
+		return mux
+	}
+	p := cmp.Or(u.Path, "/")
+	if u.RawPath != "" || (p != "/" && path.Clean(p) != strings.TrimSuffix(p, "/")) {
+		return mux // a path ServeMux would clean or unescape: let it decide
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == p && r.URL.RawPath == "" && r.Method != http.MethodConnect {
+			endpoint.ServeHTTP(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
 }
 
 func runProtect(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -82,10 +83,17 @@ func BenchmarkProtectOverhead(b *testing.B) {
 					t, i = fresh[i%len(fresh)], i+1
 				}
 				req := httptest.NewRequest(http.MethodPost, res, strings.NewReader(body))
+				// The headers a go-sdk client's request arrives with (as
+				// cmd/mcpauth-load sends them).
 				req.Header.Set("Authorization", "Bearer "+t)
 				req.Header.Set("Content-Type", "application/json")
 				req.Header.Set("Accept", "application/json, text/event-stream")
-				req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+				req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+				req.Header.Set("Mcp-Method", "tools/call")
+				req.Header.Set("Mcp-Name", "whoami")
+				req.Header.Set("User-Agent", "Go-http-client/1.1")
+				req.Header.Set("Accept-Encoding", "gzip")
+				req.Header.Set("Content-Length", strconv.Itoa(len(body)))
 				rec := httptest.NewRecorder()
 				h.ServeHTTP(rec, req)
 				if rec.Code != http.StatusOK {
