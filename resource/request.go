@@ -124,11 +124,11 @@ const smallMapEntries = 8
 // (net/http's header values have no spare capacity, so Add reallocates).
 func (ra *requestAuth) header(h http.Header, dropDPoP bool, sid string) http.Header {
 	var out http.Header
-	if n := len(h) - 1; n <= smallMapEntries {
+	if n := len(h) - 1; n <= smallMapEntries { // n is -1 for an empty header
 		// Built entry by entry at the size it ends at, it stays in the
 		// map's one-group form: half the memory and allocations of a
 		// clone of the larger map that still holds Authorization.
-		out = make(http.Header, n)
+		out = make(http.Header, max(n, 0))
 		for k, v := range h {
 			if k != "Authorization" {
 				out[k] = v
